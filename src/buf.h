@@ -1,0 +1,33 @@
+/* buf.h - a growable byte buffer and JSON string escaping. */
+#ifndef STFS_BUF_H
+#define STFS_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct buf {
+	char *data;	/* always NUL-terminated after a successful add */
+	size_t len;
+	size_t cap;
+};
+
+#define BUF_INIT { NULL, 0, 0 }
+
+/* All return 0, or -1 on allocation failure (buffer left valid). */
+int buf_reserve(struct buf *b, size_t extra);
+int buf_add(struct buf *b, const void *p, size_t n);
+int buf_adds(struct buf *b, const char *s);
+int buf_addf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int buf_add_u64(struct buf *b, uint64_t v);
+
+/* Append s[0..len) as a JSON string literal with quotes.  Input is
+ * UTF-8 (validated by the header parser); '"', '\\' and bytes < 0x20
+ * (including NUL) and 0x7f are escaped, everything else is copied. */
+int buf_add_json_string(struct buf *b, const char *s, size_t len);
+
+/* Hand the bytes over to the caller (who frees them); b becomes empty. */
+char *buf_steal(struct buf *b);
+void buf_free(struct buf *b);
+
+#endif

@@ -1,0 +1,61 @@
+/* error.h - error kinds and the one-line error record shared by every layer.
+ *
+ * Validation errors carry the reference reader's error name (the Rust
+ * `SafeTensorError` variant), the tensor name when one is involved, and a
+ * human sentence.  Front ends print them as "FILE: Name: detail".
+ */
+#ifndef STFS_ERROR_H
+#define STFS_ERROR_H
+
+#include <stddef.h>
+
+enum err_code {
+	ERR_OK = 0,
+	/* the reference reader's error kinds, in the order it checks them */
+	ERR_HEADER_TOO_SMALL,
+	ERR_HEADER_TOO_LARGE,
+	ERR_INVALID_HEADER_LENGTH,
+	ERR_INVALID_HEADER,			/* header is not UTF-8 */
+	ERR_INVALID_HEADER_DESERIALIZATION,	/* JSON grammar or schema */
+	ERR_INVALID_OFFSET,
+	ERR_VALIDATION_OVERFLOW,
+	ERR_MISALIGNED_SLICE,
+	ERR_TENSOR_INVALID_INFO,
+	ERR_METADATA_INCOMPLETE_BUFFER,
+	/* stfs's own kinds */
+	ERR_IO,			/* could not open/read the source (exit 2) */
+	ERR_NO_MEMORY,
+	ERR_INVALID_INDEX,	/* sharded index: bad JSON, bad shard name, ... */
+	ERR_USAGE,
+	ERR__COUNT
+};
+
+#define ERR_DETAIL_MAX 512
+
+struct err {
+	enum err_code code;
+	char where[256];		/* file (or shard, or URL) concerned */
+	char detail[ERR_DETAIL_MAX];	/* human sentence, tensor name quoted */
+};
+
+/* "HeaderTooSmall", ... ; "IoError" for ERR_IO. */
+const char *err_name(enum err_code code);
+
+/* Record an error (first one wins: a set error is not overwritten).
+ * Returns -1 so callers can write `return err_set(...)`. */
+int err_set(struct err *e, enum err_code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Set e->where if not yet set. */
+void err_where(struct err *e, const char *where);
+
+/* Append a tensor name to a buffer as a quoted, escaped, bounded string
+ * (names may hold NUL, control bytes or be 64 KiB long).  Writes at most
+ * cap bytes including the terminating NUL; returns buf. */
+char *err_quote(char *buf, size_t cap, const char *name, size_t len);
+
+/* Print "WHERE: Name: detail\n" to stderr (prefix "stfs: " style left to
+ * the caller via prog, which may be NULL). */
+void err_print(const char *prog, const struct err *e);
+
+#endif

@@ -1,0 +1,59 @@
+/* source.h - a read-only byte source: a local file today, HTTP later.
+ *
+ * Every read goes through source_pread(), which either returns all the
+ * requested bytes or fails: a short read (source truncated) is -EIO, never
+ * a partial result.  Local sources also expose their descriptor so the FUSE
+ * layer can splice from it without copying.
+ */
+#ifndef STFS_SOURCE_H
+#define STFS_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct err;
+struct source;
+
+struct source_ops {
+	/* Read exactly len bytes at off into buf.  0 or -errno. */
+	int (*pread)(struct source *s, void *buf, size_t len, uint64_t off);
+	void (*close)(struct source *s);
+};
+
+struct source {
+	const struct source_ops *ops;
+	char *name;		/* as the user gave it (path or URL), for messages */
+	char *base;		/* last path component, for sidecars' "source" */
+	uint64_t size;		/* size at open time */
+	int fd;			/* >= 0: bytes can be spliced from fd at the same
+				   offsets; -1 for sources without one */
+	struct timespec mtime;
+	struct timespec ctime;
+	uid_t uid;
+	gid_t gid;
+	mode_t mode;		/* permission bits of the source file */
+	void *priv;		/* backend state */
+};
+
+/* Open a local regular file O_RDONLY|O_CLOEXEC.  0 or -1 with *e set
+ * (ERR_IO: "No such file or directory", "is a directory", ...). */
+int source_open_local(const char *path, struct source **out, struct err *e);
+
+/* Open a path or (later) an http(s):// URL. */
+int source_open(const char *name, struct source **out, struct err *e);
+
+static inline int
+source_pread(struct source *s, void *buf, size_t len, uint64_t off)
+{
+	return s->ops->pread(s, buf, len, off);
+}
+
+/* Current size of the source as seen now (fstat for local files), or
+ * -errno.  Used to refuse reads past a truncated end. */
+int64_t source_current_size(struct source *s);
+
+void source_close(struct source *s);
+
+#endif

@@ -1,0 +1,21 @@
+/* summary.h - the summary object printed by `stfs-inspect --json` and
+ * served as __summary__.json: one definition for both.
+ */
+#ifndef STFS_SUMMARY_H
+#define STFS_SUMMARY_H
+
+#include <stdio.h>
+
+struct model;
+
+/* JSON text (NUL-terminated, malloc'd, trailing newline) of:
+ *   {"source", "format": "safetensors", "tensors", "bytes", "header_bytes",
+ *    "parameters": {dtype: elements}, "parameters_total", "dtypes": {dtype:
+ *    tensors}, "metadata", "shards": [...] (sharded only)}
+ * pretty != 0 indents with 2 spaces.  NULL on allocation failure. */
+char *summary_json(const struct model *m, int pretty);
+
+/* Human-readable summary; with tensors != 0 one line per tensor. */
+void summary_print_text(FILE *out, const struct model *m, int tensors);
+
+#endif
