@@ -41,8 +41,15 @@ struct source {
  * (ERR_IO: "No such file or directory", "is a directory", ...). */
 int source_open_local(const char *path, struct source **out, struct err *e);
 
-/* Open a path or (later) an http(s):// URL. */
+/* Open a path or an http(s):// URL. */
 int source_open(const char *name, struct source **out, struct err *e);
+
+/* 1 when name starts with http:// or https://. */
+int source_is_url(const char *name);
+
+/* HTTP(S) range-request source (source_http.c; a stub that refuses when
+ * built without libcurl). */
+int source_open_http(const char *url, struct source **out, struct err *e);
 
 static inline int
 source_pread(struct source *s, void *buf, size_t len, uint64_t off)

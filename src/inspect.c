@@ -1,0 +1,99 @@
+/* inspect.c - stfs-inspect: validate a safetensors file or sharded set and
+ * summarize it, without mounting anything.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "model.h"
+#include "summary.h"
+
+static void
+usage(FILE *out)
+{
+	fputs("usage: stfs-inspect [--json] [--tensors] [--quiet] SOURCE\n"
+	      "\n"
+	      "Validate a safetensors model as strictly as the reference reader and\n"
+	      "summarize it: tensor count, data and header bytes, parameters (element\n"
+	      "count) per dtype, and __metadata__.  Only the header is read.\n"
+	      "\n"
+	      "SOURCE is a .safetensors file, a model.safetensors.index.json of a\n"
+	      "sharded set, a directory holding either, or an http(s):// URL of one.\n"
+	      "\n"
+	      "  -j, --json      print one JSON object (the mount's __summary__.json)\n"
+	      "  -t, --tensors   also list every tensor: name dtype shape data_offsets\n"
+	      "  -q, --quiet     print nothing; only the exit status tells\n"
+	      "  -h, --help      this text\n"
+	      "  -V, --version   print the version\n"
+	      "\n"
+	      "Exit status: 0 valid, 1 invalid (stderr: file, the reference error\n"
+	      "name such as InvalidOffset, and what is wrong), 2 usage or I/O error.\n",
+	      out);
+}
+
+static int
+exit_code(enum err_code code)
+{
+	switch (code) {
+	case ERR_IO:
+	case ERR_USAGE:
+	case ERR_NO_MEMORY:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "tensors", no_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int json = 0, tensors = 0, quiet = 0, c;
+	struct err e = { 0 };
+	struct model *m;
+
+	while ((c = getopt_long(argc, argv, "jtqhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 't': tensors = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("stfs-inspect %s\n", STFS_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (model_open(argv[optind], &m, &e)) {
+		err_where(&e, argv[optind]);
+		if (!quiet)
+			err_print("stfs-inspect", &e);
+		return exit_code(e.code);
+	}
+	if (json && !quiet) {
+		char *text = summary_json(m, 1);
+
+		if (!text) {
+			fputs("stfs-inspect: out of memory\n", stderr);
+			model_free(m);
+			return 2;
+		}
+		fputs(text, stdout);
+		free(text);
+	} else if (!quiet) {
+		summary_print_text(stdout, m, tensors);
+	}
+	model_free(m);
+	return fflush(stdout) == 0 ? 0 : 2;
+}

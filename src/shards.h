@@ -1,0 +1,30 @@
+/* shards.h - sharded sets: model.safetensors.index.json and its shards.
+ *
+ * The index is read with jansson (it is small next to the shards' headers),
+ * every shard is opened once, its header read and validated like a single
+ * file, and the weight_map is checked against the shards' contents before
+ * anything is returned.
+ */
+#ifndef STFS_SHARDS_H
+#define STFS_SHARDS_H
+
+#include <stddef.h>
+
+struct err;
+struct model;
+struct model_tensor;
+
+/* Open the index at index_path (a file path or an http(s) URL).  dir is the
+ * directory SOURCE when the user named one (for messages), else NULL.
+ * 0 with *out set, or -1 with *e naming the shard/tensor at fault. */
+int shards_open_index(const char *dir, const char *index_path,
+		      struct model **out, struct err *e);
+
+/* O(1) lookup in a sharded model's merged table. */
+const struct model_tensor *shards_find(const struct model *m,
+				       const char *name, size_t len);
+
+/* Free what shards_open_index() hung on m->priv (NULL-safe). */
+void shards_free_priv(struct model *m);
+
+#endif

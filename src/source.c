@@ -1,0 +1,144 @@
+/* source.c - local file sources: one long-lived O_RDONLY descriptor. */
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+
+static int
+local_pread(struct source *s, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(s->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;	/* the file ends early: never short */
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void
+local_close(struct source *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+}
+
+static const struct source_ops local_ops = {
+	.pread = local_pread,
+	.close = local_close,
+};
+
+static const char *
+path_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+int
+source_open_local(const char *path, struct source **out, struct err *e)
+{
+	struct source *s;
+	struct stat st;
+	int fd;
+
+	err_where(e, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return err_set(e, ERR_IO, "cannot open: %s", strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int saved = errno;
+
+		close(fd);
+		return err_set(e, ERR_IO, "cannot stat: %s", strerror(saved));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(e, ERR_IO, "not a regular file");
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s || !(s->name = strdup(path)) ||
+	    !(s->base = strdup(path_base(path)))) {
+		if (s)
+			free(s->name);
+		free(s);
+		close(fd);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	s->ops = &local_ops;
+	s->fd = fd;
+	s->size = (uint64_t)st.st_size;
+	s->mtime = st.st_mtim;
+	s->ctime = st.st_ctim;
+	s->uid = st.st_uid;
+	s->gid = st.st_gid;
+	s->mode = st.st_mode & 07777;
+	*out = s;
+	return 0;
+}
+
+int
+source_is_url(const char *name)
+{
+	return strncmp(name, "http://", 7) == 0 ||
+	       strncmp(name, "https://", 8) == 0;
+}
+
+int
+source_open(const char *name, struct source **out, struct err *e)
+{
+	if (source_is_url(name))
+		return source_open_http(name, out, e);
+	return source_open_local(name, out, e);
+}
+
+#ifndef STFS_HAVE_HTTP
+int
+source_open_http(const char *url, struct source **out, struct err *e)
+{
+	(void)out;
+	err_where(e, url);
+	return err_set(e, ERR_USAGE, "this stfs was built without HTTP support");
+}
+#endif
+
+int64_t
+source_current_size(struct source *s)
+{
+	struct stat st;
+
+	if (s->fd < 0)
+		return (int64_t)s->size;	/* remote: checked per response */
+	if (fstat(s->fd, &st) < 0)
+		return -errno;
+	return (int64_t)st.st_size;
+}
+
+void
+source_close(struct source *s)
+{
+	if (!s)
+		return;
+	if (s->ops && s->ops->close)
+		s->ops->close(s);
+	free(s->name);
+	free(s->base);
+	free(s);
+}

@@ -1,0 +1,227 @@
+/* summary.c - the summary object shared by stfs-inspect and the mount. */
+#include "summary.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "model.h"
+
+struct totals {
+	uint64_t tensors, bytes, header_bytes, file_bytes, params;
+	uint64_t params_by[DTYPE__COUNT];
+	uint64_t count_by[DTYPE__COUNT];
+};
+
+static void
+add_shard(struct totals *tt, const struct shard *sh)
+{
+	size_t i;
+
+	tt->header_bytes += sh->hdr->header_len;
+	tt->file_bytes += sh->hdr->file_size;
+	for (i = 0; i < sh->hdr->ntensors; i++) {
+		const struct tensor *t = &sh->hdr->tensors[i];
+
+		tt->tensors++;
+		tt->bytes += t->end - t->begin;
+		tt->params += t->numel;
+		tt->params_by[t->dtype] += t->numel;
+		tt->count_by[t->dtype]++;
+	}
+}
+
+/* {dtype: n} for the dtypes present, widest first like the writer. */
+static json_t *
+per_dtype(const uint64_t *v, const uint64_t *present)
+{
+	json_t *o = json_object();
+	int d;
+
+	for (d = DTYPE__COUNT - 1; o && d >= 0; d--)
+		if (present[d])
+			json_object_set_new(o, dtype_info((enum dtype)d)->name,
+					    json_integer((json_int_t)v[d]));
+	return o;
+}
+
+static json_t *
+header_metadata(const struct header *h)
+{
+	json_t *o = json_object();
+	size_t i;
+
+	for (i = 0; o && i < h->nmeta; i++)
+		json_object_setn_new(o, h->meta[i].key, h->meta[i].key_len,
+				     json_stringn(h->meta[i].val,
+						  h->meta[i].val_len));
+	return o;
+}
+
+static json_t *
+totals_json(const struct totals *tt)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:I, s:o}",
+			 "tensors", (json_int_t)tt->tensors,
+			 "bytes", (json_int_t)tt->bytes,
+			 "header_bytes", (json_int_t)tt->header_bytes,
+			 "file_bytes", (json_int_t)tt->file_bytes,
+			 "parameters", per_dtype(tt->params_by, tt->count_by),
+			 "parameters_total", (json_int_t)tt->params,
+			 "dtypes", per_dtype(tt->count_by, tt->count_by));
+}
+
+static json_t *
+summary_object(const struct model *m)
+{
+	struct totals all;
+	json_t *root, *meta, *shards = NULL;
+	size_t i;
+
+	memset(&all, 0, sizeof(all));
+	for (i = 0; i < m->nshards; i++)
+		add_shard(&all, &m->shards[i]);
+	root = totals_json(&all);
+	if (!root)
+		return NULL;
+	if (m->sharded)
+		meta = json_loads(m->metadata_json, JSON_ALLOW_NUL, NULL);
+	else
+		meta = header_metadata(m->shards[0].hdr);
+	json_object_set_new(root, "metadata", meta ? meta : json_object());
+	json_object_set_new(root, "source", json_string(m->arg));
+	json_object_set_new(root, "format", json_string(
+		m->sharded ? "safetensors-sharded" : "safetensors"));
+	if (!m->sharded)
+		return root;
+
+	shards = json_array();
+	for (i = 0; shards && i < m->nshards; i++) {
+		struct totals one;
+		json_t *s;
+
+		memset(&one, 0, sizeof(one));
+		add_shard(&one, &m->shards[i]);
+		s = totals_json(&one);
+		if (!s)
+			continue;
+		json_object_set_new(s, "name", json_string(m->shards[i].name));
+		json_object_set_new(s, "metadata",
+				    header_metadata(m->shards[i].hdr));
+		json_array_append_new(shards, s);
+	}
+	json_object_set_new(root, "shards", shards);
+	return root;
+}
+
+char *
+summary_json(const struct model *m, int pretty)
+{
+	json_t *root = summary_object(m);
+	char *text, *out;
+	size_t n;
+
+	if (!root)
+		return NULL;
+	text = json_dumps(root, JSON_PRESERVE_ORDER |
+			  (pretty ? JSON_INDENT(2) : JSON_COMPACT));
+	json_decref(root);
+	if (!text)
+		return NULL;
+	n = strlen(text);
+	out = realloc(text, n + 2);
+	if (!out) {
+		free(text);
+		return NULL;
+	}
+	out[n] = '\n';
+	out[n + 1] = '\0';
+	return out;
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *
+grouped(char *buf, uint64_t v)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* A name for a terminal: as is, or JSON-quoted when it holds bytes that
+ * would break a line-per-tensor listing. */
+static void
+print_name(FILE *out, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f || c == '"' || c == ' ')
+			break;
+	}
+	if (i == len && len > 0) {
+		fwrite(s, 1, len, out);
+		return;
+	}
+	json_t *j = json_stringn(s, len);
+	char *q = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+
+	fputs(q ? q : "?", out);
+	free(q);
+	json_decref(j);
+}
+
+void
+summary_print_text(FILE *out, const struct model *m, int tensors)
+{
+	struct totals tt;
+	char a[32], b[32];
+	size_t i;
+	int d;
+
+	memset(&tt, 0, sizeof(tt));
+	for (i = 0; i < m->nshards; i++)
+		add_shard(&tt, &m->shards[i]);
+	fprintf(out, "source:      %s\n", m->arg);
+	if (m->sharded)
+		fprintf(out, "shards:      %zu\n", m->nshards);
+	fprintf(out, "tensors:     %s\n", grouped(a, tt.tensors));
+	fprintf(out, "data bytes:  %s\n", grouped(a, tt.bytes));
+	fprintf(out, "header:      %s bytes\n", grouped(a, tt.header_bytes));
+	fprintf(out, "parameters:  %s\n", grouped(a, tt.params));
+	for (d = DTYPE__COUNT - 1; d >= 0; d--)
+		if (tt.count_by[d])
+			fprintf(out, "  %-12s %s in %s tensor%s\n",
+				dtype_info((enum dtype)d)->name,
+				grouped(a, tt.params_by[d]),
+				grouped(b, tt.count_by[d]),
+				tt.count_by[d] == 1 ? "" : "s");
+	fprintf(out, "metadata:    %s", m->metadata_json);
+	if (!tensors)
+		return;
+	fputs("tensors (name dtype shape data_offsets):\n", out);
+	for (i = 0; i < m->ntensors; i++) {
+		const struct tensor *t = m->tensors[i].t;
+		uint32_t k;
+
+		print_name(out, t->name, t->name_len);
+		fprintf(out, " %s [", dtype_info(t->dtype)->name);
+		for (k = 0; k < t->rank; k++)
+			fprintf(out, "%s%" PRIu64, k ? ", " : "", t->shape[k]);
+		fprintf(out, "] [%" PRIu64 ", %" PRIu64 "]", t->begin, t->end);
+		if (m->sharded)
+			fprintf(out, " %s", m->shards[m->tensors[i].shard].name);
+		fputc('\n', out);
+	}
+}
