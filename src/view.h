@@ -1,0 +1,136 @@
+/* view.h - the mounted tree of a model: which inodes exist, their names,
+ * attributes and bytes.  Built once from a struct model, then immutable
+ * and read without locks by every FUSE worker thread.  No FUSE in here.
+ *
+ * Flat layout (the default): the root directory holds
+ *   __metadata__.json   the model's __metadata__ (model->metadata_json)
+ *   __summary__.json    summary_json(model, pretty)
+ *   NAME                per tensor, in model order: exactly its bytes
+ *   NAME.json           per tensor: a JSON sidecar (name, dtype, shape, ...)
+ * where NAME = names_encode(tensor name) (see names.h).
+ *
+ * Inode numbers are stable for a given model: 1 is the root, 2 and 3 the
+ * two root JSON files, 4 + 2i the data file of tensor i and 5 + 2i its
+ * sidecar.  Callers should not rely on that arithmetic; use the functions.
+ *
+ * Memory: one 16-byte entry per tensor plus an open-addressed table of
+ * 32-bit slots; encoded names are stored only when they differ from the
+ * tensor name, and sidecars are rendered on demand (only their sizes are
+ * kept), so the view stays small next to the parsed headers.
+ */
+#ifndef STFS_VIEW_H
+#define STFS_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "names.h"
+
+struct buf;
+struct err;
+struct model;
+struct model_tensor;
+struct source;
+
+#define VIEW_ROOT_INO 1
+#define VIEW_NAME_MAX (NAMES_MAX + NAMES_SUFFIX_LEN)	/* 255 */
+
+enum view_kind {
+	VIEW_NONE = 0,		/* no such inode */
+	VIEW_DIR,
+	VIEW_TENSOR,		/* a tensor's bytes, read from its source */
+	VIEW_SIDECAR,		/* a tensor's JSON description, rendered */
+	VIEW_BLOB,		/* generated once at build: root JSON files */
+};
+
+struct view_opts {
+	int set_uid, set_gid;	/* else owner/group of the source file */
+	uid_t uid;
+	gid_t gid;
+};
+
+/* One tensor's two files (data and sidecar). */
+struct view_entry {
+	const char *name;	/* encoded file name (not NUL-terminated when
+				   stored in the arena; use name_len) */
+	uint32_t name_len;
+	uint32_t sidecar_size;	/* rendered sidecar length in bytes */
+};
+
+struct view {
+	const struct model *model;	/* borrowed; must outlive the view */
+	struct view_opts opts;
+
+	uint64_t ninodes;	/* inodes 1..ninodes exist */
+	uint64_t total_bytes;	/* sum of all file sizes */
+	struct view_entry *entries;	/* model->ntensors of them */
+
+	char *summary;		/* __summary__.json content */
+	size_t summary_len;
+
+	/* Root directory and generated files take the newest times of all
+	 * sources, and the owner of the first one. */
+	struct timespec mtime, ctime;
+	uid_t uid;
+	gid_t gid;
+
+	void *priv;		/* name arena, lookup table */
+};
+
+/* Build the view of m.  Fails (ERR_USAGE) when two tensors get the same
+ * file name, which only rule 6 (hashed long names) can cause, or with
+ * ERR_NO_MEMORY.  0 with *out set, or -1 with *e. */
+int view_build(const struct model *m, const struct view_opts *opts,
+	       struct view **out, struct err *e);
+
+void view_free(struct view *v);
+
+/* What an inode is (VIEW_NONE when it does not exist). */
+enum view_kind view_kind(const struct view *v, uint64_t ino);
+
+/* Inode of name[0..len) in directory parent, or 0 when absent (or when
+ * parent is not a directory).  O(1). */
+uint64_t view_lookup(const struct view *v, uint64_t parent, const char *name,
+		     size_t len);
+
+/* The k-th entry (0-based, "." and ".." not counted) of directory dir, or
+ * 0 past the end.  Order: the root JSON files, then per tensor its data
+ * file and its sidecar, in model order. */
+uint64_t view_child(const struct view *v, uint64_t dir, uint64_t k);
+
+/* Number of entries of directory dir (as view_child counts them). */
+uint64_t view_nchildren(const struct view *v, uint64_t dir);
+
+/* File name of ino, NUL-terminated in out; returns its length (0 for the
+ * root or an unknown inode). */
+size_t view_name(const struct view *v, uint64_t ino,
+		 char out[VIEW_NAME_MAX + 1]);
+
+/* Attributes of ino.  0, or -1 for an unknown inode. */
+int view_stat(const struct view *v, uint64_t ino, struct stat *st);
+
+/* File size of ino (0 for directories and unknown inodes). */
+uint64_t view_size(const struct view *v, uint64_t ino);
+
+/* The tensor behind a VIEW_TENSOR or VIEW_SIDECAR inode, else NULL. */
+const struct model_tensor *view_tensor(const struct view *v, uint64_t ino);
+
+/* Where a VIEW_TENSOR inode's bytes live: *src, absolute *offset and
+ * *len.  0, or -1 for another kind of inode. */
+int view_data(const struct view *v, uint64_t ino, struct source **src,
+	      uint64_t *offset, uint64_t *len);
+
+/* Content of a VIEW_BLOB inode (not owned by the caller), else NULL. */
+const char *view_blob(const struct view *v, uint64_t ino, size_t *len);
+
+/* Append the sidecar of a VIEW_TENSOR or VIEW_SIDECAR inode's tensor to
+ * out: pretty JSON (2-space indent, jansson's layout) with a trailing
+ * newline; keys name, dtype, shape, data_offsets, nbytes, numel, offset,
+ * numpy, decode (only when numpy is null), source.  0, or -1 (no memory,
+ * or not a tensor inode). */
+int view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out);
+
+#endif
