@@ -1,0 +1,54 @@
+# scripts/lib.sh - shared by scripts/test and scripts/try; source it.
+#
+#   stfs_install_deps      install the missing Debian packages (as root)
+#   stfs_build DIR [ARGS]  meson setup (or reconfigure) DIR, then ninja
+
+STFS_DEPS=(meson ninja-build pkg-config gcc libc6-dev libfuse3-dev fuse3
+	libjansson-dev check python3-numpy libcurl4-openssl-dev attr)
+
+stfs_say() {
+	printf '%s: %s\n' "${0##*/}" "$*" >&2
+}
+
+stfs_pkg_installed() {
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = \
+		"install ok installed" ]
+}
+
+# Install what is missing.  Nothing is touched (not even `apt-get update`)
+# when every package is already there, so running it twice is cheap.
+stfs_install_deps() {
+	local p missing=()
+
+	if ! command -v dpkg-query >/dev/null 2>&1; then
+		stfs_say "not a Debian system: install by hand: ${STFS_DEPS[*]}"
+		return 0
+	fi
+	for p in "${STFS_DEPS[@]}"; do
+		stfs_pkg_installed "$p" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		stfs_say "missing packages: ${missing[*]}"
+		stfs_say "install them with: sudo apt-get install --no-install-recommends ${missing[*]}"
+		return 1
+	fi
+	stfs_say "installing: ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update
+	apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# stfs_build DIR [meson options...]: configure once, reconfigure later
+# (picks up changed options), wipe only when the old directory is unusable.
+stfs_build() {
+	local dir=$1
+	shift
+	if [ -f "$dir/meson-private/coredata.dat" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null ||
+			meson setup --wipe "$dir" "$@"
+	else
+		meson setup "$dir" "$@"
+	fi
+	ninja -C "$dir"
+}

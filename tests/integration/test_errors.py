@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""int-errors: stfs refuses every broken file (one line "stfs: FILE:
+ErrorName: detail", exit 1, nothing mounted), and a missing source or an
+unusable mountpoint (exit 2, nothing mounted), in background and -f mode."""
+
+import os
+import subprocess
+
+import harness
+from harness import STFS, gen, run
+
+
+def refuse(t, args, mnt, want_rc, want_text, label):
+	try:
+		r = run([STFS] + args, timeout=20)
+	except subprocess.TimeoutExpired:
+		t.check(False, "%s: stfs did not return within 20 s" % label)
+		harness.force_unmount(mnt)
+		return None
+	err = r.stderr.decode("utf-8", "replace")
+	t.eq(r.returncode, want_rc, "%s: exit status (stderr %r)" % (label, err))
+	for w in want_text:
+		t.check(w in err, "%s: stderr names %r: %r" % (label, w, err))
+	t.check(err.startswith("stfs: "), "%s: stderr starts with 'stfs: ': %r"
+		% (label, err))
+	t.eq(err.count("\n"), 1, "%s: exactly one line on stderr: %r" % (label, err))
+	t.check(not harness.is_mounted(mnt), "%s: nothing mounted" % label)
+	harness.force_unmount(mnt)
+	t.check(not harness.daemon_pids(mnt), "%s: no daemon left" % label)
+	return r
+
+
+def run_(t):
+	d = harness.tmpdir("err")
+	mnt = os.path.join(d, "mnt")
+	os.mkdir(mnt)
+	before = len(harness.mountinfo())
+	for p, want in sorted(gen.gen_broken(os.path.join(d, "broken")).items()):
+		base = os.path.basename(p)
+		refuse(t, [p, mnt], mnt, 1, [p, want], base)
+		refuse(t, ["-f", p, mnt], mnt, 1, [p, want], base + " (-f)")
+	t.eq(os.listdir(mnt), [], "mountpoint left empty")
+
+	missing = os.path.join(d, "missing.safetensors")
+	refuse(t, [missing, mnt], mnt, 2, [missing], "missing source")
+	refuse(t, ["-f", missing, mnt], mnt, 2, [missing], "missing source (-f)")
+	emptydir = os.path.join(d, "emptydir")
+	os.mkdir(emptydir)
+	r = run([STFS, emptydir, mnt], timeout=20)
+	t.check(r.returncode in (1, 2), "directory without a model: exit 1 or "
+		"2, got %d" % r.returncode)
+	t.check(not harness.is_mounted(mnt), "directory without a model: "
+		"nothing mounted")
+
+	nomnt = os.path.join(d, "no-such-dir")
+	refuse(t, [harness.SAMPLE, nomnt], nomnt, 2, [nomnt], "missing mountpoint")
+	refuse(t, ["-f", harness.SAMPLE, nomnt], nomnt, 2, [nomnt],
+	       "missing mountpoint (-f)")
+	t.check(not os.path.exists(nomnt), "missing mountpoint not created")
+	afile = os.path.join(d, "afile")
+	open(afile, "w").close()
+	refuse(t, [harness.SAMPLE, afile], afile, 2, [afile],
+	       "mountpoint is a regular file")
+	refuse(t, ["-f", harness.SAMPLE, afile], afile, 2, [afile],
+	       "mountpoint is a regular file (-f)")
+
+	# usage errors
+	for args in ([], [harness.SAMPLE], ["--no-such-option", harness.SAMPLE, mnt]):
+		r = run([STFS] + args, timeout=20)
+		t.eq(r.returncode, 2, "usage error %r: exit status" % args)
+		t.check(r.stderr != b"", "usage error %r: says why" % args)
+	t.check(not harness.is_mounted(mnt), "usage errors: nothing mounted")
+	r = run([STFS, "--help"], timeout=20)
+	t.check(r.returncode == 0 and b"usage" in (r.stdout + r.stderr).lower(),
+		"--help: exit 0 and usage")
+	r = run([STFS, "--version"], timeout=20)
+	t.check(r.returncode == 0 and b"0." in (r.stdout + r.stderr), "--version")
+	t.eq(len(harness.mountinfo()), before, "no mount added overall")
+
+
+harness.main("int-errors", run_)

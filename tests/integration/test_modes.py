@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""int-modes: background mode (returns when ready, keeps no pipe open),
+foreground -f, signals unmount, `mount -t fuse.stfs` through mount.fuse3,
+the mount.stfs helper (and its fake -f), `mount` output."""
+
+import os
+import signal
+import shutil
+import subprocess
+import time
+
+import harness
+from harness import STFS, run
+
+
+def shows_in_mount(t, mnt, label):
+	r = run(["mount"])
+	t.check((" on %s type fuse.stfs " % mnt).encode() in r.stdout,
+		"%s: `mount` shows 'on %s type fuse.stfs'" % (label, mnt))
+
+
+def quick_check(t, mnt, label):
+	try:
+		names = os.listdir(mnt)
+	except OSError as e:
+		t.check(False, "%s: ls right after mounting: %s" % (label, e))
+		return
+	t.check("wte.weight" in names and "__summary__.json" in names,
+		"%s: ls right after mounting shows the tensors" % label)
+	S = harness.SrcFile(harness.SAMPLE)
+	with open(os.path.join(mnt, "wte.weight"), "rb") as f:
+		t.check(f.read() == S.read(S.by_name["wte.weight"]),
+			"%s: wte.weight bytes" % label)
+
+
+def start_bg(t, args, mnt, label, env=None, cwd=None):
+	"""Run a command that should mount in the background and return."""
+	try:
+		r = run(args, timeout=20, env=env, cwd=cwd)
+	except subprocess.TimeoutExpired:
+		t.check(False, "%s: `%s` did not return within 20 s (does the "
+			"daemon keep stdout/stderr open?)" % (label, " ".join(args)))
+		return False
+	ok = t.eq(r.returncode, 0, "%s: exit status (stderr %r)" % (label, r.stderr))
+	t.eq(r.stdout, b"", "%s: nothing on stdout" % label)
+	t.check(harness.is_mounted(mnt), "%s: mounted when the command returns"
+		% label)
+	return ok and harness.is_mounted(mnt)
+
+
+def stop_bg(t, mnt, label, how="fusermount"):
+	pids = harness.daemon_pids(mnt)
+	t.eq(len(pids), 1, "%s: one daemon process for %s: %r" % (label, mnt, pids))
+	if how == "fusermount":
+		r = harness.fusermount_u(mnt)
+		t.eq(r.returncode, 0, "%s: fusermount3 -u: %r" % (label, r.stdout))
+	elif how == "umount":
+		r = run(["umount", mnt])
+		t.eq(r.returncode, 0, "%s: umount: %r" % (label, r.stderr))
+	else:
+		for p in pids:
+			os.kill(p, how)
+	for p in pids:
+		gone = harness.wait_gone(p)
+		t.check(gone, "%s: daemon %d exits" % (label, p))
+		if not gone:
+			os.kill(p, signal.SIGKILL)
+	deadline = time.monotonic() + 5
+	while harness.is_mounted(mnt) and time.monotonic() < deadline:
+		time.sleep(0.05)
+	t.check(not harness.is_mounted(mnt), "%s: unmounted" % label)
+	harness.force_unmount(mnt)
+
+
+def run_(t):
+	d = harness.tmpdir("modes")
+	src = os.path.join(d, "sample.safetensors")
+	shutil.copyfile(harness.SAMPLE, src)
+	mnt = os.path.join(d, "mnt")
+	os.mkdir(mnt)
+
+	# background mode: returns when ready, `ls` works at once
+	if start_bg(t, [STFS, src, mnt], mnt, "background"):
+		quick_check(t, mnt, "background")
+		shows_in_mount(t, mnt, "background")
+		e = harness.mount_entry(mnt)
+		t.check(e and e[2] == src, "background: mount source is %r: %r" % (src, e))
+		stop_bg(t, mnt, "background")
+
+	# relative paths: the daemon changes directory, paths must still work
+	if start_bg(t, [STFS, "sample.safetensors", "mnt"], mnt, "relative paths",
+		    cwd=d):
+		quick_check(t, mnt, "relative paths")
+		stop_bg(t, mnt, "relative paths")
+
+	# signals to the background daemon unmount
+	for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+		label = "background + %s" % signal.Signals(sig).name
+		if start_bg(t, [STFS, src, mnt], mnt, label):
+			stop_bg(t, mnt, label, how=sig)
+
+	# foreground: SIGTERM unmounts and the process exits 0
+	m = harness.Mount(t, src, mnt)
+	m.start()
+	quick_check(t, mnt, "-f")
+	shows_in_mount(t, mnt, "-f")
+	m.proc.send_signal(signal.SIGTERM)
+	try:
+		rc = m.proc.wait(timeout=10)
+		t.eq(rc, 0, "-f + SIGTERM: exit status")
+	except subprocess.TimeoutExpired:
+		t.check(False, "-f + SIGTERM: process still running after 10 s")
+	t.check(not harness.is_mounted(mnt), "-f + SIGTERM: unmounted")
+	m.unmount()
+
+	# two mounts of one source at once
+	mnt2 = os.path.join(d, "mnt2")
+	os.mkdir(mnt2)
+	with harness.Mount(t, src, mnt), harness.Mount(t, src, mnt2):
+		quick_check(t, mnt, "two mounts (1)")
+		quick_check(t, mnt2, "two mounts (2)")
+
+	# mount -t fuse.stfs: mount(8) -> /sbin/mount.fuse3 -> `stfs` on PATH
+	env = dict(os.environ)
+	env["PATH"] = os.path.dirname(STFS) + ":" + env.get("PATH", "/usr/bin:/bin")
+	if os.path.exists("/sbin/mount.fuse.stfs"):
+		t.note("/sbin/mount.fuse.stfs is installed: mount -t uses it, "
+		       "not the build's stfs")
+	for opts in ([], ["-o", "ro"], ["-o", "ro,nofail,_netdev,noauto"]):
+		label = "mount -t fuse.stfs %s" % " ".join(opts)
+		if start_bg(t, ["mount", "-t", "fuse.stfs"] + opts + [src, mnt],
+			    mnt, label, env=env):
+			quick_check(t, mnt, label)
+			shows_in_mount(t, mnt, label)
+			stop_bg(t, mnt, label, how="umount")
+
+	# mount.stfs helper: a symlink named mount.stfs to the built stfs
+	bindir = os.path.join(d, "bin")
+	os.mkdir(bindir)
+	helper = os.path.join(bindir, "mount.stfs")
+	os.symlink(STFS, helper)
+	for opts in (["-o", "ro"], ["-o", "ro,allow_other,defaults,rw,nofail"],
+		     ["-s", "-n", "-v", "-o", "ro"], []):
+		label = "mount.stfs %s" % " ".join(opts)
+		if start_bg(t, [helper, src, mnt] + opts, mnt, label):
+			quick_check(t, mnt, label)
+			shows_in_mount(t, mnt, label)
+			stop_bg(t, mnt, label)
+
+	# mount.stfs -f: fake, validates and mounts nothing
+	r = run([helper, src, mnt, "-f", "-o", "ro"], timeout=20)
+	t.eq(r.returncode, 0, "mount.stfs -f: exit status (stderr %r)" % r.stderr)
+	t.check(not harness.is_mounted(mnt), "mount.stfs -f mounts nothing")
+	t.check(not harness.daemon_pids(mnt), "mount.stfs -f: no daemon")
+	harness.force_unmount(mnt)
+	broken = os.path.join(d, "TensorInvalidInfo.safetensors")
+	with open(broken, "wb") as f:
+		f.write(harness.gen.broken_files()["TensorInvalidInfo"])
+	r = run([helper, broken, mnt, "-f", "-o", "ro"], timeout=20)
+	t.eq(r.returncode, 1, "mount.stfs -f on a broken file: exit status")
+	t.check(b"TensorInvalidInfo" in r.stderr, "mount.stfs -f on a broken "
+		"file names the error: %r" % r.stderr)
+	t.check(not harness.is_mounted(mnt), "mount.stfs -f broken: nothing mounted")
+	harness.force_unmount(mnt)
+
+
+harness.main("int-modes", run_)
