@@ -1,0 +1,245 @@
+/* fuzz_header.c - libFuzzer target for the header parser and validator.
+ *
+ * Input layout: an 8-byte little-endian word X, then the header bytes H
+ * (what follows the 8-byte prefix in a real file).  X claims the file
+ * size: with its top bit clear the file is 8 + |H| + X bytes (X is the
+ * data length, so seeds are easy to write); with its top bit set the file
+ * size is X without that bit (any size at all, including ones smaller than
+ * the header).
+ *
+ * Each input is run three ways:
+ *   A. header_parse(H, |H|, size);
+ *   B. header_read() on a virtual file [u64 |H|][H][zero data] of that
+ *      size, when it is at least 8 + |H|: it must reach the same verdict
+ *      as A and never read past 8 + |H| (the data section is not read);
+ *   C. header_read() on the raw input taken as a whole file (the prefix is
+ *      then arbitrary): it must never read past the end of the file.
+ * Whenever a header is accepted, its invariants are checked and any
+ * violation aborts.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "error.h"
+#include "header.h"
+#include "source.h"
+
+#define CHECK(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "fuzz_header: %s:%d: invariant failed: %s\n", \
+			__FILE__, __LINE__, #cond); \
+		abort(); \
+	} \
+} while (0)
+
+static uint64_t
+le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* An error record must be printable: both strings end inside their arrays,
+ * and the kind is a real one. */
+static void
+check_err(const struct err *e)
+{
+	CHECK(e->code > ERR_OK && e->code < ERR__COUNT);
+	CHECK(memchr(e->where, '\0', sizeof(e->where)) != NULL);
+	CHECK(memchr(e->detail, '\0', sizeof(e->detail)) != NULL);
+	CHECK(err_name(e->code) != NULL);
+}
+
+/* Everything an accepted header promises its users. */
+static void
+check_header(const struct header *h, uint64_t n, uint64_t file_size)
+{
+	uint64_t pos = 0;
+	size_t i, j;
+
+	CHECK(h->header_len == n);
+	CHECK(h->data_start == 8 + n);
+	CHECK(h->file_size == file_size);
+	CHECK(h->ntensors == 0 || h->tensors != NULL);
+	for (i = 0; i < h->ntensors; i++) {
+		const struct tensor *t = &h->tensors[i];
+		const struct dtype_info *di;
+		unsigned __int128 numel = 1, bits;
+
+		/* contiguous from 0, in file order */
+		CHECK(t->begin == pos);
+		CHECK(t->end >= t->begin);
+		pos = t->end;
+
+		CHECK((unsigned)t->dtype < DTYPE__COUNT);
+		di = dtype_info(t->dtype);
+		CHECK(di && di->bits > 0);
+		CHECK(t->rank == 0 || t->shape != NULL);
+		for (j = 0; j < t->rank; j++) {
+			numel *= t->shape[j];
+			/* the reference fails on the first overflow of the
+			 * running product, so the prefix must fit */
+			CHECK(numel <= UINT64_MAX);
+		}
+		CHECK(numel == t->numel);
+		bits = numel * di->bits;
+		CHECK(bits <= UINT64_MAX);
+		CHECK(bits % 8 == 0);
+		CHECK(bits / 8 == t->end - t->begin);
+
+		CHECK(t->name != NULL);
+		CHECK(t->name[t->name_len] == '\0');
+		CHECK(header_find(h, t->name, t->name_len) == t);
+	}
+	CHECK(h->data_len == pos);
+	CHECK(h->data_start + h->data_len == file_size);
+	CHECK(h->nmeta == 0 || h->meta != NULL);
+	CHECK(h->has_metadata || h->nmeta == 0);
+	for (i = 0; i < h->nmeta; i++) {
+		const struct meta_pair *p = &h->meta[i];
+
+		CHECK(p->key && p->key[p->key_len] == '\0');
+		CHECK(p->val && p->val[p->val_len] == '\0');
+	}
+	/* lookups of names that are not there */
+	CHECK(header_find(h, "", 0) == NULL ||
+	      header_find(h, "", 0)->name_len == 0);
+	CHECK(header_find(h, "__metadata__", 12) == NULL);
+}
+
+/* A read-only source backed by memory: `head` holds the first head_len
+ * bytes of a file of `size` bytes; the rest reads as zeros.  Records how
+ * far into the file any read reached. */
+struct mem {
+	const uint8_t *head;
+	uint64_t head_len;
+	uint64_t max_end;	/* highest offset+len requested */
+};
+
+static int
+mem_pread(struct source *s, void *buf, size_t len, uint64_t off)
+{
+	struct mem *m = s->priv;
+	uint64_t end = off + len;
+	uint64_t i;
+
+	if (end < off || end > s->size)
+		return -5;	/* -EIO: never short */
+	if (end > m->max_end)
+		m->max_end = end;
+	/* copy the stored head, zero the virtual rest */
+	for (i = 0; i < len; i++) {
+		uint64_t at = off + i;
+
+		((uint8_t *)buf)[i] = at < m->head_len ? m->head[at] : 0;
+	}
+	return 0;
+}
+
+static void
+mem_close(struct source *s)
+{
+	(void)s;
+}
+
+static const struct source_ops mem_ops = {
+	.pread = mem_pread,
+	.close = mem_close,
+};
+
+static void
+mem_source(struct source *s, struct mem *m, const uint8_t *head,
+	   uint64_t head_len, uint64_t size)
+{
+	memset(s, 0, sizeof(*s));
+	m->head = head;
+	m->head_len = head_len;
+	m->max_end = 0;
+	s->ops = &mem_ops;
+	s->name = (char *)"fuzz";
+	s->base = (char *)"fuzz";
+	s->size = size;
+	s->fd = -1;
+	s->mode = 0444;
+	s->priv = m;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct header *ha = NULL, *hb = NULL, *hc = NULL;
+	struct err ea, eb, ec;
+	struct source src;
+	struct mem mem;
+	uint64_t x, n, file_size;
+	int ra, rb;
+
+	if (size < 8)
+		return 0;
+	x = le64(data);
+	n = size - 8;
+	if (x >> 63)
+		file_size = x & ~(1ULL << 63);
+	else
+		file_size = 8 + n + x;	/* x < 2^63: no wrap */
+
+	/* A: the parser itself */
+	memset(&ea, 0, sizeof(ea));
+	ra = header_parse((const char *)data + 8, (size_t)n, file_size, &ha,
+			  &ea);
+	if (ra == 0) {
+		CHECK(ha != NULL);
+		check_header(ha, n, file_size);
+	} else {
+		CHECK(ra == -1);
+		check_err(&ea);
+	}
+
+	/* B: the same header read from a file through a source */
+	if (file_size >= 8 + n) {
+		uint8_t *file = malloc(size);
+
+		CHECK(file != NULL);
+		memcpy(file, data, size);
+		for (int i = 0; i < 8; i++)
+			file[i] = (uint8_t)(n >> (8 * i));
+		mem_source(&src, &mem, file, size, file_size);
+		memset(&eb, 0, sizeof(eb));
+		rb = header_read(&src, &hb, &eb);
+		CHECK(mem.max_end <= 8 + n);
+		if (n <= HEADER_MAX_LEN) {
+			/* same verdict and same kind of error as A */
+			CHECK(rb == ra);
+			if (rb)
+				CHECK(eb.code == ea.code);
+		}
+		if (rb == 0)
+			check_header(hb, n, file_size);
+		else
+			check_err(&eb);
+		header_free(hb);
+		free(file);
+	}
+
+	/* C: the raw input as a whole file, prefix and all */
+	mem_source(&src, &mem, data, size, size);
+	memset(&ec, 0, sizeof(ec));
+	if (header_read(&src, &hc, &ec) == 0) {
+		check_header(hc, le64(data), size);
+		header_free(hc);
+	} else {
+		check_err(&ec);
+	}
+
+	header_free(ha);
+	return 0;
+}

@@ -1,0 +1,454 @@
+#!/usr/bin/python3
+"""make_corpus.py - write the fuzzers' seed corpus (tests/fuzz/corpus/).
+
+    make_corpus.py [OUTDIR]      (default: corpus/ next to this script)
+
+corpus/header/NAME  input of fuzz_header: an 8-byte little-endian word X
+                    followed by header bytes H.  X is the data length the
+                    file claims (top bit clear), so a header whose tensors
+                    cover X bytes is valid as a parse; see fuzz_header.c.
+                    Names starting "file-" are whole files (prefix, header,
+                    data) meant for the raw-file pass of the target.
+corpus/index/NAME   input of fuzz_index: the text of a
+                    model.safetensors.index.json placed next to the two
+                    shards fuzz_index.c writes (a, b | c, x/y, "nul\\0z").
+
+One seed per rule of /work/shared/docs/safetensors-format.md (valid and
+invalid), small enough to commit.  The output is deterministic: running it
+again rewrites the same files (stale ones are removed).
+"""
+
+import json
+import os
+import struct
+import sys
+
+MAX_HEADER = 100_000_000
+U64 = 2**64 - 1
+
+DTYPES = [
+	("BOOL", 8), ("F4", 4), ("F6_E2M3", 6), ("F6_E3M2", 6),
+	("U8", 8), ("I8", 8), ("F8_E5M2", 8), ("F8_E4M3", 8), ("F8_E8M0", 8),
+	("F8_E4M3FNUZ", 8), ("F8_E5M2FNUZ", 8),
+	("I16", 16), ("U16", 16), ("F16", 16), ("BF16", 16),
+	("I32", 32), ("U32", 32), ("F32", 32),
+	("C64", 64), ("F64", 64), ("I64", 64), ("U64", 64),
+]
+BITS = dict(DTYPES)
+
+
+def ent(dtype, shape, b, e):
+	return '{"dtype":"%s","shape":[%s],"data_offsets":[%d,%d]}' % (
+		dtype, ",".join(str(d) for d in shape), b, e)
+
+
+def obj(pairs):
+	"""Object text from (raw key text, raw value text) pairs; keys are
+	written as given (already quoted), so escapes stay what we wrote."""
+	return "{" + ",".join("%s:%s" % kv for kv in pairs) + "}"
+
+
+def tensors(spec):
+	"""[(name, dtype, shape)] laid out back to back -> (pairs, data_len)."""
+	pairs, off = [], 0
+	for name, dtype, shape in spec:
+		n = 1
+		for d in shape:
+			n *= d
+		nbytes = n * BITS[dtype] // 8
+		pairs.append((json.dumps(name), ent(dtype, shape, off, off + nbytes)))
+		off += nbytes
+	return pairs, off
+
+
+def pad8(b):
+	return b + b" " * (-len(b) % 8)
+
+
+class Corpus:
+	def __init__(self, outdir):
+		self.outdir = outdir
+		self.written = {"header": set(), "index": set()}
+
+	def put(self, kind, name, data):
+		if isinstance(data, str):
+			data = data.encode("utf-8")
+		d = os.path.join(self.outdir, kind)
+		os.makedirs(d, exist_ok=True)
+		assert name not in self.written[kind], name
+		self.written[kind].add(name)
+		with open(os.path.join(d, name), "wb") as f:
+			f.write(data)
+
+	def header(self, name, text, data_len=0):
+		"""A parse seed: X = data_len, then the header bytes."""
+		if isinstance(text, str):
+			text = text.encode("utf-8")
+		self.put("header", name, struct.pack("<Q", data_len) + text)
+
+	def header_size(self, name, text, file_size):
+		"""A parse seed with an absolute (any) file size."""
+		if isinstance(text, str):
+			text = text.encode("utf-8")
+		self.put("header", name,
+			 struct.pack("<Q", (1 << 63) | file_size) + text)
+
+	def file(self, name, prefix, text, data=b""):
+		"""A whole-file seed (raw-file pass)."""
+		if isinstance(text, str):
+			text = text.encode("utf-8")
+		self.put("header", "file-" + name,
+			 struct.pack("<Q", prefix) + text + data)
+
+	def prune(self):
+		for kind, names in self.written.items():
+			d = os.path.join(self.outdir, kind)
+			for f in os.listdir(d):
+				if f not in names:
+					os.unlink(os.path.join(d, f))
+
+
+def header_seeds(c):
+	H = c.header
+	# ---- valid -------------------------------------------------------
+	H("ok-empty", "{}")
+	H("ok-empty-padded", "{}      ")
+	H("ok-ws-leading", "\t\n{}\r ")
+	p, n = tensors([("w", "F32", [2, 3])])
+	H("ok-one", obj(p), n)
+	p, n = tensors([(d, d, [8]) for d, _ in DTYPES])
+	H("ok-all-dtypes", obj(p), n)
+	p, n = tensors([("s", "F64", []), ("z", "F32", [0, 5]), ("t", "U8", [3])])
+	H("ok-scalar-zero", obj(p), n)
+	p, n = tensors([("z0", "I8", [0]), ("z1", "I8", [0]), ("a", "U8", [1])])
+	H("ok-zero-size-run", obj(p), n)
+	p, n = tensors([("f4", "F4", [4]), ("f6", "F6_E2M3", [4]),
+			("f6b", "F6_E3M2", [4, 2])])
+	H("ok-subbyte", obj(p), n)
+	p, n = tensors([("w", "U8", [4])])
+	H("ok-metadata", obj([('"__metadata__"',
+			       '{"format":"pt","k":"v\\n\\u0000"}')] + p), n)
+	H("ok-metadata-last", obj(p + [('"__metadata__"', '{"a":"b"}')]), n)
+	H("ok-metadata-null", obj([('"__metadata__"', "null")] + p), n)
+	H("ok-metadata-empty", obj([('"__metadata__"', "{}")]))
+	H("ok-metadata-escaped-key", obj([('"\\u005f_metadata__"', '{"x":"y"}')]
+					 + p), n)
+	H("ok-METADATA-is-tensor", obj([('"__METADATA__"', ent("U8", [2], 0, 2))]),
+	  2)
+	H("ok-dup-meta-inner", obj([('"__metadata__"', '{"a":"1","a":"2"}')]))
+	# reverse order in the JSON: order must not matter
+	H("ok-reverse-order", obj([('"b"', ent("U8", [2], 2, 4)),
+				   ('"a"', ent("U8", [2], 0, 2))]), 4)
+	H("ok-dtype-map-null", '{"w":{"dtype":{"U8":null},"shape":[2],'
+	  '"data_offsets":[0,2]}}', 2)
+	H("ok-entry-as-array", '{"w":["U8",[2],[0,2]]}', 2)
+	H("ok-unknown-fields", '{"w":{"x":[1,{"y":null}],"dtype":"U8","z":1.5e3,'
+	  '"shape":[2],"data_offsets":[0,2],"q":"\\ud83d\\ude00"}}', 2)
+	H("ok-depth-125", '{"w":{"x":' + "[" * 125 + "]" * 125 +
+	  ',"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', 1)
+	H("ok-names", obj([(json.dumps("a/b"), ent("U8", [1], 0, 1)),
+			   ('"a\\/c"', ent("U8", [1], 1, 2)),
+			   ('""', ent("U8", [1], 2, 3)),
+			   ('"."', ent("U8", [1], 3, 4)),
+			   ('".."', ent("U8", [1], 4, 5)),
+			   ('"n\\u0000ul"', ent("U8", [1], 5, 6)),
+			   ('"ctl\\u0001\\u001f\\t"', ent("U8", [1], 6, 7)),
+			   ('"\\ud83d\\ude00 émoji"', ent("U8", [1], 7, 8)),
+			   ('"名前"', ent("U8", [1], 8, 9))]), 9)
+	H("ok-long-name", obj([(json.dumps("n" * 4000), ent("U8", [1], 0, 1))]),
+	  1)
+	H("ok-dup-name-last-wins", '{"w":{"dtype":"U8","shape":[9],'
+	  '"data_offsets":[0,9]},"w":{"dtype":"U8","shape":[2],'
+	  '"data_offsets":[0,2]}}', 2)
+	H("ok-zero-product-no-overflow", obj([('"w"', ent("U8", [0, U64, 2], 0,
+							 0))]))
+	H("ok-big-dims", obj([('"w"', ent("U8", [2**32, 2**30], 0, 2**62))]),
+	  2**62)
+	H("valid-near-u64", obj([('"w"', ent("U8", [U64 - 1000], 0,
+					    U64 - 1000))]), 2**62)
+	H("ok-ws-everywhere", ' { "w" : { "dtype" : "U8" , "shape" : [ 1 , 2 ]'
+	  ' , "data_offsets" : [ 0 , 2 ] } } \n', 2)
+	# ---- file-level (raw pass): prefix, header, data -----------------
+	hdr = pad8(obj(tensors([("w", "F32", [2])])[0]).encode())
+	c.file("ok", len(hdr), hdr, bytes(range(8)))
+	c.put("header", "file-too-small", b"\x07\x00\x00")
+	c.file("header-too-large", MAX_HEADER + 1, b"{}")
+	c.file("header-at-limit", MAX_HEADER, b"{}")
+	c.file("header-len-past-end", 100, b"{}")
+	c.file("header-len-u64-max", U64, b"{}")
+	c.file("lfs-pointer", struct.unpack("<Q", b"version ")[0],
+	       b"https://git-lfs.github.com/spec/v1\n")
+	c.file("extra-data", len(hdr), hdr, bytes(9))
+	c.file("short-data", len(hdr), hdr, bytes(7))
+	c.file("zero-prefix", 0, b"")
+	# ---- UTF-8 (InvalidHeader) ---------------------------------------
+	H("utf8-bad-byte", b'{"\xff":' + ent("U8", [1], 0, 1).encode() + b"}", 1)
+	H("utf8-overlong", b'{"\xc0\xaf":' + ent("U8", [1], 0, 1).encode() + b"}",
+	  1)
+	H("utf8-surrogate", b'{"\xed\xa0\x80":' + ent("U8", [1], 0, 1).encode() +
+	  b"}", 1)
+	H("utf8-truncated", b'{"a":' + ent("U8", [1], 0, 1).encode() + b"}\xe6\x97",
+	  1)
+	H("utf8-above-max", b'{"\xf4\x90\x80\x80":1}')
+	H("utf8-bom", b"\xef\xbb\xbf{}")
+	# ---- JSON grammar (InvalidHeaderDeserialization) ----------------
+	for name, text in [
+		("json-array-root", "[]"), ("json-empty", ""), ("json-ws-only", "  "),
+		("json-ff", "\f{}"), ("json-nul-pad", "{}\0\0\0\0\0\0"),
+		("json-two-objects", "{}{}"), ("json-trailing", "{} x"),
+		("json-unclosed", '{"w":'), ("json-trailing-comma", '{"a":{},}'),
+		("json-single-quote", "{'a':1}"), ("json-bare-key", "{a:1}"),
+		("json-raw-ctl", '{"a\x01":1}'), ("json-raw-nl", '{"a\n":1}'),
+		("json-bad-escape", r'{"a\x":1}'), ("json-lone-hi", r'{"\ud800":1}'),
+		("json-lone-lo", r'{"\udc00":1}'), ("json-hi-hi", r'{"\ud800\ud800":1}'),
+		("json-short-hex", r'{"\u12":1}'), ("json-depth-128",
+		'{"w":{"x":' + "[" * 126 + "]" * 126 +
+		',"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'),
+		("json-depth-200", "{\"w\":" + "[" * 200 + "]" * 200 + "}"),
+		("json-1e400", '{"w":{"x":1e400,"dtype":"U8","shape":[1],'
+		 '"data_offsets":[0,1]}}'),
+		("json-nan", '{"w":{"x":NaN,"dtype":"U8","shape":[1],'
+		 '"data_offsets":[0,1]}}'),
+		("json-minus-inf", '{"w":{"x":-Infinity}}'),
+		("json-bad-literal", '{"w":{"x":tru}}'),
+		("json-lone-minus", '{"w":{"x":-}}'),
+		("json-dot-number", '{"w":{"x":1.}}'),
+		("json-exp-no-digits", '{"w":{"x":1e}}'),
+	]:
+		H(name, text, 1)
+	# ---- schema ------------------------------------------------------
+	def w(body, n=1):
+		return '{"w":' + body + "}", n
+	for name, (text, n) in [
+		("schema-top-number", ("1", 0)),
+		("schema-entry-null", w("null")),
+		("schema-entry-string", w('"U8"')),
+		("schema-entry-number", w("1")),
+		("schema-entry-array-4", w('["U8",[1],[0,1],1]')),
+		("schema-entry-array-2", w('["U8",[1]]')),
+		("schema-missing-dtype", w('{"shape":[1],"data_offsets":[0,1]}')),
+		("schema-missing-shape", w('{"dtype":"U8","data_offsets":[0,1]}')),
+		("schema-missing-offsets", w('{"dtype":"U8","shape":[1]}')),
+		("schema-dup-dtype", w('{"dtype":"U8","dtype":"U8","shape":[1],'
+				       '"data_offsets":[0,1]}')),
+		("schema-dup-shape", w('{"dtype":"U8","shape":[1],"shape":[1],'
+				       '"data_offsets":[0,1]}')),
+		("schema-dtype-lower", w(ent("u8", [1], 0, 1))),
+		("schema-dtype-space", w(ent("U8 ", [1], 0, 1))),
+		("schema-dtype-f128", w(ent("F128", [1], 0, 1))),
+		("schema-dtype-empty", w(ent("", [1], 0, 1))),
+		("schema-dtype-map-1", w('{"dtype":{"U8":1},"shape":[1],'
+					 '"data_offsets":[0,1]}')),
+		("schema-dtype-map-2", w('{"dtype":{"U8":null,"I8":null},'
+					 '"shape":[1],"data_offsets":[0,1]}')),
+		("schema-dtype-number", w('{"dtype":8,"shape":[1],'
+					  '"data_offsets":[0,1]}')),
+		("schema-shape-not-array", w('{"dtype":"U8","shape":1,'
+					     '"data_offsets":[0,1]}')),
+		("schema-shape-float", w('{"dtype":"U8","shape":[1.0],'
+					 '"data_offsets":[0,1]}')),
+		("schema-shape-exp", w('{"dtype":"U8","shape":[1e0],'
+				       '"data_offsets":[0,1]}')),
+		("schema-shape-neg", w('{"dtype":"U8","shape":[-1],'
+				       '"data_offsets":[0,1]}')),
+		("schema-shape-neg0", w('{"dtype":"U8","shape":[-0],'
+					'"data_offsets":[0,0]}', 0)),
+		("schema-shape-lead0", w('{"dtype":"U8","shape":[01],'
+					 '"data_offsets":[0,1]}')),
+		("schema-shape-plus", w('{"dtype":"U8","shape":[+1],'
+					'"data_offsets":[0,1]}')),
+		("schema-shape-string", w('{"dtype":"U8","shape":["1"],'
+					  '"data_offsets":[0,1]}')),
+		("schema-shape-true", w('{"dtype":"U8","shape":[true],'
+					'"data_offsets":[0,1]}')),
+		("schema-shape-null", w('{"dtype":"U8","shape":[null],'
+					'"data_offsets":[0,1]}')),
+		("schema-shape-2pow64", w('{"dtype":"U8","shape":[%d],'
+					  '"data_offsets":[0,1]}' % 2**64)),
+		("schema-offsets-1", w('{"dtype":"U8","shape":[1],'
+				       '"data_offsets":[0]}')),
+		("schema-offsets-3", w('{"dtype":"U8","shape":[1],'
+				       '"data_offsets":[0,1,2]}')),
+		("schema-offsets-obj", w('{"dtype":"U8","shape":[1],'
+					 '"data_offsets":{"0":1}}')),
+		("schema-offsets-2pow64", w('{"dtype":"U8","shape":[1],'
+					    '"data_offsets":[0,%d]}' % 2**64)),
+		("schema-meta-number", ('{"__metadata__":{"a":1}}', 0)),
+		("schema-meta-nested", ('{"__metadata__":{"a":{}}}', 0)),
+		("schema-meta-null-value", ('{"__metadata__":{"a":null}}', 0)),
+		("schema-meta-array", ('{"__metadata__":["a"]}', 0)),
+		("schema-meta-string", ('{"__metadata__":"a"}', 0)),
+		("schema-meta-dup", ('{"__metadata__":{},"__metadata__":{}}', 0)),
+		("schema-meta-dup-escaped", ('{"__metadata__":{},'
+					     '"\\u005f_metadata__":{}}', 0)),
+	]:
+		H(name, text, n)
+	# ---- validation --------------------------------------------------
+	H("valid-gap", obj([('"a"', ent("U8", [1], 0, 1)),
+			    ('"b"', ent("U8", [1], 2, 3))]), 3)
+	H("valid-overlap", obj([('"a"', ent("U8", [2], 0, 2)),
+				('"b"', ent("U8", [2], 1, 3))]), 3)
+	H("valid-same-range", obj([('"a"', ent("U8", [2], 0, 2)),
+				   ('"b"', ent("U8", [2], 0, 2))]), 2)
+	H("valid-end-before-begin", obj([('"a"', ent("U8", [0], 2, 1))]), 2)
+	H("valid-not-from-zero", obj([('"a"', ent("U8", [1], 1, 2))]), 2)
+	H("valid-zero-size-past-end", obj([('"a"', ent("U8", [1], 0, 1)),
+					   ('"b"', ent("U8", [0], 5, 5))]), 1)
+	H("valid-overflow-shape", obj([('"a"', ent("U8", [U64, 2, 0], 0, 0))]))
+	H("valid-overflow-bits", obj([('"a"', ent("U8", [2**61], 0, 2**61))]),
+	  2**61)
+	H("valid-overflow-bits-f64", obj([('"a"', ent("F64", [2**58], 0, 2**61))]),
+	  2**61)
+	H("valid-huge-product", obj([('"a"', ent("F32", [2**20] * 4, 0, 4))]), 4)
+	H("valid-misaligned-f4", obj([('"a"', ent("F4", [3], 0, 1))]), 1)
+	H("valid-misaligned-f6", obj([('"a"', ent("F6_E2M3", [2], 0, 1))]), 1)
+	H("valid-invalid-info", obj([('"a"', ent("F32", [2], 0, 4))]), 4)
+	H("valid-blame-first", obj([('"a"', ent("F32", [2], 0, 4)),
+				    ('"b"', ent("U8", [1], 9, 10))]), 10)
+	p, n = tensors([("w", "U8", [4])])
+	H("valid-incomplete-extra", obj(p), n + 1)
+	H("valid-incomplete-short", obj(p), n - 1)
+	H("valid-dup-name-dropped", '{"a":' + ent("U8", [2], 0, 2) + ',"b":' +
+	  ent("U8", [2], 2, 4) + ',"a":' + ent("U8", [2], 0, 2) + "}", 4)
+	H("valid-dup-name-gap", '{"a":' + ent("U8", [2], 0, 2) + ',"b":' +
+	  ent("U8", [2], 2, 4) + ',"b":' + ent("U8", [2], 0, 2) + "}", 4)
+	# absolute file sizes: smaller than the header, 0, u63 max
+	c.header_size("size-smaller-than-header", "{}", 3)
+	c.header_size("size-zero", "{}", 0)
+	c.header_size("size-huge", obj([('"a"', ent("U8", [1], 0, 1))]),
+		      (1 << 63) - 1)
+	# many tiny tensors
+	p, n = tensors([("t%d" % i, "BOOL", [1]) for i in range(300)])
+	H("many-tensors", obj(p), n)
+	# real files' headers (written by the reference library)
+	real = "/work/shared/testdata/real"
+	if os.path.isdir(real):
+		for f in sorted(os.listdir(real)):
+			if not f.endswith(".safetensors"):
+				continue
+			with open(os.path.join(real, f), "rb") as fh:
+				blob = fh.read()
+			n = struct.unpack("<Q", blob[:8])[0]
+			H("real-" + f[:-12], blob[8:8 + n], len(blob) - 8 - n)
+
+
+def index_seeds(c):
+	S1 = "model-00001-of-00002.safetensors"
+	S2 = "model-00002-of-00002.safetensors"
+	full = {"a": S1, "b": S1, "c": S2, "x/y": S2, "nul\0z": S2}
+
+	def idx(name, wmap, meta={"total_size": 52}, raw=None):
+		if raw is None:
+			d = {}
+			if meta is not None:
+				d["metadata"] = meta
+			if wmap is not None:
+				d["weight_map"] = wmap
+			raw = json.dumps(d, indent=2)
+		c.put("index", name, raw)
+
+	def without(*keys):
+		return {k: v for k, v in full.items() if k not in keys}
+
+	idx("ok", full)
+	idx("ok-no-metadata", full, None)
+	idx("ok-metadata-null", full, raw=json.dumps({"metadata": None,
+						       "weight_map": full}))
+	idx("ok-metadata-rich", full, {"total_size": 52, "total_parameters": 13,
+				       "format": "pt", "nested": {"a": [1, 2.5]},
+				       "s": "\u00e9\u0000"})
+	idx("ok-one-shard", {"a": S1, "b": S1})
+	idx("ok-compact", full, raw=json.dumps({"weight_map": full},
+					      separators=(",", ":")))
+	idx("ok-extra-keys", full, raw=json.dumps({"weight_map": full,
+						   "other": [1, {"x": None}]}))
+	idx("ok-escaped-names", full, raw='{"weight_map":{"\\u0061":"%s",'
+	    '"b":"%s","c":"model-00002-of-00002.safetensor\\u0073",'
+	    '"x\\/y":"%s","nul\\u0000z":"%s"}}' % (S1, S1, S2, S2))
+	# refused
+	idx("not-json", None, raw='{"metadata": {}, "weight_map": {')
+	idx("empty", None, raw="")
+	idx("array-root", None, raw="[]")
+	idx("no-weight-map", None)
+	idx("weight-map-array", None, raw='{"weight_map": ["a"]}')
+	idx("weight-map-empty", {})
+	idx("metadata-string", full, "x")
+	idx("metadata-array", full, [1])
+	idx("value-number", dict(full, a=1))
+	idx("value-null", dict(full, a=None))
+	idx("value-nul", dict(full, a=S1 + "\0"))
+	idx("value-nul-mid", dict(full, a="model-0\u00000001-of-00002.safetensors"))
+	idx("dup-key", None, raw='{"weight_map":{"a":"%s","a":"%s","b":"%s",'
+	    '"c":"%s","x/y":"%s","nul\\u0000z":"%s"}}' % (S1, S1, S1, S2, S2, S2))
+	idx("dup-weight-map", None, raw='{"weight_map":{},"weight_map":%s}'
+	    % json.dumps(full))
+	idx("unlisted-tensor", without("b"))
+	idx("unlisted-nul-tensor", without("nul\0z"))
+	idx("absent-tensor", dict(full, ghost=S1))
+	idx("wrong-shard", dict(full, a=S2))
+	idx("dotdot", dict(full, a="../" + S1))
+	idx("dotdot-mid", dict(full, a="x/../" + S1))
+	idx("dot", dict(full, a="./" + S1))
+	idx("absolute", dict(full, a="/etc/x.safetensors"))
+	idx("absolute-self", dict(full, a="/tmp/" + S1))
+	idx("backslash", dict(full, a="..\\" + S1))
+	idx("url", dict(full, a="http://127.0.0.1:1/" + S1))
+	idx("file-url", dict(full, a="file:///etc/passwd.safetensors"))
+	idx("not-safetensors", dict(full, a="model.safetensors.index.json"))
+	idx("empty-name", dict(full, a=""))
+	idx("empty-component", dict(full, a="sub//" + S1))
+	idx("missing-shard", dict(full, a="model-00003-of-00003.safetensors"))
+	idx("subdir-shard", dict(full, a="sub/" + S1))
+	idx("dev-null", dict(full, a="/dev/null"))
+	idx("proc", dict(full, a="/proc/self/fd/0.safetensors"))
+	idx("self-dir", dict(full, a=".safetensors"))
+	idx("deep", None, raw='{"weight_map":' + "[" * 200 + "]" * 200 + "}")
+	idx("deep-metadata", full, raw='{"metadata":' + '{"a":' * 300 + "1" +
+	    "}" * 300 + ',"weight_map":' + json.dumps(full) + "}")
+	idx("big-numbers", full, {"total_size": 2**64, "x": 1e308, "y": -2**63})
+	idx("bad-utf8", None, raw=b'{"weight_map":{"\xff":"' + S1.encode() +
+	    b'"}}')
+	idx("trailing", None, raw=json.dumps({"weight_map": full}) + " x")
+	idx("nul-in-text", None, raw=json.dumps({"weight_map": full}) + "\0")
+	idx("bom", None, raw=b"\xef\xbb\xbf" + json.dumps({"weight_map": full})
+	    .encode())
+	idx("many-shards", {"t%d" % i: "model-%05d-of-00500.safetensors" % i
+			    for i in range(500)})
+
+
+DICT_TOKENS = [
+	'"dtype"', '"shape"', '"data_offsets"', '"__metadata__"', '"weight_map"',
+	'"metadata"', '"total_size"', '"\\u0000"', '"\\ud83d\\ude00"', '"\\u005f"',
+	'"\\/"', '"\\\\"', "null", "true", "false", str(U64), str(U64 + 1),
+	"1e400", "-0", '"model-00001-of-00002.safetensors"',
+	'"model-00002-of-00002.safetensors"', '"../"', '".safetensors"', '"x/y"',
+	'"nul\\u0000z"',
+] + ['"%s"' % d for d, _ in DTYPES]
+
+
+def write_dict(path):
+	"""libFuzzer dictionary (-dict=) of the tokens both formats use."""
+	with open(path, "w") as f:
+		f.write("# written by make_corpus.py: JSON tokens of safetensors "
+			"headers and indexes\n")
+		for i, tok in enumerate(DICT_TOKENS):
+			esc = tok.replace("\\", "\\\\").replace('"', '\\"')
+			f.write('t%d="%s"\n' % (i, esc))
+
+
+def main(argv):
+	outdir = argv[0] if argv else os.path.join(
+		os.path.dirname(os.path.abspath(__file__)), "corpus")
+	c = Corpus(outdir)
+	header_seeds(c)
+	index_seeds(c)
+	c.prune()
+	write_dict(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+				"json.dict"))
+	for kind in ("header", "index"):
+		print("%s: %d seeds" % (kind, len(c.written[kind])))
+	return 0
+
+
+if __name__ == "__main__":
+	sys.exit(main(sys.argv[1:]))
