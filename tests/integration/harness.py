@@ -319,9 +319,10 @@ def run(cmd, timeout=60, input=None, env=None, cwd=None):
 			      else subprocess.DEVNULL)
 
 
-def daemon_pids(mnt):
-	"""Pids of stfs processes whose command line names mountpoint mnt."""
-	want = os.fsencode(mnt)
+def daemon_pids(mnt, also=()):
+	"""Pids of stfs processes whose command line names mountpoint mnt
+	(or one of the strings in also, for relative arguments)."""
+	wants = [os.fsencode(x) for x in (mnt,) + tuple(also)]
 	res = []
 	for d in os.listdir("/proc"):
 		if not d.isdigit() or int(d) == os.getpid():
@@ -331,7 +332,8 @@ def daemon_pids(mnt):
 				argv = f.read().split(b"\0")
 		except OSError:
 			continue
-		if want in argv and argv and b"stfs" in os.path.basename(argv[0]):
+		if argv and b"stfs" in os.path.basename(argv[0]) and \
+				any(w in argv for w in wants):
 			res.append(int(d))
 	return res
 

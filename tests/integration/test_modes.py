@@ -3,10 +3,12 @@
 foreground -f, signals unmount, `mount -t fuse.stfs` through mount.fuse3,
 the mount.stfs helper (and its fake -f), `mount` output."""
 
+import json
 import os
 import signal
 import shutil
 import subprocess
+import sys
 import time
 
 import harness
@@ -48,8 +50,8 @@ def start_bg(t, args, mnt, label, env=None, cwd=None):
 	return ok and harness.is_mounted(mnt)
 
 
-def stop_bg(t, mnt, label, how="fusermount"):
-	pids = harness.daemon_pids(mnt)
+def stop_bg(t, mnt, label, how="fusermount", also=()):
+	pids = harness.daemon_pids(mnt, also)
 	t.eq(len(pids), 1, "%s: one daemon process for %s: %r" % (label, mnt, pids))
 	if how == "fusermount":
 		r = harness.fusermount_u(mnt)
@@ -72,6 +74,77 @@ def stop_bg(t, mnt, label, how="fusermount"):
 	harness.force_unmount(mnt)
 
 
+def mount_t(t, bindir, src, mnt, opts):
+	label = "mount -t fuse.stfs %s" % " ".join(opts)
+	cmd = ["unshare", "--mount", "--propagation", "private", sys.executable,
+	       os.path.abspath(__file__), "--ns-child", bindir, src, mnt,
+	       json.dumps(opts)]
+	try:
+		r = run(cmd, timeout=60)
+	except subprocess.TimeoutExpired:
+		t.check(False, "%s: timed out" % label)
+		for p in harness.daemon_pids(mnt):
+			os.kill(p, signal.SIGKILL)
+		return
+	try:
+		res = json.loads(r.stdout.decode().strip().splitlines()[-1])
+	except (ValueError, IndexError):
+		t.check(False, "%s: namespace child failed: %r %r"
+			% (label, r.stdout[-500:], r.stderr[-1000:]))
+		return
+	t.eq(res["rc"], 0, "%s: exit status (stderr %r)" % (label, res["stderr"]))
+	if res["rc"] != 0:
+		return
+	t.check(res["mounted"], "%s: mounted when mount returns" % label)
+	t.eq(res["fstype"], "fuse.stfs", "%s: fstype" % label)
+	t.check(res["mount_shows"], "%s: `mount` shows 'on %s type fuse.stfs'"
+		% (label, mnt))
+	t.check(res["listing_ok"], "%s: ls shows the tensors" % label)
+	t.check(res["bytes_ok"], "%s: wte.weight bytes" % label)
+	t.eq(res["umount_rc"], 0, "%s: umount" % label)
+	t.check(res["daemon_gone"], "%s: daemon exits after umount" % label)
+	t.check(not res["still_mounted"], "%s: unmounted" % label)
+
+
+def ns_child(bindir, src, mnt, opts):
+	"""Runs inside `unshare --mount`: make /usr/local/sbin hold the build's
+	stfs, mount with mount(8), look, unmount; print the findings as JSON."""
+	res = {"rc": None}
+	try:
+		r = run(["mount", "--bind", bindir, "/usr/local/sbin"])
+		if r.returncode != 0:
+			res["stderr"] = "bind mount: %r" % r.stderr
+			res["rc"] = -1
+			return res
+		r = run(["mount", "-t", "fuse.stfs"] + opts + [src, mnt], timeout=20)
+		res["rc"] = r.returncode
+		res["stderr"] = r.stderr.decode(errors="replace")
+		if r.returncode != 0:
+			return res
+		e = harness.mount_entry(mnt)
+		res["mounted"] = e is not None
+		res["fstype"] = e and e[1]
+		out = run(["mount"]).stdout
+		res["mount_shows"] = (" on %s type fuse.stfs " % mnt).encode() in out
+		names = os.listdir(mnt)
+		res["listing_ok"] = "wte.weight" in names and "__summary__.json" in names
+		S = harness.SrcFile(src)
+		with open(os.path.join(mnt, "wte.weight"), "rb") as f:
+			res["bytes_ok"] = f.read() == S.read(S.by_name["wte.weight"])
+		pids = harness.daemon_pids(mnt)
+		r = run(["umount", mnt])
+		res["umount_rc"] = r.returncode
+		res["daemon_gone"] = bool(pids) and all(harness.wait_gone(p) for p in pids)
+		res["still_mounted"] = harness.is_mounted(mnt)
+	finally:
+		if harness.is_mounted(mnt):
+			run(["umount", "-l", mnt])
+		for p in harness.daemon_pids(mnt):
+			os.kill(p, signal.SIGKILL)
+		print(json.dumps(res), flush=True)
+	return res
+
+
 def run_(t):
 	d = harness.tmpdir("modes")
 	src = os.path.join(d, "sample.safetensors")
@@ -88,10 +161,17 @@ def run_(t):
 		stop_bg(t, mnt, "background")
 
 	# relative paths: the daemon changes directory, paths must still work
-	if start_bg(t, [STFS, "sample.safetensors", "mnt"], mnt, "relative paths",
+	rel = "mnt-rel-%d" % os.getpid()
+	os.mkdir(os.path.join(d, rel))
+	rmnt = os.path.join(d, rel)
+	if start_bg(t, [STFS, "sample.safetensors", rel], rmnt, "relative paths",
 		    cwd=d):
-		quick_check(t, mnt, "relative paths")
-		stop_bg(t, mnt, "relative paths")
+		quick_check(t, rmnt, "relative paths")
+		e = harness.mount_entry(rmnt)
+		if not (e and e[2] == src):
+			t.note("relative paths: mount source shown as %r, not the "
+			       "absolute %r" % (e and e[2], src))
+		stop_bg(t, rmnt, "relative paths", also=(rel,))
 
 	# signals to the background daemon unmount
 	for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -120,19 +200,22 @@ def run_(t):
 		quick_check(t, mnt, "two mounts (1)")
 		quick_check(t, mnt2, "two mounts (2)")
 
-	# mount -t fuse.stfs: mount(8) -> /sbin/mount.fuse3 -> `stfs` on PATH
-	env = dict(os.environ)
-	env["PATH"] = os.path.dirname(STFS) + ":" + env.get("PATH", "/usr/bin:/bin")
+	# mount -t fuse.stfs: mount(8) -> /sbin/mount.fuse3 -> `sh -c stfs ...`.
+	# mount(8) drops PATH for its helpers, so sh finds stfs only in its
+	# default PATH (/usr/local/sbin first).  In a private mount namespace
+	# the build's stfs is bind-mounted there, as if it were installed; the
+	# host sees none of it.
 	if os.path.exists("/sbin/mount.fuse.stfs"):
 		t.note("/sbin/mount.fuse.stfs is installed: mount -t uses it, "
 		       "not the build's stfs")
-	for opts in ([], ["-o", "ro"], ["-o", "ro,nofail,_netdev,noauto"]):
-		label = "mount -t fuse.stfs %s" % " ".join(opts)
-		if start_bg(t, ["mount", "-t", "fuse.stfs"] + opts + [src, mnt],
-			    mnt, label, env=env):
-			quick_check(t, mnt, label)
-			shows_in_mount(t, mnt, label)
-			stop_bg(t, mnt, label, how="umount")
+	if os.geteuid() != 0 or not shutil.which("unshare"):
+		t.note("not root or no unshare: mount -t fuse.stfs not tested")
+	else:
+		bindir = os.path.join(d, "sbin")
+		os.mkdir(bindir)
+		os.symlink(STFS, os.path.join(bindir, "stfs"))
+		for opts in ([], ["-o", "ro"], ["-o", "ro,nofail,_netdev,noauto"]):
+			mount_t(t, bindir, src, mnt, opts)
 
 	# mount.stfs helper: a symlink named mount.stfs to the built stfs
 	bindir = os.path.join(d, "bin")
@@ -164,4 +247,7 @@ def run_(t):
 	harness.force_unmount(mnt)
 
 
+if len(sys.argv) == 6 and sys.argv[1] == "--ns-child":
+	ns_child(sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5]))
+	sys.exit(0)
 harness.main("int-modes", run_)
