@@ -1,0 +1,544 @@
+/* stfs.c - mount a safetensors model read-only as a directory.
+ *
+ *   stfs [options] SOURCE MOUNTPOINT
+ *   mount.stfs SOURCE MOUNTPOINT [-s] [-f] [-n] [-v] [-o opts]
+ *
+ * The same binary is installed as mount.stfs and mount.fuse.stfs so that
+ * mount(8) and fstab (type fuse.stfs) can use it.  Invoked under such a
+ * name it follows the mount helper convention: -f means "fake" (validate,
+ * do not mount) and -s, -n, -v are accepted and ignored.
+ *
+ * The model is opened and validated completely before anything is
+ * mounted; the command returns once the mount exists (fuse_daemonize()
+ * after fuse_session_mount()), and the daemon then logs to syslog.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "fsll.h"
+#include "model.h"
+#include "view.h"
+
+#define PROG "stfs"
+#define DEFAULT_READAHEAD_KIB 512
+
+struct stfs_opts {
+	char *source;
+	char *mountpoint;
+	char *extra;		/* a third positional argument: an error */
+	unsigned readahead;	/* KiB; 0 leaves the kernel's default */
+	unsigned uid, gid;
+	int uid_set, gid_set;
+	int helper;		/* invoked as mount.stfs / mount.fuse.stfs */
+	int fake;		/* helper -f: validate only */
+	int show_help, show_version;
+};
+
+enum {
+	KEY_HELP,
+	KEY_VERSION,
+	KEY_F,			/* foreground, or fake in helper mode */
+	KEY_S,			/* single-threaded, or sloppy in helper mode */
+	KEY_HELPER_ONLY,	/* -n, -v: helper noise */
+};
+
+#define STFS_OPT(t, p, v) { t, offsetof(struct stfs_opts, p), v }
+
+static const struct fuse_opt stfs_opt_spec[] = {
+	STFS_OPT("readahead=%u", readahead, 0),
+	STFS_OPT("uid=%u", uid, 0),
+	STFS_OPT("uid=", uid_set, 1),
+	STFS_OPT("gid=%u", gid, 0),
+	STFS_OPT("gid=", gid_set, 1),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-f", KEY_F),
+	FUSE_OPT_KEY("-s", KEY_S),
+	FUSE_OPT_KEY("-n", KEY_HELPER_ONLY),
+	FUSE_OPT_KEY("-v", KEY_HELPER_ONLY),
+	/* fstab noise: meaningful to mount(8), not to a FUSE mount. */
+	FUSE_OPT_KEY("auto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("user", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("users", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("rw", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_END
+};
+
+static int
+opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct stfs_opts *o = data;
+	char **slot;
+
+	(void)outargs;
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		slot = !o->source ? &o->source :
+		       !o->mountpoint ? &o->mountpoint : &o->extra;
+		if (!*slot)
+			*slot = strdup(arg);
+		return *slot ? 0 : -1;
+	case KEY_HELP:
+		o->show_help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = 1;
+		return 0;
+	case KEY_F:
+		if (o->helper) {
+			o->fake = 1;
+			return 0;
+		}
+		return 1;
+	case KEY_S:
+	case KEY_HELPER_ONLY:
+		/* In stfs mode libfuse decides (-s is single-threaded; -n
+		 * and -v end up as unknown options). */
+		return o->helper ? 0 : 1;
+	default:
+		return 1;
+	}
+}
+
+static void
+usage(FILE *out, const char *prog)
+{
+	fprintf(out,
+"usage: %s [options] SOURCE MOUNTPOINT\n"
+"       mount.stfs SOURCE MOUNTPOINT [-f] [-o options]\n"
+"\n"
+"Mount a safetensors model read-only as a directory of plain files.\n"
+"SOURCE is a .safetensors file, a model.safetensors.index.json of a\n"
+"sharded set, or a directory holding either.  It is validated as strictly\n"
+"as the reference reader before anything is mounted.\n"
+"\n"
+"Layout of MOUNTPOINT:\n"
+"  NAME                 one per tensor: exactly its bytes (mmap works)\n"
+"  NAME.json            its description: name, dtype, shape, data_offsets,\n"
+"                       nbytes, numel, offset, numpy, decode, source\n"
+"  __metadata__.json    the model's __metadata__\n"
+"  __summary__.json     totals: tensors, bytes, parameters per dtype, ...\n"
+"NAME is the tensor name with '/', '%%', control bytes, a leading '.', the\n"
+"'.' of a trailing \".json\" and the first '_' of a __*__ name written as\n"
+"%%XX; the empty name is \"%%\"; names longer than 250 bytes are cut and\n"
+"end in \"%%~\" and a hash (the sidecar keeps the full name).\n"
+"\n"
+"stfs options:\n"
+"  -o readahead=KiB     kernel readahead of the mount (default %u; 0 keeps\n"
+"                       the kernel's 128); needs root, else ignored\n"
+"  -o uid=N,gid=N       owner of the files (default: the source's)\n"
+"  -h, --help           this text\n"
+"  -V, --version        print the version\n"
+"\n"
+"The mount is always ro,default_permissions, and runs in the background\n"
+"(logging to syslog) unless -f is given.  Unmount with fusermount3 -u\n"
+"MOUNTPOINT, umount, or by sending SIGTERM to the daemon.  As mount.stfs\n"
+"(mount helper) -f means fake: check SOURCE and MOUNTPOINT, mount nothing;\n"
+"-s, -n, -v are ignored.\n"
+"\n"
+"Exit status: 0 mounted (or valid), 1 invalid safetensors, 2 usage or\n"
+"I/O error (unreadable SOURCE, unusable MOUNTPOINT, mount failed).\n"
+"\n",
+		prog, DEFAULT_READAHEAD_KIB);
+}
+
+/* --- messages ------------------------------------------------------------ */
+
+enum log_mode {
+	LOGTO_STDERR,		/* before the mount: one line each */
+	LOGTO_CAPTURE,		/* around libfuse calls: keep the first error */
+	LOGTO_SYSLOG,		/* daemonized */
+};
+
+static enum log_mode log_mode;
+static char log_captured[ERR_DETAIL_MAX];
+
+static void
+stfs_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	size_t n;
+
+	switch (log_mode) {
+	case LOGTO_SYSLOG:
+		/* fuse_log_level mirrors the syslog priorities. */
+		vsyslog((int)level, fmt, ap);
+		return;
+	case LOGTO_CAPTURE:
+		if (level > FUSE_LOG_ERR || log_captured[0])
+			return;
+		vsnprintf(log_captured, sizeof(log_captured), fmt, ap);
+		n = strlen(log_captured);
+		while (n && log_captured[n - 1] == '\n')
+			log_captured[--n] = '\0';
+		return;
+	case LOGTO_STDERR:
+		if (level <= FUSE_LOG_WARNING)
+			fputs(PROG ": ", stderr);
+		vfprintf(stderr, fmt, ap);
+		return;
+	}
+}
+
+/* Turn what libfuse logged into the one error line. */
+static void
+captured_err(struct err *e, enum err_code code, const char *where,
+	     const char *fallback)
+{
+	const char *msg = log_captured[0] ? log_captured : fallback;
+
+	/* libfuse prefixes its messages with "fuse: ". */
+	if (strncmp(msg, "fuse: ", 6) == 0)
+		msg += 6;
+	err_set(e, code, "%s", msg);
+	err_where(e, where);
+	log_captured[0] = '\0';
+}
+
+static int
+exit_code(enum err_code code)
+{
+	switch (code) {
+	case ERR_IO:
+	case ERR_USAGE:
+	case ERR_NO_MEMORY:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
+/* --- mount point and readahead ------------------------------------------ */
+
+static int
+check_mountpoint(const char *path, char **resolved, struct err *e)
+{
+	struct stat st;
+
+	err_where(e, path);
+	*resolved = realpath(path, NULL);
+	if (!*resolved)
+		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
+	if (stat(*resolved, &st) != 0)
+		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, ERR_IO, "mount point: %s",
+			       strerror(ENOTDIR));
+	e->where[0] = '\0';
+	return 0;
+}
+
+/* Undo the octal escapes (\040 for ' ', ...) of a mountinfo field. */
+static void
+unescape_field(char *s)
+{
+	char *o = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+}
+
+/* Device number (maj:min) of the newest fuse.stfs mount on mnt, from
+ * /proc/self/mountinfo: stat()ing the mount point instead would send a
+ * request to this very daemon, whose loop is not running yet. */
+static int
+mount_devno(const char *mnt, char *devno, size_t cap)
+{
+	char *line = NULL, *save, *f[6], *p;
+	size_t n = 0;
+	int found = 0, i;
+	FILE *fp;
+
+	fp = fopen("/proc/self/mountinfo", "re");
+	if (!fp)
+		return -1;
+	while (getline(&line, &n, fp) > 0) {
+		/* id parent maj:min root mountpoint opts [tags...] - type */
+		for (i = 0, p = line; i < 5; i++, p = NULL) {
+			f[i] = strtok_r(p, " \n", &save);
+			if (!f[i])
+				break;
+		}
+		if (i < 5)
+			continue;
+		while ((f[5] = strtok_r(NULL, " \n", &save)) &&
+		       strcmp(f[5], "-") != 0)
+			;
+		if (!f[5] || !(f[5] = strtok_r(NULL, " \n", &save)))
+			continue;
+		unescape_field(f[4]);
+		if (strcmp(f[4], mnt) == 0 && strcmp(f[5], "fuse.stfs") == 0 &&
+		    strlen(f[2]) < cap) {
+			strcpy(devno, f[2]);
+			found = 1;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return found ? 0 : -1;
+}
+
+/* FUSE read requests are as large as the readahead window (128 KiB by
+ * default), and 512 KiB measured ~1.5x faster with splice.  The knob is
+ * /sys/class/bdi/MAJ:MIN/read_ahead_kb; it is found right after mounting
+ * and written from the first request after INIT (see fsll.h), since the
+ * INIT reply would lower it again.  Only root may write it; anyone else
+ * silently keeps the default. */
+struct readahead {
+	char path[128];
+	unsigned kib;
+};
+
+static int
+readahead_find(struct readahead *ra, const char *mnt, unsigned kib)
+{
+	char devno[64];
+
+	ra->kib = kib;
+	if (kib == 0 || mount_devno(mnt, devno, sizeof(devno)) != 0)
+		return -1;
+	snprintf(ra->path, sizeof(ra->path), "/sys/class/bdi/%s/read_ahead_kb",
+		 devno);
+	return 0;
+}
+
+static void
+readahead_apply(void *arg)
+{
+	const struct readahead *ra = arg;
+	char val[32];
+	int fd, n;
+
+	fd = open(ra->path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = snprintf(val, sizeof(val), "%u\n", ra->kib);
+	if (write(fd, val, (size_t)n) != n)
+		fuse_log(FUSE_LOG_DEBUG, "readahead=%u not applied: %s\n",
+			 ra->kib, strerror(errno));
+	close(fd);
+}
+
+/* -o ro,default_permissions,subtype=stfs,fsname=SOURCE, appended after
+ * the user's options so that ro wins; fsname makes mount(8) and df show
+ * SOURCE, and giving it keeps libfuse from adding subtype=<argv0>. */
+static int
+add_mount_opts(struct fuse_args *args, const char *source)
+{
+	char *fsname = NULL, *opts = NULL;
+	int rc = -1;
+
+	if (asprintf(&fsname, "fsname=%s", source) < 0)
+		return -1;
+	if (fuse_opt_add_opt(&opts, "ro") == 0 &&
+	    fuse_opt_add_opt(&opts, "default_permissions") == 0 &&
+	    fuse_opt_add_opt(&opts, "subtype=stfs") == 0 &&
+	    fuse_opt_add_opt_escaped(&opts, fsname) == 0 &&
+	    fuse_opt_add_arg(args, "-o") == 0 &&
+	    fuse_opt_add_arg(args, opts) == 0)
+		rc = 0;
+	free(fsname);
+	free(opts);
+	return rc;
+}
+
+/* --- main ---------------------------------------------------------------- */
+
+static int
+is_helper_name(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	base = base ? base + 1 : argv0;
+	return strncmp(base, "mount.", 6) == 0;
+}
+
+static int
+run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
+    const char *mnt, struct err *e)
+{
+	struct fuse_cmdline_opts cmd = { 0 };
+	struct fuse_loop_config *loop;
+	struct fsll fs = { 0 };
+	struct fuse_session *se;
+	struct view_opts vo = { 0 };
+	struct view *v = NULL;
+	struct readahead ra;
+	int ret = -1;
+
+	vo.set_uid = o->uid_set;
+	vo.uid = o->uid;
+	vo.set_gid = o->gid_set;
+	vo.gid = o->gid;
+	if (view_build(m, &vo, &v, e) != 0) {
+		err_where(e, o->source);
+		return -1;
+	}
+	if (add_mount_opts(args, o->source) != 0) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto err_out1;
+	}
+	log_mode = LOGTO_CAPTURE;
+	fs.view = v;
+	fs.conn_opts = fuse_parse_conn_info_opts(args);
+	if (!fs.conn_opts || fuse_parse_cmdline(args, &cmd) != 0) {
+		captured_err(e, ERR_USAGE, "", "bad options");
+		goto err_out1;
+	}
+	if (o->fake) {
+		ret = 0;
+		goto err_out1;
+	}
+
+	se = fuse_session_new(args, &fsll_ops, sizeof(fsll_ops), &fs);
+	if (!se) {
+		captured_err(e, ERR_USAGE, "", "cannot create the session");
+		goto err_out1;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		captured_err(e, ERR_IO, "", "cannot set signal handlers");
+		goto err_out2;
+	}
+	if (fuse_session_mount(se, mnt) != 0) {
+		captured_err(e, ERR_IO, o->mountpoint, "mount failed");
+		goto err_out3;
+	}
+	log_mode = LOGTO_STDERR;
+	if (readahead_find(&ra, mnt, o->readahead) == 0) {
+		fs.after_init = readahead_apply;
+		fs.after_init_arg = &ra;
+	}
+
+	if (!cmd.foreground) {
+		openlog(PROG, LOG_PID, LOG_DAEMON);
+		log_mode = LOGTO_SYSLOG;
+	}
+	/* The parent exits 0 here, the mount already in place. */
+	if (fuse_daemonize(cmd.foreground) != 0) {
+		err_set(e, ERR_IO, "cannot go to the background");
+		goto err_out4;
+	}
+	if (!cmd.foreground)
+		syslog(LOG_INFO, "mounted %s on %s", o->source, mnt);
+
+	if (cmd.singlethread) {
+		ret = fuse_session_loop(se);
+	} else {
+		loop = fuse_loop_cfg_create();
+		if (!loop) {
+			fuse_log(FUSE_LOG_ERR, "out of memory\n");
+			goto err_out4;
+		}
+		/* A /dev/fuse clone per worker spreads the readahead
+		 * requests of parallel readers over threads. */
+		fuse_loop_cfg_set_clone_fd(loop, 1);
+		fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
+		fuse_loop_cfg_set_idle_threads(loop, cmd.max_idle_threads);
+		ret = fuse_session_loop_mt(se, loop);
+		fuse_loop_cfg_destroy(loop);
+	}
+	/* A signal (SIGTERM, SIGINT, SIGHUP) ends the loop with its number:
+	 * that is a clean unmount, not a failure. */
+	if (ret > 0)
+		ret = 0;
+
+err_out4:
+	fuse_session_unmount(se);
+err_out3:
+	fuse_remove_signal_handlers(se);
+err_out2:
+	fuse_session_destroy(se);
+err_out1:
+	free(cmd.mountpoint);
+	free(fs.conn_opts);
+	view_free(v);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct stfs_opts o = { 0 };
+	struct err e = { 0 };
+	struct model *m = NULL;
+	char *mnt = NULL;
+	int status = 0;
+
+	fuse_set_log_func(stfs_log);
+	o.readahead = DEFAULT_READAHEAD_KIB;
+	o.helper = argc > 0 && is_helper_name(argv[0]);
+	if (fuse_opt_parse(&args, &o, stfs_opt_spec, opt_proc) != 0) {
+		err_set(&e, ERR_USAGE, "bad options (see %s --help)", PROG);
+		goto out;
+	}
+	if (o.show_help) {
+		usage(stdout, PROG);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		goto out;
+	}
+	if (o.show_version) {
+		printf("%s %s (libfuse %s)\n", PROG, STFS_VERSION,
+		       fuse_pkgversion());
+		goto out;
+	}
+	if (!o.source || !o.mountpoint || o.extra) {
+		err_set(&e, ERR_USAGE, "%s (usage: %s [options] SOURCE "
+			"MOUNTPOINT; see --help)",
+			o.extra ? "too many arguments" :
+			"SOURCE and MOUNTPOINT are required", PROG);
+		goto out;
+	}
+
+	/* Validate everything before touching the mount point. */
+	if (model_open(o.source, &m, &e) != 0) {
+		err_where(&e, o.source);
+		goto out;
+	}
+	if (check_mountpoint(o.mountpoint, &mnt, &e) != 0)
+		goto out;
+	if (run(&args, &o, m, mnt, &e) != 0 && e.code == ERR_OK)
+		status = 1;
+
+out:
+	if (e.code != ERR_OK) {
+		if (log_mode == LOGTO_SYSLOG)
+			syslog(LOG_ERR, "%s: %s: %s", e.where,
+			       err_name(e.code), e.detail);
+		else
+			err_print(PROG, &e);
+		status = exit_code(e.code);
+	}
+	model_free(m);
+	free(mnt);
+	free(o.source);
+	free(o.mountpoint);
+	free(o.extra);
+	fuse_opt_free_args(&args);
+	return status;
+}
