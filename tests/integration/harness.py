@@ -233,6 +233,7 @@ class Mount:
 		self.proc = None
 		self.returncode = None
 		self.log = None
+		self.ready = False
 
 	def start(self):
 		if self.path is None:
@@ -257,6 +258,7 @@ class Mount:
 			if is_mounted(self.path):
 				try:
 					os.listdir(self.path)
+					self.ready = True
 					return self
 				except OSError:
 					pass
@@ -281,7 +283,10 @@ class Mount:
 		if self.path and not force_unmount(self.path):
 			print("could not unmount %s" % self.path, file=sys.stderr)
 		p = self.proc
-		if p is not None and self.returncode is None:
+		if p is not None and self.returncode is None and not self.ready:
+			p.kill()		# never mounted: nothing to wait for
+			p.wait()
+		elif p is not None and self.returncode is None:
 			try:
 				self.returncode = p.wait(timeout=10)
 			except subprocess.TimeoutExpired:
