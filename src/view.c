@@ -1,6 +1,7 @@
 /* view.c - the immutable node table of a mounted model (flat layout). */
 #include "view.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 
 #define META_NAME "__metadata__.json"
 #define SUMMARY_NAME "__summary__.json"
+#define SHARDS_NAME "__shards__"
 
 #define INO_META 2
 #define INO_SUMMARY 3
@@ -36,14 +38,30 @@ tensor_of(uint64_t ino)
 	return (ino - INO_FIRST_TENSOR) / 2;
 }
 
+/* One past the last tensor inode. */
+static inline uint64_t
+tensors_end(const struct view *v)
+{
+	return INO_FIRST_TENSOR + 2 * (uint64_t)v->model->ntensors;
+}
+
+/* The __shards__/SHARD.json behind ino, else NULL. */
+static const struct view_file *
+shard_file(const struct view *v, uint64_t ino)
+{
+	if (!v->ino_shards || ino <= v->ino_shards || ino > v->ninodes)
+		return NULL;
+	return &v->shard_files[ino - v->ino_shards - 1];
+}
+
 enum view_kind
 view_kind(const struct view *v, uint64_t ino)
 {
-	if (ino == VIEW_ROOT_INO)
+	if (ino == VIEW_ROOT_INO || (ino && ino == v->ino_shards))
 		return VIEW_DIR;
-	if (ino == INO_META || ino == INO_SUMMARY)
+	if (ino == INO_META || ino == INO_SUMMARY || shard_file(v, ino))
 		return VIEW_BLOB;
-	if (ino < INO_FIRST_TENSOR || ino > v->ninodes)
+	if (ino < INO_FIRST_TENSOR || ino >= tensors_end(v))
 		return VIEW_NONE;
 	return (ino - INO_FIRST_TENSOR) % 2 ? VIEW_SIDECAR : VIEW_TENSOR;
 }
@@ -85,13 +103,25 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 {
 	int sidecar = 0;
 	uint32_t *slot;
+	size_t j;
 
+	if (parent && parent == v->ino_shards) {
+		/* A handful of shards: a scan is fine. */
+		for (j = 0; j < v->nshard_files; j++)
+			if (v->shard_files[j].name_len == len &&
+			    memcmp(v->shard_files[j].name, name, len) == 0)
+				return v->ino_shards + 1 + j;
+		return 0;
+	}
 	if (parent != VIEW_ROOT_INO)
 		return 0;
 	if (len == strlen(META_NAME) && memcmp(name, META_NAME, len) == 0)
 		return INO_META;
 	if (len == strlen(SUMMARY_NAME) && memcmp(name, SUMMARY_NAME, len) == 0)
 		return INO_SUMMARY;
+	if (v->ino_shards && len == strlen(SHARDS_NAME) &&
+	    memcmp(name, SHARDS_NAME, len) == 0)
+		return v->ino_shards;
 	/* Encoded tensor names never end in ".json" (rule 3), so the suffix
 	 * always means "the sidecar of the name before it". */
 	if (len > NAMES_SUFFIX_LEN &&
@@ -113,15 +143,30 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 uint64_t
 view_nchildren(const struct view *v, uint64_t dir)
 {
-	return dir == VIEW_ROOT_INO ? v->ninodes - 1 : 0;
+	if (dir == VIEW_ROOT_INO)
+		return 2 + (v->ino_shards != 0) + 2 * (uint64_t)v->model->ntensors;
+	if (dir && dir == v->ino_shards)
+		return v->nshard_files;
+	return 0;
 }
 
 uint64_t
 view_child(const struct view *v, uint64_t dir, uint64_t k)
 {
-	if (dir != VIEW_ROOT_INO || k >= v->ninodes - 1)
+	if (k >= view_nchildren(v, dir))
 		return 0;
-	return k + 2;
+	if (dir != VIEW_ROOT_INO)
+		return v->ino_shards + 1 + k;
+	if (k < 2)
+		return INO_META + k;
+	if (v->ino_shards) {
+		/* __shards__ is listed third but numbered after the
+		 * tensors, so tensor inodes do not depend on it. */
+		if (k == 2)
+			return v->ino_shards;
+		k--;
+	}
+	return INO_FIRST_TENSOR + (k - 2);
 }
 
 size_t
@@ -132,9 +177,19 @@ view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 	size_t n;
 
 	switch (view_kind(v, ino)) {
+	case VIEW_DIR:
+		if (ino == VIEW_ROOT_INO)
+			break;
+		memcpy(out, SHARDS_NAME, sizeof(SHARDS_NAME));
+		return strlen(SHARDS_NAME);
 	case VIEW_BLOB:
-		s = ino == INO_META ? META_NAME : SUMMARY_NAME;
-		n = strlen(s);
+		if (shard_file(v, ino)) {
+			s = shard_file(v, ino)->name;
+			n = shard_file(v, ino)->name_len;
+		} else {
+			s = ino == INO_META ? META_NAME : SUMMARY_NAME;
+			n = strlen(s);
+		}
 		memcpy(out, s, n + 1);
 		return n;
 	case VIEW_TENSOR:
@@ -149,9 +204,10 @@ view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 		out[n] = '\0';
 		return n;
 	default:
-		out[0] = '\0';
-		return 0;
+		break;
 	}
+	out[0] = '\0';
+	return 0;
 }
 
 /* --- attributes and content -------------------------------------------- */
@@ -163,7 +219,9 @@ view_size(const struct view *v, uint64_t ino)
 	case VIEW_BLOB:
 		if (ino == INO_META)
 			return strlen(v->model->metadata_json);
-		return v->summary_len;
+		if (ino == INO_SUMMARY)
+			return v->summary_len;
+		return shard_file(v, ino)->len;
 	case VIEW_TENSOR:
 		return model_tensor_nbytes(&v->model->tensors[tensor_of(ino)]);
 	case VIEW_SIDECAR:
@@ -200,7 +258,8 @@ view_stat(const struct view *v, uint64_t ino, struct stat *st)
 	st->st_atim = st->st_mtim;
 	if (k == VIEW_DIR) {
 		st->st_mode = S_IFDIR | 0555;
-		st->st_nlink = 2;	/* flat: no subdirectories */
+		/* "." and the parent's entry, plus each subdirectory's "..". */
+		st->st_nlink = 2 + (ino == VIEW_ROOT_INO && v->ino_shards);
 	} else {
 		st->st_mode = S_IFREG | 0444;
 		st->st_nlink = 1;
@@ -236,6 +295,10 @@ view_blob(const struct view *v, uint64_t ino, size_t *len)
 	if (ino == INO_SUMMARY) {
 		*len = v->summary_len;
 		return v->summary;
+	}
+	if (shard_file(v, ino)) {
+		*len = shard_file(v, ino)->len;
+		return shard_file(v, ino)->data;
 	}
 	return NULL;
 }
@@ -397,6 +460,64 @@ build_table(struct view *v, struct err *e)
 	return 0;
 }
 
+/* __shards__/SHARD.json: the summary's per-shard objects, each rendered
+ * once (a sharded set has few shards), named like tensors. */
+static int
+build_shards(struct view *v, struct err *e)
+{
+	const struct model *m = v->model;
+	char enc[NAMES_MAX + 1];
+	json_t *root, *arr;
+	size_t j, n;
+
+	root = json_loads(v->summary, JSON_ALLOW_NUL, NULL);
+	arr = json_object_get(root, "shards");
+	if (!json_is_array(arr) || json_array_size(arr) != m->nshards) {
+		json_decref(root);
+		return err_set(e, ERR_NO_MEMORY, "cannot list the shards");
+	}
+	v->shard_files = calloc(m->nshards, sizeof(*v->shard_files));
+	if (!v->shard_files)
+		goto oom;
+	v->nshard_files = m->nshards;
+	for (j = 0; j < m->nshards; j++) {
+		struct view_file *f = &v->shard_files[j];
+		const char *sn = m->shards[j].name;
+		char *text;
+
+		n = names_encode(sn, strlen(sn), enc);
+		f->name = malloc(n + NAMES_SUFFIX_LEN + 1);
+		text = json_dumps(json_array_get(arr, j),
+				  JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		if (!f->name || !text) {
+			free(text);
+			goto oom;
+		}
+		memcpy(f->name, enc, n);
+		memcpy(f->name + n, NAMES_SUFFIX, NAMES_SUFFIX_LEN + 1);
+		f->name_len = n + NAMES_SUFFIX_LEN;
+		f->len = strlen(text) + 1;
+		f->data = realloc(text, f->len + 1);
+		if (!f->data) {
+			free(text);
+			goto oom;
+		}
+		memcpy(f->data + f->len - 1, "\n", 2);
+		v->total_bytes += f->len;
+		for (n = 0; n < j; n++)
+			if (strcmp(v->shard_files[n].name, f->name) == 0) {
+				json_decref(root);
+				return err_set(e, ERR_USAGE, "two shards map "
+					       "to the file name %s", f->name);
+			}
+	}
+	json_decref(root);
+	return 0;
+oom:
+	json_decref(root);
+	return err_set(e, ERR_NO_MEMORY, "out of memory");
+}
+
 static int
 build_sidecar_sizes(struct view *v, struct err *e)
 {
@@ -444,7 +565,12 @@ view_build(const struct model *m, const struct view_opts *opts,
 	}
 	v->summary_len = strlen(v->summary);
 	v->ninodes = INO_FIRST_TENSOR - 1 + 2 * (uint64_t)m->ntensors;
-	if (build_table(v, e) || build_sidecar_sizes(v, e))
+	if (m->sharded) {
+		v->ino_shards = v->ninodes + 1;
+		v->ninodes += 1 + m->nshards;
+	}
+	if (build_table(v, e) || build_sidecar_sizes(v, e) ||
+	    (m->sharded && build_shards(v, e)))
 		goto fail;
 	v->total_bytes += strlen(m->metadata_json) + v->summary_len;
 
@@ -474,6 +600,8 @@ fail:
 void
 view_free(struct view *v)
 {
+	size_t i;
+
 	if (!v)
 		return;
 	if (v->priv) {
@@ -481,6 +609,11 @@ view_free(struct view *v)
 		free(priv(v)->slots);
 		free(v->priv);
 	}
+	for (i = 0; i < v->nshard_files; i++) {
+		free(v->shard_files[i].name);
+		free(v->shard_files[i].data);
+	}
+	free(v->shard_files);
 	free(v->entries);
 	free(v->summary);
 	free(v);

@@ -7,11 +7,17 @@
  *   __summary__.json    summary_json(model, pretty)
  *   NAME                per tensor, in model order: exactly its bytes
  *   NAME.json           per tensor: a JSON sidecar (name, dtype, shape, ...)
- * where NAME = names_encode(tensor name) (see names.h).
+ *   __shards__/         sharded sets only: SHARD.json per shard, that
+ *                       shard's entry of the summary (its own totals and
+ *                       its header's __metadata__)
+ * where NAME = names_encode(tensor name) (see names.h) and SHARD the
+ * shard's file name, encoded the same way.
  *
  * Inode numbers are stable for a given model: 1 is the root, 2 and 3 the
  * two root JSON files, 4 + 2i the data file of tensor i and 5 + 2i its
- * sidecar.  Callers should not rely on that arithmetic; use the functions.
+ * sidecar; for a sharded set of n tensors 4 + 2n is __shards__ and
+ * 5 + 2n + j the JSON of shard j.  Callers should not rely on that
+ * arithmetic; use the functions.
  *
  * Memory: one 16-byte entry per tensor plus an open-addressed table of
  * 32-bit slots; encoded names are stored only when they differ from the
@@ -43,13 +49,22 @@ enum view_kind {
 	VIEW_DIR,
 	VIEW_TENSOR,		/* a tensor's bytes, read from its source */
 	VIEW_SIDECAR,		/* a tensor's JSON description, rendered */
-	VIEW_BLOB,		/* generated once at build: root JSON files */
+	VIEW_BLOB,		/* generated once at build: the root JSON files
+				   and __shards__/SHARD.json */
 };
 
 struct view_opts {
 	int set_uid, set_gid;	/* else owner/group of the source file */
 	uid_t uid;
 	gid_t gid;
+};
+
+/* A file generated once at build (the JSON of one shard). */
+struct view_file {
+	char *name;		/* NUL-terminated file name */
+	size_t name_len;
+	char *data;
+	size_t len;
 };
 
 /* One tensor's two files (data and sidecar). */
@@ -70,6 +85,10 @@ struct view {
 
 	char *summary;		/* __summary__.json content */
 	size_t summary_len;
+
+	uint64_t ino_shards;	/* the __shards__ directory, 0 if unsharded */
+	size_t nshard_files;
+	struct view_file *shard_files;	/* one per shard, in model order */
 
 	/* Root directory and generated files take the newest times of all
 	 * sources, and the owner of the first one. */
@@ -97,8 +116,8 @@ uint64_t view_lookup(const struct view *v, uint64_t parent, const char *name,
 		     size_t len);
 
 /* The k-th entry (0-based, "." and ".." not counted) of directory dir, or
- * 0 past the end.  Order: the root JSON files, then per tensor its data
- * file and its sidecar, in model order. */
+ * 0 past the end.  Root order: the root JSON files, __shards__ (sharded
+ * sets), then per tensor its data file and its sidecar, in model order. */
 uint64_t view_child(const struct view *v, uint64_t dir, uint64_t k);
 
 /* Number of entries of directory dir (as view_child counts them). */

@@ -634,6 +634,88 @@ START_TEST(test_empty_model)
 }
 END_TEST
 
+/* A sharded set: __shards__/ holds one JSON per shard; tensor inodes are
+ * numbered as in a single file. */
+START_TEST(test_sharded)
+{
+	static const char index_json[] =
+		"{\"metadata\":{\"total_size\":20},\"weight_map\":{"
+		"\"a\":\"s-1.safetensors\",\"b\":\"s-2.safetensors\"}}";
+	char name[VIEW_NAME_MAX + 1], p2[sizeof(path)], idx[600];
+	uint64_t k, ino, shards;
+	struct model *m2;
+	struct view *v2;
+	struct err e = { 0 };
+	struct stat st;
+	const char *p;
+	json_t *j;
+	size_t n;
+	FILE *f;
+
+	snprintf(p2, sizeof(p2), "%s", path);
+	write_model("s-1.safetensors", "{\"__metadata__\":{\"k\":\"v\"},"
+		    "\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+		    "\"data_offsets\":[0,8]}}", 8);
+	write_model("s-2.safetensors", "{\"b\":{\"dtype\":\"U8\",\"shape\":[12],"
+		    "\"data_offsets\":[0,12]}}", 12);
+	snprintf(idx, sizeof(idx), "%s/model.safetensors.index.json", tmpdir);
+	f = fopen(idx, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(index_json, f);
+	fclose(f);
+	ck_assert_msg(model_open(idx, &m2, &e) == 0, "%s", e.detail);
+	ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
+
+	shards = view_lookup(v2, 1, "__shards__", 10);
+	ck_assert_int_eq(view_kind(v2, shards), VIEW_DIR);
+	ck_assert_uint_eq(view_lookup(v2, 1, "a", 1), 4);
+	ck_assert_uint_eq(view_lookup(v2, 1, "b.json", 6), 7);
+	ck_assert_uint_eq(view_nchildren(v2, 1), 3 + 4);
+	ck_assert_uint_eq(view_child(v2, 1, 2), shards);
+	ck_assert_uint_eq(view_nchildren(v2, shards), 2);
+	view_stat(v2, 1, &st);
+	ck_assert_uint_eq(st.st_nlink, 3);
+	view_stat(v2, shards, &st);
+	ck_assert_uint_eq(st.st_mode, S_IFDIR | 0555);
+	ck_assert_uint_eq(st.st_nlink, 2);
+	ck_assert_uint_eq(view_name(v2, shards, name), 10);
+	ck_assert_str_eq(name, "__shards__");
+	for (k = 0; k < view_nchildren(v2, 1); k++) {
+		ino = view_child(v2, 1, k);
+		view_name(v2, ino, name);
+		ck_assert_uint_eq(view_lookup(v2, 1, name, strlen(name)), ino);
+	}
+	ck_assert_uint_eq(v2->ninodes, 1 + 2 + 4 + 1 + 2);
+
+	ino = view_lookup(v2, shards, "s-1.safetensors.json", 20);
+	ck_assert_int_eq(view_kind(v2, ino), VIEW_BLOB);
+	ck_assert_uint_eq(view_child(v2, shards, 0), ino);
+	ck_assert_uint_eq(view_lookup(v2, shards, "a", 1), 0);
+	ck_assert_uint_eq(view_lookup(v2, 1, "s-1.safetensors.json", 20), 0);
+	p = view_blob(v2, ino, &n);
+	ck_assert_uint_eq(n, view_size(v2, ino));
+	ck_assert(p[n - 1] == '\n');
+	j = json_loadb(p, n, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "name")),
+			 "s-1.safetensors");
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "tensors")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_object_get(j, "metadata"), "k")), "v");
+	json_decref(j);
+	view_name(v2, view_child(v2, shards, 1), name);
+	ck_assert_str_eq(name, "s-2.safetensors.json");
+
+	view_free(v2);
+	model_free(m2);
+	unlink(idx);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/s-1.safetensors", tmpdir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s", p2);
+}
+END_TEST
+
 static Suite *
 view_suite(void)
 {
@@ -660,6 +742,7 @@ view_suite(void)
 	tcase_add_test(tv, test_blobs_and_data);
 	tcase_add_test(tv, test_inode_stability);
 	tcase_add_test(tv, test_empty_model);
+	tcase_add_test(tv, test_sharded);
 	suite_add_tcase(s, tv);
 	return s;
 }
