@@ -230,7 +230,8 @@ check_mountpoint(const char *path, char **resolved, struct err *e)
 {
 	struct stat st;
 
-	err_where(e, path);
+	/* Name the mount point even if an earlier step left a where. */
+	snprintf(e->where, sizeof(e->where), "%s", path);
 	*resolved = realpath(path, NULL);
 	if (!*resolved)
 		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
@@ -520,6 +521,7 @@ main(int argc, char **argv)
 		err_where(&e, o.source);
 		goto out;
 	}
+	memset(&e, 0, sizeof(e));	/* model_open may leave a where */
 	if (check_mountpoint(o.mountpoint, &mnt, &e) != 0)
 		goto out;
 	if (run(&args, &o, m, mnt, &e) != 0 && e.code == ERR_OK)
