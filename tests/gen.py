@@ -21,6 +21,7 @@ CLI:
     gen.py alldtypes OUT     one tensor per dtype (all 22) plus scalars
     gen.py oddnames OUT      names that need encoding on a file system
     gen.py edge OUT          scalar and zero-size tensors, odd metadata
+    gen.py many OUT          5000 small tensors (long directory listings)
     gen.py empty OUT         "{}": no tensors, no metadata
     gen.py metaonly OUT      metadata, no tensors
     gen.py gpt2 OUT          exact GPT-2 small shapes, F32, ~548 MB
@@ -398,6 +399,20 @@ def gen_edge(path):
 	return write_safetensors(path, T, meta)
 
 
+def gen_many(path, n=5000):
+	"""n small tensors with long, similar names: directory listings that
+	need many readdir calls (offsets, no duplicates, nothing missing)."""
+	T = []
+	dts = ["F32", "F16", "BF16", "U8", "I64", "BOOL", "F4"]
+	for i in range(n):
+		dt = dts[i % len(dts)]
+		shape = [2 + i % 5, 2]
+		name = "model.layers.%d.block_sparse_moe.experts.%d.w%d.weight" % (
+			i // 64, i % 64, i % 3)
+		T.append((name, dt, shape, bulk_bytes(9000 + i, nbytes_of(dt, shape))))
+	return write_safetensors(path, T, {"format": "pt", "n": str(n)})
+
+
 def gen_empty(path):
 	return write_safetensors(path, [], None)
 
@@ -516,6 +531,7 @@ GENERATORS = {
 	"alldtypes": gen_alldtypes,
 	"oddnames": gen_oddnames,
 	"edge": gen_edge,
+	"many": gen_many,
 	"empty": gen_empty,
 	"metaonly": gen_metaonly,
 	"gpt2": gen_gpt2,

@@ -52,5 +52,16 @@ def run(t):
 			t.check((" on %s type fuse.stfs " % m.path).encode() in r.stdout,
 				"%s: `mount` shows 'on %s type fuse.stfs'" % (base, m.path))
 
+	# 5000 tensors: the listing spans many readdir calls
+	src = harness.gen_file("many")
+	with harness.Mount(t, src) as m:
+		S = harness.verify_tree(t, src, m.path, shell=False)
+		out = harness.ls_l(t, m.path)
+		t.eq(len([l for l in out.splitlines() if l.endswith(".weight")]),
+		     len(S.tensors), "many: ls -la lists every tensor once")
+		r = harness.run(["find", m.path, "-type", "f"])
+		t.eq(len(r.stdout.splitlines()), 2 * len(S.tensors) + 2,
+		     "many: find sees every file")
+
 
 harness.main("int-basic", run)
