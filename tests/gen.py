@@ -247,7 +247,13 @@ class Rng:
 
 
 def bulk_bytes(seed, n):
-	return random.Random(seed).randbytes(n)
+	# randbytes(n) builds one n*8-bit integer, which overflows past
+	# 256 MiB: draw big tensors in pieces from one stream.
+	r = random.Random(seed)
+	ch = 32 << 20
+	if n <= ch:
+		return r.randbytes(n)
+	return b"".join(r.randbytes(min(ch, n - i)) for i in range(0, n, ch))
 
 
 def filler(dtype, shape, seed):
