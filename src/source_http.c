@@ -56,6 +56,7 @@
 #define HTTP_REQ_BLOCKS		8	/* read-ahead request: 8 MiB */
 #define HTTP_SPLIT_BLOCKS	32	/* demand runs above 32 MiB go parallel */
 #define HTTP_BUCKETS		4096
+#define HTTP_HOLD_MS		1000	/* fail fast this long after a failure */
 #define HTTP_VALIDATOR_MAX	256
 #define HTTP_HEADER_FILE_MAX	(64u << 10)
 
@@ -131,6 +132,10 @@ struct http_src {
 	struct curl_slist *hdrs;	/* user headers + If-Range */
 	int stale;		/* atomic: object changed, every read fails */
 	int failing;		/* atomic: last transfer failed (for logs) */
+	uint64_t hold_until;	/* atomic: now_ms() before which fetches fail
+				   at once (the kernel retries a failed
+				   read-ahead with a second read: one wait
+				   for a dead server, not two) */
 	/* protected by C.lock */
 	unsigned running;	/* jobs being transferred */
 	uint64_t tick;
@@ -956,6 +961,8 @@ note_result(struct http_src *hs, struct http_xfer *x, int r)
 				 "fails with EIO", hs->display, x->why);
 		return;
 	}
+	__atomic_store_n(&hs->hold_until, now_ms() + HTTP_HOLD_MS,
+			 __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&hs->failing, 1, __ATOMIC_RELAXED))
 		http_log(HTTP_LOG_ERR, "%s: GET bytes %llu-%llu failed: %s; "
 			 "reads fail with EIO until the server answers",
@@ -1367,11 +1374,11 @@ static int
 http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 {
 	struct http_src *hs = s->priv;
-	uint64_t b0, b1, n, i, end = off + len, deadline;
+	uint64_t b0, b1, n, i, end = off + len, now, deadline;
 	struct http_block **blks, *run[HTTP_SPLIT_BLOCKS];
 	struct http_job *mine = NULL;
 	unsigned nrun = 0, njobs = 0, split;
-	int rc = 0;
+	int rc = 0, hold;
 
 	if (len == 0)
 		return 0;
@@ -1383,7 +1390,9 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		memcpy(buf, hs->head + off, len);
 		return 0;
 	}
-	deadline = now_ms() + bound_ms();
+	now = now_ms();
+	deadline = now + bound_ms();
+	hold = now < __atomic_load_n(&hs->hold_until, __ATOMIC_RELAXED);
 	b0 = off / HTTP_BLOCK_BYTES;
 	b1 = (end - 1) / HTTP_BLOCK_BYTES;
 	n = b1 - b0 + 1;
@@ -1395,11 +1404,13 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	split = n > HTTP_SPLIT_BLOCKS ? HTTP_REQ_BLOCKS : HTTP_SPLIT_BLOCKS;
 
 	pthread_mutex_lock(&C.lock);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && rc == 0; i++) {
 		struct http_block *b = lookup(hs, b0 + i);
 		int fresh = 0;
 
-		if (!b) {
+		if (!b && hold) {
+			rc = -EIO;	/* the server just failed us */
+		} else if (!b) {
 			b = block_new(hs, b0 + i, 0);
 			if (!b) {
 				rc = -ENOMEM;
@@ -1449,7 +1460,7 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		job_run(mine, deadline);
 
 	pthread_mutex_lock(&C.lock);
-	for (;;) {
+	while (rc == 0) {
 		struct http_job *steal = NULL;
 		int loading = 0;
 
