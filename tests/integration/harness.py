@@ -84,6 +84,7 @@ class Test:
 				  % (what, short(got), short(want)))
 
 	def fatal(self, msg):
+		self.checks += 1
 		self.failures.append(msg)
 		print("FATAL: %s" % msg, flush=True)
 		raise Fatal(msg)
