@@ -263,6 +263,8 @@ open_shards(struct model *m, const char **names, const char *index_path,
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 			break;
 		}
+		/* Errors from here on are about the shard's own file. */
+		e->where[0] = '\0';
 		if (!url && check_inside(base, path, names[i], index_path, e))
 			rc = -1;
 		else if (source_open(path, &sh->src, e) ||

@@ -1,0 +1,297 @@
+/* test_shards.c - the sharded index reader (src/shards.c) via model_open. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "model.h"
+#include "summary.h"
+
+static char tmpdir[256];
+
+static void
+write_file(const char *name, const void *p, size_t n)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	fclose(f);
+}
+
+/* A shard with the given header JSON (padded to 8) and data_len bytes. */
+static void
+write_shard(const char *name, const char *json, size_t data_len)
+{
+	size_t n = strlen(json), padded = (n + 7) / 8 * 8, i;
+	unsigned char *buf = calloc(1, 8 + padded + data_len);
+	uint64_t len = padded;
+
+	ck_assert_ptr_nonnull(buf);
+	for (i = 0; i < 8; i++)
+		buf[i] = (unsigned char)(len >> (8 * i));
+	memcpy(buf + 8, json, n);
+	memset(buf + 8 + n, ' ', padded - n);
+	for (i = 0; i < data_len; i++)
+		buf[8 + padded + i] = (unsigned char)(i * 7 + name[6]);
+	write_file(name, buf, 8 + padded + data_len);
+	free(buf);
+}
+
+static void
+write_index(const char *json)
+{
+	write_file("model.safetensors.index.json", json, strlen(json));
+}
+
+#define SHARD1 "model-00001-of-00002.safetensors"
+#define SHARD2 "model-00002-of-00002.safetensors"
+
+static void
+setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/stfs-shards-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	write_shard(SHARD1, "{\"__metadata__\":{\"format\":\"pt\"},"
+		    "\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+		    "\"b\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[8,11]}}",
+		    11);
+	write_shard(SHARD2, "{\"c\":{\"dtype\":\"F16\",\"shape\":[2,2],"
+		    "\"data_offsets\":[0,8]}}", 8);
+}
+
+static void
+teardown(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static const char good_index[] =
+	"{\"metadata\": {\"total_size\": 27, \"note\": [1, 2]},"
+	" \"weight_map\": {\"a\": \"" SHARD1 "\", \"b\": \"" SHARD1 "\","
+	" \"c\": \"" SHARD2 "\"}}";
+
+static int
+open_index(struct model **m, struct err *e)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/model.safetensors.index.json", tmpdir);
+	memset(e, 0, sizeof(*e));
+	return model_open(path, m, e);
+}
+
+START_TEST(test_good_index)
+{
+	struct model *m;
+	struct err e;
+	const struct model_tensor *mt;
+
+	write_index(good_index);
+	ck_assert_msg(open_index(&m, &e) == 0, "%s", e.detail);
+	ck_assert_int_eq(m->sharded, 1);
+	ck_assert_uint_eq(m->nshards, 2);
+	ck_assert_uint_eq(m->ntensors, 3);
+	ck_assert_str_eq(m->shards[0].name, SHARD1);
+	mt = model_find(m, "c", 1);
+	ck_assert_ptr_nonnull(mt);
+	ck_assert_uint_eq(mt->shard, 1);
+	ck_assert_uint_eq(model_tensor_nbytes(mt), 8);
+	ck_assert_ptr_null(model_find(m, "d", 1));
+	ck_assert_ptr_nonnull(strstr(m->metadata_json, "\"total_size\": 27"));
+	model_free(m);
+}
+END_TEST
+
+START_TEST(test_dir_source)
+{
+	struct model *m;
+	struct err e = { 0 };
+
+	write_index(good_index);
+	ck_assert_msg(model_open(tmpdir, &m, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(m->ntensors, 3);
+	ck_assert_str_eq(m->arg, tmpdir);
+	model_free(m);
+}
+END_TEST
+
+START_TEST(test_summary_sums)
+{
+	struct model *m;
+	struct err e;
+	char *s;
+
+	write_index(good_index);
+	ck_assert_int_eq(open_index(&m, &e), 0);
+	s = summary_json(m, 0);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(strstr(s, "\"parameters\":{\"F32\":2,\"F16\":4,\"U8\":3}"));
+	ck_assert_ptr_nonnull(strstr(s, "\"shards\":["));
+	ck_assert_ptr_nonnull(strstr(s, "\"tensors\":3"));
+	free(s);
+	model_free(m);
+}
+END_TEST
+
+/* Each broken index: must fail, with the words given in the detail. */
+static void
+expect_refused(const char *index, enum err_code code, const char *w1,
+	       const char *w2)
+{
+	struct model *m = NULL;
+	struct err e;
+
+	write_index(index);
+	ck_assert_int_eq(open_index(&m, &e), -1);
+	ck_assert_ptr_null(m);
+	ck_assert_msg(e.code == code, "code %s, want %s (%s)",
+		      err_name(e.code), err_name(code), e.detail);
+	ck_assert_msg(strstr(e.detail, w1) || strstr(e.where, w1),
+		      "'%s' not in '%s: %s'", w1, e.where, e.detail);
+	if (w2)
+		ck_assert_msg(strstr(e.detail, w2) || strstr(e.where, w2),
+			      "'%s' not in '%s: %s'", w2, e.where, e.detail);
+}
+
+START_TEST(test_unlisted_tensor)
+{
+	expect_refused("{\"metadata\":{},\"weight_map\":{\"a\":\"" SHARD1
+		       "\",\"c\":\"" SHARD2 "\"}}", ERR_INVALID_INDEX,
+		       "`b`", "not in the weight_map");
+}
+END_TEST
+
+START_TEST(test_absent_tensor)
+{
+	expect_refused("{\"metadata\":{},\"weight_map\":{\"a\":\"" SHARD1
+		       "\",\"b\":\"" SHARD1 "\",\"c\":\"" SHARD2 "\",\"z\":\""
+		       SHARD2 "\"}}", ERR_INVALID_INDEX, "`z`", "no such tensor");
+}
+END_TEST
+
+START_TEST(test_wrong_shard)
+{
+	expect_refused("{\"metadata\":{},\"weight_map\":{\"a\":\"" SHARD1
+		       "\",\"b\":\"" SHARD2 "\",\"c\":\"" SHARD2 "\"}}",
+		       ERR_INVALID_INDEX, "`b`", SHARD1);
+}
+END_TEST
+
+START_TEST(test_two_shards)
+{
+	write_shard(SHARD2, "{\"a\":{\"dtype\":\"F16\",\"shape\":[2,2],"
+		    "\"data_offsets\":[0,8]}}", 8);
+	expect_refused("{\"metadata\":{},\"weight_map\":{\"a\":\"" SHARD2
+		       "\",\"b\":\"" SHARD1 "\"}}", ERR_INVALID_INDEX, "`a`",
+		       "two shards");
+}
+END_TEST
+
+START_TEST(test_missing_shard)
+{
+	expect_refused("{\"metadata\":{},\"weight_map\":{\"a\":\"" SHARD1
+		       "\",\"b\":\"" SHARD1 "\",\"c\":\"model-00009.safetensors\"}}",
+		       ERR_IO, "model-00009.safetensors", NULL);
+}
+END_TEST
+
+START_TEST(test_bad_names)
+{
+	expect_refused("{\"weight_map\":{\"a\":\"../x.safetensors\"}}",
+		       ERR_INVALID_INDEX, "../x.safetensors", NULL);
+	expect_refused("{\"weight_map\":{\"a\":\"/etc/x.safetensors\"}}",
+		       ERR_INVALID_INDEX, "absolute", NULL);
+	expect_refused("{\"weight_map\":{\"a\":\"x.bin\"}}",
+		       ERR_INVALID_INDEX, ".safetensors", NULL);
+	expect_refused("{\"weight_map\":{\"a\":\"a\\u0000b.safetensors\"}}",
+		       ERR_INVALID_INDEX, "`a`", NULL);
+}
+END_TEST
+
+START_TEST(test_symlink_escape)
+{
+	char path[512], target[512];
+
+	snprintf(target, sizeof(target), "%s/" SHARD2, tmpdir);
+	snprintf(path, sizeof(path), "%s/sub", tmpdir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/sub/model.safetensors.index.json", tmpdir);
+	write_index("{}");	/* unused; the real index lives in sub/ */
+	{
+		FILE *f = fopen(path, "w");
+		char link[512];
+
+		ck_assert_ptr_nonnull(f);
+		fputs("{\"weight_map\":{\"c\":\"" SHARD2 "\"}}", f);
+		fclose(f);
+		snprintf(link, sizeof(link), "%s/sub/" SHARD2, tmpdir);
+		ck_assert_int_eq(symlink(target, link), 0);
+	}
+	{
+		struct model *m = NULL;
+		struct err e = { 0 };
+
+		ck_assert_int_eq(model_open(path, &m, &e), -1);
+		ck_assert_int_eq(e.code, ERR_INVALID_INDEX);
+		ck_assert_ptr_nonnull(strstr(e.detail, "outside"));
+	}
+}
+END_TEST
+
+START_TEST(test_bad_json)
+{
+	expect_refused("{\"weight_map\":{", ERR_INVALID_INDEX, "JSON", NULL);
+	expect_refused("{\"metadata\":{}}", ERR_INVALID_INDEX, "weight_map",
+		       NULL);
+	expect_refused("{\"metadata\":3,\"weight_map\":{}}", ERR_INVALID_INDEX,
+		       "metadata", NULL);
+	expect_refused("{\"weight_map\":{\"a\":\"" SHARD1 "\",\"a\":\"" SHARD1
+		       "\"}}", ERR_INVALID_INDEX, "JSON", NULL);
+	expect_refused("{\"weight_map\":{\"a\":7}}", ERR_INVALID_INDEX, "`a`",
+		       NULL);
+}
+END_TEST
+
+START_TEST(test_bad_shard_header)
+{
+	write_shard(SHARD2, "{\"c\":{\"dtype\":\"F16\",\"shape\":[2,2],"
+		    "\"data_offsets\":[0,8]}}", 7);
+	expect_refused(good_index, ERR_METADATA_INCOMPLETE_BUFFER, SHARD2, NULL);
+}
+END_TEST
+
+Suite *
+shards_suite(void)
+{
+	Suite *s = suite_create("shards");
+	TCase *tc = tcase_create("index");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_good_index);
+	tcase_add_test(tc, test_dir_source);
+	tcase_add_test(tc, test_summary_sums);
+	tcase_add_test(tc, test_unlisted_tensor);
+	tcase_add_test(tc, test_absent_tensor);
+	tcase_add_test(tc, test_wrong_shard);
+	tcase_add_test(tc, test_two_shards);
+	tcase_add_test(tc, test_missing_shard);
+	tcase_add_test(tc, test_bad_names);
+	tcase_add_test(tc, test_symlink_escape);
+	tcase_add_test(tc, test_bad_json);
+	tcase_add_test(tc, test_bad_shard_header);
+	suite_add_tcase(s, tc);
+	return s;
+}
