@@ -57,6 +57,7 @@
 #define HTTP_SPLIT_BLOCKS	32	/* demand runs above 32 MiB go parallel */
 #define HTTP_BUCKETS		4096
 #define HTTP_HOLD_MS		1000	/* fail fast this long after a failure */
+#define HTTP_SPARES		16	/* free block buffers kept */
 #define HTTP_VALIDATOR_MAX	256
 #define HTTP_HEADER_FILE_MAX	(64u << 10)
 
@@ -152,6 +153,8 @@ static struct {
 	struct http_job *q_head, *q_tail;
 	unsigned nworkers, idle;
 	pid_t pid;			/* the process the workers belong to */
+	char *spare[HTTP_SPARES];	/* free block buffers */
+	unsigned nspare;
 } C = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -602,6 +605,8 @@ struct http_xfer {
 	uint64_t start, len;		/* range asked for */
 	char *buf;			/* probe: destination, len bytes */
 	struct http_block **blocks;	/* data: destination blocks */
+	uint64_t first_idx;		/* blocks[0]->idx */
+	unsigned nblocks, done;		/* blocks filled (they are READY) */
 	uint64_t got;
 	/* the response being received (reset at every status line) */
 	long status;
@@ -789,6 +794,8 @@ vet(struct http_xfer *x)
 	return verdict(x, XF_OK, "ok");
 }
 
+static void block_ready(struct http_xfer *x, struct http_block *b);
+
 static size_t
 write_cb(char *p, size_t size, size_t nmemb, void *ud)
 {
@@ -815,8 +822,7 @@ write_cb(char *p, size_t size, size_t nmemb, void *ud)
 
 		while (left) {
 			uint64_t pos = x->start + x->got;
-			uint64_t bi = pos / HTTP_BLOCK_BYTES -
-				      x->start / HTTP_BLOCK_BYTES;
+			uint64_t bi = pos / HTTP_BLOCK_BYTES - x->first_idx;
 			size_t bo = (size_t)(pos % HTTP_BLOCK_BYTES);
 			struct http_block *b = x->blocks[bi];
 			size_t k = b->len - bo < left ? b->len - bo : left;
@@ -825,6 +831,8 @@ write_cb(char *p, size_t size, size_t nmemb, void *ud)
 			p += k;
 			left -= k;
 			x->got += k;
+			if (bo + k == b->len)
+				block_ready(x, b);
 		}
 		return n;
 	}
@@ -868,6 +876,19 @@ perform_once(CURL *h, struct http_xfer *x, const char *url,
 		return verdict(x, XF_FAIL, "no answer within %u s",
 			       http_read_bound_s());
 	left = deadline - now;
+	if (x->blocks) {
+		/* A retry asks only for the blocks not filled yet: the
+		 * others are READY and may be being read. */
+		struct http_block *f;
+
+		if (x->done == x->nblocks)
+			return verdict(x, XF_OK, "ok");	/* all arrived */
+		f = x->blocks[x->done];
+
+		x->start = f->idx * HTTP_BLOCK_BYTES;
+		x->len = (x->blocks[x->nblocks - 1]->idx - f->idx) *
+			 HTTP_BLOCK_BYTES + x->blocks[x->nblocks - 1]->len;
+	}
 	x->got = 0;
 	x->vetted = 0;
 	x->verdict = XF_OK;
@@ -1033,7 +1054,12 @@ static void
 block_free(struct http_block *b)
 {
 	C.bytes -= b->len;
-	free(b->data);
+	/* Keep a few full-size buffers: fresh 1 MiB mappings cost 256 page
+	 * faults each. */
+	if (b->len == HTTP_BLOCK_BYTES && C.nspare < HTTP_SPARES)
+		C.spare[C.nspare++] = b->data;
+	else
+		free(b->data);
 	free(b);
 }
 
@@ -1045,7 +1071,8 @@ evict(uint64_t need)
 
 	while (b && C.bytes + need > cfg.cache_bytes) {
 		prev = b->lprev;
-		if (b->refs == 0) {
+		/* b->job: its transfer still points at it */
+		if (b->refs == 0 && !b->job) {
 			lru_unlink(b);
 			unhash(b);
 			block_free(b);
@@ -1078,7 +1105,10 @@ block_new(struct http_src *hs, uint64_t idx, int must_fit)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
-	b->data = malloc(len);
+	if (len == HTTP_BLOCK_BYTES && C.nspare)
+		b->data = C.spare[--C.nspare];
+	else
+		b->data = malloc(len);
 	if (!b->data) {
 		free(b);
 		return NULL;
@@ -1159,7 +1189,9 @@ job_finish_locked(struct http_job *j, int ok)
 		struct http_block *b = j->blocks[i];
 
 		b->job = NULL;
-		if (ok) {
+		if (b->state == BLK_READY) {
+			continue;	/* filled while the transfer went on */
+		} else if (ok) {
 			b->state = BLK_READY;
 			lru_push(b);
 		} else {
@@ -1175,6 +1207,20 @@ job_finish_locked(struct http_job *j, int ok)
 	free(j);
 }
 
+/* A block of a running transfer is complete: readers may take it now
+ * rather than wait for the rest of the request.  Its bytes come from a
+ * response already vetted (status, range, validators). */
+static void
+block_ready(struct http_xfer *x, struct http_block *b)
+{
+	pthread_mutex_lock(&C.lock);
+	b->state = BLK_READY;
+	lru_push(b);
+	pthread_cond_broadcast(&C.changed);
+	pthread_mutex_unlock(&C.lock);
+	x->done++;
+}
+
 /* Transfer a RUNNING job's range (C.lock not held), then settle it. */
 static void
 job_run(struct http_job *j, uint64_t deadline)
@@ -1186,10 +1232,9 @@ job_run(struct http_job *j, uint64_t deadline)
 	x = calloc(1, sizeof(*x));
 	if (x && !__atomic_load_n(&hs->stale, __ATOMIC_RELAXED)) {
 		x->hs = hs;
-		x->start = j->blocks[0]->idx * HTTP_BLOCK_BYTES;
-		x->len = (j->blocks[j->n - 1]->idx - j->blocks[0]->idx) *
-			 HTTP_BLOCK_BYTES + j->blocks[j->n - 1]->len;
 		x->blocks = j->blocks;
+		x->nblocks = j->n;
+		x->first_idx = j->blocks[0]->idx;
 		r = perform(x, hs->url, hs->hdrs, deadline);
 		note_result(hs, x, r);
 	}
