@@ -24,6 +24,7 @@ usage(FILE *out)
 	      "\n"
 	      "  -j, --json      print one JSON object (the mount's __summary__.json)\n"
 	      "  -t, --tensors   also list every tensor: name dtype shape data_offsets\n"
+	      "                  (with --json: a \"tensor_list\" array)\n"
 	      "  -q, --quiet     print nothing; only the exit status tells\n"
 	      "  -h, --help      this text\n"
 	      "  -V, --version   print the version\n"
@@ -82,7 +83,7 @@ main(int argc, char **argv)
 		return exit_code(e.code);
 	}
 	if (json && !quiet) {
-		char *text = summary_json(m, 1);
+		char *text = summary_json_ex(m, 1, tensors);
 
 		if (!text) {
 			fputs("stfs-inspect: out of memory\n", stderr);

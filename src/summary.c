@@ -73,6 +73,8 @@ totals_json(const struct totals *tt)
 			 "dtypes", per_dtype(tt->count_by, tt->count_by));
 }
 
+static char *dump_root(json_t *root, int pretty);
+
 static json_t *
 summary_object(const struct model *m)
 {
@@ -116,10 +118,55 @@ summary_object(const struct model *m)
 	return root;
 }
 
+static json_t *
+tensor_list(const struct model *m)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < m->ntensors; i++) {
+		const struct tensor *t = m->tensors[i].t;
+		json_t *shape = json_array(), *o;
+		uint32_t k;
+
+		for (k = 0; shape && k < t->rank; k++)
+			json_array_append_new(shape,
+					      json_integer((json_int_t)t->shape[k]));
+		o = json_pack("{s:s%, s:s, s:o, s:[I,I], s:I}",
+			      "name", t->name, (size_t)t->name_len,
+			      "dtype", dtype_info(t->dtype)->name,
+			      "shape", shape,
+			      "data_offsets", (json_int_t)t->begin,
+			      (json_int_t)t->end,
+			      "offset", (json_int_t)model_tensor_offset(
+				      m, &m->tensors[i]));
+		if (o && m->sharded)
+			json_object_set_new(o, "shard", json_string(
+				m->shards[m->tensors[i].shard].name));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+char *
+summary_json_ex(const struct model *m, int pretty, int tensors)
+{
+	json_t *root = summary_object(m);
+
+	if (root && tensors)
+		json_object_set_new(root, "tensor_list", tensor_list(m));
+	return dump_root(root, pretty);
+}
+
 char *
 summary_json(const struct model *m, int pretty)
 {
-	json_t *root = summary_object(m);
+	return dump_root(summary_object(m), pretty);
+}
+
+static char *
+dump_root(json_t *root, int pretty)
+{
 	char *text, *out;
 	size_t n;
 
@@ -182,6 +229,39 @@ print_name(FILE *out, const char *s, size_t len)
 	json_decref(j);
 }
 
+/* "metadata:" then one "  key: value" line per entry (values as JSON
+ * when they are not strings, as in a sharded index). */
+static void
+print_metadata(FILE *out, const struct model *m)
+{
+	json_t *o = json_loads(m->metadata_json, JSON_ALLOW_NUL, NULL);
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(o) || json_object_size(o) == 0) {
+		fputs("metadata:    (none)\n", out);
+		json_decref(o);
+		return;
+	}
+	fputs("metadata:\n", out);
+	json_object_foreach(o, key, v) {
+		char *text = json_is_string(v) ? NULL :
+			json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+		fputs("  ", out);
+		print_name(out, key, strlen(key));
+		fputs(": ", out);
+		if (json_is_string(v))
+			print_name(out, json_string_value(v),
+				   json_string_length(v));
+		else
+			fputs(text ? text : "?", out);
+		fputc('\n', out);
+		free(text);
+	}
+	json_decref(o);
+}
+
 void
 summary_print_text(FILE *out, const struct model *m, int tensors)
 {
@@ -207,7 +287,7 @@ summary_print_text(FILE *out, const struct model *m, int tensors)
 				grouped(a, tt.params_by[d]),
 				grouped(b, tt.count_by[d]),
 				tt.count_by[d] == 1 ? "" : "s");
-	fprintf(out, "metadata:    %s", m->metadata_json);
+	print_metadata(out, m);
 	if (!tensors)
 		return;
 	fputs("tensors (name dtype shape data_offsets):\n", out);

@@ -15,6 +15,10 @@ struct model;
  * pretty != 0 indents with 2 spaces.  NULL on allocation failure. */
 char *summary_json(const struct model *m, int pretty);
 
+/* The same with, when tensors != 0, a "tensor_list" array: one object
+ * per tensor (name, dtype, shape, data_offsets, offset[, shard]). */
+char *summary_json_ex(const struct model *m, int pretty, int tensors);
+
 /* Human-readable summary; with tensors != 0 one line per tensor. */
 void summary_print_text(FILE *out, const struct model *m, int tensors);
 
