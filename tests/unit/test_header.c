@@ -692,9 +692,34 @@ START_TEST(test_duplicates)
 	/* a JSON error anywhere wins over the duplicate */
 	BADM("{" T("a", "U8", "[1]", 0, 1) "," T("a", "U8", "[1]", 0, 1) "} x",
 	     1, DESER, "trailing characters");
+	/* the first repeated entry in header order is the one named */
+	BADM("{" T("b", "U8", "[0]", 0, 0) "," T("a", "U8", "[0]", 0, 0) ","
+	     T("b", "U8", "[0]", 0, 0) "," T("a", "U8", "[0]", 0, 0) "}", 0,
+	     DESER, "duplicate tensor name `b`");
 	/* duplicate metadata keys follow the same rule */
 	BADM("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}," T("a", "U8", "[1]", 1, 2)
 	     "}", 2, ERR_INVALID_OFFSET, "more than once");
+}
+END_TEST
+
+/* One name repeated 20,000 times: refused, and in linear time. */
+START_TEST(test_many_duplicates)
+{
+	enum { N = 20000 };
+	static const char one[] = "\"same\":[\"U8\",[0],[0,0]]";
+	size_t len = 0, cap = N * sizeof(one) + 8;
+	char *json = malloc(cap);
+
+	json[len++] = '{';
+	for (int i = 0; i < N; i++) {
+		if (i)
+			json[len++] = ',';
+		memcpy(json + len, one, sizeof(one) - 1);
+		len += sizeof(one) - 1;
+	}
+	json[len++] = '}';
+	bad_n(json, len, 0, DESER, "duplicate tensor name `same`", __LINE__);
+	free(json);
 }
 END_TEST
 
@@ -1033,6 +1058,39 @@ START_TEST(test_many)
 }
 END_TEST
 
+/* Many small tables: with a random seed per header, some put entries past
+ * the end of the table, where linear probing wraps to the front. */
+START_TEST(test_small_tables)
+{
+	for (int k = 1; k <= 400; k++) {
+		int count = k % 48 + 1;
+		size_t len = 0, cap = (size_t)count * 80 + 8;
+		char *json = malloc(cap), name[16];
+		struct header *h;
+
+		len += (size_t)snprintf(json + len, cap - len, "{");
+		for (int i = 0; i < count; i++)
+			len += (size_t)snprintf(json + len, cap - len,
+				"%s\"n%d\":[\"U8\",[0],[0,0]]", i ? "," : "", i);
+		len += (size_t)snprintf(json + len, cap - len, "}");
+		h = ok_n(json, len, 0, __LINE__);
+		for (int i = 0; i < count + 8; i++) {
+			int n = snprintf(name, sizeof(name), "n%d", i);
+			const struct tensor *t = header_find(h, name, (size_t)n);
+
+			if (i < count) {
+				ck_assert_ptr_nonnull(t);
+				ck_assert_str_eq(t->name, name);
+			} else {
+				ck_assert_ptr_null(t);
+			}
+		}
+		header_free(h);
+		free(json);
+	}
+}
+END_TEST
+
 /* ---- the real files --------------------------------------------------- */
 
 static void
@@ -1106,6 +1164,7 @@ header_suite(void)
 	tcase_add_test(ts, test_keys_unescaped);
 	tcase_add_test(ts, test_metadata);
 	tcase_add_test(ts, test_duplicates);
+	tcase_add_test(ts, test_many_duplicates);
 	tcase_add_test(ts, test_error_order);
 	suite_add_tcase(s, ts);
 
@@ -1119,6 +1178,7 @@ header_suite(void)
 	tcase_add_test(ti, test_error_detail_names);
 	tcase_add_test(ti, test_index);
 	tcase_add_test(ti, test_many);
+	tcase_add_test(ti, test_small_tables);
 	suite_add_tcase(s, ti);
 
 	/* the 100 MB cases take a moment under the sanitizers */
