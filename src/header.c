@@ -75,11 +75,12 @@ struct pmeta {			/* a __metadata__ pair while parsing */
 
 /* Open addressing, linear probing.  A slot holds (tag << 32) | (idx + 1)
  * with tag = the hash's upper half, 0 meaning empty.  The home slot is
- * the tag's top bits, so sorting entries by tag sorts them by home slot
- * and a whole table can be written front to back (idtab_fill). */
+ * tag * cap / 2^32: it grows with the tag, so sorting entries by tag
+ * sorts them by home slot and a whole table can be written front to back
+ * (idtab_fill), and the capacity need not be a power of two. */
 struct idtab {
 	uint64_t *slot;
-	unsigned bits;		/* capacity 2^bits */
+	size_t cap;		/* at most 2^32 */
 	size_t used;
 };
 
@@ -109,6 +110,11 @@ struct parser {
 
 	int meta_seen;		/* "__metadata__" key seen (even if null) */
 	int has_meta;		/* ... and not null */
+
+	struct {		/* recent shapes in the pool, by hash: models */
+		uint32_t off;	/* repeat a few shapes in every layer, so */
+		uint32_t rank;	/* most shapes are stored once */
+	} shapes[64];
 
 	const char *dt_text;	/* the last dtype string seen, raw, and its */
 	size_t dt_len;		/* value: the writer groups tensors by dtype */
@@ -196,39 +202,38 @@ sref_at(const void *base, size_t stride, size_t idx)
 }
 
 static inline size_t
-idtab_home(uint64_t tag, unsigned bits)
+idtab_home(uint64_t tag, size_t cap)
 {
-	return bits ? (size_t)(tag >> (32 - bits)) : 0;
+	return (size_t)((tag * (uint64_t)cap) >> 32);
 }
 
 static inline size_t
-idtab_mask(const struct idtab *t)
+idtab_next(size_t j, size_t cap)
 {
-	return ((size_t)1 << t->bits) - 1;
+	return j + 1 == cap ? 0 : j + 1;
 }
 
 static int
 idtab_grow(struct idtab *t)
 {
-	unsigned bits = t->slot ? t->bits + 1 : 4;
-	size_t mask = ((size_t)1 << bits) - 1;
-	uint64_t *slot = calloc(mask + 1, sizeof(*slot));
+	size_t cap = t->slot ? t->cap * 2 : 16;
+	uint64_t *slot = calloc(cap, sizeof(*slot));
 
 	if (!slot)
 		return -1;
-	for (size_t i = 0; t->slot && i <= idtab_mask(t); i++) {
+	for (size_t i = 0; t->slot && i < t->cap; i++) {
 		uint64_t v = t->slot[i];
 		size_t j;
 
 		if (!v)
 			continue;
-		for (j = idtab_home(v >> 32, bits); slot[j]; j = (j + 1) & mask)
+		for (j = idtab_home(v >> 32, cap); slot[j]; j = idtab_next(j, cap))
 			;
 		slot[j] = v;
 	}
 	free(t->slot);
 	t->slot = slot;
-	t->bits = bits;
+	t->cap = cap;
 	return 0;
 }
 
@@ -242,13 +247,12 @@ idtab_put(struct idtab *t, const char *arena, const void *base, size_t stride,
 {
 	const struct sref *r = sref_at(base, stride, idx);
 	uint64_t tag = r->hash >> 32;
-	size_t j, mask;
+	size_t j;
 
-	if (!t->slot || (t->used + 1) * 4 > (idtab_mask(t) + 1) * 3)
+	if (!t->slot || (t->used + 1) * 4 > t->cap * 3)
 		if (idtab_grow(t) < 0)
 			return -2;
-	mask = idtab_mask(t);
-	for (j = idtab_home(tag, t->bits); t->slot[j]; j = (j + 1) & mask) {
+	for (j = idtab_home(tag, t->cap); t->slot[j]; j = idtab_next(j, t->cap)) {
 		uint64_t v = t->slot[j];
 		const struct sref *o;
 
@@ -306,21 +310,17 @@ sort_by_tag(uint64_t *v, uint64_t *tmp, size_t n)
 static int
 idtab_fill(struct idtab *t, const uint64_t *v, size_t n, const uint32_t *rank)
 {
-	unsigned bits = 4;
-	size_t cap, next = 0, wrap = 0;
+	size_t cap = n + n / 3 + 1, next = 0, wrap = 0;	/* load <= 3/4 */
 
-	while (((size_t)1 << bits) * 3 < n * 4)
-		bits++;
-	cap = (size_t)1 << bits;
 	t->slot = calloc(cap, sizeof(*t->slot));
 	if (!t->slot)
 		return -1;
-	t->bits = bits;
+	t->cap = cap;
 	t->used = n;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t tag = v[i] >> 32;
 		uint32_t idx = (uint32_t)v[i];
-		size_t j = idtab_home(tag, bits);
+		size_t j = idtab_home(tag, cap);
 
 		if (j < next)
 			j = next;
@@ -630,6 +630,29 @@ expect_uint(struct parser *p, const char *what, uint64_t *v)
 			    describe(desc, sizeof(desc), &p->tok));
 }
 
+/* The shape just appended at pool[off..plen): if a recent tensor had the
+ * same one, drop the copy and share it.  Returns the offset to use. */
+static size_t
+intern_shape(struct parser *p, size_t off)
+{
+	size_t rank = p->plen - off, h = rank;
+	const uint64_t *dims = p->pool + off;
+
+	if (rank == 0)
+		return off;
+	for (size_t i = 0; i < rank; i++)
+		h = h * 31 + (size_t)(dims[i] ^ dims[i] >> 29);
+	h = (h ^ h >> 17) & 63;
+	if (p->shapes[h].rank == rank &&
+	    memcmp(p->pool + p->shapes[h].off, dims, rank * sizeof(*dims)) == 0) {
+		p->plen = off;
+		return p->shapes[h].off;
+	}
+	p->shapes[h].off = (uint32_t)off;
+	p->shapes[h].rank = (uint32_t)rank;
+	return off;
+}
+
 static int
 parse_shape(struct parser *p)
 {
@@ -656,8 +679,8 @@ parse_shape(struct parser *p)
 			return no_memory(p);
 		p->pool[p->plen++] = v;
 	}
-	p->pt[p->cur].shape_off = (uint32_t)off;
 	p->pt[p->cur].rank = (uint32_t)(p->plen - off);
+	p->pt[p->cur].shape_off = (uint32_t)intern_shape(p, off);
 	return OK;
 }
 
@@ -1442,8 +1465,8 @@ header_find(const struct header *h, const char *name, size_t len)
 		return NULL;
 	hv = name_hash(name, len, x->seed);
 	tag = hv >> 32;
-	for (j = idtab_home(tag, x->tab.bits); x->tab.slot[j];
-	     j = (j + 1) & idtab_mask(&x->tab)) {
+	for (j = idtab_home(tag, x->tab.cap); x->tab.slot[j];
+	     j = idtab_next(j, x->tab.cap)) {
 		uint64_t v = x->tab.slot[j];
 		const struct tensor *t;
 

@@ -1029,8 +1029,9 @@ START_TEST(test_many)
 
 			len += (size_t)snprintf(json + len, cap - len,
 				"%s\"model.layers.%u.mlp.weight\":{\"dtype\":"
-				"\"F16\",\"shape\":[%u],\"data_offsets\":"
+				"\"F16\",\"shape\":[%u%s],\"data_offsets\":"
 				"[%llu,%llu]}", k ? "," : "", i, i % 3,
+				i % 5 == 4 ? ",1" : "",
 				(unsigned long long)off[i],
 				(unsigned long long)off[i + 1]);
 		}
@@ -1045,6 +1046,12 @@ START_TEST(test_many)
 			t = header_find(h, name, (size_t)n);
 			ck_assert_ptr_nonnull(t);
 			ck_assert_uint_eq(t->begin, off[i]);
+			/* shapes are shared between tensors, values kept */
+			ck_assert_uint_eq(t->rank, i % 5 == 4 ? 2 : 1);
+			ck_assert_uint_eq(t->shape[0], i % 3);
+			if (t->rank == 2)
+				ck_assert_uint_eq(t->shape[1], 1);
+			ck_assert_uint_eq(t->numel, i % 3);
 			if (i)	/* file order: sorted by (begin, end) */
 				ck_assert(h->tensors[i - 1].begin < h->tensors[i].begin ||
 					  (h->tensors[i - 1].begin == h->tensors[i].begin &&
