@@ -73,9 +73,16 @@ err_quote(char *buf, size_t cap, const char *name, size_t len)
 			o += 3;
 			break;
 		}
-		if (c < 0x20 || c == 0x7f || c == '`' || c == '\\')
+		if (c < 0x20 || c == 0x7f || c == '`' || c == '\\' ||
+		    /* C1 controls (UTF-8 C2 80..9F) drive terminals too */
+		    (c == 0xc2 && i + 1 < len &&
+		     (unsigned char)name[i + 1] >= 0x80 &&
+		     (unsigned char)name[i + 1] <= 0x9f)) {
 			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", c);
-		else
+			if (c == 0xc2)
+				o += (size_t)snprintf(buf + o, cap - o, "\\x%02x",
+						      (unsigned char)name[++i]);
+		} else
 			buf[o++] = (char)c;
 	}
 	buf[o++] = '`';

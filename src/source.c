@@ -60,7 +60,9 @@ source_open_local(const char *path, struct source **out, struct err *e)
 	int fd;
 
 	err_where(e, path);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK so a FIFO or device cannot hang us before the
+	 * regular-file check below; cleared again for the file itself. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return err_set(e, ERR_IO, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) < 0) {
@@ -73,6 +75,7 @@ source_open_local(const char *path, struct source **out, struct err *e)
 		close(fd);
 		return err_set(e, ERR_IO, "not a regular file");
 	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->name = strdup(path)) ||
 	    !(s->base = strdup(path_base(path)))) {

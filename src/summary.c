@@ -204,29 +204,49 @@ grouped(char *buf, uint64_t v)
 	return buf;
 }
 
-/* A name for a terminal: as is, or JSON-quoted when it holds bytes that
- * would break a line-per-tensor listing. */
+/* 1 for bytes that would move the cursor or start an escape sequence on a
+ * terminal: C0 controls, DEL, and the C1 controls U+0080-U+009F (UTF-8
+ * 0xC2 0x80-0x9F, which also covers CSI U+009B). */
+static size_t
+control_len(const unsigned char *p, size_t left)
+{
+	if (p[0] < 0x20 || p[0] == 0x7f)
+		return 1;
+	if (p[0] == 0xc2 && left > 1 && p[1] >= 0x80 && p[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+/* A name for a terminal: as is, or a JSON string literal with every
+ * control character escaped when it holds anything that would break a
+ * line-per-tensor listing or drive the terminal. */
 static void
 print_name(FILE *out, const char *s, size_t len)
 {
-	size_t i;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, k;
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c == 0x7f || c == '"' || c == ' ')
+	for (i = 0; i < len; i++)
+		if (control_len(p + i, len - i) || p[i] == '"' || p[i] == ' ' ||
+		    p[i] == '\\')
 			break;
-	}
 	if (i == len && len > 0) {
 		fwrite(s, 1, len, out);
 		return;
 	}
-	json_t *j = json_stringn(s, len);
-	char *q = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-
-	fputs(q ? q : "?", out);
-	free(q);
-	json_decref(j);
+	fputc('"', out);
+	for (i = 0; i < len; i += k ? k : 1) {
+		k = control_len(p + i, len - i);
+		if (k == 2)
+			fprintf(out, "\\u%04x", p[i + 1]);
+		else if (k == 1)
+			fprintf(out, "\\u%04x", p[i]);
+		else if (p[i] == '"' || p[i] == '\\')
+			fprintf(out, "\\%c", p[i]);
+		else
+			fputc(p[i], out);
+	}
+	fputc('"', out);
 }
 
 /* "metadata:" then one "  key: value" line per entry (values as JSON
