@@ -458,7 +458,10 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 		 * requests of parallel readers over threads. */
 		fuse_loop_cfg_set_clone_fd(loop, 1);
 		fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
-		fuse_loop_cfg_set_idle_threads(loop, cmd.max_idle_threads);
+		/* UINT_MAX means "not given"; 3.14 would warn about it. */
+		if (cmd.max_idle_threads != UINT_MAX)
+			fuse_loop_cfg_set_idle_threads(loop,
+						       cmd.max_idle_threads);
 		ret = fuse_session_loop_mt(se, loop);
 		fuse_loop_cfg_destroy(loop);
 	}
