@@ -109,6 +109,14 @@ fsll_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_background = FSLL_MAX_BACKGROUND;
 	conn->congestion_threshold = FSLL_MAX_BACKGROUND * 3 / 4;
 	conn->time_gran = 1;
+	/* Always READDIRPLUS, not the kernel's adaptive mode: that one
+	 * lists with plain READDIR once the first chunk is done, and then
+	 * (with the listing cached) `ls -l` of 100k tensors costs 200k
+	 * LOOKUPs: 17 s instead of 1.7 s, measured. */
+	if (conn->capable & FUSE_CAP_READDIRPLUS) {
+		conn->want |= FUSE_CAP_READDIRPLUS;
+		conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	}
 	/* The user's -o max_background=, splice_move, ... win. */
 	if (fs->conn_opts)
 		fuse_apply_conn_info_opts(fs->conn_opts, conn);
