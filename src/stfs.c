@@ -168,6 +168,7 @@ enum log_mode {
 
 static enum log_mode log_mode;
 static char log_captured[ERR_DETAIL_MAX];
+static int log_line_done;	/* the captured text ended with a newline */
 
 static void
 stfs_log(enum fuse_log_level level, const char *fmt, va_list ap)
@@ -180,12 +181,24 @@ stfs_log(enum fuse_log_level level, const char *fmt, va_list ap)
 		vsyslog((int)level, fmt, ap);
 		return;
 	case LOGTO_CAPTURE:
-		if (level > FUSE_LOG_ERR || log_captured[0])
+		/* libfuse builds some messages from several calls ("unknown
+		 * option(s): `" then each option): gather them all and make
+		 * one line of them. */
+		if (level > FUSE_LOG_ERR)
 			return;
-		vsnprintf(log_captured, sizeof(log_captured), fmt, ap);
 		n = strlen(log_captured);
-		while (n && log_captured[n - 1] == '\n')
-			log_captured[--n] = '\0';
+		if (n && log_line_done && n + 2 < sizeof(log_captured)) {
+			memcpy(log_captured + n, "; ", 3);
+			n += 2;
+		}
+		vsnprintf(log_captured + n, sizeof(log_captured) - n, fmt, ap);
+		log_line_done = 0;
+		for (; log_captured[n]; n++) {
+			if (log_captured[n] != '\n')
+				continue;
+			log_line_done = !log_captured[n + 1];
+			log_captured[n] = log_line_done ? '\0' : ' ';
+		}
 		return;
 	case LOGTO_STDERR:
 		if (level <= FUSE_LOG_WARNING)
@@ -208,6 +221,7 @@ captured_err(struct err *e, enum err_code code, const char *where,
 	err_set(e, code, "%s", msg);
 	err_where(e, where);
 	log_captured[0] = '\0';
+	log_line_done = 0;
 }
 
 static int
