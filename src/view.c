@@ -231,11 +231,27 @@ view_size(const struct view *v, uint64_t ino)
 	}
 }
 
+/* Files are readable by whoever may read the source, never more: with
+ * allow_other a 0600 model must not become world-readable.  Directories
+ * get x wherever they get r. */
+static mode_t
+file_mode(mode_t src)
+{
+	return src & 0444;
+}
+
+static mode_t
+dir_mode(mode_t src)
+{
+	return (src & 0444) | ((src & 0444) >> 2);
+}
+
 int
 view_stat(const struct view *v, uint64_t ino, struct stat *st)
 {
 	enum view_kind k = view_kind(v, ino);
 	const struct model_tensor *mt;
+	mode_t perm = v->mode;
 
 	if (k == VIEW_NONE)
 		return -1;
@@ -252,16 +268,17 @@ view_stat(const struct view *v, uint64_t ino, struct stat *st)
 
 		st->st_mtim = src->mtime;
 		st->st_ctim = src->ctime;
+		perm = src->mode;
 		st->st_uid = v->opts.set_uid ? v->opts.uid : src->uid;
 		st->st_gid = v->opts.set_gid ? v->opts.gid : src->gid;
 	}
 	st->st_atim = st->st_mtim;
 	if (k == VIEW_DIR) {
-		st->st_mode = S_IFDIR | 0555;
+		st->st_mode = S_IFDIR | dir_mode(perm);
 		/* "." and the parent's entry, plus each subdirectory's "..". */
 		st->st_nlink = 2 + (ino == VIEW_ROOT_INO && v->ino_shards);
 	} else {
-		st->st_mode = S_IFREG | 0444;
+		st->st_mode = S_IFREG | file_mode(perm);
 		st->st_nlink = 1;
 		st->st_size = (off_t)view_size(v, ino);
 		st->st_blocks = (blkcnt_t)((view_size(v, ino) + 511) / 512);
@@ -574,9 +591,13 @@ view_build(const struct model *m, const struct view_opts *opts,
 		goto fail;
 	v->total_bytes += strlen(m->metadata_json) + v->summary_len;
 
+	/* Generated files and directories tell about every shard: only
+	 * who may read all of them may read those. */
+	v->mode = 0777;
 	for (i = 0; i < m->nshards; i++) {
 		const struct source *src = m->shards[i].src;
 
+		v->mode &= src->mode;
 		if (i == 0 || newer(&src->mtime, &v->mtime))
 			v->mtime = src->mtime;
 		if (i == 0 || newer(&src->ctime, &v->ctime))

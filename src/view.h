@@ -91,10 +91,13 @@ struct view {
 	struct view_file *shard_files;	/* one per shard, in model order */
 
 	/* Root directory and generated files take the newest times of all
-	 * sources, and the owner of the first one. */
+	 * sources, the owner of the first one and the permissions all of
+	 * them grant; a tensor's files those of its own source.  Files get
+	 * the source's read bits (0444 at most), directories also x. */
 	struct timespec mtime, ctime;
 	uid_t uid;
 	gid_t gid;
+	mode_t mode;
 
 	void *priv;		/* name arena, lookup table */
 };
@@ -128,7 +131,8 @@ uint64_t view_nchildren(const struct view *v, uint64_t dir);
 size_t view_name(const struct view *v, uint64_t ino,
 		 char out[VIEW_NAME_MAX + 1]);
 
-/* Attributes of ino.  0, or -1 for an unknown inode. */
+/* Attributes of ino (see struct view for owner, mode and times).  0, or
+ * -1 for an unknown inode. */
 int view_stat(const struct view *v, uint64_t ino, struct stat *st);
 
 /* File size of ino (0 for directories and unknown inodes). */

@@ -273,6 +273,7 @@ setup(void)
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/stfs-view-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 	write_model("m.safetensors", model_json, MODEL_DATA);
+	ck_assert_int_eq(chmod(path, 0644), 0);	/* whatever the umask */
 	ck_assert_msg(model_open(path, &model, &e) == 0, "%s: %s",
 		      err_name(e.code), e.detail);
 	ck_assert_uint_eq(model->ntensors, MODEL_NT);
@@ -634,6 +635,39 @@ START_TEST(test_empty_model)
 }
 END_TEST
 
+/* Files never grant more than the source does (allow_other would
+ * otherwise publish a 0600 model). */
+START_TEST(test_modes)
+{
+	static const mode_t modes[][3] = {	/* source, file, directory */
+		{ 0644, 0444, 0555 }, { 0640, 0440, 0550 },
+		{ 0600, 0400, 0500 }, { 0604, 0404, 0505 }, { 0755, 0444, 0555 },
+	};
+	struct model *m2;
+	struct view *v2;
+	struct err e = { 0 };
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		ck_assert_int_eq(chmod(path, modes[i][0]), 0);
+		ck_assert_int_eq(model_open(path, &m2, &e), 0);
+		ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
+		view_stat(v2, VIEW_ROOT_INO, &st);
+		ck_assert_uint_eq(st.st_mode, S_IFDIR | modes[i][2]);
+		view_stat(v2, view_lookup(v2, 1, "a", 1), &st);
+		ck_assert_uint_eq(st.st_mode, S_IFREG | modes[i][1]);
+		view_stat(v2, view_lookup(v2, 1, "a.json", 6), &st);
+		ck_assert_uint_eq(st.st_mode, S_IFREG | modes[i][1]);
+		view_stat(v2, view_lookup(v2, 1, "__summary__.json", 16), &st);
+		ck_assert_uint_eq(st.st_mode, S_IFREG | modes[i][1]);
+		view_free(v2);
+		model_free(m2);
+	}
+	chmod(path, 0644);
+}
+END_TEST
+
 /* A sharded set: __shards__/ holds one JSON per shard; tensor inodes are
  * numbered as in a single file. */
 START_TEST(test_sharded)
@@ -743,6 +777,7 @@ view_suite(void)
 	tcase_add_test(tv, test_inode_stability);
 	tcase_add_test(tv, test_empty_model);
 	tcase_add_test(tv, test_sharded);
+	tcase_add_test(tv, test_modes);
 	suite_add_tcase(s, tv);
 	return s;
 }
