@@ -239,25 +239,6 @@ exit_code(enum err_code code)
 
 /* --- mount point and readahead ------------------------------------------ */
 
-static int
-check_mountpoint(const char *path, char **resolved, struct err *e)
-{
-	struct stat st;
-
-	/* Name the mount point even if an earlier step left a where. */
-	snprintf(e->where, sizeof(e->where), "%s", path);
-	*resolved = realpath(path, NULL);
-	if (!*resolved)
-		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
-	if (stat(*resolved, &st) != 0)
-		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return err_set(e, ERR_IO, "mount point: %s",
-			       strerror(ENOTDIR));
-	e->where[0] = '\0';
-	return 0;
-}
-
 /* Undo the octal escapes (\040 for ' ', ...) of a mountinfo field. */
 static void
 unescape_field(char *s)
@@ -315,6 +296,31 @@ mount_devno(const char *mnt, char *devno, size_t cap)
 	free(line);
 	fclose(fp);
 	return found ? 0 : -1;
+}
+
+static int
+check_mountpoint(const char *path, char **resolved, struct err *e)
+{
+	char devno[64];
+	struct stat st;
+
+	/* Name the mount point even if an earlier step left a where. */
+	snprintf(e->where, sizeof(e->where), "%s", path);
+	*resolved = realpath(path, NULL);
+	if (!*resolved)
+		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
+	if (stat(*resolved, &st) != 0)
+		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, ERR_IO, "mount point: %s",
+			       strerror(ENOTDIR));
+	/* Stacking a second stfs on the first hides it and leaves its
+	 * daemon running unseen: almost always a script run twice. */
+	if (mount_devno(*resolved, devno, sizeof(devno)) == 0)
+		return err_set(e, ERR_IO, "mount point: already an stfs mount "
+			       "(unmount it first: fusermount3 -u %s)", path);
+	e->where[0] = '\0';
+	return 0;
 }
 
 /* FUSE read requests are as large as the readahead window (128 KiB by
