@@ -338,11 +338,14 @@ idtab_fill(struct idtab *t, const uint64_t *v, size_t n, const uint32_t *rank)
 
 /* ---- errors ----------------------------------------------------------- */
 
+/* buf has QUOTE_MAX bytes.  The margin guards against err_quote()
+ * writing up to 4 bytes past its cap after a doubled \xC2\xNN escape
+ * (reported to error.c's owner); it costs nothing to keep. */
 static const char *
 quote(char *buf, const char *s, size_t len)
 {
 	buf[0] = '\0';
-	return err_quote(buf, QUOTE_MAX, s, len);
+	return err_quote(buf, QUOTE_MAX - 8, s, len);
 }
 
 static int
@@ -636,10 +639,11 @@ static size_t
 intern_shape(struct parser *p, size_t off)
 {
 	size_t rank = p->plen - off, h = rank;
-	const uint64_t *dims = p->pool + off;
+	const uint64_t *dims;
 
 	if (rank == 0)
-		return off;
+		return off;	/* and the pool may still be NULL */
+	dims = p->pool + off;
 	for (size_t i = 0; i < rank; i++)
 		h = h * 31 + (size_t)(dims[i] ^ dims[i] >> 29);
 	h = (h ^ h >> 17) & 63;
