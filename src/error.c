@@ -59,7 +59,7 @@ err_quote(char *buf, size_t cap, const char *name, size_t len)
 	/* Room for the closing quote, an ellipsis and the NUL. */
 	size_t o = 0, i;
 
-	if (cap < 8) {
+	if (cap < 16) {
 		if (cap)
 			buf[0] = '\0';
 		return buf;
@@ -68,7 +68,7 @@ err_quote(char *buf, size_t cap, const char *name, size_t len)
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)name[i];
 
-		if (o + 8 >= cap) {
+		if (o + 14 >= cap) {	/* room: 2 escapes, "...", "`", NUL */
 			memcpy(buf + o, "...", 3);
 			o += 3;
 			break;
