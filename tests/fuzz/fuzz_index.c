@@ -35,7 +35,10 @@
 #define INDEX "model.safetensors.index.json"
 
 /* Shard 1 holds a, b; shard 2 holds c, x/y and a name with a NUL byte, so
- * that escapes in the index's keys matter. */
+ * that escapes in the index's keys matter.  Three more files give an index
+ * something to go wrong with: dup.safetensors (valid, but holds "a" again
+ * and "z"), bad.safetensors (its data is one byte short) and
+ * escape.safetensors (a symlink to a file outside the directory). */
 static const char hdr1[] =
 	"{\"__metadata__\":{\"format\":\"pt\"},"
 	"\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
@@ -47,6 +50,9 @@ static const char hdr2[] =
 	"\"nul\\u0000z\":{\"dtype\":\"BOOL\",\"shape\":[1],"
 	"\"data_offsets\":[16,17]}}";
 static const size_t data2 = 17;
+static const char hdr_dup[] =
+	"{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+	"\"z\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[1,3]}}";
 
 static char dir[4096];
 static char index_path[4200];
@@ -66,12 +72,13 @@ put_file(const char *name, const void *p, size_t len)
 	}
 }
 
-/* A safetensors file: prefix, header padded with spaces to 8, data. */
+/* A safetensors file: prefix, header padded with spaces to 8, data
+ * (ndata bytes of which are written, the header may claim more). */
 static void
 put_shard(const char *name, const char *hdr, size_t ndata)
 {
 	size_t n = strlen(hdr), padded = (n + 7) & ~(size_t)7, i;
-	unsigned char *file = calloc(1, 8 + padded + ndata);
+	unsigned char *file = calloc(1, 8 + padded + ndata + 1);
 
 	if (!file)
 		exit(1);
@@ -88,7 +95,8 @@ put_shard(const char *name, const char *hdr, size_t ndata)
 static void
 cleanup(void)
 {
-	const char *names[] = { SHARD1, SHARD2, INDEX };
+	const char *names[] = { SHARD1, SHARD2, INDEX, "dup.safetensors",
+				"bad.safetensors", "escape.safetensors" };
 	char path[4200];
 	size_t i;
 
@@ -122,6 +130,13 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	atexit(cleanup);
 	put_shard(SHARD1, hdr1, data1);
 	put_shard(SHARD2, hdr2, data2);
+	put_shard("dup.safetensors", hdr_dup, 3);
+	put_shard("bad.safetensors", hdr_dup, 2);
+	snprintf(index_path, sizeof(index_path), "%s/escape.safetensors", dir);
+	if (symlink("/dev/null", index_path) != 0) {
+		perror(index_path);
+		exit(1);
+	}
 	snprintf(index_path, sizeof(index_path), "%s/%s", dir, INDEX);
 
 	/* the lowest free descriptor: each run must give it back */
@@ -140,14 +155,16 @@ check_model(const struct model *m)
 
 	CHECK(m->sharded == 1);
 	/* an empty weight_map is an empty model: no shard opened */
-	CHECK(m->nshards <= 2);
+	CHECK(m->nshards <= 3);
 	CHECK(m->metadata_json != NULL);
 	for (i = 0; i < m->nshards; i++) {
 		const struct shard *sh = &m->shards[i];
 
 		CHECK(sh->name && sh->src && sh->hdr);
+		/* only the valid files inside the directory can be shards */
 		CHECK(strcmp(sh->name, SHARD1) == 0 ||
-		      strcmp(sh->name, SHARD2) == 0);
+		      strcmp(sh->name, SHARD2) == 0 ||
+		      strcmp(sh->name, "dup.safetensors") == 0);
 		CHECK(i == 0 || strcmp(m->shards[i - 1].name, sh->name) != 0);
 		total += sh->hdr->ntensors;
 	}

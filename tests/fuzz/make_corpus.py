@@ -317,6 +317,12 @@ def header_seeds(c):
 	c.header_size("size-zero", "{}", 0)
 	c.header_size("size-huge", obj([('"a"', ent("U8", [1], 0, 1))]),
 		      (1 << 63) - 1)
+	# many metadata keys (the key table grows), with a repeated key
+	meta = ",".join('"k%d":"v%d"' % (i, i) for i in range(40))
+	H("ok-metadata-many", '{"__metadata__":{%s,"k7":"again"}}' % meta)
+	H("ok-metadata-many-tensors", '{"__metadata__":{%s},%s}' % (
+		meta, obj(tensors([("t%d" % i, "U8", [1]) for i in range(40)])[0])
+		[1:-1]), 40)
 	# many tiny tensors
 	p, n = tensors([("t%d" % i, "BOOL", [1]) for i in range(300)])
 	H("many-tensors", obj(p), n)
@@ -412,6 +418,12 @@ def index_seeds(c):
 	idx("nul-in-text", None, raw=json.dumps({"weight_map": full}) + "\0")
 	idx("bom", None, raw=b"\xef\xbb\xbf" + json.dumps({"weight_map": full})
 	    .encode())
+	idx("ok-dup-file", {"a": "dup.safetensors", "z": "dup.safetensors"})
+	idx("ok-dup-file-and-2", dict(without("a", "b"), a="dup.safetensors",
+				      z="dup.safetensors"))
+	idx("two-shards-same-tensor", dict(full, z="dup.safetensors"))
+	idx("invalid-shard", dict(full, q="bad.safetensors"))
+	idx("symlink-outside", dict(full, q="escape.safetensors"))
 	idx("many-shards", {"t%d" % i: "model-%05d-of-00500.safetensors" % i
 			    for i in range(500)})
 
