@@ -119,7 +119,7 @@ struct http_stream {
 	uint64_t next;		/* end of the last read */
 	uint64_t window;	/* read-ahead bytes wanted past next */
 	uint64_t ra_end;	/* read-ahead queued up to here */
-	uint64_t used;
+	uint64_t used;		/* now_ms() of its last read */
 };
 
 struct http_src {
@@ -139,8 +139,8 @@ struct http_src {
 				   for a dead server, not two) */
 	/* protected by C.lock */
 	unsigned running;	/* jobs being transferred */
-	uint64_t tick;
 	struct http_stream streams[HTTP_STREAMS];
+	struct http_src *prev, *next;	/* C.srcs */
 };
 
 static struct {
@@ -155,6 +155,7 @@ static struct {
 	pid_t pid;			/* the process the workers belong to */
 	char *spare[HTTP_SPARES];	/* free block buffers */
 	unsigned nspare;
+	struct http_src *srcs;		/* open sources (for their streams) */
 } C = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 };
@@ -1364,18 +1365,37 @@ queue_range(struct http_src *hs, uint64_t from, uint64_t to,
 	return reached < to ? reached : to;
 }
 
+/* Streams that read sequentially within the last second, in every open
+ * source: together they share half of the cache for read-ahead, so that
+ * one stream's read-ahead does not evict another's before it is read. */
+static unsigned
+active_streams(uint64_t now)
+{
+	struct http_src *hs;
+	unsigned n = 0;
+	int i;
+
+	for (hs = C.srcs; hs; hs = hs->next)
+		for (i = 0; i < HTTP_STREAMS; i++) {
+			struct http_stream *s = &hs->streams[i];
+
+			if (s->live && s->window > HTTP_BLOCK_BYTES &&
+			    s->used + 1000 > now)
+				n++;
+		}
+	return n ? n : 1;
+}
+
 /* Follow the streams of hs; a read continuing one grows its window and
  * tops up the read-ahead. */
 static void
-readahead(struct http_src *hs, uint64_t off, uint64_t end, unsigned *njobs)
+readahead(struct http_src *hs, uint64_t off, uint64_t end, uint64_t now,
+	  unsigned *njobs)
 {
 	struct http_stream *st = NULL, *victim = &hs->streams[0];
-	uint64_t target, ra_max = cfg.ra_max;
+	uint64_t target, cap;
 	int i;
 
-	if (ra_max > cfg.cache_bytes / 4)
-		ra_max = cfg.cache_bytes / 4;
-	hs->tick++;
 	for (i = 0; i < HTTP_STREAMS; i++) {
 		struct http_stream *s = &hs->streams[i];
 
@@ -1388,22 +1408,32 @@ readahead(struct http_src *hs, uint64_t off, uint64_t end, unsigned *njobs)
 			victim = s;
 	}
 	if (!st) {
+		/* A new stream: no read-ahead until it proves sequential. */
 		victim->live = 1;
 		victim->next = end;
 		victim->window = HTTP_BLOCK_BYTES;
 		victim->ra_end = end;
-		victim->used = hs->tick;
+		victim->used = now;
 		return;
 	}
-	st->used = hs->tick;
+	st->used = now;
 	if (end > st->next)
 		st->next = end;
-	st->window = st->window * 2 < ra_max ? st->window * 2 : ra_max;
 	if (st->ra_end < st->next)
 		st->ra_end = st->next;
-	if (st->ra_end >= hs->size || ra_max == 0 ||
+	st->window *= 2;
+	if (st->ra_end >= hs->size || cfg.ra_max == 0 ||
 	    st->ra_end - st->next >= st->window / 2)
-		return;
+		goto clamp;
+	cap = cfg.cache_bytes / 2 / active_streams(now);
+	if (cap > cfg.cache_bytes / 4)
+		cap = cfg.cache_bytes / 4;
+	if (cap > cfg.ra_max)
+		cap = cfg.ra_max;
+	if (cap < 2 * (uint64_t)HTTP_BLOCK_BYTES)
+		cap = 2 * (uint64_t)HTTP_BLOCK_BYTES;
+	if (st->window > cap)
+		st->window = cap;
 	target = st->next + st->window;
 	target = (target + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
 		 HTTP_BLOCK_BYTES;
@@ -1411,6 +1441,11 @@ readahead(struct http_src *hs, uint64_t off, uint64_t end, unsigned *njobs)
 		target = hs->size;
 	if (target > st->ra_end)
 		st->ra_end = queue_range(hs, st->ra_end, target, njobs);
+	return;
+clamp:
+	if (st->window > cfg.ra_max)
+		st->window = cfg.ra_max > HTTP_BLOCK_BYTES ? cfg.ra_max :
+			     HTTP_BLOCK_BYTES;
 }
 
 /* ---- the source ops ---------------------------------------------------- */
@@ -1467,10 +1502,6 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		if (b) {
 			b->refs++;
 			blks[i] = b;
-			if (b->state == BLK_READY) {
-				lru_unlink(b);
-				lru_push(b);
-			}
 		}
 		if (nrun && (!fresh || nrun == split || i == n - 1)) {
 			struct http_job *j = job_new(hs, run, nrun);
@@ -1496,7 +1527,7 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		}
 	}
 	if (rc == 0)
-		readahead(hs, off, end, &njobs);
+		readahead(hs, off, end, now, &njobs);
 	if (njobs)
 		kick_workers(njobs);
 	pthread_mutex_unlock(&C.lock);
@@ -1567,11 +1598,18 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		}
 	}
 
+	/* LRU: a block read from becomes the most recent. */
 	pthread_mutex_lock(&C.lock);
 	for (i = 0; i < n; i++) {
 		struct http_block *b = blks[i];
 
-		if (b && --b->refs == 0 && !b->hashed)
+		if (!b)
+			continue;
+		if (rc == 0 && b->hashed && b->state == BLK_READY) {
+			lru_unlink(b);
+			lru_push(b);
+		}
+		if (--b->refs == 0 && !b->hashed)
 			block_free(b);
 	}
 	pthread_mutex_unlock(&C.lock);
@@ -1603,6 +1641,12 @@ http_close(struct source *s)
 	if (!hs)
 		return;
 	pthread_mutex_lock(&C.lock);
+	if (hs->prev)
+		hs->prev->next = hs->next;
+	else if (C.srcs == hs)
+		C.srcs = hs->next;
+	if (hs->next)
+		hs->next->prev = hs->prev;
 	for (j = C.q_head; j; j = next) {
 		next = j->qnext;
 		if (j->hs == hs) {
@@ -1737,6 +1781,12 @@ source_open_http(const char *url, struct source **out, struct err *e)
 		clock_gettime(CLOCK_REALTIME, &s->mtime);
 	s->ctime = s->mtime;
 	s->priv = hs;
+	pthread_mutex_lock(&C.lock);
+	hs->next = C.srcs;
+	if (C.srcs)
+		C.srcs->prev = hs;
+	C.srcs = hs;
+	pthread_mutex_unlock(&C.lock);
 	free(x);
 	*out = s;
 	return 0;
