@@ -307,7 +307,15 @@ def case_mount(t, srv, www):
 		verify_sharded(t, os.path.join(www, "sharded",
 					       "model.safetensors.index.json"),
 			       m.path, "sharded")
-	# TODO(lead): a sharded mount's __summary__.json "source" is the URL
+	url = srv.url("sharded-big/model.safetensors.index.json")
+	mark = srv.mark()
+	with harness.Mount(t, url, env=env_with()) as m:
+		verify_sharded(t, os.path.join(www, "sharded-big",
+					       "model.safetensors.index.json"),
+			       m.path, "sharded-big")
+	reqs = srv.requests_since(mark)
+	t.check(len({q.uri for q in reqs}) >= 4, "sharded-big: index and 3 "
+		"shards fetched")
 
 
 def case_token(t, srv, www, workdir):
@@ -509,6 +517,11 @@ def make_www(www):
 			      {"format": "pt"})
 	gen_sharded.write_sharded(os.path.join(www, "sharded"),
 				  gen_sharded.mixed_tensors(60), 3)
+	# 3 shards of several MiB: tensors spanning blocks, read-ahead
+	T = [("layers.%d.w" % i, "BF16", [(1 + i % 4) << 19],
+	      (lambda i=i: gen.bulk_bytes(50 + i, ((1 + i % 4) << 19) * 2)))
+	     for i in range(9)]
+	gen_sharded.write_sharded(os.path.join(www, "sharded-big"), T, 3)
 	gen.write_raw(os.path.join(www, "broken.safetensors"), '{"a":1}')
 
 
