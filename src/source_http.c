@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,12 +173,13 @@ http_log(int prio, const char *fmt, ...)
 	char msg[768];
 	va_list ap;
 
-	if (!cfg.log)
-		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	cfg.log(prio, msg);
+	if (cfg.log)
+		cfg.log(prio, msg);
+	else
+		syslog(prio, "%s", msg);	/* never stderr: may be a daemon */
 }
 
 static uint64_t

@@ -46,8 +46,8 @@ struct http_options {
 	unsigned readahead_mb;	/* largest read-ahead window; 0: default */
 	unsigned connections;	/* read-ahead workers; 0: default */
 	/* Where messages go (object changed, server unreachable or back);
-	 * msg has no newline.  NULL: nowhere.  The daemon passes a wrapper
-	 * around fuse_log() so that messages reach syslog. */
+	 * msg has no newline.  NULL: syslog(3).  The daemon passes a wrapper
+	 * around fuse_log(), so that they follow its other messages. */
 	void (*log)(int prio, const char *msg);
 };
 
