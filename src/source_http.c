@@ -21,7 +21,7 @@
  *
  * Transient failures (connect errors, timeouts, resets, 5xx, 408, 429) are
  * retried with exponential backoff within a per-read deadline of
- * (retries + 1) * timeout_s seconds; then the read fails with EIO.  Nothing
+ * tries * timeout_s seconds; then the read fails with EIO.  Nothing
  * is remembered about the failure, so reads work again when the server
  * comes back.
  *
@@ -74,7 +74,7 @@ static struct {
 	int insecure;
 	uint64_t cache_bytes;
 	unsigned timeout_s;
-	int retries;
+	unsigned tries;
 	uint64_t ra_max;
 	unsigned max_workers;
 	void (*log)(int prio, const char *msg);
@@ -194,13 +194,13 @@ now_ms(void)
 static uint64_t
 bound_ms(void)
 {
-	return (uint64_t)(cfg.retries + 1) * cfg.timeout_s * 1000;
+	return (uint64_t)cfg.tries * cfg.timeout_s * 1000;
 }
 
 unsigned
 http_read_bound_s(void)
 {
-	return (unsigned)(cfg.retries + 1) * cfg.timeout_s;
+	return cfg.tries * cfg.timeout_s;
 }
 
 static void
@@ -365,7 +365,8 @@ http_init(void)
 	cfg.cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
 					     HTTP_DEFAULT_CACHE_MB) << 20;
 	cfg.timeout_s = env_uint("STFS_HTTP_TIMEOUT", HTTP_DEFAULT_TIMEOUT_S);
-	cfg.retries = (int)env_uint("STFS_HTTP_RETRIES", HTTP_DEFAULT_RETRIES);
+	/* STFS_HTTP_RETRIES counts the extra attempts (0: try once). */
+	cfg.tries = env_uint("STFS_HTTP_RETRIES", HTTP_DEFAULT_TRIES - 1) + 1;
 	cfg.ra_max = (uint64_t)env_uint("STFS_HTTP_READAHEAD_MB",
 					HTTP_DEFAULT_READAHEAD_MB) << 20;
 	cfg.max_workers = env_uint("STFS_HTTP_CONNECTIONS",
@@ -522,8 +523,8 @@ http_set_options(const struct http_options *o, struct err *e)
 		cfg.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
 	if (o->timeout_s)
 		cfg.timeout_s = o->timeout_s;
-	if (o->retries >= 0)
-		cfg.retries = o->retries;
+	if (o->tries)
+		cfg.tries = o->tries;
 	if (o->readahead_mb)
 		cfg.ra_max = (uint64_t)o->readahead_mb << 20;
 	if (o->connections)
@@ -945,7 +946,8 @@ perform(struct http_xfer *x, const char *url, struct curl_slist *hdrs,
 	uint64_t deadline)
 {
 	CURL *h = thread_handle();
-	int attempt, r = XF_FAIL;
+	unsigned attempt;
+	int r = XF_FAIL;
 
 	if (!h)
 		return verdict(x, XF_FAIL, "cannot create a libcurl handle");
@@ -955,11 +957,11 @@ perform(struct http_xfer *x, const char *url, struct curl_slist *hdrs,
 		r = perform_once(h, x, url, hdrs, deadline);
 		if (r != XF_RETRY)
 			break;
-		if (attempt >= cfg.retries) {
+		if (attempt + 1 >= cfg.tries) {
 			r = XF_FAIL;
 			break;
 		}
-		pause = (250ull << attempt) + now_ms() % 100;
+		pause = (250ull << (attempt < 8 ? attempt : 8)) + now_ms() % 100;
 		if (now_ms() + pause >= deadline) {
 			r = XF_FAIL;
 			break;

@@ -15,7 +15,7 @@ struct err;
 #define HTTP_BLOCK_BYTES	(1u << 20)	/* cache granularity */
 #define HTTP_DEFAULT_CACHE_MB	256u
 #define HTTP_DEFAULT_TIMEOUT_S	10u	/* connect / stall, per attempt */
-#define HTTP_DEFAULT_RETRIES	2	/* so 3 attempts */
+#define HTTP_DEFAULT_TRIES	3	/* attempts per request */
 #define HTTP_DEFAULT_READAHEAD_MB 64u	/* read-ahead window cap */
 #define HTTP_DEFAULT_CONNECTIONS 8u	/* read-ahead worker threads */
 
@@ -41,8 +41,8 @@ struct http_options {
 	unsigned cache_mb;	/* block cache size; 0: default */
 	unsigned timeout_s;	/* connect timeout and stall timeout of one
 				   attempt; 0: default */
-	int retries;		/* extra attempts after a transient failure;
-				   < 0: default */
+	unsigned tries;		/* attempts per request (transient failures
+				   are retried); 0: default */
 	unsigned readahead_mb;	/* largest read-ahead window; 0: default */
 	unsigned connections;	/* read-ahead workers; 0: default */
 	/* Where messages go (object changed, server unreachable or back);
@@ -57,7 +57,7 @@ struct http_options {
 int http_set_options(const struct http_options *o, struct err *e);
 
 /* The longest a single read waits for a server that does not answer,
- * in seconds: (retries + 1) * timeout_s, backoff included. */
+ * in seconds: tries * timeout_s, backoff included. */
 unsigned http_read_bound_s(void);
 
 #endif
