@@ -197,9 +197,12 @@ bound_ms(void)
 	return (uint64_t)cfg.tries * cfg.timeout_s * 1000;
 }
 
+static void http_init(void);
+
 unsigned
 http_read_bound_s(void)
 {
+	pthread_once(&cfg.once, http_init);
 	return cfg.tries * cfg.timeout_s;
 }
 
