@@ -5,7 +5,9 @@
  * long entry/attribute timeouts and negative entries are cached too.
  * Tensor data is spliced from the source descriptor; generated files are
  * served from memory (sidecars rendered on each read into a per-thread
- * buffer).  Everything that would modify the tree answers EROFS.
+ * buffer), so files need no open state and, where the kernel supports
+ * it, no OPEN/RELEASE requests at all.  Everything that would modify the
+ * tree answers EROFS.
  */
 #ifndef STFS_FSLL_H
 #define STFS_FSLL_H
@@ -33,6 +35,7 @@ struct fsll {
 	void (*after_init)(void *arg);
 	void *after_init_arg;
 	int after_init_done;	/* atomic */
+	int no_open;		/* the kernel can skip OPEN/RELEASE (atomic) */
 	int truncated_logged;	/* set once the first EIO for a truncated
 				   source has been logged (atomic) */
 };
