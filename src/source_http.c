@@ -11,7 +11,8 @@
  * keeps a few read streams; a read that continues a stream doubles the
  * stream's read-ahead window (1 MiB up to a cap, as mountpoint-s3 does) and
  * queues the blocks ahead of it for a small pool of worker threads, which
- * fetch them in parallel, 8 MiB per request.
+ * fetch them in parallel, 8 MiB per request.  A block can be read as soon
+ * as its last byte has arrived, before the rest of its request.
  *
  * Every ranged GET carries If-Range with the validator seen at open, and
  * every response is checked (status 206, the exact range asked for, the
@@ -21,9 +22,10 @@
  *
  * Transient failures (connect errors, timeouts, resets, 5xx, 408, 429) are
  * retried with exponential backoff within a per-read deadline of
- * tries * timeout_s seconds; then the read fails with EIO.  Nothing
- * is remembered about the failure, so reads work again when the server
- * comes back.
+ * tries * timeout_s seconds; then the read fails with EIO.  For 1 s after
+ * a failure, reads that need the network fail at once (the kernel follows
+ * a failed read-ahead with a second read); after that nothing is
+ * remembered, so reads work again when the server comes back.
  *
  * Threads: libcurl easy handles may not be used by two threads at once and
  * sharing the connection cache between threads is a known libcurl bug
