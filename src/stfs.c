@@ -26,6 +26,10 @@
 #include "error.h"
 #include "fsll.h"
 #include "model.h"
+#include "source.h"
+#ifdef STFS_HAVE_HTTP
+#include "source_http.h"
+#endif
 #include "view.h"
 
 #define PROG "stfs"
@@ -38,6 +42,13 @@ struct stfs_opts {
 	unsigned readahead;	/* KiB; 0 leaves the kernel's default */
 	unsigned uid, gid;
 	int uid_set, gid_set;
+#ifdef STFS_HAVE_HTTP
+	struct {		/* for http(s):// sources, see source_http.h */
+		char *header_file, *ca_file;
+		int insecure;
+		unsigned cache_mb, timeout_s, tries, readahead_mb, connections;
+	} http;
+#endif
 	int helper;		/* invoked as mount.stfs / mount.fuse.stfs */
 	int fake;		/* helper -f: validate only */
 	int show_help, show_version;
@@ -59,6 +70,16 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("uid=", uid_set, 1),
 	STFS_OPT("gid=%u", gid, 0),
 	STFS_OPT("gid=", gid_set, 1),
+#ifdef STFS_HAVE_HTTP
+	STFS_OPT("header_file=%s", http.header_file, 0),
+	STFS_OPT("ca_file=%s", http.ca_file, 0),
+	STFS_OPT("insecure", http.insecure, 1),
+	STFS_OPT("http_cache_mb=%u", http.cache_mb, 0),
+	STFS_OPT("http_timeout=%u", http.timeout_s, 0),
+	STFS_OPT("http_tries=%u", http.tries, 0),
+	STFS_OPT("http_readahead_mb=%u", http.readahead_mb, 0),
+	STFS_OPT("http_connections=%u", http.connections, 0),
+#endif
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
@@ -147,7 +168,25 @@ usage(FILE *out, const char *prog)
 "  -o uid=N,gid=N       owner of the files (default: the source's)\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
-"\n"
+"\n",
+		prog, DEFAULT_READAHEAD_KIB);
+#ifdef STFS_HAVE_HTTP
+	fprintf(out,
+"http(s):// sources (defaults from STFS_HTTP_* variables, docs/remote.md):\n"
+"  -o header_file=PATH  request headers, \"Name: value\" per line, or a bare\n"
+"                       token for \"Authorization: Bearer\" (never logged)\n"
+"  -o ca_file=PATH      CA bundle (PEM) instead of the system store\n"
+"  -o insecure          do not verify TLS certificates\n"
+"  -o http_cache_mb=N   block cache size (default %u)\n"
+"  -o http_timeout=S    connect/stall timeout per attempt (default %u)\n"
+"  -o http_tries=N      attempts per request (default %u)\n"
+"  -o http_readahead_mb=N  largest read-ahead window (default %u)\n"
+"  -o http_connections=N   read-ahead connections (default %u)\n"
+"\n",
+		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
+		HTTP_DEFAULT_READAHEAD_MB, HTTP_DEFAULT_CONNECTIONS);
+#endif
+	fputs(
 "Files are readable by whoever may read the source file (its read bits);\n"
 "other users need -o allow_other as well.  The mount is always\n"
 "ro,default_permissions, and runs in the background (logging to syslog)\n"
@@ -157,8 +196,7 @@ usage(FILE *out, const char *prog)
 "\n"
 "Exit status: 0 mounted (or valid), 1 invalid safetensors, 2 usage or\n"
 "I/O error (unreadable SOURCE, unusable MOUNTPOINT, mount failed).\n"
-"\n",
-		prog, DEFAULT_READAHEAD_KIB);
+"\n", out);
 }
 
 /* --- messages ------------------------------------------------------------ */
@@ -506,6 +544,33 @@ err_out1:
 	return ret;
 }
 
+#ifdef STFS_HAVE_HTTP
+/* The HTTP source's messages (object changed, server gone and back) go
+ * where the daemon's own go: stderr, then syslog. */
+static void
+http_log(int prio, const char *msg)
+{
+	fuse_log((enum fuse_log_level)prio, "%s\n", msg);
+}
+
+static int
+setup_http(const struct stfs_opts *o, struct err *e)
+{
+	struct http_options ho = { 0 };
+
+	ho.header_file = o->http.header_file;
+	ho.ca_file = o->http.ca_file;
+	ho.insecure = o->http.insecure;
+	ho.cache_mb = o->http.cache_mb;
+	ho.timeout_s = o->http.timeout_s;
+	ho.tries = o->http.tries;
+	ho.readahead_mb = o->http.readahead_mb;
+	ho.connections = o->http.connections;
+	ho.log = http_log;
+	return http_set_options(&ho, e);
+}
+#endif
+
 int
 main(int argc, char **argv)
 {
@@ -542,6 +607,11 @@ main(int argc, char **argv)
 		goto out;
 	}
 
+#ifdef STFS_HAVE_HTTP
+	/* Only for URLs: a local mount must not depend on a token file. */
+	if (source_is_url(o.source) && setup_http(&o, &e) != 0)
+		goto out;
+#endif
 	/* Validate everything before touching the mount point. */
 	if (model_open(o.source, &m, &e) != 0) {
 		err_where(&e, o.source);
@@ -567,6 +637,10 @@ out:
 	free(o.source);
 	free(o.mountpoint);
 	free(o.extra);
+#ifdef STFS_HAVE_HTTP
+	free(o.http.header_file);
+	free(o.http.ca_file);
+#endif
 	fuse_opt_free_args(&args);
 	return status;
 }
