@@ -9,6 +9,7 @@ corpus/header/NAME  input of fuzz_header: an 8-byte little-endian word X
                     cover X bytes is valid as a parse; see fuzz_header.c.
                     Names starting "file-" are whole files (prefix, header,
                     data) meant for the raw-file pass of the target.
+corpus/names/NAME   input of fuzz_names: a tensor name or a file name.
 corpus/index/NAME   input of fuzz_index: the text of a
                     model.safetensors.index.json placed next to the two
                     shards fuzz_index.c writes (a, b | c, x/y, "nul\\0z").
@@ -68,7 +69,7 @@ def pad8(b):
 class Corpus:
 	def __init__(self, outdir):
 		self.outdir = outdir
-		self.written = {"header": set(), "index": set()}
+		self.written = {"header": set(), "index": set(), "names": set()}
 
 	def put(self, kind, name, data):
 		if isinstance(data, str):
@@ -428,6 +429,25 @@ def index_seeds(c):
 			    for i in range(500)})
 
 
+def names_seeds(c):
+	"""Tensor names that need encoding, and file names (valid encodings
+	and near misses) for the decoder."""
+	names = ["", "/", "a/b", "/leading", "trailing/", "..", ".", ".hidden",
+		 "x.json", ".json", "a.json.json", "x.JSON", "__summary__",
+		 "__x__", "__", "___", "_", "__metadata__.json", "100%", "%",
+		 "%41", "%2F", "x%~0123456789abcdef", "nul\0inside", "\0",
+		 "ctrl\x01\x1f", "del\x7f", "new\nline", "\u6a21\u578b",
+		 "emoji \U0001F600", "\u00e9", "L" * 250, "L" * 251,
+		 "L" * 260 + "1", "/" * 84, "a" + "\u6a21" * 100,
+		 "b" * 199 + "/" + "c" * 80, "\U0001F600" * 70,
+		 # encoded forms and near misses, for decoding
+		 "%2Ehidden", "x%2Ejson", "%5F_x__", "a%2fb", "a%2", "%zz", "a/b",
+		 "%~", "L" * 200 + "%~0123456789abcdef"]
+	for i, nm in enumerate(names):
+		c.put("names", "n%02d" % i, nm.encode("utf-8"))
+	c.put("names", "bad-utf8", b"a\xff\xc0\xafb")
+
+
 DICT_TOKENS = [
 	'"dtype"', '"shape"', '"data_offsets"', '"__metadata__"', '"weight_map"',
 	'"metadata"', '"total_size"', '"\\u0000"', '"\\ud83d\\ude00"', '"\\u005f"',
@@ -454,10 +474,11 @@ def main(argv):
 	c = Corpus(outdir)
 	header_seeds(c)
 	index_seeds(c)
+	names_seeds(c)
 	c.prune()
 	write_dict(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 				"json.dict"))
-	for kind in ("header", "index"):
+	for kind in ("header", "index", "names"):
 		print("%s: %d seeds" % (kind, len(c.written[kind])))
 	return 0
 
