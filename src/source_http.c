@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,7 +61,7 @@
 #define HTTP_SPLIT_BLOCKS	32	/* demand runs above 32 MiB go parallel */
 #define HTTP_BUCKETS		4096
 #define HTTP_HOLD_MS		1000	/* fail fast this long after a failure */
-#define HTTP_SPARES		16	/* free block buffers kept */
+#define HTTP_HUGE		(2u << 20)	/* transparent huge page size */
 #define HTTP_VALIDATOR_MAX	256
 #define HTTP_HEADER_FILE_MAX	(64u << 10)
 
@@ -156,8 +157,14 @@ static struct {
 	struct http_job *q_head, *q_tail;
 	unsigned nworkers, idle;
 	pid_t pid;			/* the process the workers belong to */
-	char *spare[HTTP_SPARES];	/* free block buffers */
-	unsigned nspare;
+	/* Full blocks live in one arena of cache size, mapped at the first
+	 * block and asked for transparent huge pages: a fresh 1 MiB malloc
+	 * costs 256 page faults, a fifth of the time of a cold read. */
+	char *arena;
+	size_t arena_bytes;
+	unsigned *free_slot;		/* stack of free arena slots */
+	unsigned nfree;
+	int arena_tried;
 	struct http_src *srcs;		/* open sources (for their streams) */
 } C = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -1061,13 +1068,57 @@ lru_push(struct http_block *b)
 }
 
 static void
+arena_init(void)
+{
+	size_t n = (size_t)(cfg.cache_bytes / HTTP_BLOCK_BYTES), i;
+	size_t map = n * HTTP_BLOCK_BYTES + HTTP_HUGE;
+	char *p;
+
+	C.arena_tried = 1;
+	C.free_slot = malloc(n * sizeof(*C.free_slot));
+	if (!C.free_slot)
+		return;
+	p = mmap(NULL, map, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		free(C.free_slot);
+		C.free_slot = NULL;
+		return;
+	}
+	/* Align to a huge page; the slack at both ends stays unused. */
+	C.arena = (char *)(((uintptr_t)p + HTTP_HUGE - 1) &
+			   ~(uintptr_t)(HTTP_HUGE - 1));
+	C.arena_bytes = n * HTTP_BLOCK_BYTES;
+	madvise(C.arena, C.arena_bytes, MADV_HUGEPAGE);
+	for (i = 0; i < n; i++)
+		C.free_slot[i] = (unsigned)(n - 1 - i);	/* slot 0 first */
+	C.nfree = (unsigned)n;
+}
+
+static int
+in_arena(const char *p)
+{
+	return C.arena && p >= C.arena && p < C.arena + C.arena_bytes;
+}
+
+static char *
+data_alloc(size_t len)
+{
+	if (!C.arena_tried)
+		arena_init();
+	if (len == HTTP_BLOCK_BYTES && C.nfree)
+		return C.arena + (size_t)C.free_slot[--C.nfree] *
+				 HTTP_BLOCK_BYTES;
+	return malloc(len);	/* short last blocks, demand over the limit */
+}
+
+static void
 block_free(struct http_block *b)
 {
 	C.bytes -= b->len;
-	/* Keep a few full-size buffers: fresh 1 MiB mappings cost 256 page
-	 * faults each. */
-	if (b->len == HTTP_BLOCK_BYTES && C.nspare < HTTP_SPARES)
-		C.spare[C.nspare++] = b->data;
+	if (in_arena(b->data))
+		C.free_slot[C.nfree++] = (unsigned)((size_t)(b->data - C.arena) /
+						    HTTP_BLOCK_BYTES);
 	else
 		free(b->data);
 	free(b);
@@ -1115,10 +1166,7 @@ block_new(struct http_src *hs, uint64_t idx, int must_fit)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
-	if (len == HTTP_BLOCK_BYTES && C.nspare)
-		b->data = C.spare[--C.nspare];
-	else
-		b->data = malloc(len);
+	b->data = data_alloc(len);
 	if (!b->data) {
 		free(b);
 		return NULL;
