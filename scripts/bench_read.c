@@ -4,16 +4,18 @@
  * reader is the same C code (1 MiB reads into a pre-touched buffer) for
  * the source, stfs and the peers, and the tool is never the bottleneck.
  *
- *   bench_read seq  FILE OFF LEN BS DROP           -> "BYTES SECONDS"
+ *   bench_read seq  FILE OFF LEN BS FLAGS          -> "BYTES SECONDS"
  *   bench_read rand FILE OFF LEN BS COUNT PROCS SEED DROP
  *                                                  -> "BYTES SECONDS"
  *   bench_read sum  FILE OFF LEN                   -> "HASH"
  *   bench_read resident FILE                       -> "CACHED TOTAL" pages
  *   bench_read pin FILE...                         -> "pinned", then waits
  *
- * DROP=1 first drops FILE's page cache with posix_fadvise(DONTNEED): on a
- * FUSE file that makes every read go to the daemon, while the source the
- * daemon reads from stays cached.  Only the read loop is timed.  A short
+ * DROP (FLAGS bit 1) first drops FILE's page cache with
+ * posix_fadvise(DONTNEED): on a FUSE file that makes every read go to the
+ * daemon, while the source the daemon reads from stays cached.  FLAGS bit
+ * 2 then says POSIX_FADV_SEQUENTIAL, as cat and cp do (it doubles the
+ * kernel's readahead window).  Only the read loop is timed.  A short
  * read is an error: it would make a fast number out of missing bytes.
  *
  * pin maps and mlocks the files until its stdin closes, so that "the
@@ -51,14 +53,19 @@ now(void)
 }
 
 static int
-open_file(const char *path, int drop)
+open_file(const char *path, int flags)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		die(path);
-	if (drop) {
+	if (flags & 1) {
 		errno = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		if (errno)
+			die("posix_fadvise");
+	}
+	if (flags & 2) {
+		errno = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		if (errno)
 			die("posix_fadvise");
 	}
@@ -100,9 +107,9 @@ read_full(int fd, char *buf, size_t n, uint64_t pos)
 }
 
 static int
-cmd_seq(const char *path, uint64_t off, uint64_t len, size_t bs, int drop)
+cmd_seq(const char *path, uint64_t off, uint64_t len, size_t bs, int flags)
 {
-	int fd = open_file(path, drop);
+	int fd = open_file(path, flags);
 	char *buf = big_buffer(bs);
 	uint64_t done = 0;
 	double t0, t1;
