@@ -1,7 +1,9 @@
 /* txt.c - the fixed-width text view of a tensor (layout in txt.h). */
 #include "txt.h"
 
+#include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,25 +78,196 @@ fmt_g(double v, int prec, char *out)
 	return (size_t)n;
 }
 
-/* Shortest %.Ng (N from 6) that reads back to f.  Starting at 6 is enough
- * for the shortest text: float32 is finer than 6 digits, so whenever a
- * shorter number reads back to f, %.6g prints it (trailing zeros go). */
+/* Lay out the p digits d (first digit's exponent x) as %.Pg does:
+ * trailing zeros dropped, scientific when x < -4 or x >= prec. */
 static size_t
-fmt_f32(float f, char *out)
+layout_g(int neg, const char *d, int p, int x, int prec, char *out)
+{
+	size_t o = 0;
+	int k = p, i, ax = x < 0 ? -x : x;
+
+	while (k > 1 && d[k - 1] == '0')
+		k--;
+	if (neg)
+		out[o++] = '-';
+	if (x < -4 || x >= prec) {
+		out[o++] = d[0];
+		if (k > 1) {
+			out[o++] = '.';
+			memcpy(out + o, d + 1, (size_t)k - 1);
+			o += (size_t)k - 1;
+		}
+		out[o++] = 'e';
+		out[o++] = x < 0 ? '-' : '+';
+		if (ax >= 100)
+			out[o++] = (char)('0' + ax / 100);
+		out[o++] = (char)('0' + ax / 10 % 10);
+		out[o++] = (char)('0' + ax % 10);
+		return o;
+	}
+	if (x < 0) {
+		out[o++] = '0';
+		out[o++] = '.';
+		for (i = 0; i < -x - 1; i++)
+			out[o++] = '0';
+		memcpy(out + o, d, (size_t)k);
+		return o + (size_t)k;
+	}
+	for (i = 0; i <= x; i++)
+		out[o++] = i < k ? d[i] : '0';
+	if (k > x + 1) {
+		out[o++] = '.';
+		memcpy(out + o, d + x + 1, (size_t)(k - x - 1));
+		o += (size_t)(k - x - 1);
+	}
+	return o;
+}
+
+/* The plain way: the first %.Pg, P = 6 .. 9, that strtof() reads back.
+ * P = 6 is enough to start with: float32 is finer than 6 digits, so
+ * whenever a shorter number reads back to f, %.6g prints it (trailing
+ * zeros go). */
+static size_t
+f32_slow(float f, char *out)
 {
 	char tmp[40];
-	size_t n;
 	int p;
 
-	n = special(f, out);
-	if (n)
-		return n;
 	for (p = 6; p < 9; p++) {
 		snprintf(tmp, sizeof(tmp), "%.*g", p, (double)f);
 		if (strtof(tmp, NULL) == f)
 			break;
 	}
 	return fmt_g(f, p, out);
+}
+
+/* Powers of ten as doubles: exact up to 1e22, nearest beyond. */
+static const double p10[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23,
+	1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31, 1e32, 1e33, 1e34,
+	1e35, 1e36, 1e37, 1e38, 1e39, 1e40, 1e41, 1e42, 1e43, 1e44, 1e45,
+	1e46, 1e47, 1e48, 1e49, 1e50, 1e51, 1e52, 1e53, 1e54, 1e55,
+};
+
+/* v * 10^k within about one double ulp. */
+static double
+scale10(double v, int k)
+{
+	return k >= 0 ? v * p10[k] : v / p10[-k];
+}
+
+/* Does r * 10^k read back as the positive float whose rounding interval
+ * is (lo, hi)?  1 yes, 0 no, -1 too close to a boundary to tell with
+ * doubles. */
+static int
+reads_back(double lo, double hi, uint32_t r, int k)
+{
+	double c = scale10(r, k), eps = c * 0x1p-49;
+
+	if (c > lo + eps && c < hi - eps)
+		return 1;
+	if (c < lo - eps || c > hi + eps)
+		return 0;
+	return -1;
+}
+
+static void
+put_digits(uint32_t v, int n, char *d)
+{
+	while (n--) {
+		d[n] = (char)('0' + v % 10);
+		v /= 10;
+	}
+}
+
+/* The same text as f32_slow(), from one multiplication in doubles: the 9
+ * correctly rounded digits, then the shorter candidates checked against
+ * the midpoints between f and its neighbours.  Whatever is too close to
+ * a rounding boundary for a double's precision goes to f32_slow().  The
+ * unit tests compare the two over millions of values. */
+static size_t
+fmt_f32(float f, char *out)
+{
+	static const uint32_t pow10u[] = { 1, 10, 100, 1000, 10000, 100000,
+					   1000000, 10000000, 100000000 };
+	float a = fabsf(f);
+	uint32_t d9, r, rem, div;
+	char dig[9], cand[40];
+	int x, e2, p, rx, ok;
+	double t, fr, lo, hi;
+	size_t n;
+
+	n = special(f, out);
+	if (n)
+		return n;
+	if (a == 0.0f) {
+		if (signbit(f)) {
+			memcpy(out, "-0", 2);
+			return 2;
+		}
+		out[0] = '0';
+		return 1;
+	}
+	/* x = floor(log10(a)), from the binary exponent, then corrected */
+	frexpf(a, &e2);
+	x = (int)floor((e2 - 1) * 0.30102999566398120);
+	t = scale10(a, 8 - x);
+	if (t >= 1e9) {
+		x++;
+		t = scale10(a, 8 - x);
+	} else if (t < 1e8) {
+		x--;
+		t = scale10(a, 8 - x);
+	}
+	if (t < 1e8 || t >= 1e9)
+		return f32_slow(f, out);
+	/* t is within ~2^-22 of a * 10^(8-x): round it unless near .5 */
+	fr = t - floor(t);
+	if (fabs(fr - 0.5) < 1e-5)
+		return f32_slow(f, out);
+	d9 = (uint32_t)floor(t) + (fr > 0.5);
+	if (d9 == 1000000000u) {
+		d9 = 100000000u;
+		x++;
+	}
+	/* the midpoints to a's neighbours, exact in double */
+	lo = ((double)a + nextafterf(a, 0.0f)) / 2;
+	hi = a < FLT_MAX ? ((double)a + nextafterf(a, INFINITY)) / 2 :
+	     (double)a + 0x1p103;	/* from there on, inf */
+	for (p = 6; p < 9; p++) {
+		div = pow10u[9 - p];
+		r = d9 / div;
+		rem = d9 % div;
+		/* The dropped digits exactly 5, 50, 500: d9 itself is the
+		 * half, and a may be on either side of it; t tells, unless
+		 * a is (almost) exactly that half. */
+		if (rem == div / 2) {
+			if (fabs(t - d9) < 1e-5)
+				return f32_slow(f, out);
+			r += t > d9;
+		} else {
+			r += rem > div / 2;
+		}
+		rx = x;
+		if (r == pow10u[p]) {
+			r /= 10;
+			rx++;
+		}
+		ok = reads_back(lo, hi, r, rx - p + 1);
+		if (ok < 0) {
+			put_digits(r, p, dig);
+			n = layout_g(0, dig, p, rx, -1000, cand);
+			cand[n] = '\0';
+			ok = strtof(cand, NULL) == a;
+		}
+		if (ok) {
+			put_digits(r, p, dig);
+			return layout_g(f < 0, dig, p, rx, p, out);
+		}
+	}
+	put_digits(d9, 9, dig);
+	return layout_g(f < 0, dig, 9, x, 9, out);
 }
 
 static size_t
@@ -190,8 +363,9 @@ fmt_u64(uint64_t v, char *out)
 	return (size_t)n;
 }
 
-size_t
-txt_format(enum dtype d, const uint8_t *src, uint64_t j, char *out)
+/* The text of any element, formatted from scratch. */
+static size_t
+format_slow(enum dtype d, const uint8_t *src, uint64_t j, char *out)
 {
 	union {
 		int16_t i16;
@@ -243,6 +417,109 @@ txt_format(enum dtype d, const uint8_t *src, uint64_t j, char *out)
 		return fmt_f32(npy_f32(npy_code_f32(d, npy_code(d, src, j))),
 			       out);
 	}
+}
+
+
+/* --- precomputed texts ------------------------------------------------------ */
+
+/* Formatting a float costs up to nine snprintf/strtof calls; a format of
+ * 16 bits or less has few enough codes to format each once.  The F8, F6
+ * and F4 tables (1.5k codes) are built together, the BF16 and F16 ones
+ * (64k codes, 1 MiB, about 0.1 s) each on its first use; without memory
+ * for a table, elements are formatted one by one. */
+struct cell {
+	uint8_t len;
+	char s[15];		/* the widest of these formats is 15 */
+};
+
+static struct cell *tabs[DTYPE__COUNT];
+static pthread_once_t small_once = PTHREAD_ONCE_INIT;
+static pthread_once_t bf16_once = PTHREAD_ONCE_INIT;
+static pthread_once_t f16_once = PTHREAD_ONCE_INIT;
+
+static void
+fill(enum dtype d)
+{
+	unsigned bits = dtype_info(d)->bits, c;
+	struct cell *t = malloc(sizeof(*t) << bits);
+	char out[TXT_WIDTH_MAX];
+
+	if (!t)
+		return;
+	for (c = 0; c < 1u << bits; c++) {
+		/* one element at the start of a buffer: byte 0, low bits */
+		uint8_t src[3] = { (uint8_t)c, (uint8_t)(c >> 8), 0 };
+
+		t[c].len = (uint8_t)format_slow(d, src, 0, out);
+		memcpy(t[c].s, out, t[c].len);
+	}
+	tabs[d] = t;
+}
+
+static void
+fill_small(void)
+{
+	static const enum dtype small[] = {
+		DTYPE_F4, DTYPE_F6_E2M3, DTYPE_F6_E3M2, DTYPE_F8_E5M2,
+		DTYPE_F8_E4M3, DTYPE_F8_E8M0, DTYPE_F8_E4M3FNUZ,
+		DTYPE_F8_E5M2FNUZ,
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(small) / sizeof(small[0]); i++)
+		fill(small[i]);
+}
+
+static void
+fill_bf16(void)
+{
+	fill(DTYPE_BF16);
+}
+
+static void
+fill_f16(void)
+{
+	fill(DTYPE_F16);
+}
+
+/* The table of d, or NULL (not a small float format, or no memory). */
+static const struct cell *
+table(enum dtype d)
+{
+	switch (d) {
+	case DTYPE_BF16:
+		pthread_once(&bf16_once, fill_bf16);
+		break;
+	case DTYPE_F16:
+		pthread_once(&f16_once, fill_f16);
+		break;
+	case DTYPE_F4:
+	case DTYPE_F6_E2M3:
+	case DTYPE_F6_E3M2:
+	case DTYPE_F8_E5M2:
+	case DTYPE_F8_E4M3:
+	case DTYPE_F8_E8M0:
+	case DTYPE_F8_E4M3FNUZ:
+	case DTYPE_F8_E5M2FNUZ:
+		pthread_once(&small_once, fill_small);
+		break;
+	default:
+		return NULL;
+	}
+	return tabs[d];
+}
+
+size_t
+txt_format(enum dtype d, const uint8_t *src, uint64_t j, char *out)
+{
+	const struct cell *tab = table(d);
+	const struct cell *c;
+
+	if (!tab)
+		return format_slow(d, src, j, out);
+	c = &tab[npy_code(d, src, j)];
+	memcpy(out, c->s, c->len);
+	return c->len;
 }
 
 /* --- the file ------------------------------------------------------------ */

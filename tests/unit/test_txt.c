@@ -232,6 +232,72 @@ START_TEST(test_f32_f64)
 }
 END_TEST
 
+/* fmt_f32 builds its text from one %.8e; it must equal the plain way:
+ * the first %.Pg, P = 6 .. 9, that strtof() reads back. */
+static const char *
+ref_f32(float f)
+{
+	static char out[40];
+	int p;
+
+	if (isnan(f))
+		return "nan";
+	for (p = 6; p < 9; p++) {
+		snprintf(out, sizeof(out), "%.*g", p, (double)f);
+		if (strtof(out, NULL) == f)
+			return out;
+	}
+	snprintf(out, sizeof(out), "%.9g", (double)f);
+	return out;
+}
+
+START_TEST(test_f32_like_printf)
+{
+	uint32_t r = 99, b, i;
+	float f;
+
+	for (i = 0; i < 300000; i++) {
+		r = r * 1103515245u + 12345u;
+		b = r;
+		r = r * 1103515245u + 12345u;
+		b = b << 16 ^ r >> 8;
+		f = npy_f32(b);
+		ck_assert_msg(strcmp(fmt_f32(f), ref_f32(f)) == 0,
+			      "0x%08x: '%s', printf '%s'", b, fmt_f32(f),
+			      ref_f32(f));
+	}
+	/* every bf16 value, small integers, powers of ten and of two */
+	for (i = 0; i < 65536; i++) {
+		f = npy_f32(i << 16);
+		ck_assert_msg(strcmp(fmt_f32(f), ref_f32(f)) == 0,
+			      "0x%08x: '%s', printf '%s'", i << 16, fmt_f32(f),
+			      ref_f32(f));
+	}
+	for (i = 0; i < 100000; i++) {
+		f = (float)i;
+		ck_assert_str_eq(fmt_f32(f), ref_f32(f));
+		f = (float)i / 1000.0f;
+		ck_assert_str_eq(fmt_f32(f), ref_f32(f));
+	}
+	for (i = 0; i < 80; i++) {
+		f = powf(10.0f, (float)i - 45.0f);
+		ck_assert_str_eq(fmt_f32(f), ref_f32(f));
+		f = ldexpf(1.0f, (int)i * 3 - 149);
+		ck_assert_str_eq(fmt_f32(f), ref_f32(f));
+		f = nextafterf(ldexpf(1.0f, (int)i * 3 - 120), INFINITY);
+		ck_assert_str_eq(fmt_f32(f), ref_f32(f));
+	}
+	ck_assert_str_eq(fmt_f32(9.9999999e9f), ref_f32(9.9999999e9f));
+	ck_assert_str_eq(fmt_f32(999999.94f), ref_f32(999999.94f));
+	ck_assert_str_eq(fmt_f32(0.0001f), "0.0001");
+	ck_assert_str_eq(fmt_f32(0.00001f), "1e-05");
+	ck_assert_str_eq(fmt_f32(123456.0f), "123456");
+	ck_assert_str_eq(fmt_f32(1234567.0f), "1234567");
+	ck_assert_str_eq(fmt_f32(1e7f), "1e+07");
+	ck_assert_str_eq(fmt_f32(FLT_MAX), "3.4028235e+38");
+}
+END_TEST
+
 START_TEST(test_ints_bool_c64)
 {
 	int8_t i8 = INT8_MIN;
@@ -440,6 +506,7 @@ txt_suite(void)
 	tcase_add_test(tc, test_small_formats);
 	tcase_add_test(tc, test_f16);
 	tcase_add_test(tc, test_f32_f64);
+	tcase_add_test(tc, test_f32_like_printf);
 	tcase_add_test(tc, test_ints_bool_c64);
 	tcase_add_test(tc, test_layout);
 	tcase_add_test(tc, test_random_access);
