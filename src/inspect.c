@@ -8,6 +8,9 @@
 
 #include "error.h"
 #include "model.h"
+#ifdef STFS_HAVE_HTTP
+#include "source_http.h"
+#endif
 #include "summary.h"
 
 static void
@@ -26,6 +29,10 @@ usage(FILE *out)
 	      "  -t, --tensors   also list every tensor: name dtype shape data_offsets\n"
 	      "                  (with --json: a \"tensor_list\" array)\n"
 	      "  -q, --quiet     print nothing; only the exit status tells\n"
+	      "      --header-file=PATH  http(s): request headers, \"Name: value\" per\n"
+	      "                  line (e.g. Authorization: Bearer ...) or a bare token\n"
+	      "      --ca-file=PATH      http(s): CA bundle to trust (PEM)\n"
+	      "      --insecure  http(s): do not verify TLS certificates\n"
 	      "  -h, --help      this text\n"
 	      "  -V, --version   print the version\n"
 	      "\n"
@@ -47,6 +54,29 @@ exit_code(enum err_code code)
 	}
 }
 
+/* Remote settings; the token file is read here, never echoed. */
+static int
+set_http(const char *header_file, const char *ca_file, int insecure,
+	 struct err *e)
+{
+#ifdef STFS_HAVE_HTTP
+	struct http_options o = { 0 };
+
+	if (!header_file && !ca_file && !insecure)
+		return 0;
+	o.header_file = header_file;
+	o.ca_file = ca_file;
+	o.insecure = insecure;
+	return http_set_options(&o, e);
+#else
+	(void)ca_file;
+	if (!header_file && !ca_file && !insecure)
+		return 0;
+	(void)header_file;
+	return err_set(e, ERR_USAGE, "built without HTTP support");
+#endif
+}
+
 int
 main(int argc, char **argv)
 {
@@ -56,9 +86,13 @@ main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "header-file", required_argument, NULL, 'H' },
+		{ "ca-file", required_argument, NULL, 'C' },
+		{ "insecure", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int json = 0, tensors = 0, quiet = 0, c;
+	const char *header_file = NULL, *ca_file = NULL;
+	int json = 0, tensors = 0, quiet = 0, insecure = 0, c;
 	struct err e = { 0 };
 	struct model *m;
 
@@ -69,11 +103,19 @@ main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("stfs-inspect %s\n", STFS_VERSION); return 0;
+		case 'H': header_file = optarg; break;
+		case 'C': ca_file = optarg; break;
+		case 'k': insecure = 1; break;
 		default: usage(stderr); return 2;
 		}
 	}
 	if (optind != argc - 1) {
 		usage(stderr);
+		return 2;
+	}
+	if (set_http(header_file, ca_file, insecure, &e)) {
+		if (!quiet)
+			err_print("stfs-inspect", &e);
 		return 2;
 	}
 	if (model_open(argv[optind], &m, &e)) {
