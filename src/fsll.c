@@ -109,6 +109,7 @@ fsll_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_background = FSLL_MAX_BACKGROUND;
 	conn->congestion_threshold = FSLL_MAX_BACKGROUND * 3 / 4;
 	conn->time_gran = 1;
+	conn->max_read = FSLL_MAX_READ;		/* see fsll.h */
 	/* Always READDIRPLUS, not the kernel's adaptive mode: that one
 	 * lists with plain READDIR once the first chunk is done, and then
 	 * (with the listing cached) `ls -l` of 100k tensors costs 200k

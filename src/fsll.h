@@ -42,6 +42,13 @@ struct fsll {
 
 #define FSLL_TIMEOUT (86400.0 * 365)	/* the tree never changes */
 #define FSLL_MAX_BACKGROUND 64
+/* Largest READ the kernel may send (the max_read= mount option, which
+ * init() must repeat in conn->max_read).  A 512 KiB reply still fits the
+ * 1 MiB pipe libfuse can get without CAP_SYS_RESOURCE, so it is spliced;
+ * a 1 MiB one is copied, 2.3x slower.  Without the cap, a reader that says
+ * POSIX_FADV_SEQUENTIAL (cat, cp) doubles the readahead window to 1 MiB
+ * and gets 1 MiB requests. */
+#define FSLL_MAX_READ (512u * 1024)
 
 extern const struct fuse_lowlevel_ops fsll_ops;
 

@@ -411,13 +411,16 @@ readahead_apply(void *arg)
 static int
 add_mount_opts(struct fuse_args *args, const char *source)
 {
-	char *fsname = NULL, *opts = NULL;
+	char *fsname = NULL, *opts = NULL, maxread[32];
 	int rc = -1;
 
+	/* After the user's options, so that it wins (see fsll.h). */
+	snprintf(maxread, sizeof(maxread), "max_read=%u", FSLL_MAX_READ);
 	if (asprintf(&fsname, "fsname=%s", source) < 0)
 		return -1;
 	if (fuse_opt_add_opt(&opts, "ro") == 0 &&
 	    fuse_opt_add_opt(&opts, "default_permissions") == 0 &&
+	    fuse_opt_add_opt(&opts, maxread) == 0 &&
 	    fuse_opt_add_opt(&opts, "subtype=stfs") == 0 &&
 	    fuse_opt_add_opt_escaped(&opts, fsname) == 0 &&
 	    fuse_opt_add_arg(args, "-o") == 0 &&
