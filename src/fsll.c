@@ -15,7 +15,11 @@
 #include <sys/statvfs.h>
 
 #include "buf.h"
+#include "header.h"
+#include "model.h"
+#include "npy.h"
 #include "source.h"
+#include "txt.h"
 #include "view.h"
 
 #define UNUSED __attribute__((unused))
@@ -257,36 +261,50 @@ log_truncated(fuse_req_t req, const struct source *src, uint64_t end,
 			 "EIO\n", src->name, cur, end);
 }
 
-static void
-read_tensor(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+/* 0 when the source still holds [pos, pos + n), else EIO (logged once):
+ * the kernel takes a short reply for EOF and shrinks the file, and splice
+ * just stops at the source's end, so a truncated source must give EIO
+ * rather than a silently shorter file. */
+static int
+check_source(fuse_req_t req, struct source *src, uint64_t pos, uint64_t n)
 {
-	const struct view *v = fsll_view(req);
+	int64_t cur = source_current_size(src);
+
+	if (cur < 0 || (uint64_t)cur < pos + n) {
+		log_truncated(req, src, pos + n, cur);
+		return EIO;
+	}
+	return 0;
+}
+
+/* Read n source bytes at pos into dst; 0 or a positive errno. */
+static int
+fetch(fuse_req_t req, struct source *src, uint64_t pos, size_t n, char *dst)
+{
+	int rc;
+
+	if (n == 0)
+		return 0;
+	rc = check_source(req, src, pos, n);
+	if (rc)
+		return rc;
+	rc = source_pread(src, dst, n, pos);
+	return rc < 0 ? -rc : 0;
+}
+
+/* Reply with size source bytes at pos (already clamped to the file). */
+static void
+reply_source(fuse_req_t req, struct source *src, uint64_t pos, size_t size)
+{
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
-	struct source *src;
-	uint64_t base, len, pos;
-	int64_t cur;
 	struct buf *b;
 	int rc;
 
-	view_data(v, ino, &src, &base, &len);
-	if ((uint64_t)off >= len) {
-		fuse_reply_buf(req, NULL, 0);
+	rc = check_source(req, src, pos, size);
+	if (rc) {
+		fuse_reply_err(req, rc);
 		return;
 	}
-	if (size > len - (uint64_t)off)
-		size = len - (uint64_t)off;
-	pos = base + (uint64_t)off;
-
-	/* The kernel takes a short reply for EOF and shrinks the file, and
-	 * splice just stops at the source's end: check first, so that a
-	 * truncated source gives EIO rather than a silently shorter tensor. */
-	cur = source_current_size(src);
-	if (cur < 0 || (uint64_t)cur < pos + size) {
-		log_truncated(req, src, pos + size, cur);
-		fuse_reply_err(req, EIO);
-		return;
-	}
-
 	if (src->fd >= 0) {
 		/* Zero copy: libfuse splices the source's page-cache pages
 		 * through a pipe into /dev/fuse (SPLICE_WRITE, see init);
@@ -314,6 +332,122 @@ read_tensor(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
 		fuse_reply_buf(req, b->data, size);
 }
 
+/* Clamp [off, off + *size) to a file of len bytes; 0 when nothing is
+ * left (and the empty reply is sent). */
+static int
+clamp_read(fuse_req_t req, uint64_t len, size_t *size, off_t off)
+{
+	if ((uint64_t)off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return 0;
+	}
+	if (*size > len - (uint64_t)off)
+		*size = (size_t)(len - (uint64_t)off);
+	return 1;
+}
+
+static void
+read_tensor(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+{
+	struct source *src;
+	uint64_t base, len;
+
+	view_data(fsll_view(req), ino, &src, &base, &len);
+	if (clamp_read(req, len, &size, off))
+		reply_source(req, src, base + (uint64_t)off, size);
+}
+
+/* .npy/: the generated header, then the data.  Reads of the data part of
+ * a dtype numpy has are spliced from the source like the tensor itself;
+ * only the first read, which also covers the header, is copied. */
+static void
+read_npy(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+{
+	const struct view *v = fsll_view(req);
+	const struct tensor *t = view_tensor(v, ino)->t;
+	uint64_t base, len, hsize = npy_header_size(t), doff, so, sl;
+	size_t hpart, dlen, need;
+	struct source *src;
+	struct buf *b;
+	char *out;
+	int rc;
+
+	view_data(v, ino, &src, &base, &len);
+	if (!clamp_read(req, hsize + npy_data_size(t), &size, off))
+		return;
+	hpart = (uint64_t)off < hsize ? (size_t)(hsize - (uint64_t)off) : 0;
+	if (hpart > size)
+		hpart = size;
+	dlen = size - hpart;
+	doff = (uint64_t)off + hpart - hsize;
+	if (hpart == 0 && npy_is_raw(t->dtype)) {
+		reply_source(req, src, base + doff, dlen);
+		return;
+	}
+	/* One buffer: [header part | data part | source bytes to decode];
+	 * the whole header is rendered first, its part moved to the front. */
+	sl = 0;
+	so = 0;
+	if (!npy_is_raw(t->dtype))
+		npy_src_range(t, doff, dlen, &so, &sl);
+	need = hpart + dlen + (size_t)sl;
+	b = scratch(need > hsize ? need : (size_t)hsize);
+	if (!b) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (hpart) {
+		if (npy_header(t, b) != 0) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memmove(b->data, b->data + off, hpart);
+	}
+	out = b->data + hpart;
+	if (npy_is_raw(t->dtype)) {
+		rc = fetch(req, src, base + doff, dlen, out);
+	} else {
+		rc = fetch(req, src, base + so, (size_t)sl, out + dlen);
+		if (!rc)
+			npy_decode(t, (const uint8_t *)out + dlen, doff, dlen,
+				   (uint8_t *)out);
+	}
+	if (rc)
+		fuse_reply_err(req, rc);
+	else
+		fuse_reply_buf(req, b->data, hpart + dlen);
+}
+
+/* .txt/: render only the elements the range covers (txt.h). */
+static void
+read_txt(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+{
+	const struct view *v = fsll_view(req);
+	const struct tensor *t = view_tensor(v, ino)->t;
+	uint64_t base, len, so, sl;
+	struct source *src;
+	struct buf *b;
+	int rc;
+
+	view_data(v, ino, &src, &base, &len);
+	if (!clamp_read(req, txt_size(t), &size, off))
+		return;
+	txt_src_range(t, (uint64_t)off, size, &so, &sl);
+	b = scratch(size + (size_t)sl);
+	if (!b) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	rc = fetch(req, src, base + so, (size_t)sl, b->data + size);
+	if (rc) {
+		fuse_reply_err(req, rc);
+		return;
+	}
+	txt_render(t, (const uint8_t *)b->data + size, (uint64_t)off, size,
+		   b->data);
+	fuse_reply_buf(req, b->data, size);
+}
+
 static void
 fsll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	  struct fuse_file_info *fi UNUSED)
@@ -326,6 +460,12 @@ fsll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	switch (view_kind(v, ino)) {
 	case VIEW_TENSOR:
 		read_tensor(req, ino, size, off);
+		return;
+	case VIEW_NPY:
+		read_npy(req, ino, size, off);
+		return;
+	case VIEW_TXT:
+		read_txt(req, ino, size, off);
 		return;
 	case VIEW_SIDECAR:
 		/* A few hundred bytes, usually read once (keep_cache):
@@ -502,6 +642,69 @@ fsll_create(fuse_req_t req, fuse_ino_t parent UNUSED, const char *name UNUSED,
 	fuse_reply_err(req, EROFS);
 }
 
+/* --- extended attributes ------------------------------------------------ */
+
+/* The xattr size protocol: size 0 asks for the length, a smaller buffer
+ * is ERANGE. */
+static void
+reply_sized(fuse_req_t req, const char *data, size_t len, size_t size)
+{
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (size < len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, data, len);
+}
+
+static void
+fsll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	const struct view *v = fsll_view(req);
+	struct buf *b;
+	int rc;
+
+	if (view_kind(v, ino) == VIEW_NONE) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	b = scratch(256);
+	if (!b) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	rc = view_xattr_get(v, ino, name, b);
+	if (rc < 0) {
+		fuse_reply_err(req, ENOMEM);
+	} else if (rc > 0) {
+		/* Only user.* exists here: for security.*, system.* (ACLs)
+		 * and trusted.* say "not supported", which also lets ls(1)
+		 * stop asking for every file of the mount. */
+		fuse_reply_err(req, strncmp(name, "user.", 5) == 0 ?
+			       ENODATA : EOPNOTSUPP);
+	} else {
+		reply_sized(req, b->data, b->len, size);
+	}
+}
+
+static void
+fsll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	const struct view *v = fsll_view(req);
+	struct buf *b;
+
+	if (view_kind(v, ino) == VIEW_NONE) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	b = scratch(256);
+	if (!b || view_xattr_list(v, ino, b) != 0) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	reply_sized(req, b->data, b->len, size);
+}
+
 static void
 fsll_setxattr(fuse_req_t req, fuse_ino_t ino UNUSED, const char *name UNUSED,
 	      const char *value UNUSED, size_t size UNUSED, int flags UNUSED)
@@ -526,8 +729,7 @@ fsll_fallocate(fuse_req_t req, fuse_ino_t ino UNUSED, int mode UNUSED,
 
 /* Not implemented on purpose: forget (inodes are permanent), access
  * (default_permissions makes the kernel check), flush (noflush),
- * release/releasedir (no per-open state), getxattr/listxattr (ENOSYS
- * lets the kernel stop asking). */
+ * release/releasedir (no per-open state). */
 const struct fuse_lowlevel_ops fsll_ops = {
 	.init = fsll_init,
 	.lookup = fsll_lookup,
@@ -548,6 +750,8 @@ const struct fuse_lowlevel_ops fsll_ops = {
 	.link = fsll_link,
 	.write = fsll_write,
 	.create = fsll_create,
+	.getxattr = fsll_getxattr,
+	.listxattr = fsll_listxattr,
 	.setxattr = fsll_setxattr,
 	.removexattr = fsll_removexattr,
 	.fallocate = fsll_fallocate,

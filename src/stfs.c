@@ -42,6 +42,7 @@ struct stfs_opts {
 	unsigned readahead;	/* KiB; 0 leaves the kernel's default */
 	unsigned uid, gid;
 	int uid_set, gid_set;
+	int tree;		/* -o tree: dotted names become directories */
 #ifdef STFS_HAVE_HTTP
 	struct {		/* for http(s):// sources, see source_http.h */
 		char *header_file, *ca_file;
@@ -66,6 +67,8 @@ enum {
 
 static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("readahead=%u", readahead, 0),
+	STFS_OPT("tree", tree, 1),
+	STFS_OPT("flat", tree, 0),
 	STFS_OPT("uid=%u", uid, 0),
 	STFS_OPT("uid=", uid_set, 1),
 	STFS_OPT("gid=%u", gid, 0),
@@ -157,12 +160,21 @@ usage(FILE *out, const char *prog)
 "  __summary__.json     totals: tensors, bytes, parameters per dtype, ...\n"
 "  __shards__/          sharded sets: SHARD.json, each shard's totals and\n"
 "                       own __metadata__\n"
+"  .npy/NAME.npy        NPY file for np.load (mmap too): the bytes, or for\n"
+"                       BF16, F8_*, F6_*, F4 their exact float32 decoding\n"
+"  .txt/NAME.txt        the values as text, one row of the last dimension\n"
+"                       per line, fixed width (np.loadtxt reads it back)\n"
+"Tensor files carry xattrs user.safetensors.{name,dtype,shape,offset,\n"
+"nbytes} (getfattr -d).\n"
 "NAME is the tensor name with '/', '%%', control bytes, a leading '.', the\n"
 "'.' of a trailing \".json\" and the first '_' of a __*__ name written as\n"
 "%%XX; the empty name is \"%%\"; names longer than 250 bytes are cut and\n"
 "end in \"%%~\" and a hash (the sidecar keeps the full name).\n"
 "\n"
 "stfs options:\n"
+"  -o tree              split names at '.' into directories: a.b.c is\n"
+"                       a/b/c (sidecar a/b/c.json); a.b next to a.b.c is\n"
+"                       a/b/__tensor__; .npy/ and .txt/ follow (man stfs)\n"
 "  -o readahead=KiB     kernel readahead of the mount (default %u; 0 keeps\n"
 "                       the kernel's 128); needs root, else ignored\n"
 "  -o uid=N,gid=N       owner of the files (default: the source's)\n"
@@ -459,6 +471,7 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 	vo.uid = o->uid;
 	vo.set_gid = o->gid_set;
 	vo.gid = o->gid;
+	vo.tree = o->tree;
 	if (view_build(m, &vo, &v, e) != 0) {
 		err_where(e, o->source);
 		return -1;

@@ -1,4 +1,4 @@
-/* view.c - the immutable node table of a mounted model (flat layout). */
+/* view.c - the immutable node table of a mounted model. */
 #include "view.h"
 
 #include <jansson.h>
@@ -8,104 +8,186 @@
 #include "buf.h"
 #include "dtype.h"
 #include "error.h"
+#include "layout.h"
 #include "model.h"
 #include "names.h"
+#include "npy.h"
 #include "summary.h"
+#include "txt.h"
 
 #define META_NAME "__metadata__.json"
 #define SUMMARY_NAME "__summary__.json"
 #define SHARDS_NAME "__shards__"
+#define NPY_DIR ".npy"
+#define TXT_DIR ".txt"
+#define NPY_SUFFIX ".npy"
+#define TXT_SUFFIX ".txt"
+#define SUFFIX_LEN 4		/* ".npy", ".txt" */
 
 #define INO_META 2
 #define INO_SUMMARY 3
 #define INO_FIRST_TENSOR 4	/* tensor i: 4 + 2i data, 5 + 2i sidecar */
 
-struct view_priv {
-	char *arena;		/* encoded names that differ from the tensor's */
-	uint32_t *slots;	/* open addressing: tensor index + 1, 0 = free */
-	uint64_t mask;
+/* Which of the three trees a directory belongs to. */
+enum tree {
+	TREE_MAIN,		/* the root: tensors, sidecars, JSON files */
+	TREE_NPY,		/* .npy/ */
+	TREE_TXT,		/* .txt/ */
 };
 
-static inline struct view_priv *
-priv(const struct view *v)
-{
-	return v->priv;
-}
+/* What an inode is: its kind, and the tensor or directory behind it. */
+struct node {
+	enum view_kind kind;
+	enum tree tree;		/* directories */
+	uint32_t idx;		/* tensor index, or layout directory */
+	int shards;		/* the __shards__ directory */
+};
 
 static inline uint64_t
-tensor_of(uint64_t ino)
+ntensors(const struct view *v)
 {
-	return (ino - INO_FIRST_TENSOR) / 2;
-}
-
-/* One past the last tensor inode. */
-static inline uint64_t
-tensors_end(const struct view *v)
-{
-	return INO_FIRST_TENSOR + 2 * (uint64_t)v->model->ntensors;
+	return v->model->ntensors;
 }
 
 /* The __shards__/SHARD.json behind ino, else NULL. */
 static const struct view_file *
 shard_file(const struct view *v, uint64_t ino)
 {
-	if (!v->ino_shards || ino <= v->ino_shards || ino > v->ninodes)
+	if (!v->ino_shards || ino <= v->ino_shards ||
+	    ino > v->ino_shards + v->nshard_files)
 		return NULL;
 	return &v->shard_files[ino - v->ino_shards - 1];
+}
+
+/* Classify ino; 0, or -1 when it does not exist. */
+static int
+classify(const struct view *v, uint64_t ino, struct node *n)
+{
+	uint64_t k;
+
+	memset(n, 0, sizeof(*n));
+	if (ino == VIEW_ROOT_INO) {
+		n->kind = VIEW_DIR;
+		return 0;
+	}
+	if (ino == INO_META || ino == INO_SUMMARY || shard_file(v, ino)) {
+		n->kind = VIEW_BLOB;
+		return 0;
+	}
+	if (ino >= INO_FIRST_TENSOR &&
+	    ino < INO_FIRST_TENSOR + 2 * ntensors(v)) {
+		k = ino - INO_FIRST_TENSOR;
+		n->kind = k % 2 ? VIEW_SIDECAR : VIEW_TENSOR;
+		n->idx = (uint32_t)(k / 2);
+		return 0;
+	}
+	if (ino && ino == v->ino_shards) {
+		n->kind = VIEW_DIR;
+		n->shards = 1;
+		return 0;
+	}
+	if (ino == v->ino_views || ino == v->ino_views + 1) {
+		n->kind = VIEW_DIR;
+		n->tree = ino == v->ino_views ? TREE_NPY : TREE_TXT;
+		return 0;
+	}
+	if (ino >= v->ino_vfiles && ino < v->ino_dirs) {
+		k = ino - v->ino_vfiles;
+		n->kind = k % 2 ? VIEW_TXT : VIEW_NPY;
+		n->idx = (uint32_t)(k / 2);
+		return 0;
+	}
+	if (ino >= v->ino_dirs && ino <= v->ninodes) {
+		k = ino - v->ino_dirs;
+		n->kind = VIEW_DIR;
+		n->tree = (enum tree)(k % 3);
+		n->idx = (uint32_t)(1 + k / 3);
+		return 0;
+	}
+	return -1;
 }
 
 enum view_kind
 view_kind(const struct view *v, uint64_t ino)
 {
-	if (ino == VIEW_ROOT_INO || (ino && ino == v->ino_shards))
-		return VIEW_DIR;
-	if (ino == INO_META || ino == INO_SUMMARY || shard_file(v, ino))
-		return VIEW_BLOB;
-	if (ino < INO_FIRST_TENSOR || ino >= tensors_end(v))
+	struct node n;
+
+	if (classify(v, ino, &n))
 		return VIEW_NONE;
-	return (ino - INO_FIRST_TENSOR) % 2 ? VIEW_SIDECAR : VIEW_TENSOR;
+	return n.kind;
+}
+
+static int
+has_tensor(enum view_kind k)
+{
+	return k == VIEW_TENSOR || k == VIEW_SIDECAR || k == VIEW_NPY ||
+	       k == VIEW_TXT;
 }
 
 const struct model_tensor *
 view_tensor(const struct view *v, uint64_t ino)
 {
-	enum view_kind k = view_kind(v, ino);
+	struct node n;
 
-	if (k != VIEW_TENSOR && k != VIEW_SIDECAR)
+	if (classify(v, ino, &n) || !has_tensor(n.kind))
 		return NULL;
-	return &v->model->tensors[tensor_of(ino)];
+	return &v->model->tensors[n.idx];
 }
 
-/* --- lookup table ------------------------------------------------------ */
+/* Inodes of tensor i's files and of directory d's three faces. */
+static uint64_t
+tensor_ino(const struct view *v, uint32_t i, enum view_kind k)
+{
+	switch (k) {
+	case VIEW_TENSOR:
+		return INO_FIRST_TENSOR + 2 * (uint64_t)i;
+	case VIEW_SIDECAR:
+		return INO_FIRST_TENSOR + 2 * (uint64_t)i + 1;
+	case VIEW_NPY:
+		return v->ino_vfiles + 2 * (uint64_t)i;
+	default:
+		return v->ino_vfiles + 2 * (uint64_t)i + 1;
+	}
+}
+
+static uint64_t
+dir_ino(const struct view *v, uint32_t d, enum tree t)
+{
+	if (d == LAYOUT_ROOT)
+		return t == TREE_MAIN ? VIEW_ROOT_INO : v->ino_views + t - 1;
+	return v->ino_dirs + 3 * (uint64_t)(d - 1) + t;
+}
+
+/* --- lookup ---------------------------------------------------------------- */
 
 static int
-entry_is(const struct view_entry *en, const char *name, size_t len)
+is(const char *name, size_t len, const char *lit)
 {
-	return en->name_len == len && memcmp(en->name, name, len) == 0;
+	return len == strlen(lit) && memcmp(name, lit, len) == 0;
 }
 
-/* Slot holding name, or the free slot where it would go. */
-static uint32_t *
-find_slot(const struct view *v, const char *name, size_t len)
+static int
+ends(const char *name, size_t len, const char *suffix, size_t slen)
 {
-	struct view_priv *p = priv(v);
-	uint64_t i = names_fnv1a(name, len) & p->mask;
-
-	while (p->slots[i] &&
-	       !entry_is(&v->entries[p->slots[i] - 1], name, len))
-		i = (i + 1) & p->mask;
-	return &p->slots[i];
+	return len > slen && memcmp(name + len - slen, suffix, slen) == 0;
 }
 
 uint64_t
 view_lookup(const struct view *v, uint64_t parent, const char *name,
 	    size_t len)
 {
-	int sidecar = 0;
-	uint32_t *slot;
-	size_t j;
+	static const char *const suffix[] = { NAMES_SUFFIX, NPY_SUFFIX,
+					      TXT_SUFFIX };
+	static const enum view_kind file_kind[] = { VIEW_SIDECAR, VIEW_NPY,
+						    VIEW_TXT };
+	struct node n;
+	enum layout_hit h;
+	size_t slen, j;
+	uint32_t idx;
 
-	if (parent && parent == v->ino_shards) {
+	if (classify(v, parent, &n) || n.kind != VIEW_DIR)
+		return 0;
+	if (n.shards) {
 		/* A handful of shards: a scan is fine. */
 		for (j = 0; j < v->nshard_files; j++)
 			if (v->shard_files[j].name_len == len &&
@@ -113,99 +195,148 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 				return v->ino_shards + 1 + j;
 		return 0;
 	}
-	if (parent != VIEW_ROOT_INO)
-		return 0;
-	if (len == strlen(META_NAME) && memcmp(name, META_NAME, len) == 0)
-		return INO_META;
-	if (len == strlen(SUMMARY_NAME) && memcmp(name, SUMMARY_NAME, len) == 0)
-		return INO_SUMMARY;
-	if (v->ino_shards && len == strlen(SHARDS_NAME) &&
-	    memcmp(name, SHARDS_NAME, len) == 0)
-		return v->ino_shards;
-	/* Encoded tensor names never end in ".json" (rule 3), so the suffix
-	 * always means "the sidecar of the name before it". */
-	if (len > NAMES_SUFFIX_LEN &&
-	    memcmp(name + len - NAMES_SUFFIX_LEN, NAMES_SUFFIX,
-		   NAMES_SUFFIX_LEN) == 0) {
-		sidecar = 1;
-		len -= NAMES_SUFFIX_LEN;
+	if (n.tree == TREE_MAIN && n.idx == LAYOUT_ROOT) {
+		if (is(name, len, META_NAME))
+			return INO_META;
+		if (is(name, len, SUMMARY_NAME))
+			return INO_SUMMARY;
+		if (v->ino_shards && is(name, len, SHARDS_NAME))
+			return v->ino_shards;
+		if (is(name, len, NPY_DIR))
+			return v->ino_views;
+		if (is(name, len, TXT_DIR))
+			return v->ino_views + 1;
 	}
-	if (len == 0 || len > NAMES_MAX)
-		return 0;
-	slot = find_slot(v, name, len);
-	if (!*slot)
-		return 0;
-	return INO_FIRST_TENSOR + 2 * (uint64_t)(*slot - 1) + sidecar;
+	/* Encoded tensor names never end in ".json" (rule 3), and no tree
+	 * component holds a '.', so the suffix always means "this file of
+	 * the tensor before it"; in .npy/ and .txt/ every file has one. */
+	slen = strlen(suffix[n.tree]);
+	if (ends(name, len, suffix[n.tree], slen)) {
+		h = layout_find(v->layout, n.idx, name, len - slen, &idx);
+		if (h == LAYOUT_TENSOR)
+			return tensor_ino(v, idx, file_kind[n.tree]);
+		if (n.tree != TREE_MAIN)
+			return 0;
+	}
+	h = layout_find(v->layout, n.idx, name, len, &idx);
+	if (h == LAYOUT_DIR)
+		return dir_ino(v, idx, n.tree);
+	if (h == LAYOUT_TENSOR && n.tree == TREE_MAIN)
+		return tensor_ino(v, idx, VIEW_TENSOR);
+	return 0;
 }
 
 /* --- directory listing and names --------------------------------------- */
 
+/* Entries before the subdirectories (root only) and after the files. */
+static uint64_t
+root_head(const struct view *v)
+{
+	return 2 + (v->ino_shards != 0);
+}
+
 uint64_t
 view_nchildren(const struct view *v, uint64_t dir)
 {
-	if (dir == VIEW_ROOT_INO)
-		return 2 + (v->ino_shards != 0) + 2 * (uint64_t)v->model->ntensors;
-	if (dir && dir == v->ino_shards)
+	const struct layout_dir *d;
+	struct node n;
+
+	if (classify(v, dir, &n) || n.kind != VIEW_DIR)
+		return 0;
+	if (n.shards)
 		return v->nshard_files;
-	return 0;
+	d = &v->layout->dirs[n.idx];
+	if (n.tree != TREE_MAIN)
+		return (uint64_t)d->nsub + d->nfile;
+	return (uint64_t)d->nsub + 2 * (uint64_t)d->nfile +
+	       (n.idx == LAYOUT_ROOT ? root_head(v) + 2 : 0);
 }
 
 uint64_t
 view_child(const struct view *v, uint64_t dir, uint64_t k)
 {
+	const struct layout *l = v->layout;
+	const struct layout_dir *d;
+	struct node n;
+
 	if (k >= view_nchildren(v, dir))
 		return 0;
-	if (dir != VIEW_ROOT_INO)
+	classify(v, dir, &n);
+	if (n.shards)
 		return v->ino_shards + 1 + k;
-	if (k < 2)
-		return INO_META + k;
-	if (v->ino_shards) {
+	d = &l->dirs[n.idx];
+	if (n.tree == TREE_MAIN && n.idx == LAYOUT_ROOT) {
+		if (k < 2)
+			return INO_META + k;
 		/* __shards__ is listed third but numbered after the
 		 * tensors, so tensor inodes do not depend on it. */
-		if (k == 2)
+		if (v->ino_shards && k == 2)
 			return v->ino_shards;
-		k--;
+		k -= root_head(v);
+		/* .npy and .txt come last: out of the way of `ls -f` */
+		if (k >= d->nsub + 2 * (uint64_t)d->nfile)
+			return v->ino_views + (k - d->nsub - 2 * d->nfile);
 	}
-	return INO_FIRST_TENSOR + (k - 2);
+	if (k < d->nsub)
+		return dir_ino(v, l->subs[d->sub + k], n.tree);
+	k -= d->nsub;
+	if (n.tree != TREE_MAIN)
+		return tensor_ino(v, layout_file(l, n.idx, k),
+				  n.tree == TREE_NPY ? VIEW_NPY : VIEW_TXT);
+	return tensor_ino(v, layout_file(l, n.idx, k / 2),
+			  k % 2 ? VIEW_SIDECAR : VIEW_TENSOR);
 }
 
 size_t
 view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 {
-	const struct view_entry *en;
-	const char *s;
-	size_t n;
+	const struct layout_leaf *lf;
+	const char *s = NULL, *suffix = NULL;
+	struct node n;
+	size_t len = 0;
 
-	switch (view_kind(v, ino)) {
+	if (classify(v, ino, &n))
+		goto none;
+	switch (n.kind) {
 	case VIEW_DIR:
-		if (ino == VIEW_ROOT_INO)
-			break;
-		memcpy(out, SHARDS_NAME, sizeof(SHARDS_NAME));
-		return strlen(SHARDS_NAME);
+		if (n.shards) {
+			s = SHARDS_NAME;
+		} else if (n.idx != LAYOUT_ROOT) {
+			s = v->layout->dirs[n.idx].name;
+			len = v->layout->dirs[n.idx].name_len;
+		} else if (n.tree != TREE_MAIN) {
+			s = n.tree == TREE_NPY ? NPY_DIR : TXT_DIR;
+		}
+		break;
 	case VIEW_BLOB:
 		if (shard_file(v, ino)) {
 			s = shard_file(v, ino)->name;
-			n = shard_file(v, ino)->name_len;
+			len = shard_file(v, ino)->name_len;
 		} else {
 			s = ino == INO_META ? META_NAME : SUMMARY_NAME;
-			n = strlen(s);
 		}
-		memcpy(out, s, n + 1);
-		return n;
-	case VIEW_TENSOR:
-	case VIEW_SIDECAR:
-		en = &v->entries[tensor_of(ino)];
-		memcpy(out, en->name, en->name_len);
-		n = en->name_len;
-		if (view_kind(v, ino) == VIEW_SIDECAR) {
-			memcpy(out + n, NAMES_SUFFIX, NAMES_SUFFIX_LEN);
-			n += NAMES_SUFFIX_LEN;
-		}
-		out[n] = '\0';
-		return n;
+		break;
 	default:
+		lf = &v->layout->leaves[n.idx];
+		s = lf->name;
+		len = lf->name_len;
+		suffix = n.kind == VIEW_SIDECAR ? NAMES_SUFFIX :
+			 n.kind == VIEW_NPY ? NPY_SUFFIX :
+			 n.kind == VIEW_TXT ? TXT_SUFFIX : "";
 		break;
 	}
+	if (!s)
+		goto none;
+	if (!len)
+		len = strlen(s);
+	memcpy(out, s, len);
+	if (suffix) {
+		memcpy(out + len, suffix, strlen(suffix));
+		len += strlen(suffix);
+	}
+	out[len] = '\0';
+	return len;
+none:
 	out[0] = '\0';
 	return 0;
 }
@@ -215,7 +346,13 @@ view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 uint64_t
 view_size(const struct view *v, uint64_t ino)
 {
-	switch (view_kind(v, ino)) {
+	const struct model_tensor *mt;
+	struct node n;
+
+	if (classify(v, ino, &n))
+		return 0;
+	mt = has_tensor(n.kind) ? &v->model->tensors[n.idx] : NULL;
+	switch (n.kind) {
 	case VIEW_BLOB:
 		if (ino == INO_META)
 			return strlen(v->model->metadata_json);
@@ -223,9 +360,13 @@ view_size(const struct view *v, uint64_t ino)
 			return v->summary_len;
 		return shard_file(v, ino)->len;
 	case VIEW_TENSOR:
-		return model_tensor_nbytes(&v->model->tensors[tensor_of(ino)]);
+		return model_tensor_nbytes(mt);
 	case VIEW_SIDECAR:
-		return v->entries[tensor_of(ino)].sidecar_size;
+		return v->sidecar_sizes[n.idx];
+	case VIEW_NPY:
+		return npy_size(mt->t);
+	case VIEW_TXT:
+		return txt_size(mt->t);
 	default:
 		return 0;
 	}
@@ -244,6 +385,21 @@ static mode_t
 dir_mode(mode_t src)
 {
 	return (src & 0444) | ((src & 0444) >> 2);
+}
+
+/* Subdirectories of a directory inode. */
+static uint64_t
+dir_subdirs(const struct view *v, uint64_t ino)
+{
+	struct node n;
+	uint64_t k;
+
+	if (classify(v, ino, &n) || n.kind != VIEW_DIR || n.shards)
+		return 0;
+	k = v->layout->dirs[n.idx].nsub;
+	if (ino == VIEW_ROOT_INO)
+		k += 2 + (v->ino_shards != 0);	/* .npy, .txt, __shards__ */
+	return k;
 }
 
 int
@@ -276,7 +432,7 @@ view_stat(const struct view *v, uint64_t ino, struct stat *st)
 	if (k == VIEW_DIR) {
 		st->st_mode = S_IFDIR | dir_mode(perm);
 		/* "." and the parent's entry, plus each subdirectory's "..". */
-		st->st_nlink = 2 + (ino == VIEW_ROOT_INO && v->ino_shards);
+		st->st_nlink = 2 + dir_subdirs(v, ino);
 	} else {
 		st->st_mode = S_IFREG | file_mode(perm);
 		st->st_nlink = 1;
@@ -291,11 +447,11 @@ int
 view_data(const struct view *v, uint64_t ino, struct source **src,
 	  uint64_t *offset, uint64_t *len)
 {
-	const struct model_tensor *mt;
+	const struct model_tensor *mt = view_tensor(v, ino);
+	enum view_kind k = view_kind(v, ino);
 
-	if (view_kind(v, ino) != VIEW_TENSOR)
+	if (!mt || k == VIEW_SIDECAR)
 		return -1;
-	mt = &v->model->tensors[tensor_of(ino)];
 	*src = v->model->shards[mt->shard].src;
 	*offset = model_tensor_offset(v->model, mt);
 	*len = model_tensor_nbytes(mt);
@@ -391,6 +547,65 @@ view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
 	return render_sidecar(v->model, mt, out);
 }
 
+/* --- extended attributes ---------------------------------------------- */
+
+#define XATTR_PREFIX "user.safetensors."
+
+static const char *const xattr_names[] = {
+	"name", "dtype", "shape", "offset", "nbytes",
+};
+
+int
+view_xattr_list(const struct view *v, uint64_t ino, struct buf *out)
+{
+	size_t i;
+
+	if (view_kind(v, ino) != VIEW_TENSOR)
+		return 0;
+	for (i = 0; i < sizeof(xattr_names) / sizeof(xattr_names[0]); i++)
+		if (buf_adds(out, XATTR_PREFIX) ||
+		    buf_add(out, xattr_names[i], strlen(xattr_names[i]) + 1))
+			return -1;
+	return 0;
+}
+
+int
+view_xattr_get(const struct view *v, uint64_t ino, const char *name,
+	       struct buf *out)
+{
+	const struct model_tensor *mt = view_tensor(v, ino);
+	const struct tensor *t;
+	size_t plen = strlen(XATTR_PREFIX);
+	int bad = 0;
+	uint32_t i;
+
+	if (!mt || view_kind(v, ino) != VIEW_TENSOR ||
+	    strncmp(name, XATTR_PREFIX, plen) != 0)
+		return 1;
+	name += plen;
+	t = mt->t;
+	if (strcmp(name, "name") == 0) {
+		bad = buf_add(out, t->name, t->name_len);
+	} else if (strcmp(name, "dtype") == 0) {
+		bad = buf_adds(out, dtype_info(t->dtype)->name);
+	} else if (strcmp(name, "shape") == 0) {
+		bad = buf_adds(out, "[");
+		for (i = 0; i < t->rank; i++) {
+			if (i)
+				bad |= buf_adds(out, ",");
+			bad |= buf_add_u64(out, t->shape[i]);
+		}
+		bad |= buf_adds(out, "]");
+	} else if (strcmp(name, "offset") == 0) {
+		bad = buf_add_u64(out, model_tensor_offset(v->model, mt));
+	} else if (strcmp(name, "nbytes") == 0) {
+		bad = buf_add_u64(out, model_tensor_nbytes(mt));
+	} else {
+		return 1;
+	}
+	return bad ? -1 : 0;
+}
+
 /* --- build ------------------------------------------------------------- */
 
 static int
@@ -398,83 +613,6 @@ newer(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec > b->tv_sec ||
 	       (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
-}
-
-static int
-collision(const struct view *v, size_t a, size_t b, struct err *e)
-{
-	const struct tensor *ta = v->model->tensors[a].t;
-	const struct tensor *tb = v->model->tensors[b].t;
-	char qa[160], qb[160];
-
-	return err_set(e, ERR_USAGE, "tensors %s and %s map to the same file "
-		       "name; stfs cannot mount this model",
-		       err_quote(qa, sizeof(qa), ta->name, ta->name_len),
-		       err_quote(qb, sizeof(qb), tb->name, tb->name_len));
-}
-
-/* Encode every name: identity names point at the tensor's own bytes,
- * the rest go to one arena sized by a first pass. */
-static int
-build_names(struct view *v)
-{
-	const struct model *m = v->model;
-	char enc[NAMES_MAX + 1];
-	size_t i, total = 0, o = 0;
-	char *arena;
-
-	for (i = 0; i < m->ntensors; i++) {
-		const struct tensor *t = m->tensors[i].t;
-
-		if (!names_is_identity(t->name, t->name_len))
-			total += names_encode(t->name, t->name_len, enc);
-	}
-	arena = malloc(total ? total : 1);
-	if (!arena)
-		return -1;
-	priv(v)->arena = arena;
-	for (i = 0; i < m->ntensors; i++) {
-		const struct tensor *t = m->tensors[i].t;
-		struct view_entry *en = &v->entries[i];
-		size_t n;
-
-		if (names_is_identity(t->name, t->name_len)) {
-			en->name = t->name;
-			en->name_len = t->name_len;
-			continue;
-		}
-		n = names_encode(t->name, t->name_len, enc);
-		memcpy(arena + o, enc, n);
-		en->name = arena + o;
-		en->name_len = (uint32_t)n;
-		o += n;
-	}
-	return 0;
-}
-
-static int
-build_table(struct view *v, struct err *e)
-{
-	struct view_priv *p = priv(v);
-	uint64_t size = 16;
-	size_t i;
-
-	/* Load factor at most 1/2 keeps probes short. */
-	while (size < 2 * (uint64_t)v->model->ntensors)
-		size *= 2;
-	p->slots = calloc(size, sizeof(*p->slots));
-	if (!p->slots)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	p->mask = size - 1;
-	for (i = 0; i < v->model->ntensors; i++) {
-		const struct view_entry *en = &v->entries[i];
-		uint32_t *slot = find_slot(v, en->name, en->name_len);
-
-		if (*slot)
-			return collision(v, *slot - 1, i, e);
-		*slot = (uint32_t)(i + 1);
-	}
-	return 0;
 }
 
 /* __shards__/SHARD.json: the summary's per-shard objects, each rendered
@@ -547,7 +685,7 @@ build_sidecar_sizes(struct view *v, struct err *e)
 			buf_free(&scratch);
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
 		}
-		v->entries[i].sidecar_size = (uint32_t)scratch.len;
+		v->sidecar_sizes[i] = (uint32_t)scratch.len;
 		v->total_bytes += scratch.len;
 		v->total_bytes += model_tensor_nbytes(&v->model->tensors[i]);
 	}
@@ -559,11 +697,12 @@ int
 view_build(const struct model *m, const struct view_opts *opts,
 	   struct view **out, struct err *e)
 {
+	struct layout *l = NULL;
 	struct view *v;
 	size_t i;
 
 	/* Inodes and table slots are 32-bit tensor indexes underneath. */
-	if (m->ntensors > (UINT32_MAX - INO_FIRST_TENSOR) / 2)
+	if (m->ntensors > (UINT32_MAX - INO_FIRST_TENSOR) / 4)
 		return err_set(e, ERR_USAGE, "too many tensors (%zu)",
 			       m->ntensors);
 	v = calloc(1, sizeof(*v));
@@ -572,11 +711,13 @@ view_build(const struct model *m, const struct view_opts *opts,
 	v->model = m;
 	if (opts)
 		v->opts = *opts;
-	v->priv = calloc(1, sizeof(struct view_priv));
-	v->entries = calloc(m->ntensors ? m->ntensors : 1,
-			    sizeof(*v->entries));
+	if (layout_build(m, v->opts.tree, &l, e))
+		goto fail;
+	v->layout = l;
+	v->sidecar_sizes = calloc(m->ntensors ? m->ntensors : 1,
+				  sizeof(*v->sidecar_sizes));
 	v->summary = summary_json(m, 1);
-	if (!v->priv || !v->entries || !v->summary || build_names(v)) {
+	if (!v->sidecar_sizes || !v->summary) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto fail;
 	}
@@ -586,8 +727,11 @@ view_build(const struct model *m, const struct view_opts *opts,
 		v->ino_shards = v->ninodes + 1;
 		v->ninodes += 1 + m->nshards;
 	}
-	if (build_table(v, e) || build_sidecar_sizes(v, e) ||
-	    (m->sharded && build_shards(v, e)))
+	v->ino_views = v->ninodes + 1;
+	v->ino_vfiles = v->ino_views + 2;
+	v->ino_dirs = v->ino_vfiles + 2 * (uint64_t)m->ntensors;
+	v->ninodes = v->ino_dirs - 1 + 3 * (uint64_t)(l->ndirs - 1);
+	if (build_sidecar_sizes(v, e) || (m->sharded && build_shards(v, e)))
 		goto fail;
 	v->total_bytes += strlen(m->metadata_json) + v->summary_len;
 
@@ -625,17 +769,13 @@ view_free(struct view *v)
 
 	if (!v)
 		return;
-	if (v->priv) {
-		free(priv(v)->arena);
-		free(priv(v)->slots);
-		free(v->priv);
-	}
+	layout_free((struct layout *)v->layout);
 	for (i = 0; i < v->nshard_files; i++) {
 		free(v->shard_files[i].name);
 		free(v->shard_files[i].data);
 	}
 	free(v->shard_files);
-	free(v->entries);
+	free(v->sidecar_sizes);
 	free(v->summary);
 	free(v);
 }

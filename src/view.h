@@ -5,24 +5,29 @@
  * Flat layout (the default): the root directory holds
  *   __metadata__.json   the model's __metadata__ (model->metadata_json)
  *   __summary__.json    summary_json(model, pretty)
- *   NAME                per tensor, in model order: exactly its bytes
- *   NAME.json           per tensor: a JSON sidecar (name, dtype, shape, ...)
  *   __shards__/         sharded sets only: SHARD.json per shard, that
  *                       shard's entry of the summary (its own totals and
  *                       its header's __metadata__)
+ *   NAME                per tensor, in model order: exactly its bytes
+ *   NAME.json           per tensor: a JSON sidecar (name, dtype, shape, ...)
+ *   .npy/NAME.npy       per tensor: an NPY file (npy.h)
+ *   .txt/NAME.txt       per tensor: its values as text (txt.h)
  * where NAME = names_encode(tensor name) (see names.h) and SHARD the
- * shard's file name, encoded the same way.
+ * shard's file name, encoded the same way.  Tree layout (opts.tree): the
+ * tensors and their sidecars are spread over directories (layout.h), and
+ * .npy/ and .txt/ mirror those directories.
  *
- * Inode numbers are stable for a given model: 1 is the root, 2 and 3 the
- * two root JSON files, 4 + 2i the data file of tensor i and 5 + 2i its
- * sidecar; for a sharded set of n tensors 4 + 2n is __shards__ and
- * 5 + 2n + j the JSON of shard j.  Callers should not rely on that
+ * Inode numbers are stable for a given model and layout: 1 is the root,
+ * 2 and 3 the two root JSON files, 4 + 2i the data file of tensor i and
+ * 5 + 2i its sidecar; then __shards__ and its files (sharded sets), .npy
+ * and .txt, the two view files of each tensor, and three inodes per
+ * directory of the tree layout.  Callers should not rely on that
  * arithmetic; use the functions.
  *
- * Memory: one 16-byte entry per tensor plus an open-addressed table of
- * 32-bit slots; encoded names are stored only when they differ from the
- * tensor name, and sidecars are rendered on demand (only their sizes are
- * kept), so the view stays small next to the parsed headers.
+ * Memory: a 4-byte sidecar size per tensor, the layout (16 bytes per
+ * tensor, 32 per tree directory, names only where they differ from the
+ * tensor name, an open-addressed table of 32-bit slots); sidecars, NPY
+ * headers and text are rendered on demand.
  */
 #ifndef STFS_VIEW_H
 #define STFS_VIEW_H
@@ -36,6 +41,7 @@
 #include "names.h"
 
 struct buf;
+struct layout;
 struct err;
 struct model;
 struct model_tensor;
@@ -51,12 +57,16 @@ enum view_kind {
 	VIEW_SIDECAR,		/* a tensor's JSON description, rendered */
 	VIEW_BLOB,		/* generated once at build: the root JSON files
 				   and __shards__/SHARD.json */
+	VIEW_NPY,		/* .npy/ file: a generated header, then the
+				   tensor's bytes or their float32 decoding */
+	VIEW_TXT,		/* .txt/ file: the values as text, rendered */
 };
 
 struct view_opts {
 	int set_uid, set_gid;	/* else owner/group of the source file */
 	uid_t uid;
 	gid_t gid;
+	int tree;		/* tree layout (layout.h) instead of flat */
 };
 
 /* A file generated once at build (the JSON of one shard). */
@@ -67,21 +77,16 @@ struct view_file {
 	size_t len;
 };
 
-/* One tensor's two files (data and sidecar). */
-struct view_entry {
-	const char *name;	/* encoded file name (not NUL-terminated when
-				   stored in the arena; use name_len) */
-	uint32_t name_len;
-	uint32_t sidecar_size;	/* rendered sidecar length in bytes */
-};
-
 struct view {
 	const struct model *model;	/* borrowed; must outlive the view */
 	struct view_opts opts;
 
 	uint64_t ninodes;	/* inodes 1..ninodes exist */
-	uint64_t total_bytes;	/* sum of all file sizes */
-	struct view_entry *entries;	/* model->ntensors of them */
+	uint64_t total_bytes;	/* sum of the sizes of all files but the
+				   .npy/ and .txt/ views: the model as
+				   stored, for statfs */
+	const struct layout *layout;	/* directories and file names */
+	uint32_t *sidecar_sizes;	/* rendered sidecar length, per tensor */
 
 	char *summary;		/* __summary__.json content */
 	size_t summary_len;
@@ -89,6 +94,12 @@ struct view {
 	uint64_t ino_shards;	/* the __shards__ directory, 0 if unsharded */
 	size_t nshard_files;
 	struct view_file *shard_files;	/* one per shard, in model order */
+
+	uint64_t ino_views;	/* .npy; .txt is ino_views + 1 */
+	uint64_t ino_vfiles;	/* tensor i: .npy file ino_vfiles + 2i, .txt
+				   file ino_vfiles + 2i + 1 */
+	uint64_t ino_dirs;	/* tree directory d >= 1: ino_dirs + 3(d-1),
+				   its .npy mirror + 1, its .txt mirror + 2 */
 
 	/* Root directory and generated files take the newest times of all
 	 * sources, the owner of the first one and the permissions all of
@@ -98,12 +109,10 @@ struct view {
 	uid_t uid;
 	gid_t gid;
 	mode_t mode;
-
-	void *priv;		/* name arena, lookup table */
 };
 
 /* Build the view of m.  Fails (ERR_USAGE) when two tensors get the same
- * file name, which only rule 6 (hashed long names) can cause, or with
+ * path, which only rule 6 (hashed long names) can cause, or with
  * ERR_NO_MEMORY.  0 with *out set, or -1 with *e. */
 int view_build(const struct model *m, const struct view_opts *opts,
 	       struct view **out, struct err *e);
@@ -120,7 +129,9 @@ uint64_t view_lookup(const struct view *v, uint64_t parent, const char *name,
 
 /* The k-th entry (0-based, "." and ".." not counted) of directory dir, or
  * 0 past the end.  Root order: the root JSON files, __shards__ (sharded
- * sets), then per tensor its data file and its sidecar, in model order. */
+ * sets), the subdirectories (tree layout), then per tensor its data file
+ * and its sidecar, in model order, and last .npy and .txt.  Other
+ * directories: subdirectories, then the files. */
 uint64_t view_child(const struct view *v, uint64_t dir, uint64_t k);
 
 /* Number of entries of directory dir (as view_child counts them). */
@@ -138,11 +149,13 @@ int view_stat(const struct view *v, uint64_t ino, struct stat *st);
 /* File size of ino (0 for directories and unknown inodes). */
 uint64_t view_size(const struct view *v, uint64_t ino);
 
-/* The tensor behind a VIEW_TENSOR or VIEW_SIDECAR inode, else NULL. */
+/* The tensor behind a VIEW_TENSOR, VIEW_SIDECAR, VIEW_NPY or VIEW_TXT
+ * inode, else NULL. */
 const struct model_tensor *view_tensor(const struct view *v, uint64_t ino);
 
-/* Where a VIEW_TENSOR inode's bytes live: *src, absolute *offset and
- * *len.  0, or -1 for another kind of inode. */
+/* Where the tensor bytes behind a VIEW_TENSOR, VIEW_NPY or VIEW_TXT
+ * inode live: *src, absolute *offset and *len.  0, or -1 for another
+ * kind of inode. */
 int view_data(const struct view *v, uint64_t ino, struct source **src,
 	      uint64_t *offset, uint64_t *len);
 
@@ -155,5 +168,21 @@ const char *view_blob(const struct view *v, uint64_t ino, size_t *len);
  * numpy, decode (only when numpy is null), source.  0, or -1 (no memory,
  * or not a tensor inode). */
 int view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out);
+
+/* Extended attributes of a VIEW_TENSOR inode:
+ *   user.safetensors.name    the exact tensor name (may hold NUL)
+ *   user.safetensors.dtype   "F32"
+ *   user.safetensors.shape   compact JSON array: "[2,3]", "[]"
+ *   user.safetensors.offset  absolute byte offset in the source, decimal
+ *   user.safetensors.nbytes  byte length, decimal
+ * Other inodes have none. */
+
+/* Append the names, each followed by a NUL (the listxattr(2) format). */
+int view_xattr_list(const struct view *v, uint64_t ino, struct buf *out);
+
+/* Append the value of xattr name (NUL-terminated).  0, 1 when ino has no
+ * such attribute, -1 when out of memory. */
+int view_xattr_get(const struct view *v, uint64_t ino, const char *name,
+		   struct buf *out);
 
 #endif

@@ -357,8 +357,10 @@ START_TEST(test_listing)
 	uint64_t k, ino, n = view_nchildren(view, VIEW_ROOT_INO);
 	size_t len;
 
-	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT);
-	ck_assert_uint_eq(view->ninodes, 1 + n);
+	/* the root files, data and sidecar per tensor, .npy/ and .txt/ */
+	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT + 2);
+	/* plus the root and each tensor's .npy and .txt files */
+	ck_assert_uint_eq(view->ninodes, 1 + n + 2 * MODEL_NT);
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
 		ck_assert_uint_ne(ino, 0);
@@ -392,7 +394,7 @@ START_TEST(test_attributes)
 	ck_assert_int_eq(view_stat(view, VIEW_ROOT_INO, &st), 0);
 	ck_assert_uint_eq(st.st_ino, 1);
 	ck_assert_uint_eq(st.st_mode, S_IFDIR | 0555);
-	ck_assert_uint_eq(st.st_nlink, 2);
+	ck_assert_uint_eq(st.st_nlink, 2 + 2);	/* .npy/ and .txt/ */
 	ck_assert_int_eq(st.st_mtim.tv_sec, src.st_mtim.tv_sec);
 	ck_assert_int_eq(st.st_mtim.tv_nsec, src.st_mtim.tv_nsec);
 	ck_assert_uint_eq(st.st_uid, src.st_uid);
@@ -403,6 +405,8 @@ START_TEST(test_attributes)
 		ino = view_child(view, VIEW_ROOT_INO, k);
 		ck_assert_int_eq(view_stat(view, ino, &st), 0);
 		ck_assert_uint_eq(st.st_ino, ino);
+		if (view_kind(view, ino) == VIEW_DIR)
+			continue;	/* .npy/ and .txt/ */
 		ck_assert_uint_eq(st.st_mode, S_IFREG | 0444);
 		ck_assert_uint_eq(st.st_nlink, 1);
 		ck_assert_uint_eq((uint64_t)st.st_size, view_size(view, ino));
@@ -425,7 +429,8 @@ END_TEST
 
 START_TEST(test_uid_override)
 {
-	struct view_opts o = { 1, 1, 4242, 4343 };
+	struct view_opts o = { .set_uid = 1, .set_gid = 1, .uid = 4242,
+			       .gid = 4343 };
 	struct view *v2;
 	struct err e = { 0 };
 	struct stat st;
@@ -625,7 +630,7 @@ START_TEST(test_empty_model)
 	write_model("empty.safetensors", "{}", 0);
 	ck_assert_int_eq(model_open(path, &m2, &e), 0);
 	ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
-	ck_assert_uint_eq(view_nchildren(v2, VIEW_ROOT_INO), 2);
+	ck_assert_uint_eq(view_nchildren(v2, VIEW_ROOT_INO), 2 + 2);
 	ck_assert_uint_eq(view_lookup(v2, 1, "a", 1), 0);
 	ck_assert_uint_eq(view_lookup(v2, 1, "__summary__.json", 16), 3);
 	view_free(v2);
@@ -704,11 +709,11 @@ START_TEST(test_sharded)
 	ck_assert_int_eq(view_kind(v2, shards), VIEW_DIR);
 	ck_assert_uint_eq(view_lookup(v2, 1, "a", 1), 4);
 	ck_assert_uint_eq(view_lookup(v2, 1, "b.json", 6), 7);
-	ck_assert_uint_eq(view_nchildren(v2, 1), 3 + 4);
+	ck_assert_uint_eq(view_nchildren(v2, 1), 3 + 4 + 2);
 	ck_assert_uint_eq(view_child(v2, 1, 2), shards);
 	ck_assert_uint_eq(view_nchildren(v2, shards), 2);
 	view_stat(v2, 1, &st);
-	ck_assert_uint_eq(st.st_nlink, 3);
+	ck_assert_uint_eq(st.st_nlink, 3 + 2);
 	view_stat(v2, shards, &st);
 	ck_assert_uint_eq(st.st_mode, S_IFDIR | 0555);
 	ck_assert_uint_eq(st.st_nlink, 2);
@@ -719,7 +724,8 @@ START_TEST(test_sharded)
 		view_name(v2, ino, name);
 		ck_assert_uint_eq(view_lookup(v2, 1, name, strlen(name)), ino);
 	}
-	ck_assert_uint_eq(v2->ninodes, 1 + 2 + 4 + 1 + 2);
+	/* + .npy/, .txt/ and the 2 view files of each of the 2 tensors */
+	ck_assert_uint_eq(v2->ninodes, 1 + 2 + 4 + 1 + 2 + 2 + 4);
 
 	ino = view_lookup(v2, shards, "s-1.safetensors.json", 20);
 	ck_assert_int_eq(view_kind(v2, ino), VIEW_BLOB);
