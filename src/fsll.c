@@ -539,7 +539,7 @@ do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
 		if (k < 2) {
 			/* The kernel ignores attributes of "." and "..";
 			 * ino 0 keeps it from taking a lookup reference. */
-			memcpy(name, k ? ".." : ".", 3);
+			strcpy(name, k ? ".." : ".");
 			fill_entry(v, 0, &e);
 			view_stat(v, ino, &e.attr);
 		} else {
