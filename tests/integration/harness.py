@@ -545,6 +545,9 @@ def decode_name(fname):
 
 # ---- verification of a mounted tree ------------------------------------------
 
+# The .npy/ and .txt/ views: hidden directories in every mount's root.
+VIEW_DIRS = {".npy", ".txt"}
+
 SIDECAR_KEYS = {"name", "dtype", "shape", "data_offsets", "nbytes", "numel",
 		"offset", "numpy", "source"}
 
@@ -584,7 +587,7 @@ def verify_tree(t, src, mnt, big=False, shell=True):
 			"%r: %r and %r" % (f, names.get(f), x.name))
 		names[f] = x
 	want = set(names) | {f + ".json" for f in names} | {
-		"__metadata__.json", "__summary__.json"}
+		"__metadata__.json", "__summary__.json"} | VIEW_DIRS
 	listing = os.listdir(mnt)
 	t.eq(len(listing), len(set(listing)), "%s: no duplicate directory entries" % base)
 	t.check(set(listing) == want, lambda: "%s: listing differs: missing %s, "

@@ -21,7 +21,8 @@ def run(t):
 			lines = [l for l in out.splitlines()
 				 if l and not l.startswith("total")]
 			# . and .. plus 2 files per tensor plus the 2 root files
-			t.eq(len(lines), 2 + 2 * len(S.tensors) + 2,
+			# plus .npy and .txt
+			t.eq(len(lines), 2 + 2 * len(S.tensors) + 2 + 2,
 			     "%s: ls -la line count" % base)
 			for x in S.tensors:
 				f = harness.encode_name(x.name)
@@ -59,7 +60,8 @@ def run(t):
 		out = harness.ls_l(t, m.path)
 		t.eq(len([l for l in out.splitlines() if l.endswith(".weight")]),
 		     len(S.tensors), "many: ls -la lists every tensor once")
-		r = harness.run(["find", m.path, "-type", "f"])
+		r = harness.run(["find", m.path, "-path", m.path + "/.*", "-prune",
+				 "-o", "-type", "f", "-print"])
 		t.eq(len(r.stdout.splitlines()), 2 * len(S.tensors) + 2,
 		     "many: find sees every file")
 

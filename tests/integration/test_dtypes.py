@@ -54,7 +54,8 @@ def run(t):
 		with harness.Mount(t, src) as m:
 			harness.verify_tree(t, src, m.path)
 			t.eq(sorted(os.listdir(m.path)),
-			     ["__metadata__.json", "__summary__.json"],
+			     [".npy", ".txt", "__metadata__.json",
+			      "__summary__.json"],
 			     "%s: only the root files" % kind)
 
 

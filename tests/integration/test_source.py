@@ -36,7 +36,7 @@ def run(t):
 		t.eq(sorted(os.listdir(m.path)), sorted(
 			[harness.encode_name(x.name) for x in S.tensors] +
 			[harness.encode_name(x.name) + ".json" for x in S.tensors] +
-			["__metadata__.json", "__summary__.json"]),
+			["__metadata__.json", "__summary__.json", ".npy", ".txt"]),
 			"replaced source: same listing")
 
 	# truncated in the middle of the data section
