@@ -4,12 +4,17 @@
 #include <string.h>
 
 #define NOTE_BF16 "bfloat16: the upper 16 bits of an IEEE float32; widen " \
-	"with (uint32(x) << 16) viewed as <f4, or use ml_dtypes.bfloat16"
-#define NOTE_F8 "8-bit float, no numpy dtype; decode with ml_dtypes."
-#define NOTE_F6 "6-bit floats packed 4 values per 3 bytes, no numpy " \
-	"dtype; after unpacking, decode with ml_dtypes."
+	"with (uint32(x) << 16) viewed as <f4 (.npy/ serves it so), or use " \
+	"ml_dtypes.bfloat16"
+#define NOTE_F8 "8-bit float, no numpy dtype; .npy/ serves it as " \
+	"float32, or decode with ml_dtypes."
+#define NOTE_F6 "6-bit floats, 4 per 3 bytes read as a little-endian " \
+	"24-bit integer, element k in bits 6k..6k+5 (stfs's convention: " \
+	"safetensors defines none); .npy/ serves them as float32, or decode " \
+	"with ml_dtypes."
 #define NOTE_F4 "4-bit floats (MXFP4 E2M1), 2 per byte, low nibble " \
-	"first (torch float4_e2m1fn_x2); decode with ml_dtypes.float4_e2m1fn"
+	"first (torch float4_e2m1fn_x2); .npy/ serves them as float32, or " \
+	"decode with ml_dtypes.float4_e2m1fn"
 
 static const struct dtype_info dtype_table[DTYPE__COUNT] = {
 	[DTYPE_BOOL] = { "BOOL", 8, "|b1", NULL },
