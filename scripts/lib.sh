@@ -1,10 +1,16 @@
 # scripts/lib.sh - shared by scripts/test and scripts/try; source it.
 #
-#   stfs_install_deps      install the missing Debian packages (as root)
+#   stfs_install_deps [PKG...]  install the missing Debian packages of
+#                          STFS_DEPS (and PKG...), as root
 #   stfs_build DIR [ARGS]  meson setup (or reconfigure) DIR, then ninja
 
+# Build and test: the tests also need nginx (remote sources, on loopback),
+# getfattr (attr) and man (man-db) for the views and man pages.
 STFS_DEPS=(meson ninja-build pkg-config gcc libc6-dev libfuse3-dev fuse3
-	libjansson-dev check python3-numpy libcurl4-openssl-dev attr)
+	libjansson-dev check python3-numpy libcurl4-openssl-dev attr
+	nginx-light man-db)
+# The sanitizer, valgrind and fuzzing runs of CI on top.
+STFS_CHECK_DEPS=(clang libclang-rt-14-dev valgrind)
 
 stfs_say() {
 	printf '%s: %s\n' "${0##*/}" "$*" >&2
@@ -19,12 +25,13 @@ stfs_pkg_installed() {
 # when every package is already there, so running it twice is cheap.
 stfs_install_deps() {
 	local p missing=()
+	local deps=("${STFS_DEPS[@]}" "$@")
 
 	if ! command -v dpkg-query >/dev/null 2>&1; then
 		stfs_say "not a Debian system: install by hand: ${STFS_DEPS[*]}"
 		return 0
 	fi
-	for p in "${STFS_DEPS[@]}"; do
+	for p in "${deps[@]}"; do
 		stfs_pkg_installed "$p" || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
