@@ -14,6 +14,10 @@ corpus/index/NAME   input of fuzz_index: the text of a
                     model.safetensors.index.json placed next to the two
                     shards fuzz_index.c writes (a, b | c, x/y, "nul\\0z").
 
+Files named fz-HASH are not written here: they are inputs the fuzzers
+found that reach new code (minimized with -merge=1), committed so that short
+CI runs start deep; regeneration keeps them.
+
 One seed per rule of /work/shared/docs/safetensors-format.md (valid and
 invalid), small enough to commit.  The output is deterministic: running it
 again rewrites the same files (stale ones are removed).
@@ -105,7 +109,9 @@ class Corpus:
 		for kind, names in self.written.items():
 			d = os.path.join(self.outdir, kind)
 			for f in os.listdir(d):
-				if f not in names:
+				# fz-*: units the fuzzers found (libFuzzer -merge=1,
+				# each under 1 KiB), kept as they are
+				if f not in names and not f.startswith("fz-"):
 					os.unlink(os.path.join(d, f))
 
 
