@@ -98,3 +98,16 @@ err_print(const char *prog, const struct err *e)
 		e->where, e->where[0] ? ": " : "", err_name(e->code),
 		e->detail[0] ? ": " : "", e->detail);
 }
+
+int
+err_exit_status(enum err_code code)
+{
+	switch (code) {
+	case ERR_IO:
+	case ERR_USAGE:
+	case ERR_NO_MEMORY:
+		return 2;
+	default:
+		return 1;
+	}
+}

@@ -58,4 +58,8 @@ char *err_quote(char *buf, size_t cap, const char *name, size_t len);
  * the caller via prog, which may be NULL). */
 void err_print(const char *prog, const struct err *e);
 
+/* The front ends' exit status for an error: 2 for usage, I/O and memory
+ * problems, 1 for an invalid file or set. */
+int err_exit_status(enum err_code code);
+
 #endif

@@ -41,19 +41,6 @@ usage(FILE *out)
 	      out);
 }
 
-static int
-exit_code(enum err_code code)
-{
-	switch (code) {
-	case ERR_IO:
-	case ERR_USAGE:
-	case ERR_NO_MEMORY:
-		return 2;
-	default:
-		return 1;
-	}
-}
-
 /* Remote settings; the token file is read here, never echoed. */
 static int
 set_http(const char *header_file, const char *ca_file, int insecure,
@@ -122,7 +109,7 @@ main(int argc, char **argv)
 		err_where(&e, argv[optind]);
 		if (!quiet)
 			err_print("stfs-inspect", &e);
-		return exit_code(e.code);
+		return err_exit_status(e.code);
 	}
 	if (json && !quiet) {
 		char *text = summary_json_ex(m, 1, tensors);

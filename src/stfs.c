@@ -277,19 +277,6 @@ captured_err(struct err *e, enum err_code code, const char *where,
 	log_line_done = 0;
 }
 
-static int
-exit_code(enum err_code code)
-{
-	switch (code) {
-	case ERR_IO:
-	case ERR_USAGE:
-	case ERR_NO_MEMORY:
-		return 2;
-	default:
-		return 1;
-	}
-}
-
 /* --- mount point and readahead ------------------------------------------ */
 
 /* Undo the octal escapes (\040 for ' ', ...) of a mountinfo field. */
@@ -646,7 +633,7 @@ out:
 			       err_name(e.code), e.detail);
 		else
 			err_print(PROG, &e);
-		status = exit_code(e.code);
+		status = err_exit_status(e.code);
 	}
 	model_free(m);
 	free(mnt);
