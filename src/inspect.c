@@ -1,5 +1,6 @@
-/* inspect.c - stfs-inspect: validate a safetensors file or sharded set and
- * summarize it, without mounting anything.
+/* inspect.c - stfs-inspect: the command line and the dispatch to one mode
+ * (inspect_summary.c by default; one file per further mode).  Validates
+ * and summarizes safetensors models without mounting anything.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -7,11 +8,11 @@
 #include <string.h>
 
 #include "error.h"
+#include "inspect.h"
 #include "model.h"
 #ifdef STFS_HAVE_HTTP
 #include "source_http.h"
 #endif
-#include "summary.h"
 
 static void
 usage(FILE *out)
@@ -65,6 +66,37 @@ set_http(const char *header_file, const char *ca_file, int insecure,
 }
 
 int
+inspect_open(const struct inspect_opts *o, const char *source,
+	     struct model **out)
+{
+	struct err e = { 0 };
+
+	if (model_open(source, out, &e)) {
+		err_where(&e, source);
+		if (!o->quiet)
+			err_print("stfs-inspect", &e);
+		return err_exit_status(e.code);
+	}
+	return 0;
+}
+
+typedef int (*inspect_mode)(const struct inspect_opts *o);
+
+/* Record the mode an option asks for; two different modes are a usage
+ * error.  0 or -1. */
+static int
+set_mode(inspect_mode *mode, inspect_mode want, const char *opt)
+{
+	if (*mode && *mode != want) {
+		fprintf(stderr, "stfs-inspect: %s cannot be combined with "
+			"another mode (try --help)\n", opt);
+		return -1;
+	}
+	*mode = want;
+	return 0;
+}
+
+int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -76,54 +108,45 @@ main(int argc, char **argv)
 		{ "header-file", required_argument, NULL, 'H' },
 		{ "ca-file", required_argument, NULL, 'C' },
 		{ "insecure", no_argument, NULL, 'k' },
+		/* modes and their options: add one line each, below */
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *header_file = NULL, *ca_file = NULL;
-	int json = 0, tensors = 0, quiet = 0, insecure = 0, c;
+	struct inspect_opts o = { 0 };
+	inspect_mode mode = NULL;
+	int insecure = 0, c, rc;
 	struct err e = { 0 };
-	struct model *m;
 
 	while ((c = getopt_long(argc, argv, "jtqhV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = 1; break;
-		case 't': tensors = 1; break;
-		case 'q': quiet = 1; break;
+		case 'j': o.json = 1; break;
+		case 't': o.tensors = 1; break;
+		case 'q': o.quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("stfs-inspect %s\n", STFS_VERSION); return 0;
 		case 'H': header_file = optarg; break;
 		case 'C': ca_file = optarg; break;
 		case 'k': insecure = 1; break;
+		/* modes: case X: if (set_mode(&mode, inspect_X, "--X")) return 2; break; */
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc - 1) {
+	(void)set_mode;
+	if (!mode)
+		mode = inspect_summary;
+	o.nsources = argc - optind;
+	o.sources = argv + optind;
+	if (o.nsources < 1) {
 		usage(stderr);
 		return 2;
 	}
 	if (set_http(header_file, ca_file, insecure, &e)) {
-		if (!quiet)
+		if (!o.quiet)
 			err_print("stfs-inspect", &e);
 		return 2;
 	}
-	if (model_open(argv[optind], &m, &e)) {
-		err_where(&e, argv[optind]);
-		if (!quiet)
-			err_print("stfs-inspect", &e);
-		return err_exit_status(e.code);
-	}
-	if (json && !quiet) {
-		char *text = summary_json_ex(m, 1, tensors);
-
-		if (!text) {
-			fputs("stfs-inspect: out of memory\n", stderr);
-			model_free(m);
-			return 2;
-		}
-		fputs(text, stdout);
-		free(text);
-	} else if (!quiet) {
-		summary_print_text(stdout, m, tensors);
-	}
-	model_free(m);
-	return fflush(stdout) == 0 ? 0 : 2;
+	rc = mode(&o);
+	if (fflush(stdout) != 0 && rc == 0)
+		rc = 2;
+	return rc;
 }
