@@ -17,7 +17,8 @@
 static void
 usage(FILE *out)
 {
-	fputs("usage: stfs-inspect [--json] [--tensors] [--quiet] SOURCE\n"
+	fputs("usage: stfs-inspect [--json] [--tensors] [--sort=KEY] [--group[=DEPTH]]\n"
+	      "                    [--quiet] SOURCE\n"
 	      "\n"
 	      "Validate a safetensors model as strictly as the reference reader and\n"
 	      "summarize it: tensor count, data and header bytes, parameters (element\n"
@@ -28,7 +29,14 @@ usage(FILE *out)
 	      "\n"
 	      "  -j, --json      print one JSON object (the mount's __summary__.json)\n"
 	      "  -t, --tensors   also list every tensor: name dtype shape data_offsets\n"
-	      "                  (with --json: a \"tensor_list\" array)\n"
+	      "                  bytes (with --json: a \"tensor_list\" array)\n"
+	      "      --sort=KEY  order of --tensors and --group: offset (file order,\n"
+	      "                  the default), name, or size (largest first);\n"
+	      "                  alone it implies --tensors\n"
+	      "      --group[=DEPTH]  sum tensors, parameters and bytes by dotted-name\n"
+	      "                  prefix: the first DEPTH components, or without DEPTH\n"
+	      "                  each tensor's module (its name minus the last\n"
+	      "                  component); with --json: a \"groups\" array\n"
 	      "  -q, --quiet     print nothing; only the exit status tells\n"
 	      "      --header-file=PATH  http(s): request headers, \"Name: value\" per\n"
 	      "                  line (e.g. Authorization: Bearer ...) or a bare token\n"
@@ -80,6 +88,19 @@ inspect_open(const struct inspect_opts *o, const char *source,
 	return 0;
 }
 
+/* --group=DEPTH: 1..1000 dotted components; 0 or -1. */
+static int
+parse_depth(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (end == s || *end || v < 1 || v > 1000)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
 typedef int (*inspect_mode)(const struct inspect_opts *o);
 
 /* Record the mode an option asks for; two different modes are a usage
@@ -108,13 +129,15 @@ main(int argc, char **argv)
 		{ "header-file", required_argument, NULL, 'H' },
 		{ "ca-file", required_argument, NULL, 'C' },
 		{ "insecure", no_argument, NULL, 'k' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "group", optional_argument, NULL, 'g' },
 		/* modes and their options: add one line each, below */
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *header_file = NULL, *ca_file = NULL;
 	struct inspect_opts o = { 0 };
 	inspect_mode mode = NULL;
-	int insecure = 0, c, rc;
+	int insecure = 0, sort_given = 0, c, rc;
 	struct err e = { 0 };
 
 	while ((c = getopt_long(argc, argv, "jtqhV", longopts, NULL)) != -1) {
@@ -127,11 +150,33 @@ main(int argc, char **argv)
 		case 'H': header_file = optarg; break;
 		case 'C': ca_file = optarg; break;
 		case 'k': insecure = 1; break;
+		case 's':
+			o.sort = inspect_parse_sort(optarg);
+			if (o.sort < 0) {
+				fprintf(stderr, "stfs-inspect: --sort=%s: "
+					"expected size, name or offset\n",
+					optarg);
+				return 2;
+			}
+			sort_given = 1;
+			break;
+		case 'g':
+			o.group = 1;
+			if (optarg && parse_depth(optarg, &o.group_depth)) {
+				fprintf(stderr, "stfs-inspect: --group=%s: "
+					"expected a depth from 1 to 1000\n",
+					optarg);
+				return 2;
+			}
+			break;
 		/* modes: case X: if (set_mode(&mode, inspect_X, "--X")) return 2; break; */
 		default: usage(stderr); return 2;
 		}
 	}
 	(void)set_mode;
+	/* --sort alone means "list the tensors in this order" */
+	if (sort_given && !o.group)
+		o.tensors = 1;
 	if (!mode)
 		mode = inspect_summary;
 	o.nsources = argc - optind;

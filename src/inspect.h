@@ -6,14 +6,25 @@
 #ifndef STFS_INSPECT_H
 #define STFS_INSPECT_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 struct model;
+
+/* --sort keys */
+enum {
+	INSPECT_SORT_OFFSET,	/* default: shard, then file order */
+	INSPECT_SORT_NAME,	/* bytewise */
+	INSPECT_SORT_SIZE,	/* largest first, then by name */
+};
 
 struct inspect_opts {
 	int json;		/* --json */
 	int tensors;		/* --tensors */
 	int quiet;		/* --quiet */
+	int sort;		/* --sort=KEY: INSPECT_SORT_* */
+	int group;		/* --group[=DEPTH] given */
+	int group_depth;	/* DEPTH; 0: by module (name minus last part) */
 	int nsources;		/* operands after the options */
 	char **sources;
 };
@@ -25,5 +36,16 @@ int inspect_open(const struct inspect_opts *o, const char *source,
 
 /* Modes: each returns the process's exit status. */
 int inspect_summary(const struct inspect_opts *o);
+
+/* inspect_tensors.c: INSPECT_SORT_* of "offset", "name", "size"; -1. */
+int inspect_parse_sort(const char *s);
+/* The --tensors listing and the --group table on stdout; 0 or -1 (out of
+ * memory). */
+int inspect_print_tensors(const struct inspect_opts *o, const struct model *m);
+int inspect_print_groups(const struct inspect_opts *o, const struct model *m);
+/* Add "tensor_list" (--tensors) and "groups" (--group) to a summary
+ * object; 0 or -1. */
+int inspect_add_json(const struct inspect_opts *o, const struct model *m,
+		     json_t *root);
 
 #endif

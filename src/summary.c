@@ -220,8 +220,8 @@ control_len(const unsigned char *p, size_t left)
 /* A name for a terminal: as is, or a JSON string literal with every
  * control character escaped when it holds anything that would break a
  * line-per-tensor listing or drive the terminal. */
-static void
-print_name(FILE *out, const char *s, size_t len)
+void
+summary_print_name(FILE *out, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i, k;
@@ -269,10 +269,10 @@ print_metadata(FILE *out, const struct model *m)
 			json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 
 		fputs("  ", out);
-		print_name(out, key, strlen(key));
+		summary_print_name(out, key, strlen(key));
 		fputs(": ", out);
 		if (json_is_string(v))
-			print_name(out, json_string_value(v),
+			summary_print_name(out, json_string_value(v),
 				   json_string_length(v));
 		else
 			fputs(text ? text : "?", out);
@@ -315,7 +315,7 @@ summary_print_text(FILE *out, const struct model *m, int tensors)
 		const struct tensor *t = m->tensors[i].t;
 		uint32_t k;
 
-		print_name(out, t->name, t->name_len);
+		summary_print_name(out, t->name, t->name_len);
 		fprintf(out, " %s [", dtype_info(t->dtype)->name);
 		for (k = 0; k < t->rank; k++)
 			fprintf(out, "%s%" PRIu64, k ? ", " : "", t->shape[k]);

@@ -22,4 +22,9 @@ char *summary_json_ex(const struct model *m, int pretty, int tensors);
 /* Human-readable summary; with tensors != 0 one line per tensor. */
 void summary_print_text(FILE *out, const struct model *m, int tensors);
 
+/* Print a tensor name for a terminal: as is, or as a JSON string literal
+ * with controls escaped when it holds anything that would break a
+ * line-per-tensor listing (controls, quotes, spaces, backslashes). */
+void summary_print_name(FILE *out, const char *s, size_t len);
+
 #endif
