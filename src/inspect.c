@@ -19,6 +19,8 @@ usage(FILE *out)
 {
 	fputs("usage: stfs-inspect [--json] [--tensors] [--sort=KEY] [--group[=DEPTH]]\n"
 	      "                    [--quiet] SOURCE\n"
+	      "       stfs-inspect --merge SOURCE -o OUT.safetensors\n"
+	      "       stfs-inspect --extract PREFIX [--strip] SOURCE -o OUT.safetensors\n"
 	      "\n"
 	      "Validate a safetensors model as strictly as the reference reader and\n"
 	      "summarize it: tensor count, data and header bytes, parameters (element\n"
@@ -38,6 +40,15 @@ usage(FILE *out)
 	      "                  each tensor's module (its name minus the last\n"
 	      "                  component); with --json: a \"groups\" array\n"
 	      "  -q, --quiet     print nothing; only the exit status tells\n"
+	      "      --merge     write the whole model (every shard) as one\n"
+	      "                  .safetensors file: the mount's\n"
+	      "                  .safetensors/model.safetensors, byte for byte\n"
+	      "      --extract=PREFIX  write the tensors named PREFIX.* as one file\n"
+	      "                  (.safetensors/PREFIX.safetensors)\n"
+	      "      --strip     with --extract: drop \"PREFIX.\" from the names\n"
+	      "                  (.safetensors/strip/PREFIX.safetensors)\n"
+	      "  -o, --output=OUT  the file --merge/--extract write (- for stdout);\n"
+	      "                  never one of the sources\n"
 	      "      --header-file=PATH  http(s): request headers, \"Name: value\" per\n"
 	      "                  line (e.g. Authorization: Bearer ...) or a bare token\n"
 	      "      --ca-file=PATH      http(s): CA bundle to trust (PEM)\n"
@@ -132,6 +143,10 @@ main(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "group", optional_argument, NULL, 'g' },
 		/* modes and their options: add one line each, below */
+		{ "merge", no_argument, NULL, 'M' },
+		{ "extract", required_argument, NULL, 'X' },
+		{ "strip", no_argument, NULL, 'S' },
+		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *header_file = NULL, *ca_file = NULL;
@@ -140,7 +155,7 @@ main(int argc, char **argv)
 	int insecure = 0, sort_given = 0, c, rc;
 	struct err e = { 0 };
 
-	while ((c = getopt_long(argc, argv, "jtqhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jtqhVo:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o.json = 1; break;
 		case 't': o.tensors = 1; break;
@@ -170,6 +185,12 @@ main(int argc, char **argv)
 			}
 			break;
 		/* modes: case X: if (set_mode(&mode, inspect_X, "--X")) return 2; break; */
+		case 'M': if (set_mode(&mode, inspect_vst, "--merge")) return 2; break;
+		case 'X': if (set_mode(&mode, inspect_vst, "--extract")) return 2;
+			  if (o.extract) { fputs("stfs-inspect: one --extract at a time\n", stderr); return 2; }
+			  o.extract = optarg; break;
+		case 'S': o.strip = 1; break;
+		case 'o': o.output = optarg; break;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -179,6 +200,11 @@ main(int argc, char **argv)
 		o.tensors = 1;
 	if (!mode)
 		mode = inspect_summary;
+	if ((o.output || o.strip) && mode != inspect_vst) {
+		fputs("stfs-inspect: -o and --strip go with --merge or "
+		      "--extract (try --help)\n", stderr);
+		return 2;
+	}
 	o.nsources = argc - optind;
 	o.sources = argv + optind;
 	if (o.nsources < 1) {

@@ -25,6 +25,9 @@ struct inspect_opts {
 	int sort;		/* --sort=KEY: INSPECT_SORT_* */
 	int group;		/* --group[=DEPTH] given */
 	int group_depth;	/* DEPTH; 0: by module (name minus last part) */
+	const char *extract;	/* --extract PREFIX (inspect_vst.c) */
+	int strip;		/* --strip */
+	const char *output;	/* -o OUT */
 	int nsources;		/* operands after the options */
 	char **sources;
 };
@@ -36,6 +39,7 @@ int inspect_open(const struct inspect_opts *o, const char *source,
 
 /* Modes: each returns the process's exit status. */
 int inspect_summary(const struct inspect_opts *o);
+int inspect_vst(const struct inspect_opts *o);	/* --merge, --extract */
 
 /* inspect_tensors.c: INSPECT_SORT_* of "offset", "name", "size"; -1. */
 int inspect_parse_sort(const char *s);
