@@ -21,6 +21,7 @@ usage(FILE *out)
 	      "                    [--quiet] SOURCE\n"
 	      "       stfs-inspect --merge SOURCE -o OUT.safetensors\n"
 	      "       stfs-inspect --extract PREFIX [--strip] SOURCE -o OUT.safetensors\n"
+	      "       stfs-inspect --stats [--json] [--quiet] SOURCE\n"
 	      "\n"
 	      "Validate a safetensors model as strictly as the reference reader and\n"
 	      "summarize it: tensor count, data and header bytes, parameters (element\n"
@@ -39,6 +40,9 @@ usage(FILE *out)
 	      "                  prefix: the first DEPTH components, or without DEPTH\n"
 	      "                  each tensor's module (its name minus the last\n"
 	      "                  component); with --json: a \"groups\" array\n"
+	      "      --stats     numerical health: per tensor min, max, mean, std over\n"
+	      "                  the finite decoded values, counts of nan, +inf, -inf,\n"
+	      "                  zeros, subnormals; exit 1 when any NaN or Inf\n"
 	      "  -q, --quiet     print nothing; only the exit status tells\n"
 	      "      --merge     write the whole model (every shard) as one\n"
 	      "                  .safetensors file: the mount's\n"
@@ -57,7 +61,8 @@ usage(FILE *out)
 	      "  -V, --version   print the version\n"
 	      "\n"
 	      "Exit status: 0 valid, 1 invalid (stderr: file, the reference error\n"
-	      "name such as InvalidOffset, and what is wrong), 2 usage or I/O error.\n",
+	      "name such as InvalidOffset, and what is wrong; with --stats: a NaN or\n"
+	      "Inf found), 2 usage or I/O error.\n",
 	      out);
 }
 
@@ -147,6 +152,7 @@ main(int argc, char **argv)
 		{ "extract", required_argument, NULL, 'X' },
 		{ "strip", no_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "stats", no_argument, NULL, 1001 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *header_file = NULL, *ca_file = NULL;
@@ -184,6 +190,10 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 1001:
+			if (set_mode(&mode, inspect_stats, "--stats"))
+				return 2;
+			break;
 		/* modes: case X: if (set_mode(&mode, inspect_X, "--X")) return 2; break; */
 		case 'M': if (set_mode(&mode, inspect_vst, "--merge")) return 2; break;
 		case 'X': if (set_mode(&mode, inspect_vst, "--extract")) return 2;
@@ -194,7 +204,6 @@ main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	(void)set_mode;
 	/* --sort alone means "list the tensors in this order" */
 	if (sort_given && !o.group)
 		o.tensors = 1;

@@ -40,6 +40,7 @@ int inspect_open(const struct inspect_opts *o, const char *source,
 /* Modes: each returns the process's exit status. */
 int inspect_summary(const struct inspect_opts *o);
 int inspect_vst(const struct inspect_opts *o);	/* --merge, --extract */
+int inspect_stats(const struct inspect_opts *o);	/* inspect_stats.c */
 
 /* inspect_tensors.c: INSPECT_SORT_* of "offset", "name", "size"; -1. */
 int inspect_parse_sort(const char *s);
