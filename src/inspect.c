@@ -11,6 +11,7 @@
 #include "inspect.h"
 #include "model.h"
 #ifdef STFS_HAVE_HTTP
+#include "hub.h"
 #include "source_http.h"
 #endif
 
@@ -28,7 +29,9 @@ usage(FILE *out)
 	      "count) per dtype, and __metadata__.  Only the header is read.\n"
 	      "\n"
 	      "SOURCE is a .safetensors file, a model.safetensors.index.json of a\n"
-	      "sharded set, a directory holding either, or an http(s):// URL of one.\n"
+	      "sharded set, a directory holding either, an http(s):// URL of one,\n"
+	      "or hf://ORG/NAME[@REVISION][/SUBFOLDER] (a Hugging Face Hub model;\n"
+	      "token from HF_TOKEN or $HF_HOME/token, see stfs-inspect(1)).\n"
 	      "\n"
 	      "  -j, --json      print one JSON object (the mount's __summary__.json)\n"
 	      "  -t, --tensors   also list every tensor: name dtype shape data_offsets\n"
@@ -89,13 +92,44 @@ set_http(const char *header_file, const char *ca_file, int insecure,
 #endif
 }
 
+/* hf:// sources: TLS settings for the endpoint; the token comes from the
+ * Hub's conventions, never from a header file (which would also reach the
+ * CDN a redirect points at). */
+static int
+set_hub(const struct inspect_opts *o, const char *header_file,
+	const char *ca_file, int insecure, struct err *e)
+{
+#ifdef STFS_HAVE_HTTP
+	struct hub_options ho = { ca_file, insecure };
+	int i;
+
+	for (i = 0; i < o->nsources; i++)
+		if (hub_is_uri(o->sources[i]) && header_file)
+			return err_set(e, ERR_USAGE, "--header-file does not "
+				       "apply to hf:// sources: give the token "
+				       "with HF_TOKEN or in $HF_HOME/token");
+	hub_set_options(&ho);
+#else
+	(void)o;
+	(void)header_file;
+	(void)ca_file;
+	(void)insecure;
+#endif
+	return 0;
+}
+
 int
 inspect_open(const struct inspect_opts *o, const char *source,
 	     struct model **out)
 {
 	struct err e = { 0 };
 
+#ifdef STFS_HAVE_HTTP
+	if (hub_is_uri(source) ? hub_open_model(source, out, &e) :
+	    model_open(source, out, &e)) {
+#else
 	if (model_open(source, out, &e)) {
+#endif
 		err_where(&e, source);
 		if (!o->quiet)
 			err_print("stfs-inspect", &e);
@@ -220,7 +254,8 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (set_http(header_file, ca_file, insecure, &e)) {
+	if (set_http(header_file, ca_file, insecure, &e) ||
+	    set_hub(&o, header_file, ca_file, insecure, &e)) {
 		if (!o.quiet)
 			err_print("stfs-inspect", &e);
 		return 2;

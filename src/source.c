@@ -104,9 +104,23 @@ source_is_url(const char *name)
 	       strncmp(name, "https://", 8) == 0;
 }
 
+static source_open_hook open_hook;
+
+void
+source_set_open_hook(source_open_hook fn)
+{
+	open_hook = fn;
+}
+
 int
 source_open(const char *name, struct source **out, struct err *e)
 {
+	if (open_hook) {
+		int r = open_hook(name, out, e);
+
+		if (r <= 0)
+			return r;
+	}
 	if (source_is_url(name))
 		return source_open_http(name, out, e);
 	return source_open_local(name, out, e);

@@ -51,6 +51,13 @@ int source_is_url(const char *name);
  * built without libcurl). */
 int source_open_http(const char *url, struct source **out, struct err *e);
 
+/* A hook consulted by source_open() first (hub_src.c registers one for
+ * the files of an hf:// model): 0 or -1 (with *e) when it opened name,
+ * 1 when name is not its business. */
+typedef int (*source_open_hook)(const char *name, struct source **out,
+				struct err *e);
+void source_set_open_hook(source_open_hook fn);
+
 static inline int
 source_pread(struct source *s, void *buf, size_t len, uint64_t off)
 {

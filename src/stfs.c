@@ -28,6 +28,7 @@
 #include "model.h"
 #include "source.h"
 #ifdef STFS_HAVE_HTTP
+#include "hub.h"
 #include "source_http.h"
 #endif
 #include "view.h"
@@ -572,7 +573,35 @@ setup_http(const struct stfs_opts *o, struct err *e)
 	ho.log = http_log;
 	return http_set_options(&ho, e);
 }
+
+/* hf://: the token comes from the Hub's conventions (HF_TOKEN, the token
+ * file) and goes to the endpoint only; a header file would also reach the
+ * CDN, so it is refused here. */
+static int
+setup_hub(struct stfs_opts *o, struct err *e)
+{
+	struct hub_options hopt = { 0 };
+
+	if (o->http.header_file)
+		return err_set(e, ERR_USAGE, "header_file does not apply to "
+			       "hf:// sources: give the token with HF_TOKEN "
+			       "or in $HF_HOME/token");
+	hopt.ca_file = o->http.ca_file;
+	hopt.insecure = o->http.insecure;
+	hub_set_options(&hopt);
+	return setup_http(o, e);
+}
 #endif
+
+static int
+open_model(const char *source, struct model **m, struct err *e)
+{
+#ifdef STFS_HAVE_HTTP
+	if (hub_is_uri(source))
+		return hub_open_model(source, m, e);
+#endif
+	return model_open(source, m, e);
+}
 
 int
 main(int argc, char **argv)
@@ -614,9 +643,11 @@ main(int argc, char **argv)
 	/* Only for URLs: a local mount must not depend on a token file. */
 	if (source_is_url(o.source) && setup_http(&o, &e) != 0)
 		goto out;
+	if (hub_is_uri(o.source) && setup_hub(&o, &e) != 0)
+		goto out;
 #endif
 	/* Validate everything before touching the mount point. */
-	if (model_open(o.source, &m, &e) != 0) {
+	if (open_model(o.source, &m, &e) != 0) {
 		err_where(&e, o.source);
 		goto out;
 	}

@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+"""int-hub: SOURCE given as hf://ORG/NAME[@REV][/SUBDIR], served by a Hub
+look-alike on 127.0.0.1 (tests/integration/hubsim.py: the API, resolve/
+answering 302 to a second port, the "CDN", with signed URLs that expire).
+
+Every tensor read through a mount is compared with the file the look-alike
+serves; requests are counted in its log: one resolve per file, no
+Authorization at the CDN, a re-resolve after the signed URL expired with
+no read error, concurrent header fetches; offline mounts from a hub cache
+laid out like huggingface_hub's with the server stopped; the Hub's error
+answers turned into messages that say what is missing or how to give a
+token.
+"""
+
+import json
+import os
+import shutil
+import sys
+
+import harness
+import hubsim
+from harness import gen, run
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(harness.STFS_GEN)))
+import gen_sharded  # noqa: E402
+
+TOKEN = "hf_test_token"
+
+
+def tensors(seed, n, nbytes):
+	return [("layers.%d.weight" % i, "F32", [nbytes // 4],
+		 gen.bulk_bytes(seed * 1000 + i, nbytes)) for i in range(n)]
+
+
+def write_model(d, seed, nshards, n, nbytes, metadata=None):
+	"""A model in d: one model.safetensors (nshards == 1) or a sharded set.
+	Returns {repo path relative to d: bytes}."""
+	os.makedirs(d, exist_ok=True)
+	ts = tensors(seed, n, nbytes)
+	if nshards == 1:
+		gen.write_safetensors(os.path.join(d, "model.safetensors"), ts,
+				      metadata or {"format": "pt"})
+	else:
+		gen_sharded.write_sharded(d, ts, nshards, metadata)
+	out = {}
+	for f in sorted(os.listdir(d)):
+		with open(os.path.join(d, f), "rb") as fh:
+			out[f] = fh.read()
+	return out
+
+
+def env_for(sim, home, **kw):
+	e = {k: v for k, v in os.environ.items()
+	     if not k.startswith(("HF_", "HUGGING", "STFS_HTTP_"))}
+	e["HF_HOME"] = home
+	if sim is not None:
+		e["HF_ENDPOINT"] = sim.endpoint
+	e.update(kw)
+	return e
+
+
+def inspect(uri, env, args=("--json",)):
+	return run([harness.STFS_INSPECT] + list(args) + [uri], env=env,
+		   timeout=60)
+
+
+def model_files(d):
+	"""The SrcFile of every safetensors file in d, and the tensors by name."""
+	by = {}
+	for f in sorted(os.listdir(d)):
+		if f.endswith(".safetensors"):
+			S = harness.SrcFile(os.path.join(d, f))
+			for x in S.tensors:
+				by[x.name] = (S, x)
+	return by
+
+
+def verify_model(t, d, mnt, label, odd=True):
+	"""Every tensor of the model in local dir d, byte for byte via mnt."""
+	by = model_files(d)
+	listing = set(os.listdir(mnt))
+	for name, (S, x) in sorted(by.items()):
+		f = harness.encode_name(name)
+		what = "%s: tensor %s" % (label, name)
+		if not t.check(f in listing, "%s is listed" % what):
+			continue
+		p = os.path.join(mnt, f)
+		with open(p, "rb") as fh:
+			t.check(fh.read() == S.read(x), "%s: bytes differ from "
+				"the source" % what)
+		if odd:
+			harness.verify_preads(t, p, S, x, what)
+	tensors_listed = [f for f in listing if not f.endswith(".json") and
+			  not f.startswith(("__", "."))]
+	t.eq(len(tensors_listed), len(by), "%s: one file per tensor" % label)
+
+
+def check_summary(t, mnt, uri, env, label):
+	with open(os.path.join(mnt, "__summary__.json")) as fh:
+		summ = json.load(fh)
+	r = inspect(uri, env)
+	if t.check(r.returncode == 0, "%s: stfs-inspect --json exits 0: %s"
+		   % (label, r.stderr)):
+		t.eq(summ, json.loads(r.stdout), "%s: __summary__.json equals "
+		     "stfs-inspect --json %s" % (label, uri))
+
+
+def no_token_at_cdn(t, sim, label):
+	cdn = sim.requests("cdn")
+	t.check(len(cdn) > 0, "%s: the CDN was used" % label)
+	t.check(all(e["auth"] is None for e in cdn), "%s: no Authorization "
+		"header ever reaches the CDN (%d requests)" % (label, len(cdn)))
+	hub = [e for e in sim.requests("hub") if e["kind"] in
+	       ("resolve", "revision")]
+	t.check(hub and all(e["auth"] == "Bearer " + TOKEN for e in hub),
+		"%s: every API and resolve request carries the token" % label)
+
+
+# ---- cases -------------------------------------------------------------------
+
+def case_sharded(t, sim, work, home):
+	"""A 3-shard model: mount, read all, one resolve per file."""
+	d = os.path.join(work, "sharded")
+	files = write_model(d, 1, 3, 12, 1 << 20)
+	sim.add_repo("org/sharded").commit(files)
+	uri = "hf://org/sharded"
+	env = env_for(sim, home, HF_TOKEN=TOKEN)
+	sim.log.clear()
+	with harness.Mount(t, uri, env=env) as m:
+		at_mount = sim.requests()
+		verify_model(t, d, m.path, uri)
+		check_summary(t, m.path, uri, env, uri)
+	per = {}
+	for e in at_mount:
+		if e["kind"] == "resolve":
+			per[e["file"]] = per.get(e["file"], 0) + 1
+	t.eq(sorted(per), sorted(files), "%s: the mount resolved each file of "
+	     "the model" % uri)
+	t.eq(len([e for e in at_mount if e["kind"] == "revision"]), 1,
+	     "%s: one revision request at mount" % uri)
+	t.eq(len([e for e in at_mount if e["server"] == "cdn"]), 3,
+	     "%s: one CDN request per shard at mount (its header)" % uri)
+	# The whole read (12 MiB in 1 MiB tensors, preads at odd offsets,
+	# plus the stfs-inspect run) resolved each file once per process.
+	res = sim.resolves_per_file()
+	t.check(all(n <= 2 for n in res.values()), "%s: each file resolved "
+		"once by the mount and once by stfs-inspect, not per block: %s"
+		% (uri, res))
+	t.check(len(sim.requests("cdn")) > 6, "%s: data came from the CDN"
+		% uri)
+	no_token_at_cdn(t, sim, uri)
+
+
+def case_pinned(t, sim, work, home):
+	"""A single file at a pinned @sha after main moved on; a tag."""
+	d1 = os.path.join(work, "v1")
+	d2 = os.path.join(work, "v2")
+	f1 = write_model(d1, 2, 1, 4, 300000, {"version": "1"})
+	f2 = write_model(d2, 3, 1, 5, 200000, {"version": "2"})
+	repo = sim.add_repo("org/single")
+	sha1 = repo.commit(dict(f1, **{"README.md": b"v1"}), refs=("main", "v1.0"))
+	repo.commit(f2, parent=sha1)
+	env = env_for(sim, home, HF_TOKEN=TOKEN)
+	for uri, d in (("hf://org/single@" + sha1, d1),
+		       ("hf://org/single", d2),
+		       ("hf://org/single@v1.0", d1),
+		       ("hf://org/single@main/model.safetensors", d2)):
+		sim.log.clear()
+		with harness.Mount(t, uri, env=env) as m:
+			verify_model(t, d, m.path, uri)
+			with open(os.path.join(m.path, "__metadata__.json")) as fh:
+				meta = json.load(fh)
+			t.eq(meta.get("version"), "1" if d == d1 else "2",
+			     "%s: the pinned version's metadata" % uri)
+		shas = {e["path"].split("/")[4] for e in sim.requests("hub", "resolve")}
+		t.eq(len(shas), 1, "%s: every file resolved at one commit sha "
+		     "(%s)" % (uri, shas))
+		if uri.endswith(sha1):
+			t.eq(shas, {sha1}, "%s: resolved at the pinned sha" % uri)
+		no_token_at_cdn(t, sim, uri)
+
+
+def case_pipeline(t, sim, work, home):
+	"""A diffusers-like repo: unet/ (sharded), vae/, text_encoder/."""
+	parts = {"unet": (4, 2), "vae": (5, 1), "text_encoder": (6, 1)}
+	files = {"model_index.json": b'{"_class_name": "X"}'}
+	dirs = {}
+	for sub, (seed, nsh) in parts.items():
+		dirs[sub] = os.path.join(work, "pipe", sub)
+		for f, b in write_model(dirs[sub], seed, nsh, 4, 400000).items():
+			files[sub + "/" + f] = b
+	sim.add_repo("org/pipe").commit(files)
+	env = env_for(sim, home, HF_TOKEN=TOKEN)
+	# one subfolder
+	for sub in parts:
+		uri = "hf://org/pipe/" + sub
+		with harness.Mount(t, uri, env=env) as m:
+			verify_model(t, dirs[sub], m.path, uri)
+			check_summary(t, m.path, uri, env, uri)
+	# the whole pipeline: one model per subfolder
+	uri = "hf://org/pipe"
+	r = inspect(uri, env, args=())
+	if r.returncode == 0:
+		with harness.Mount(t, uri, env=env) as m:
+			listing = sorted(os.listdir(m.path))
+			for sub in parts:
+				if t.check(sub in listing, "%s: %s/ in the root"
+					   % (uri, sub)):
+					verify_model(t, dirs[sub], os.path.join(
+						m.path, sub), uri + " " + sub,
+						odd=False)
+	else:
+		# until the view shows several models: the message names them
+		err = r.stderr.decode()
+		t.check(all(s in err for s in parts), "%s: the error names the "
+			"subfolders to choose from: %s" % (uri, err))
+
+
+def case_expiry(t, sim, work, home):
+	"""Signed URLs that expire after 1.5 s: a later read re-resolves."""
+	d = os.path.join(work, "exp")
+	files = write_model(d, 7, 1, 8, 1 << 20)
+	sim.add_repo("org/expiring").commit(files)
+	uri = "hf://org/expiring"
+	env = env_for(sim, home, HF_TOKEN=TOKEN, STFS_HTTP_READAHEAD_MB="1")
+	by = model_files(d)
+	names = sorted(by)
+	sim.log.clear()
+	old_ttl = sim.ttl
+	sim.ttl = 1.5
+	try:
+		with harness.Mount(t, uri, env=env) as m:
+			S, x = by[names[0]]
+			with open(os.path.join(m.path, harness.encode_name(
+					names[0])), "rb") as fh:
+				t.check(fh.read() == S.read(x), "%s: first read"
+					% uri)
+			harness.time.sleep(2.5)	# let the signed URL expire
+			for name in names[1:]:
+				S, x = by[name]
+				p = os.path.join(m.path, harness.encode_name(name))
+				try:
+					with open(p, "rb") as fh:
+						data = fh.read()
+				except OSError as e:
+					t.check(False, "%s: read of %s after the "
+						"URL expired failed: %s"
+						% (uri, name, e))
+					continue
+				t.check(data == S.read(x), "%s: %s after expiry: "
+					"bytes differ" % (uri, name))
+	finally:
+		sim.ttl = old_ttl
+	expired = sim.requests("cdn", "expired")
+	t.check(len(expired) >= 1, "%s: the CDN refused an expired URL at "
+		"least once (%d)" % (uri, len(expired)))
+	res = sim.resolves_per_file().get("model.safetensors", 0)
+	t.check(2 <= res <= 4, "%s: the file was resolved again after expiry, "
+		"not per block (%d resolves)" % (uri, res))
+	no_token_at_cdn(t, sim, uri)
+
+
+def case_parallel(t, sim, work, home):
+	"""Headers of a 12-shard model fetched concurrently."""
+	d = os.path.join(work, "many")
+	files = write_model(d, 9, 12, 24, 8192)
+	sim.add_repo("org/many").commit(files)
+	uri = "hf://org/many"
+	env = env_for(sim, home, HF_TOKEN=TOKEN)
+	sim.log.clear()
+	sim.delay = 0.3		# each resolve is held: overlap is certain
+	try:
+		r = inspect(uri, env)
+	finally:
+		sim.delay = 0.0
+	t.check(r.returncode == 0, "%s: stfs-inspect exits 0: %s"
+		% (uri, r.stderr))
+	resolves = sim.requests("hub", "resolve")
+	t.eq(len(resolves), 13, "%s: 12 shards and the index resolved once "
+	     "each" % uri)
+	ov = hubsim.overlap(resolves)
+	t.check(ov >= 8, "%s: resolve requests overlap (at most %d at once; "
+		"want >= 8 of 13)" % (uri, ov))
+	print("int-hub: %s: %d resolves, up to %d at once; %d requests in all"
+	      % (uri, len(resolves), ov, len(sim.requests())), flush=True)
+	with harness.Mount(t, uri, env=env) as m:
+		verify_model(t, d, m.path, uri, odd=False)
+
+
+def case_cache(t, sim, work, home):
+	"""The local hub cache: online (one API request, no data request),
+	offline with the server stopped, and a clear error when not cached."""
+	d = os.path.join(work, "cached")
+	files = write_model(d, 11, 2, 6, 100000)
+	repo = sim.add_repo("org/cached")
+	sha = repo.commit(files)
+	cache = os.path.join(work, "hub-cache")
+	hubsim.make_cache(cache, repo, sha)
+	uri = "hf://org/cached"
+	env = env_for(sim, home, HF_TOKEN=TOKEN, HF_HUB_CACHE=cache)
+	sim.log.clear()
+	with harness.Mount(t, uri, env=env) as m:
+		verify_model(t, d, m.path, uri + " (cached)")
+	kinds = sorted(e["kind"] for e in sim.requests())
+	t.eq(kinds, ["revision"], "%s: cached: only the revision request, no "
+	     "resolve and no CDN request" % uri)
+	# a cache in $HF_HOME/hub, found without HF_HUB_CACHE
+	home2 = os.path.join(work, "home2")
+	hubsim.make_cache(os.path.join(home2, "hub"), repo, sha)
+
+
+def case_offline(t, work, home, repo, sha, d):
+	"""Server stopped: HF_HUB_OFFLINE=1 mounts from the cache."""
+	cache = os.path.join(work, "hub-cache")
+	env = env_for(None, home, HF_HUB_CACHE=cache, HF_HUB_OFFLINE="1",
+		      HF_ENDPOINT="http://127.0.0.1:9")
+	for uri in ("hf://org/cached", "hf://org/cached@" + sha):
+		with harness.Mount(t, uri, env=env) as m:
+			verify_model(t, d, m.path, uri + " offline")
+			check_summary(t, m.path, uri, env, uri + " offline")
+	env2 = env_for(None, os.path.join(work, "home2"), HF_HUB_OFFLINE="1",
+		       HF_ENDPOINT="http://127.0.0.1:9")
+	r = inspect("hf://org/cached", env2)
+	t.eq(r.returncode, 0, "offline from $HF_HOME/hub: %s" % r.stderr)
+	for uri in ("hf://org/absent", "hf://org/cached@dev"):
+		r = inspect(uri, env)
+		err = r.stderr.decode()
+		t.check(r.returncode == 2 and "not in the local hub cache" in err
+			and "HF_HUB_OFFLINE" in err, "%s offline, not cached: a "
+			"clear message: %s" % (uri, err))
+	# no HF_HUB_OFFLINE, server down, cached: falls back to the cache
+	env3 = env_for(None, home, HF_HUB_CACHE=cache,
+		       HF_ENDPOINT="http://127.0.0.1:9")
+	r = inspect("hf://org/cached", env3)
+	t.eq(r.returncode, 0, "server down, cached: stfs-inspect uses the "
+	     "cache: %s" % r.stderr)
+
+
+def case_errors(t, sim, work, home):
+	d = os.path.join(work, "err")
+	files = write_model(d, 13, 1, 2, 50000)
+	repo = sim.add_repo("org/errs")
+	repo.commit(files)
+	sim.add_repo("org/gated", gated=True).commit(files)
+	pub = sim.add_repo("org/public", public=True)
+	pub.commit(files)
+	ok = env_for(sim, home, HF_TOKEN=TOKEN)
+	anon = env_for(sim, home)
+	cases = [
+		("hf://org/errs", anon, ["HF_TOKEN", "token"]),
+		("hf://org/errs", env_for(sim, home, HF_TOKEN="hf_wrong"),
+		 ["refused the token", "HF_TOKEN"]),
+		("hf://org/gated", ok, ["gated"]),
+		("hf://org/gated", anon, ["gated", "HF_TOKEN"]),
+		("hf://org/nothere", ok, ["repository org/nothere not found"]),
+		("hf://org/errs@nobranch", ok, ["revision `nobranch` not found"]),
+		("hf://org/errs/nofolder", ok, ["no folder or file `nofolder`"]),
+		("hf://org", ok, ["hf://ORG/NAME"]),
+		("hf://org/errs@", ok, ["hf://ORG/NAME"]),
+		("hf://org/../x", ok, ["hf://ORG/NAME"]),
+	]
+	for uri, env, words in cases:
+		r = inspect(uri, env)
+		err = r.stderr.decode()
+		t.check(r.returncode == 2 and all(w in err for w in words) and
+			TOKEN not in err and "hf_wrong" not in err,
+			"%s: exit 2 and a message with %s: %d %s"
+			% (uri, words, r.returncode, err))
+	# public repos need no token; the token from files
+	r = inspect("hf://org/public", anon)
+	t.eq(r.returncode, 0, "public repo without a token: %s" % r.stderr)
+	tokfile = os.path.join(work, "tok")
+	with open(tokfile, "w") as f:
+		f.write(TOKEN + "\n")
+	r = inspect("hf://org/errs", env_for(sim, home, HF_TOKEN_PATH=tokfile))
+	t.eq(r.returncode, 0, "token from HF_TOKEN_PATH: %s" % r.stderr)
+	home3 = os.path.join(work, "home3")
+	os.makedirs(home3)
+	shutil.copy(tokfile, os.path.join(home3, "token"))
+	r = inspect("hf://org/errs", env_for(sim, home3))
+	t.eq(r.returncode, 0, "token from $HF_HOME/token: %s" % r.stderr)
+	r = inspect("hf://org/errs", env_for(sim, home,
+					     HUGGING_FACE_HUB_TOKEN=TOKEN))
+	t.eq(r.returncode, 0, "token from HUGGING_FACE_HUB_TOKEN: %s"
+	     % r.stderr)
+
+
+def run_all(t):
+	work = harness.tmpdir("hub")
+	home = os.path.join(work, "home")		# no token, empty cache
+	os.makedirs(home)
+	sim = hubsim.HubSim(tokens=(TOKEN,), ttl=60.0, small=4096)
+	sim.start()
+	try:
+		case_sharded(t, sim, work, home)
+		case_pinned(t, sim, work, home)
+		case_pipeline(t, sim, work, home)
+		case_expiry(t, sim, work, home)
+		case_parallel(t, sim, work, home)
+		case_errors(t, sim, work, home)
+		case_cache(t, sim, work, home)
+		repo = sim.repos["org/cached"]
+		sha = repo.refs["main"]
+	finally:
+		sim.stop()
+	case_offline(t, work, home, repo, sha, os.path.join(work, "cached"))
+
+
+if __name__ == "__main__":
+	harness.main("int-hub", run_all, mounts=True)
