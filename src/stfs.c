@@ -198,6 +198,12 @@ usage(FILE *out, const char *prog)
 "\n",
 		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
 		HTTP_DEFAULT_READAHEAD_MB, HTTP_DEFAULT_CONNECTIONS);
+	fputs(
+"hf://ORG/NAME[@REVISION][/SUBFOLDER]: a model on the Hugging Face Hub,\n"
+"pinned to one commit at mount.  HF_ENDPOINT, the token from HF_TOKEN or\n"
+"$HF_HOME/token (sent to the endpoint only), the local hub cache\n"
+"(HF_HUB_CACHE) and HF_HUB_OFFLINE=1 work as in huggingface_hub.\n"
+"\n", out);
 #endif
 	fputs(
 "Files are readable by whoever may read the source file (its read bits);\n"
