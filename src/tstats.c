@@ -461,9 +461,9 @@ tstats_finish(struct tstats_acc *a, struct tstats *out)
 }
 
 int
-tstats_tensor(struct source *src, uint64_t off, const struct tensor *t,
-	      struct tstats *out, void (*progress)(void *arg, uint64_t done),
-	      void *arg)
+tstats_compute(const struct tensor *t, tstats_read_fn read, void *arg,
+	       struct tstats *out, void (*progress)(void *arg, uint64_t done),
+	       void *parg)
 {
 	uint64_t len = t->end - t->begin, done = 0;
 	struct tstats_acc a;
@@ -480,7 +480,7 @@ tstats_tensor(struct source *src, uint64_t off, const struct tensor *t,
 	while (done < len) {
 		size_t n = len - done < CHUNK ? (size_t)(len - done) : CHUNK;
 
-		rc = source_pread(src, buf, n, off + done);
+		rc = read(arg, done, n, buf);
 		if (rc) {
 			free(buf);
 			tstats_drop(&a);
@@ -489,11 +489,34 @@ tstats_tensor(struct source *src, uint64_t off, const struct tensor *t,
 		tstats_feed(&a, buf, n);
 		done += n;
 		if (progress)
-			progress(arg, done);
+			progress(parg, done);
 	}
 	free(buf);
 	tstats_finish(&a, out);
 	return 0;
+}
+
+struct src_at {
+	struct source *src;
+	uint64_t off;
+};
+
+static int
+read_source(void *arg, uint64_t off, size_t len, void *dst)
+{
+	struct src_at *s = arg;
+
+	return source_pread(s->src, dst, len, s->off + off);
+}
+
+int
+tstats_tensor(struct source *src, uint64_t off, const struct tensor *t,
+	      struct tstats *out, void (*progress)(void *arg, uint64_t done),
+	      void *arg)
+{
+	struct src_at s = { src, off };
+
+	return tstats_compute(t, read_source, &s, out, progress, arg);
 }
 
 int
@@ -559,4 +582,50 @@ tstats_json(const struct tstats *s, const char *name, size_t name_len)
 		return NULL;
 	}
 	return buf_steal(&b);
+}
+
+/* The widest object tstats_json() writes, name aside: 12 bytes before the
+ * name, the dtype line (at most 26 with an 11-letter dtype), 11 numeric
+ * fields of at most 8 + 10 (key) + 24 (%.17g with sign and exponent)
+ * bytes, and "\n}\n". */
+#define JSON_FIXED (12 + 26 + 11 * (8 + 10 + 24) + 3)
+
+size_t
+tstats_json_size(const char *name, size_t name_len)
+{
+	struct buf b = BUF_INIT;
+	size_t n;
+
+	if (buf_add_json_string(&b, name, name_len)) {
+		buf_free(&b);
+		return 0;
+	}
+	n = b.len;
+	buf_free(&b);
+	return JSON_FIXED + n;
+}
+
+char *
+tstats_json_padded(const struct tstats *s, const char *name, size_t name_len,
+		   size_t *len)
+{
+	size_t size = tstats_json_size(name, name_len), n;
+	char *text = tstats_json(s, name, name_len), *out;
+
+	if (!text || !size)
+		goto fail;
+	n = strlen(text);
+	if (n > size)		/* cannot happen: JSON_FIXED is the widest */
+		goto fail;
+	out = realloc(text, size + 1);
+	if (!out)
+		goto fail;
+	memset(out + n - 1, ' ', size - n);
+	out[size - 1] = '\n';
+	out[size] = '\0';
+	*len = size;
+	return out;
+fail:
+	free(text);
+	return NULL;
 }

@@ -82,6 +82,13 @@ int tstats_tensor(struct source *src, uint64_t off, const struct tensor *t,
 		  struct tstats *out,
 		  void (*progress)(void *arg, uint64_t done), void *arg);
 
+/* The same with the bytes read through read(arg, off, len, dst): off is
+ * relative to the tensor's first byte; 0 or -errno. */
+typedef int (*tstats_read_fn)(void *arg, uint64_t off, size_t len, void *dst);
+int tstats_compute(const struct tensor *t, tstats_read_fn read, void *arg,
+		   struct tstats *out,
+		   void (*progress)(void *arg, uint64_t done), void *parg);
+
 /* 1 when the statistics hold a NaN or an infinity. */
 int tstats_bad(const struct tstats *s);
 
@@ -91,5 +98,16 @@ int tstats_bad(const struct tstats *s);
  * min..std are null when no value is finite; integers' min and max are
  * exact integers.  NULL when out of memory. */
 char *tstats_json(const struct tstats *s, const char *name, size_t name_len);
+
+/* The size of every .stats/ file of a tensor with this name: the widest
+ * tstats_json() can be, so that stat() needs no computation; 0 when out
+ * of memory. */
+size_t tstats_json_size(const char *name, size_t name_len);
+
+/* tstats_json() padded with spaces before its final newline to exactly
+ * tstats_json_size() bytes (*len); still valid JSON.  NULL when out of
+ * memory. */
+char *tstats_json_padded(const struct tstats *s, const char *name,
+			 size_t name_len, size_t *len);
 
 #endif
