@@ -23,6 +23,7 @@ usage(FILE *out)
 	      "       stfs-inspect --merge SOURCE -o OUT.safetensors\n"
 	      "       stfs-inspect --extract PREFIX [--strip] SOURCE -o OUT.safetensors\n"
 	      "       stfs-inspect --stats [--json] [--quiet] SOURCE\n"
+	      "       stfs-inspect --diff [--json] [--quiet] A B\n"
 	      "\n"
 	      "Validate a safetensors model as strictly as the reference reader and\n"
 	      "summarize it: tensor count, data and header bytes, parameters (element\n"
@@ -46,6 +47,10 @@ usage(FILE *out)
 	      "      --stats     numerical health: per tensor min, max, mean, std over\n"
 	      "                  the finite decoded values, counts of nan, +inf, -inf,\n"
 	      "                  zeros, subnormals; exit 1 when any NaN or Inf\n"
+	      "      --diff      compare two SOURCEs A and B: tensors only in A, only\n"
+	      "                  in B, with another dtype, shape or bytes (read and\n"
+	      "                  compared up to the first difference), __metadata__\n"
+	      "                  keys; exit 0 identical, 1 different, 2 trouble\n"
 	      "  -q, --quiet     print nothing; only the exit status tells\n"
 	      "      --merge     write the whole model (every shard) as one\n"
 	      "                  .safetensors file: the mount's\n"
@@ -187,6 +192,7 @@ main(int argc, char **argv)
 		{ "strip", no_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "stats", no_argument, NULL, 1001 },
+		{ "diff", no_argument, NULL, 1002 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *header_file = NULL, *ca_file = NULL;
@@ -226,6 +232,10 @@ main(int argc, char **argv)
 			break;
 		case 1001:
 			if (set_mode(&mode, inspect_stats, "--stats"))
+				return 2;
+			break;
+		case 1002:
+			if (set_mode(&mode, inspect_diff, "--diff"))
 				return 2;
 			break;
 		/* modes: case X: if (set_mode(&mode, inspect_X, "--X")) return 2; break; */

@@ -41,6 +41,7 @@ int inspect_open(const struct inspect_opts *o, const char *source,
 int inspect_summary(const struct inspect_opts *o);
 int inspect_vst(const struct inspect_opts *o);	/* --merge, --extract */
 int inspect_stats(const struct inspect_opts *o);	/* inspect_stats.c */
+int inspect_diff(const struct inspect_opts *o);		/* inspect_diff.c */
 
 /* inspect_tensors.c: INSPECT_SORT_* of "offset", "name", "size"; -1. */
 int inspect_parse_sort(const char *s);

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dtype.h"
 #include "model.h"
@@ -75,6 +76,39 @@ totals_json(const struct totals *tt)
 
 static char *dump_root(json_t *root, int pretty);
 
+/* 1 when config.json next to the model (the directory of its file or
+ * index) says "tie_word_embeddings": true: the file then stores the input
+ * embeddings once and loaders re-tie lm_head to them.  Local sources only;
+ * a missing, unreadable or odd config says nothing. */
+int
+summary_tied(const struct model *m)
+{
+	const char *name, *slash;
+	struct stat st;
+	json_t *cfg;
+	char *path;
+	int tied;
+
+	if (!m->nshards || !m->shards[0].src || source_is_url(m->arg))
+		return 0;
+	name = m->shards[0].src->name;
+	slash = strrchr(name, '/');
+	if (asprintf(&path, "%.*sconfig.json", slash ? (int)(slash - name + 1) : 0,
+		     name) < 0)
+		return 0;
+	/* a config is a few KiB: do not load a huge file by mistake */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (1 << 24)) {
+		free(path);
+		return 0;
+	}
+	cfg = json_load_file(path, 0, NULL);
+	free(path);
+	tied = json_is_true(json_object_get(cfg, "tie_word_embeddings"));
+	json_decref(cfg);
+	return tied;
+}
+
 static json_t *
 summary_object(const struct model *m)
 {
@@ -96,6 +130,8 @@ summary_object(const struct model *m)
 	json_object_set_new(root, "source", json_string(m->arg));
 	json_object_set_new(root, "format", json_string(
 		m->sharded ? "safetensors-sharded" : "safetensors"));
+	if (summary_tied(m))
+		json_object_set_new(root, "tie_word_embeddings", json_true());
 	if (!m->sharded)
 		return root;
 
@@ -308,6 +344,11 @@ summary_print_text(FILE *out, const struct model *m, int tensors)
 				grouped(b, tt.count_by[d]),
 				tt.count_by[d] == 1 ? "" : "s");
 	print_metadata(out, m);
+	if (summary_tied(m))
+		fputs("tied:        config.json says tie_word_embeddings: the "
+		      "output layer (lm_head)\n"
+		      "             shares the input embeddings, stored once; "
+		      "loaders re-tie it\n", out);
 	if (!tensors)
 		return;
 	fputs("tensors (name dtype shape data_offsets):\n", out);

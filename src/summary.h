@@ -22,6 +22,11 @@ char *summary_json_ex(const struct model *m, int pretty, int tensors);
 /* Human-readable summary; with tensors != 0 one line per tensor. */
 void summary_print_text(FILE *out, const struct model *m, int tensors);
 
+/* 1 when config.json in the model's directory says
+ * "tie_word_embeddings": true (local sources only); the summary then has
+ * "tie_word_embeddings": true and the text a "tied:" line. */
+int summary_tied(const struct model *m);
+
 /* Print a tensor name for a terminal: as is, or as a JSON string literal
  * with controls escaped when it holds anything that would break a
  * line-per-tensor listing (controls, quotes, spaces, backslashes). */
