@@ -724,8 +724,13 @@ hub_open(const char *uri, struct hub_tree **out, struct err *e)
 	int rc = -1, offline;
 
 	*out = NULL;
-	if (load_config(e) || parse_uri(uri, &r, e))
+	memset(&r, 0, sizeof(r));
+	if (load_config(e))
 		return -1;
+	if (parse_uri(uri, &r, e)) {
+		ref_free(&r);
+		return -1;
+	}
 	offline = hub_cfg.offline;
 	if (!offline && list_online(&r, sha, &all, &resp, e) != 0) {
 		/* no answer at all: the cache may still have it */
