@@ -480,6 +480,34 @@ cached_sha(const struct hub_ref *r, char *sha)
 	return 0;
 }
 
+/* A repo path from the Hub's answer: relative, no empty, "." or ".."
+ * component, no control bytes or backslash.  Others are ignored: they
+ * would reach outside the snapshot directory of the local cache. */
+static int
+path_ok(const char *p)
+{
+	const char *c = p;
+
+	if (!*p || *p == '/')
+		return 0;
+	for (; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '\\')
+			return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+		if (*p == '/')
+			p++;
+		if (!*p && p[-1] == '/')
+			return 0;
+	}
+	return 1;
+}
+
 static int
 wanted(const char *name)
 {
@@ -770,6 +798,8 @@ hub_open(const char *uri, struct hub_tree **out, struct err *e)
 		char *local = NULL;
 		struct stat st;
 
+		if (!path_ok(all.v[i]))
+			continue;
 		under += rel != NULL;
 		if (!rel || !wanted(all.v[i]))
 			continue;

@@ -366,6 +366,14 @@ def case_errors(t, sim, work, home):
 			TOKEN not in err and "hf_wrong" not in err,
 			"%s: exit 2 and a message with %s: %d %s"
 			% (uri, words, r.returncode, err))
+	# file names that would leave the cache's snapshot directory are
+	# ignored (else this repo would hold two models)
+	sim.add_repo("org/dotdot").commit(dict(files, **{
+		"../../../dotdot/evil.safetensors": files["model.safetensors"],
+		"a/./b.safetensors": files["model.safetensors"]}))
+	r = inspect("hf://org/dotdot", ok)
+	t.eq(r.returncode, 0, "hf://org/dotdot: names with . or .. "
+	     "components are ignored: %s" % r.stderr)
 	# public repos need no token; the token from files
 	r = inspect("hf://org/public", anon)
 	t.eq(r.returncode, 0, "public repo without a token: %s" % r.stderr)
