@@ -11,8 +11,9 @@
  * *.safetensors that no index of its folder lists is a model of its own.
  * One model in all: it is the root.  Several (a pipeline: unet/, vae/,
  * text_encoder/, ...): each gets its folder, or folder/STEM when a folder
- * holds several (STEM: the file name without .safetensors or
- * .safetensors.index.json).
+ * holds several or has models in its subfolders (STEM: the file name
+ * without .safetensors or .safetensors.index.json), as catalog.c does for
+ * local directories.
  */
 #include "hub.h"
 #include "hub_int.h"
@@ -673,14 +674,18 @@ build(struct pick *pk, size_t n, struct hub_tree *t, struct err *e)
 			free(d);
 			continue;
 		}
-		/* models in the same folder (those moved out already too) */
+		/* models in the same folder (those moved out already too);
+		 * a model below the folder counts too: the folder then
+		 * holds directories, not one model's files */
 		for (j = 0; j < n && d; j++) {
 			char *dj;
+			size_t dl = strlen(d);
 
 			if (!pk[j].m && !pk[j].taken)
 				continue;
 			dj = dir_of(pk[j].rel);
-			same += dj && strcmp(d, dj) == 0;
+			same += dj && (strcmp(d, dj) == 0 || (strncmp(d, dj,
+				       dl) == 0 && dj[dl] == '/'));
 			free(dj);
 		}
 		hm = &t->models[t->n++];
