@@ -167,6 +167,14 @@ load_config(struct err *e)
 
 	if (hub_cfg.endpoint)
 		return 0;
+	/* The range source would send those headers to the CDN too. */
+	if (env_set("STFS_HTTP_HEADER_FILE")) {
+		err_where(e, "STFS_HTTP_HEADER_FILE");
+		return err_set(e, ERR_USAGE, "does not apply to hf:// sources "
+			       "(its headers would reach the CDN): unset it and "
+			       "give the token with HF_TOKEN or in "
+			       "$HF_HOME/token");
+	}
 	hub_cfg.endpoint = strdup(ep ? ep : HUB_DEFAULT_ENDPOINT);
 	home = hf_home();
 	if (!hub_cfg.endpoint || !home) {

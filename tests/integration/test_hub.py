@@ -374,6 +374,10 @@ def case_errors(t, sim, work, home):
 	r = inspect("hf://org/dotdot", ok)
 	t.eq(r.returncode, 0, "hf://org/dotdot: names with . or .. "
 	     "components are ignored: %s" % r.stderr)
+	r = inspect("hf://org/errs", env_for(sim, home, HF_TOKEN=TOKEN,
+					     STFS_HTTP_HEADER_FILE="/dev/null"))
+	t.check(r.returncode == 2 and b"STFS_HTTP_HEADER_FILE" in r.stderr,
+		"STFS_HTTP_HEADER_FILE is refused for hf://: %s" % r.stderr)
 	# public repos need no token; the token from files
 	r = inspect("hf://org/public", anon)
 	t.eq(r.returncode, 0, "public repo without a token: %s" % r.stderr)
