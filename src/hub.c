@@ -776,6 +776,8 @@ hub_open(const char *uri, struct hub_tree **out, struct err *e)
 	if (!offline && list_online(&r, sha, &all, &resp, e) != 0) {
 		/* no answer at all: the cache may still have it */
 		if (resp.status != 0 || cached_sha(&r, sha) != 0) {
+			if (resp.status == 0)
+				hub_status_error(&resp, r.repo, r.rev, NULL, e);
 			err_where(e, uri);
 			goto out;
 		}

@@ -334,6 +334,10 @@ def case_offline(t, work, home, repo, sha, d):
 	r = inspect("hf://org/cached", env3)
 	t.eq(r.returncode, 0, "server down, cached: stfs-inspect uses the "
 	     "cache: %s" % r.stderr)
+	r = inspect("hf://org/absent", env3)
+	t.check(r.returncode == 2 and b"cannot reach the Hub" in r.stderr,
+		"server down, not cached: says the Hub is unreachable: %s"
+		% r.stderr)
 
 
 def case_errors(t, sim, work, home):
