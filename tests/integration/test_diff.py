@@ -15,6 +15,7 @@ import numpy as np
 
 import harness
 import gen_sharded
+import nginx
 from harness import STFS_INSPECT, gen, run
 
 
@@ -135,6 +136,27 @@ def run_(t):
 	t.check(bad.encode() in r.stderr, "--diff: the error names the file")
 	r = run([STFS_INSPECT, "--diff", "--stats", a, b])
 	t.eq(r.returncode, 2, "--diff --stats: usage error")
+
+	# remote: the same answer over http, and http against local
+	why = nginx.available()
+	t.check(not why, "nginx for the remote case: %s" % why)
+	if why:
+		return
+	local = run([STFS_INSPECT, "--diff", "--json", a, b], timeout=60)
+	lj = json.loads(local.stdout)
+	with nginx.Nginx(d, os.path.join(d, "ng")) as srv:
+		for x, y in ((srv.url("a.safetensors"), srv.url("b.safetensors")),
+			     (a, srv.url("b.safetensors"))):
+			r = run([STFS_INSPECT, "--diff", "--json", x, y], timeout=60)
+			t.eq(r.returncode, 1, "remote --diff: exit 1 (%r)" % r.stderr[:300])
+			rj = json.loads(r.stdout) if r.stdout else {}
+			for k in ("a", "b"):
+				rj.pop(k, None)
+				lj.pop(k, None)
+			t.eq(rj, lj, "remote --diff %s %s: as local" % (x, y))
+		r = run([STFS_INSPECT, "--diff", srv.url("a.safetensors"),
+			 srv.url("c.safetensors")], timeout=60)
+		t.eq(r.returncode, 0, "remote --diff of equal files: exit 0")
 
 
 if __name__ == "__main__":
