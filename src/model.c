@@ -11,6 +11,9 @@
 #include "buf.h"
 #include "error.h"
 #include "shards.h"
+#ifdef STFS_HAVE_S3
+#include "s3.h"
+#endif
 
 static int
 ends_with(const char *s, const char *suffix)
@@ -185,6 +188,10 @@ model_open(const char *source, struct model **out, struct err *e)
 	struct stat st;
 
 	*out = NULL;
+#ifdef STFS_HAVE_S3
+	if (s3_is_url(source))
+		return s3_model_open(source, out, e);
+#endif
 	if (source_is_url(source)) {
 		if (ends_with(source, ".json"))
 			return shards_open_index(NULL, source, out, e);

@@ -101,7 +101,8 @@ int
 source_is_url(const char *name)
 {
 	return strncmp(name, "http://", 7) == 0 ||
-	       strncmp(name, "https://", 8) == 0;
+	       strncmp(name, "https://", 8) == 0 ||
+	       strncmp(name, "s3://", 5) == 0;
 }
 
 static source_open_hook open_hook;
@@ -121,6 +122,8 @@ source_open(const char *name, struct source **out, struct err *e)
 		if (r <= 0)
 			return r;
 	}
+	if (strncmp(name, "s3://", 5) == 0)
+		return source_open_s3(name, out, e);
 	if (source_is_url(name))
 		return source_open_http(name, out, e);
 	return source_open_local(name, out, e);
@@ -133,6 +136,17 @@ source_open_http(const char *url, struct source **out, struct err *e)
 	(void)out;
 	err_where(e, url);
 	return err_set(e, ERR_USAGE, "this stfs was built without HTTP support");
+}
+#endif
+
+#ifndef STFS_HAVE_S3
+int
+source_open_s3(const char *url, struct source **out, struct err *e)
+{
+	(void)out;
+	err_where(e, url);
+	return err_set(e, ERR_USAGE, "this stfs was built without s3:// "
+		       "support (it needs libcurl and libxml2)");
 }
 #endif
 

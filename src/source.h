@@ -44,8 +44,12 @@ int source_open_local(const char *path, struct source **out, struct err *e);
 /* Open a path or an http(s):// URL. */
 int source_open(const char *name, struct source **out, struct err *e);
 
-/* 1 when name starts with http:// or https://. */
+/* 1 when name starts with http://, https:// or s3://. */
 int source_is_url(const char *name);
+
+/* s3://BUCKET/KEY (s3.c; a stub that refuses when built without
+ * libcurl or libxml2). */
+int source_open_s3(const char *url, struct source **out, struct err *e);
 
 /* HTTP(S) range-request source (source_http.c; a stub that refuses when
  * built without libcurl). */

@@ -135,6 +135,11 @@ struct http_src {
 	char etag[HTTP_VALIDATOR_MAX];
 	char lastmod[HTTP_VALIDATOR_MAX];
 	struct curl_slist *hdrs;	/* user headers + If-Range */
+	/* AWS SigV4 (s3:// sources): CURLOPT_AWS_SIGV4 provider and
+	 * "key:secret" for CURLOPT_USERPWD; NULL: unsigned */
+	char *sigv4;
+	char *userpwd;
+	int if_match;		/* data GETs carry If-Match, not If-Range */
 	int stale;		/* atomic: object changed, every read fails */
 	int failing;		/* atomic: last transfer failed (for logs) */
 	uint64_t hold_until;	/* atomic: now_ms() before which fetches fail
@@ -788,8 +793,14 @@ vet(struct http_xfer *x)
 			return verdict(x, XF_OK, "ok");
 		if (x->status == 416 && x->total_known && x->r_total == 0)
 			return verdict(x, XF_OK, "empty");
+		if (x->status == 412)
+			return verdict(x, XF_CHANGED, "the object changed "
+				       "since it was listed (HTTP 412)");
 		return verdict(x, XF_FAIL, "HTTP status %ld", x->status);
 	}
+	if (x->status == 412)
+		return verdict(x, XF_CHANGED, "HTTP status 412 to a range "
+			       "request with If-Match");
 	if (x->status == 200 || x->status == 416)
 		return verdict(x, XF_CHANGED, "HTTP status %ld to a range "
 			       "request with If-Range", x->status);
@@ -915,6 +926,16 @@ perform_once(CURL *h, struct http_xfer *x, const char *url,
 		 (unsigned long long)(x->start + x->len - 1));
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_RANGE, range);
+	/* The handle is this thread's, shared by all sources: set or clear
+	 * the signing on every request. */
+	if (x->hs && x->hs->sigv4) {
+		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, x->hs->sigv4);
+		curl_easy_setopt(h, CURLOPT_USERPWD, x->hs->userpwd);
+	} else {
+		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, NULL);
+		curl_easy_setopt(h, CURLOPT_USERPWD, NULL);
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
@@ -1682,6 +1703,10 @@ http_src_free(struct http_src *hs)
 	if (!hs)
 		return;
 	curl_slist_free_all(hs->hdrs);
+	if (hs->userpwd)
+		explicit_bzero(hs->userpwd, strlen(hs->userpwd));
+	free(hs->userpwd);
+	free(hs->sigv4);
 	free(hs->url);
 	free(hs->display);
 	free(hs->head);
@@ -1744,19 +1769,21 @@ static const struct source_ops http_ops = {
 /* The request headers of data reads: the user's, plus If-Range with the
  * validator seen at open (a strong ETag, else Last-Modified). */
 static int
-build_headers(struct http_src *hs)
+build_headers(struct http_src *hs, struct curl_slist *extra)
 {
 	struct curl_slist *l, *tmp = NULL;
 	char line[HTTP_VALIDATOR_MAX + 16];
 
-	for (l = cfg.headers; l; l = l->next) {
+	for (l = extra; l; l = l->next) {
 		tmp = curl_slist_append(hs->hdrs, l->data);
 		if (!tmp)
 			return -1;
 		hs->hdrs = tmp;
 	}
 	line[0] = '\0';
-	if (hs->etag[0] && strncmp(hs->etag, "W/", 2) != 0)
+	if (hs->if_match && hs->etag[0])
+		snprintf(line, sizeof(line), "If-Match: %s", hs->etag);
+	else if (hs->etag[0] && strncmp(hs->etag, "W/", 2) != 0)
 		snprintf(line, sizeof(line), "If-Range: %s", hs->etag);
 	else if (hs->lastmod[0])
 		snprintf(line, sizeof(line), "If-Range: %s", hs->lastmod);
@@ -1774,10 +1801,55 @@ build_headers(struct http_src *hs)
 int
 source_open_http(const char *url, struct source **out, struct err *e)
 {
+	return source_open_http_opts(url, NULL, out, e);
+}
+
+/* The headers of the open request: the user's for plain URLs; for signed
+ * sources only the signing headers, plus If-Match when the ETag is known
+ * (from a listing).  NULL and *fail set when out of memory. */
+static struct curl_slist *
+source_headers(const struct http_src_opts *o, int with_etag, int *fail)
+{
+	struct curl_slist *l = NULL, *tmp;
+	char line[HTTP_VALIDATOR_MAX + 32];
+	unsigned i;
+
+	*fail = 0;
+	for (i = 0; o && i < 3; i++) {
+		line[0] = '\0';
+		if (i == 0 && o->aws_sigv4)
+			/* S3 wants the payload hash signed: an empty body */
+			snprintf(line, sizeof(line), "x-amz-content-sha256: "
+				 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b"
+				 "934ca495991b7852b855");
+		else if (i == 1 && o->aws_sigv4 && o->aws_token)
+			snprintf(line, sizeof(line), "x-amz-security-token: %s",
+				 o->aws_token);
+		else if (i == 2 && with_etag && o->etag && o->etag[0])
+			snprintf(line, sizeof(line), "If-Match: %s", o->etag);
+		if (!line[0])
+			continue;
+		tmp = curl_slist_append(l, line);
+		explicit_bzero(line, sizeof(line));
+		if (!tmp) {
+			curl_slist_free_all(l);
+			*fail = 1;
+			return NULL;
+		}
+		l = tmp;
+	}
+	return l;
+}
+
+int
+source_open_http_opts(const char *url, const struct http_src_opts *o,
+		      struct source **out, struct err *e)
+{
 	struct http_src *hs = NULL;
 	struct http_xfer *x = NULL;
 	struct source *s = NULL;
-	int r;
+	struct curl_slist *own = NULL, *probe_own = NULL, *probe_hdrs;
+	int r, oom = 0;
 
 	*out = NULL;
 	if (http_ready(e) || ensure_headers(e))
@@ -1786,13 +1858,35 @@ source_open_http(const char *url, struct source **out, struct err *e)
 	x = calloc(1, sizeof(*x));
 	s = calloc(1, sizeof(*s));
 	if (!hs || !x || !s || !(hs->url = strdup(url)) ||
-	    !(hs->display = redact_url(url)) ||
+	    !(hs->display = (o && o->display) ? strdup(o->display) :
+	      redact_url(url)) ||
 	    !(hs->head = malloc(HTTP_HEAD_BYTES)) ||
-	    !(s->name = strdup(url)) || !(s->base = url_base(url))) {
+	    !(s->name = strdup(o && o->display ? o->display : url)) ||
+	    !(s->base = url_base(url))) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto fail;
 	}
 	err_where(e, hs->display);
+	if (o && o->aws_sigv4) {
+		if (!(hs->sigv4 = strdup(o->aws_sigv4)) ||
+		    asprintf(&hs->userpwd, "%s:%s", o->aws_key ? o->aws_key :
+			     "", o->aws_secret ? o->aws_secret : "") < 0) {
+			hs->userpwd = NULL;
+			err_set(e, ERR_NO_MEMORY, "out of memory");
+			goto fail;
+		}
+		hs->if_match = 1;
+	}
+	if (o && o->if_match)
+		hs->if_match = 1;
+	own = source_headers(o, 0, &oom);
+	if (!oom)
+		probe_own = source_headers(o, 1, &oom);
+	if (oom) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto fail;
+	}
+	probe_hdrs = (o && o->aws_sigv4) ? probe_own : cfg.headers;
 
 	x->hs = hs;
 	x->probe = 1;
@@ -1800,7 +1894,7 @@ source_open_http(const char *url, struct source **out, struct err *e)
 	x->len = HTTP_HEAD_BYTES;
 	x->buf = hs->head;
 	/* cfg.headers is fixed once opens begin (see source_http.h). */
-	r = perform(x, url, cfg.headers, now_ms() + bound_ms());
+	r = perform(x, url, probe_hdrs, now_ms() + bound_ms());
 	if (r != XF_OK) {
 		err_set(e, ERR_IO, "cannot fetch: %s", x->why);
 		goto fail;
@@ -1817,7 +1911,7 @@ source_open_http(const char *url, struct source **out, struct err *e)
 	}
 	memcpy(hs->etag, x->etag, sizeof(hs->etag));
 	memcpy(hs->lastmod, x->lastmod, sizeof(hs->lastmod));
-	if (build_headers(hs)) {
+	if (build_headers(hs, (o && o->aws_sigv4) ? own : cfg.headers)) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto fail;
 	}
@@ -1845,6 +1939,8 @@ source_open_http(const char *url, struct source **out, struct err *e)
 	C.srcs = hs;
 	pthread_mutex_unlock(&C.lock);
 	free(x);
+	curl_slist_free_all(own);
+	curl_slist_free_all(probe_own);
 	*out = s;
 	return 0;
 
@@ -1857,6 +1953,8 @@ fail_where:
 		free(d);
 	}
 fail:
+	curl_slist_free_all(own);
+	curl_slist_free_all(probe_own);
 	http_src_free(hs);
 	free(x);
 	if (s) {

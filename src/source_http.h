@@ -10,6 +10,7 @@
 #define STFS_SOURCE_HTTP_H
 
 struct err;
+struct source;
 
 #define HTTP_HEAD_BYTES		(64u << 10)	/* the speculative first GET */
 #define HTTP_BLOCK_BYTES	(1u << 20)	/* cache granularity */
@@ -55,6 +56,27 @@ struct http_options {
  * (ERR_USAGE: unreadable or malformed header file).  Fields left 0/NULL
  * fall back to the environment, then to the defaults. */
 int http_set_options(const struct http_options *o, struct err *e);
+
+/* Per-source options of source_open_http_opts() (s3:// sources). */
+struct http_src_opts {
+	const char *display;	/* name in messages and in s->name (no
+				   secrets); NULL: the redacted URL */
+	/* AWS Signature V4 on every request, with libcurl's
+	 * CURLOPT_AWS_SIGV4 provider string ("aws:amz:REGION:s3"); NULL:
+	 * unsigned.  The user's header file is not sent to signed sources.
+	 * Data GETs then carry If-Match with the ETag seen at open. */
+	const char *aws_sigv4;
+	const char *aws_key;
+	const char *aws_secret;
+	const char *aws_token;	/* session token or NULL */
+	const char *etag;	/* ETag from a listing: the open request
+				   carries If-Match (412: changed) */
+	int if_match;		/* unsigned sources: If-Match, not If-Range */
+};
+
+/* source_open_http() with per-source options (NULL: the same). */
+int source_open_http_opts(const char *url, const struct http_src_opts *o,
+			  struct source **out, struct err *e);
 
 /* The longest a single read waits for a server that does not answer,
  * in seconds: tries * timeout_s, backoff included. */

@@ -31,6 +31,9 @@
 #include "hub.h"
 #include "source_http.h"
 #endif
+#ifdef STFS_HAVE_S3
+#include "s3.h"
+#endif
 #include "view.h"
 
 #define PROG "stfs"
@@ -50,6 +53,9 @@ struct stfs_opts {
 		int insecure;
 		unsigned cache_mb, timeout_s, tries, readahead_mb, connections;
 	} http;
+#endif
+#ifdef STFS_HAVE_S3
+	int s3_anonymous;	/* -o s3_anonymous: unsigned requests */
 #endif
 	int helper;		/* invoked as mount.stfs / mount.fuse.stfs */
 	int fake;		/* helper -f: validate only */
@@ -83,6 +89,9 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("http_tries=%u", http.tries, 0),
 	STFS_OPT("http_readahead_mb=%u", http.readahead_mb, 0),
 	STFS_OPT("http_connections=%u", http.connections, 0),
+#endif
+#ifdef STFS_HAVE_S3
+	STFS_OPT("s3_anonymous", s3_anonymous, 1),
 #endif
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
@@ -204,6 +213,13 @@ usage(FILE *out, const char *prog)
 "$HF_HOME/token (sent to the endpoint only), the local hub cache\n"
 "(HF_HUB_CACHE) and HF_HUB_OFFLINE=1 work as in huggingface_hub.\n"
 "\n", out);
+#endif
+#ifdef STFS_HAVE_S3
+	fprintf(out,
+"s3://BUCKET/KEY, s3://BUCKET/PREFIX/, s3://BUCKET/ (AWS_* variables and\n"
+"~/.aws files as the AWS CLI reads them; AWS_ENDPOINT_URL for MinIO, R2...):\n"
+"  -o s3_anonymous      unsigned requests, for public buckets\n"
+"\n");
 #endif
 	fputs(
 "Files are readable by whoever may read the source file (its read bits);\n"
@@ -651,6 +667,13 @@ main(int argc, char **argv)
 		goto out;
 	if (hub_is_uri(o.source) && setup_hub(&o, &e) != 0)
 		goto out;
+#endif
+#ifdef STFS_HAVE_S3
+	if (o.s3_anonymous) {
+		struct s3_options so = { .anonymous = 1 };
+
+		s3_set_options(&so);
+	}
 #endif
 	/* Validate everything before touching the mount point. */
 	if (open_model(o.source, &m, &e) != 0) {
