@@ -14,6 +14,8 @@ STFS_DEPS=(meson ninja-build pkg-config gcc libc6-dev libfuse3-dev fuse3
 # signatures with botocore.  A nodejs from nodesource already brings npm.
 STFS_DEPS+=(libxml2-dev python3-botocore)
 command -v npm >/dev/null 2>&1 || STFS_DEPS+=(nodejs npm)
+# the sha256 xattr: nettle's SHA-256
+STFS_DEPS+=(nettle-dev)
 # The sanitizer, valgrind and fuzzing runs of CI on top.
 STFS_CHECK_DEPS=(clang libclang-rt-14-dev valgrind)
 
