@@ -1,8 +1,9 @@
 /* fsll.c - FUSE low-level operations over a view (see fsll.h).
  *
  * Handlers run concurrently on libfuse's worker threads.  The view is
- * immutable, so the only shared mutable state is the "already logged"
- * flag; scratch memory is per thread.
+ * immutable and scratch memory, segments and pipes are per thread; the
+ * only lock guards the queue of stale sources, taken once per source
+ * that changes, never on the read path.
  */
 #include "fsll.h"
 
@@ -12,14 +13,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "buf.h"
-#include "header.h"
-#include "model.h"
-#include "npy.h"
 #include "source.h"
-#include "txt.h"
 #include "view.h"
 
 #define UNUSED __attribute__((unused))
@@ -52,48 +51,186 @@ first_request(fuse_req_t req)
 		fs->after_init(fs->after_init_arg);
 }
 
-/* --- per-thread scratch buffer ----------------------------------------- */
+/* --- per-thread state -------------------------------------------------- */
 
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+/* What each worker thread keeps between requests: a scratch buffer (for
+ * directory listings, xattrs and copied reads), the segments of the last
+ * read, and a pipe of its own that replies are spliced through. */
+struct tls {
+	struct buf buf;
+	struct view_segs segs;
+	int pipe[2];		/* both ends O_NONBLOCK */
+	size_t pipe_size;	/* capacity in bytes, 0: no pipe (yet) */
+	int no_pipe;		/* making one failed: copy instead */
+};
+
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
 static void
-scratch_destroy(void *p)
+pipe_close(struct tls *t)
 {
-	buf_free(p);
-	free(p);
+	if (t->pipe_size) {
+		close(t->pipe[0]);
+		close(t->pipe[1]);
+	}
+	t->pipe_size = 0;
 }
 
 static void
-scratch_key_create(void)
+tls_destroy(void *p)
 {
-	/* Failure leaves the key unusable; scratch() then reports ENOMEM. */
-	if (pthread_key_create(&scratch_key, scratch_destroy) != 0)
-		scratch_key = (pthread_key_t)-1;
+	struct tls *t = p;
+
+	buf_free(&t->buf);
+	view_segs_free(&t->segs);
+	pipe_close(t);
+	free(t);
 }
 
-/* An empty buffer with room for n bytes, reused by this thread for every
- * sidecar rendering and non-splice read; NULL when out of memory. */
-static struct buf *
-scratch(size_t n)
+static void
+tls_key_create(void)
 {
-	struct buf *b;
+	/* Failure leaves the key unusable; tls() then reports ENOMEM. */
+	if (pthread_key_create(&tls_key, tls_destroy) != 0)
+		tls_key = (pthread_key_t)-1;
+}
 
-	pthread_once(&scratch_once, scratch_key_create);
-	if (scratch_key == (pthread_key_t)-1)
+static struct tls *
+tls(void)
+{
+	struct tls *t;
+
+	pthread_once(&tls_once, tls_key_create);
+	if (tls_key == (pthread_key_t)-1)
 		return NULL;
-	b = pthread_getspecific(scratch_key);
-	if (!b) {
-		b = calloc(1, sizeof(*b));
-		if (!b || pthread_setspecific(scratch_key, b) != 0) {
-			free(b);
+	t = pthread_getspecific(tls_key);
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t || pthread_setspecific(tls_key, t) != 0) {
+			free(t);
 			return NULL;
 		}
 	}
-	b->len = 0;
-	if (buf_reserve(b, n))
+	return t;
+}
+
+/* An empty buffer with room for n bytes, reused by this thread for every
+ * listing and xattr; NULL when out of memory. */
+static struct buf *
+scratch(size_t n)
+{
+	struct tls *t = tls();
+
+	if (!t)
 		return NULL;
-	return b;
+	t->buf.len = 0;
+	if (buf_reserve(&t->buf, n))
+		return NULL;
+	return &t->buf;
+}
+
+/* --- stale sources ------------------------------------------------------ */
+
+struct fsll_stale {
+	struct source *src;
+	struct fsll_stale *next;
+};
+
+/* The stale hook (source.h): runs once per source, on the thread that
+ * saw the change, maybe inside a request handler. */
+static void
+on_stale(struct source *src, const char *why, void *arg)
+{
+	struct fsll *fs = arg;
+	struct fsll_stale *q;
+
+	fuse_log(FUSE_LOG_ERR, "%s: changed while mounted (%s): every "
+		 "further read of it fails with EIO; replace a mounted model "
+		 "by renaming a new file over it, and remount to see the new "
+		 "one\n", src->name, why);
+	q = malloc(sizeof(*q));
+	if (!q)
+		return;		/* its pages stay cached: still one version */
+	q->src = src;
+	pthread_mutex_lock(&fs->stale_lock);
+	q->next = fs->stale;
+	fs->stale = q;
+	pthread_cond_signal(&fs->stale_cond);
+	pthread_mutex_unlock(&fs->stale_lock);
+}
+
+static void
+inval_one(uint64_t ino, void *arg)
+{
+	/* -ENOENT: the kernel has no such inode cached, nothing to drop. */
+	fuse_lowlevel_notify_inval_inode(arg, (fuse_ino_t)ino, 0, 0);
+}
+
+static void *
+stale_main(void *arg)
+{
+	struct fsll *fs = arg;
+	struct fsll_stale *q;
+
+	pthread_mutex_lock(&fs->stale_lock);
+	for (;;) {
+		while (!fs->stale && !fs->stale_stop)
+			pthread_cond_wait(&fs->stale_cond, &fs->stale_lock);
+		if (fs->stale_stop)
+			break;
+		q = fs->stale;
+		fs->stale = q->next;
+		pthread_mutex_unlock(&fs->stale_lock);
+		if (fs->se)
+			view_for_source(fs->view, q->src, inval_one, fs->se);
+		free(q);
+		pthread_mutex_lock(&fs->stale_lock);
+	}
+	pthread_mutex_unlock(&fs->stale_lock);
+	return NULL;
+}
+
+void
+fsll_setup(struct fsll *fs)
+{
+	pthread_mutex_init(&fs->stale_lock, NULL);
+	pthread_cond_init(&fs->stale_cond, NULL);
+	source_set_stale_hook(on_stale, fs);
+}
+
+static void
+stale_stop(struct fsll *fs)
+{
+	if (!fs->stale_running)
+		return;
+	pthread_mutex_lock(&fs->stale_lock);
+	fs->stale_stop = 1;
+	pthread_cond_signal(&fs->stale_cond);
+	pthread_mutex_unlock(&fs->stale_lock);
+	pthread_join(fs->stale_thread, NULL);
+	fs->stale_running = 0;
+}
+
+void
+fsll_cleanup(struct fsll *fs)
+{
+	struct fsll_stale *q;
+
+	source_set_stale_hook(NULL, NULL);
+	stale_stop(fs);
+	while ((q = fs->stale)) {
+		fs->stale = q->next;
+		free(q);
+	}
+	pthread_cond_destroy(&fs->stale_cond);
+	pthread_mutex_destroy(&fs->stale_lock);
+}
+
+static void
+fsll_destroy(void *userdata)
+{
+	stale_stop(userdata);
 }
 
 /* --- session ----------------------------------------------------------- */
@@ -131,6 +268,11 @@ fsll_init(void *userdata, struct fuse_conn_info *conn)
 	/* The user's -o max_background=, splice_move, ... win. */
 	if (fs->conn_opts)
 		fuse_apply_conn_info_opts(fs->conn_opts, conn);
+	/* Here, not before: fuse_daemonize() forks, and threads do not
+	 * follow.  Without the thread a stale source still fails its reads;
+	 * only its cached pages are not dropped. */
+	if (pthread_create(&fs->stale_thread, NULL, stale_main, fs) == 0)
+		fs->stale_running = 1;
 }
 
 /* --- names and attributes ---------------------------------------------- */
@@ -230,264 +372,229 @@ fsll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-/* Reply with mem[off, off+size) clamped to len. */
-static void
-reply_mem(fuse_req_t req, const char *mem, size_t len, size_t size, off_t off)
-{
-	if ((uint64_t)off >= len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > len - (uint64_t)off)
-		size = len - (uint64_t)off;
-	fuse_reply_buf(req, mem + off, size);
-}
+/* --- reads: executing the view's segments --------------------------------
+ *
+ * view_read() says what a reply is made of; this only moves the bytes,
+ * with one rule: a reply is exactly the length the view answered (the
+ * request capped at the file's end) or an error, never shorter.  The
+ * kernel takes a short reply for the end of the file and lowers the
+ * inode's size for as long as it caches the attributes (a year here).
+ * So the bytes are first gathered in full - spliced into a pipe of this
+ * thread's, or read into memory - and counted, the sources verified
+ * (source_verify: a source changed or truncated since it was opened fails
+ * every later read with EIO), and only then handed to the kernel. */
 
-static void
-log_truncated(fuse_req_t req, const struct source *src, uint64_t end,
-	      int64_t cur)
-{
-	struct fsll *fs = fsll_data(req);
+/* Largest reply plus room for a rendered header and page-unaligned
+ * ranges: every spliced page takes one pipe slot whatever its fill. */
+#define PIPE_BYTES (2 * FSLL_MAX_READ)
 
-	if (__atomic_exchange_n(&fs->truncated_logged, 1, __ATOMIC_RELAXED))
-		return;
-	if (cur < 0)
-		fuse_log(FUSE_LOG_ERR, "%s: cannot stat source: %s\n",
-			 src->name, strerror((int)-cur));
-	else
-		fuse_log(FUSE_LOG_ERR, "%s: source is %" PRId64 " bytes, "
-			 "shorter than the %" PRIu64 " needed: it was "
-			 "truncated or replaced in place; reads fail with "
-			 "EIO\n", src->name, cur, end);
-}
-
-/* 0 when the source still holds [pos, pos + n), else EIO (logged once):
- * the kernel takes a short reply for EOF and shrinks the file, and splice
- * just stops at the source's end, so a truncated source must give EIO
- * rather than a silently shorter file. */
 static int
-check_source(fuse_req_t req, struct source *src, uint64_t pos, uint64_t n)
+pipe_open(struct tls *t)
 {
-	int64_t cur = source_current_size(src);
+	if (t->pipe_size)
+		return 0;
+	if (t->no_pipe || pipe2(t->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		goto fail;
+	/* Without CAP_SYS_RESOURCE up to /proc/sys/fs/pipe-max-size (1 MiB
+	 * by default) is allowed. */
+	if (fcntl(t->pipe[1], F_SETPIPE_SZ, PIPE_BYTES) < 0) {
+		close(t->pipe[0]);
+		close(t->pipe[1]);
+		goto fail;
+	}
+	t->pipe_size = PIPE_BYTES;
+	return 0;
+fail:
+	t->no_pipe = 1;
+	return -1;
+}
 
-	if (cur < 0 || (uint64_t)cur < pos + n) {
-		log_truncated(req, src, pos + n, cur);
-		return EIO;
+/* Pipe slots (pages) the segments take: a source range one per page it
+ * touches, memory one per page of its length plus one. */
+static uint64_t
+pipe_slots(const struct view_segs *s)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct view_seg *g = &s->seg[i];
+
+		if (g->kind == VIEW_SEG_SOURCE)
+			n += (g->off + g->len + 4095) / 4096 - g->off / 4096;
+		else
+			n += g->len / 4096 + 1;
+	}
+	return n;
+}
+
+/* Splice len bytes of fd at off into the pipe: 0, or a positive errno
+ * (EIO when the file ends early, EAGAIN when the pipe is full). */
+static int
+splice_in(int fd, uint64_t off, size_t len, int pw)
+{
+	loff_t pos = (loff_t)off;
+
+	while (len) {
+		ssize_t n = splice(fd, &pos, pw, NULL, len,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0)
+			return EIO;	/* the source ends early */
+		len -= (size_t)n;
 	}
 	return 0;
 }
 
-/* Read n source bytes at pos into dst; 0 or a positive errno. */
 static int
-fetch(fuse_req_t req, struct source *src, uint64_t pos, size_t n, char *dst)
+write_in(int pw, const char *p, size_t len)
 {
-	int rc;
+	while (len) {
+		ssize_t n = write(pw, p, len);
 
-	if (n == 0)
-		return 0;
-	rc = check_source(req, src, pos, n);
-	if (rc)
-		return rc;
-	rc = source_pread(src, dst, n, pos);
-	return rc < 0 ? -rc : 0;
-}
-
-/* Reply with size source bytes at pos (already clamped to the file). */
-static void
-reply_source(fuse_req_t req, struct source *src, uint64_t pos, size_t size)
-{
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
-	struct buf *b;
-	int rc;
-
-	rc = check_source(req, src, pos, size);
-	if (rc) {
-		fuse_reply_err(req, rc);
-		return;
-	}
-	if (src->fd >= 0) {
-		/* Zero copy: libfuse splices the source's page-cache pages
-		 * through a pipe into /dev/fuse (SPLICE_WRITE, see init);
-		 * FD_RETRY makes its copy fallback loop on short preads. */
-		bv.buf[0].size = size;
-		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK |
-				  FUSE_BUF_FD_RETRY;
-		bv.buf[0].fd = src->fd;
-		bv.buf[0].pos = (off_t)pos;
-		fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
-		return;
-	}
-
-	/* Sources without a descriptor (remote): read into this thread's
-	 * buffer; source_pread() returns all bytes or an error. */
-	b = scratch(size);
-	if (!b) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	rc = source_pread(src, b->data, size, pos);
-	if (rc < 0)
-		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_buf(req, b->data, size);
-}
-
-/* Clamp [off, off + *size) to a file of len bytes; 0 when nothing is
- * left (and the empty reply is sent). */
-static int
-clamp_read(fuse_req_t req, uint64_t len, size_t *size, off_t off)
-{
-	if ((uint64_t)off >= len) {
-		fuse_reply_buf(req, NULL, 0);
-		return 0;
-	}
-	if (*size > len - (uint64_t)off)
-		*size = (size_t)(len - (uint64_t)off);
-	return 1;
-}
-
-static void
-read_tensor(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
-{
-	struct source *src;
-	uint64_t base, len;
-
-	view_data(fsll_view(req), ino, &src, &base, &len);
-	if (clamp_read(req, len, &size, off))
-		reply_source(req, src, base + (uint64_t)off, size);
-}
-
-/* .npy/: the generated header, then the data.  Reads of the data part of
- * a dtype numpy has are spliced from the source like the tensor itself;
- * only the first read, which also covers the header, is copied. */
-static void
-read_npy(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
-{
-	const struct view *v = fsll_view(req);
-	const struct tensor *t = view_tensor(v, ino)->t;
-	uint64_t base, len, hsize = npy_header_size(t), doff, so, sl;
-	size_t hpart, dlen, need;
-	struct source *src;
-	struct buf *b;
-	char *out;
-	int rc;
-
-	view_data(v, ino, &src, &base, &len);
-	if (!clamp_read(req, hsize + npy_data_size(t), &size, off))
-		return;
-	hpart = (uint64_t)off < hsize ? (size_t)(hsize - (uint64_t)off) : 0;
-	if (hpart > size)
-		hpart = size;
-	dlen = size - hpart;
-	doff = (uint64_t)off + hpart - hsize;
-	if (hpart == 0 && npy_is_raw(t->dtype)) {
-		reply_source(req, src, base + doff, dlen);
-		return;
-	}
-	/* One buffer: [header part | data part | source bytes to decode];
-	 * the whole header is rendered first, its part moved to the front. */
-	sl = 0;
-	so = 0;
-	if (!npy_is_raw(t->dtype))
-		npy_src_range(t, doff, dlen, &so, &sl);
-	need = hpart + dlen + (size_t)sl;
-	b = scratch(need > hsize ? need : (size_t)hsize);
-	if (!b) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	if (hpart) {
-		if (npy_header(t, b) != 0) {
-			fuse_reply_err(req, ENOMEM);
-			return;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
 		}
-		memmove(b->data, b->data + off, hpart);
+		p += n;
+		len -= (size_t)n;
 	}
-	out = b->data + hpart;
-	if (npy_is_raw(t->dtype)) {
-		rc = fetch(req, src, base + doff, dlen, out);
-	} else {
-		rc = fetch(req, src, base + so, (size_t)sl, out + dlen);
-		if (!rc)
-			npy_decode(t, (const uint8_t *)out + dlen, doff, dlen,
-				   (uint8_t *)out);
-	}
-	if (rc)
-		fuse_reply_err(req, rc);
-	else
-		fuse_reply_buf(req, b->data, hpart + dlen);
+	return 0;
 }
 
-/* .txt/: render only the elements the range covers (txt.h). */
-static void
-read_txt(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off)
+/* Verify every source the segments read (after reading them). */
+static int
+verify_sources(const struct view_segs *s)
 {
-	const struct view *v = fsll_view(req);
-	const struct tensor *t = view_tensor(v, ino)->t;
-	uint64_t base, len, so, sl;
-	struct source *src;
-	struct buf *b;
-	int rc;
+	size_t i;
 
-	view_data(v, ino, &src, &base, &len);
-	if (!clamp_read(req, txt_size(t), &size, off))
-		return;
-	txt_src_range(t, (uint64_t)off, size, &so, &sl);
-	b = scratch(size + (size_t)sl);
-	if (!b) {
+	for (i = 0; i < s->n; i++)
+		if (s->seg[i].kind == VIEW_SEG_SOURCE &&
+		    source_verify(s->seg[i].src) != 0)
+			return EIO;
+	return 0;
+}
+
+/* Fill this thread's pipe with the segments and reply from it (zero copy
+ * for source ranges: the pipe holds references to their page-cache
+ * pages).  1 when it could not (no pipe, a source without descriptor,
+ * too many slots, the pipe full): then nothing was replied and the pipe
+ * is empty. */
+static int
+reply_pipe(fuse_req_t req, struct tls *t)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(t->segs.len);
+	const struct view_segs *s = &t->segs;
+	int rc = 0, left;
+	size_t i;
+
+	if (pipe_open(t) || pipe_slots(s) > t->pipe_size / 4096)
+		return 1;
+	for (i = 0; i < s->n && !rc; i++) {
+		const struct view_seg *g = &s->seg[i];
+		int fd;
+
+		if (g->kind == VIEW_SEG_MEM) {
+			rc = write_in(t->pipe[1], view_seg_mem(s, g), g->len);
+			continue;
+		}
+		fd = source_fd_get(g->src);
+		if (fd < 0) {
+			rc = EAGAIN;	/* no descriptor: copy instead */
+			break;
+		}
+		rc = splice_in(fd, g->off, g->len, t->pipe[1]);
+		source_fd_put(g->src, fd);
+	}
+	if (!rc)
+		rc = verify_sources(s);
+	if (rc) {
+		pipe_close(t);	/* drop what went in */
+		if (rc == EAGAIN || rc == EINVAL)
+			return 1;
+		fuse_reply_err(req, rc);
+		return 0;
+	}
+	bv.buf[0].flags = FUSE_BUF_IS_FD;
+	bv.buf[0].fd = t->pipe[0];
+	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+	/* An interrupted request leaves bytes behind: start afresh. */
+	if (ioctl(t->pipe[0], FIONREAD, &left) != 0 || left != 0)
+		pipe_close(t);
+	return 0;
+}
+
+/* The copying way: every segment into this thread's buffer. */
+static void
+reply_copy(fuse_req_t req, struct tls *t)
+{
+	const struct view_segs *s = &t->segs;
+	size_t i, at = 0;
+	int rc = 0;
+
+	t->buf.len = 0;
+	if (buf_reserve(&t->buf, s->len)) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	rc = fetch(req, src, base + so, (size_t)sl, b->data + size);
-	if (rc) {
-		fuse_reply_err(req, rc);
-		return;
+	for (i = 0; i < s->n && !rc; i++) {
+		const struct view_seg *g = &s->seg[i];
+
+		if (g->kind == VIEW_SEG_MEM)
+			memcpy(t->buf.data + at, view_seg_mem(s, g), g->len);
+		else if (source_pread(g->src, t->buf.data + at, g->len,
+				      g->off) < 0)
+			rc = EIO;
+		at += g->len;
 	}
-	txt_render(t, (const uint8_t *)b->data + size, (uint64_t)off, size,
-		   b->data);
-	fuse_reply_buf(req, b->data, size);
+	if (!rc)
+		rc = verify_sources(s);
+	if (rc)
+		fuse_reply_err(req, rc);
+	else
+		fuse_reply_buf(req, t->buf.data, s->len);
 }
 
 static void
 fsll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	  struct fuse_file_info *fi UNUSED)
 {
-	const struct view *v = fsll_view(req);
-	const char *mem;
-	struct buf *b;
-	size_t len;
+	struct tls *t = tls();
+	const struct view_segs *s;
+	size_t i;
+	int rc, src = 0;
 
-	switch (view_kind(v, ino)) {
-	case VIEW_TENSOR:
-		read_tensor(req, ino, size, off);
-		return;
-	case VIEW_NPY:
-		read_npy(req, ino, size, off);
-		return;
-	case VIEW_TXT:
-		read_txt(req, ino, size, off);
-		return;
-	case VIEW_SIDECAR:
-		/* A few hundred bytes, usually read once (keep_cache):
-		 * rendering on demand beats keeping 100k of them. */
-		b = scratch(view_size(v, ino));
-		if (!b || view_render_sidecar(v, ino, b) != 0) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		reply_mem(req, b->data, b->len, size, off);
-		return;
-	case VIEW_BLOB:
-		mem = view_blob(v, ino, &len);
-		reply_mem(req, mem, len, size, off);
-		return;
-	case VIEW_DIR:
-		fuse_reply_err(req, EISDIR);
-		return;
-	default:
-		fuse_reply_err(req, ENOENT);
+	if (!t) {
+		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	rc = view_read(fsll_view(req), ino, (uint64_t)off, size, &t->segs);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	s = &t->segs;
+	for (i = 0; i < s->n; i++)
+		src |= s->seg[i].kind == VIEW_SEG_SOURCE;
+	/* Memory only (sidecars, JSON, text, decoded data): one reply. */
+	if (!src) {
+		if (s->n == 1)
+			fuse_reply_buf(req, view_seg_mem(s, &s->seg[0]),
+				       s->seg[0].len);
+		else if (s->n == 0)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			reply_copy(req, t);
+		return;
+	}
+	if (reply_pipe(req, t))
+		reply_copy(req, t);
 }
 
 /* --- directories ------------------------------------------------------- */
@@ -732,6 +839,7 @@ fsll_fallocate(fuse_req_t req, fuse_ino_t ino UNUSED, int mode UNUSED,
  * release/releasedir (no per-open state). */
 const struct fuse_lowlevel_ops fsll_ops = {
 	.init = fsll_init,
+	.destroy = fsll_destroy,
 	.lookup = fsll_lookup,
 	.getattr = fsll_getattr,
 	.statfs = fsll_statfs,

@@ -3,11 +3,18 @@
  * Every inode of the view is permanent for the life of the mount, so the
  * adapter keeps no per-inode state and ignores FORGET; replies carry very
  * long entry/attribute timeouts and negative entries are cached too.
- * Tensor data is spliced from the source descriptor; generated files are
- * served from memory (sidecars rendered on each read into a per-thread
- * buffer), so files need no open state and, where the kernel supports
- * it, no OPEN/RELEASE requests at all.  Everything that would modify the
- * tree answers EROFS.
+ * Reads execute the segments view_read() answers: source ranges are
+ * spliced from the source's descriptor into a pipe of the thread's own,
+ * counted and verified, then handed to the kernel; memory is copied.  A
+ * reply is exactly the length asked for (capped at the file's end) or
+ * EIO.  Files need no open state and, where the kernel supports it, no
+ * OPEN/RELEASE requests at all.  Everything that would modify the tree
+ * answers EROFS.
+ *
+ * A source that changed since it was opened (source_verify) fails every
+ * later read; the first time, it is logged and a helper thread drops the
+ * kernel's cached pages of the files it backs (not from a request
+ * handler: invalidation waits for pages that a pending read may hold).
  */
 #ifndef STFS_FSLL_H
 #define STFS_FSLL_H
@@ -17,8 +24,10 @@
 #endif
 
 #include <fuse_lowlevel.h>
+#include <pthread.h>
 
 struct view;
+struct fsll_stale;
 
 /* Userdata of the session (fuse_session_new's last argument). */
 struct fsll {
@@ -36,9 +45,21 @@ struct fsll {
 	void *after_init_arg;
 	int after_init_done;	/* atomic */
 	int no_open;		/* the kernel can skip OPEN/RELEASE (atomic) */
-	int truncated_logged;	/* set once the first EIO for a truncated
-				   source has been logged (atomic) */
+	/* The session, for invalidations (set before the loop runs). */
+	struct fuse_session *se;
+	/* Stale sources waiting for their pages to be dropped, and the
+	 * thread that does it (started by init, joined by destroy). */
+	pthread_mutex_t stale_lock;
+	pthread_cond_t stale_cond;
+	struct fsll_stale *stale;
+	pthread_t stale_thread;
+	int stale_running, stale_stop;
 };
+
+/* Set up and tear down the parts of *fs that need it (call around the
+ * session's life, after filling view and se). */
+void fsll_setup(struct fsll *fs);
+void fsll_cleanup(struct fsll *fs);
 
 #define FSLL_TIMEOUT (86400.0 * 365)	/* the tree never changes */
 #define FSLL_MAX_BACKGROUND 64

@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "header.h"
+#include "window.h"
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -369,23 +370,12 @@ npy_size(const struct tensor *t)
 
 /* --- decoding a byte range ----------------------------------------------- */
 
-/* [off, off + len) clamped to the data part; 0 when empty, else the
- * elements [*e0, *e1) it touches. */
+/* [off, off + len) clamped to the data part (4 bytes per element). */
 static uint64_t
 clamp(const struct tensor *t, uint64_t off, uint64_t len, uint64_t *e0,
       uint64_t *e1)
 {
-	uint64_t size = t->numel * 4;
-
-	if (off >= size)
-		return 0;
-	if (len > size - off)
-		len = size - off;
-	if (len == 0)
-		return 0;
-	*e0 = off / 4;
-	*e1 = (off + len + 3) / 4;
-	return len;
+	return window_clamp(t->numel, 4, off, len, e0, e1);
 }
 
 void

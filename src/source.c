@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,9 +40,48 @@ local_close(struct source *s)
 		close(s->fd);
 }
 
+static int
+same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* The fstat that was already on the read path: a rewrite in place moves
+ * mtime and ctime even when the size stays (ctime also when mtime was set
+ * back), a truncation the size.  Unlinking the file - renaming a new one
+ * over it, the way to replace a mounted model - moves its ctime too but
+ * leaves the bytes we read alone: ctime counts only while the file has a
+ * name.  An error of fstat itself counts as a change: the reply cannot be
+ * vouched for. */
+static int
+local_changed(struct source *s)
+{
+	struct stat st;
+	char why[96];
+
+	if (fstat(s->fd, &st) < 0) {
+		snprintf(why, sizeof(why), "cannot stat: %s", strerror(errno));
+	} else if ((uint64_t)st.st_size != s->size) {
+		snprintf(why, sizeof(why), "size %llu -> %llu bytes",
+			 (unsigned long long)s->size,
+			 (unsigned long long)st.st_size);
+	} else if (!same_time(&st.st_mtim, &s->mtime) ||
+		   (st.st_nlink > 0 && !same_time(&st.st_ctim, &s->ctime))) {
+		snprintf(why, sizeof(why), "modified in place (mtime or "
+			 "ctime moved)");
+	} else if (st.st_dev != s->dev || st.st_ino != s->ino) {
+		snprintf(why, sizeof(why), "another file (device or inode)");
+	} else {
+		return 0;
+	}
+	source_mark_stale(s, why);
+	return 1;
+}
+
 static const struct source_ops local_ops = {
 	.pread = local_pread,
 	.close = local_close,
+	.changed = local_changed,
 };
 
 static const char *
@@ -93,6 +133,8 @@ source_open_local(const char *path, struct source **out, struct err *e)
 	s->uid = st.st_uid;
 	s->gid = st.st_gid;
 	s->mode = st.st_mode & 07777;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	*out = s;
 	return 0;
 }
@@ -150,16 +192,47 @@ source_open_s3(const char *url, struct source **out, struct err *e)
 }
 #endif
 
-int64_t
-source_current_size(struct source *s)
+int
+source_fd_get(struct source *s)
 {
-	struct stat st;
+	return s->fd >= 0 ? s->fd : -EOPNOTSUPP;
+}
 
-	if (s->fd < 0)
-		return (int64_t)s->size;	/* remote: checked per response */
-	if (fstat(s->fd, &st) < 0)
-		return -errno;
-	return (int64_t)st.st_size;
+void
+source_fd_put(struct source *s, int fd)
+{
+	(void)s;
+	(void)fd;	/* the one long-lived descriptor stays open */
+}
+
+static void (*stale_hook)(struct source *, const char *, void *);
+static void *stale_arg;
+
+void
+source_set_stale_hook(void (*hook)(struct source *s, const char *why,
+				   void *arg), void *arg)
+{
+	stale_arg = arg;
+	stale_hook = hook;
+}
+
+void
+source_mark_stale(struct source *s, const char *why)
+{
+	if (__atomic_exchange_n(&s->stale, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (stale_hook)
+		stale_hook(s, why, stale_arg);
+}
+
+int
+source_verify(struct source *s)
+{
+	if (__atomic_load_n(&s->stale, __ATOMIC_ACQUIRE))
+		return -ESTALE;
+	if (s->ops->changed && s->ops->changed(s))
+		return -ESTALE;
+	return 0;
 }
 
 void

@@ -1,9 +1,12 @@
-/* source.h - a read-only byte source: a local file today, HTTP later.
+/* source.h - a read-only byte source: a local file or an HTTP(S) URL
+ * (source_http.c).
  *
  * Every read goes through source_pread(), which either returns all the
  * requested bytes or fails: a short read (source truncated) is -EIO, never
- * a partial result.  Local sources also expose their descriptor so the FUSE
- * layer can splice from it without copying.
+ * a partial result.  Local sources also lend their descriptor
+ * (source_fd_get/put) so the FUSE layer can splice from it without
+ * copying.  A source that changes after it was opened (rewritten in place,
+ * truncated) is stale for good: source_verify() says so after every read.
  */
 #ifndef STFS_SOURCE_H
 #define STFS_SOURCE_H
@@ -20,6 +23,10 @@ struct source_ops {
 	/* Read exactly len bytes at off into buf.  0 or -errno. */
 	int (*pread)(struct source *s, void *buf, size_t len, uint64_t off);
 	void (*close)(struct source *s);
+	/* 0 while the source is what was opened, 1 once it changed.  NULL:
+	 * it never changes (or its pread detects that itself and calls
+	 * source_mark_stale()). */
+	int (*changed)(struct source *s);
 };
 
 struct source {
@@ -34,6 +41,9 @@ struct source {
 	uid_t uid;
 	gid_t gid;
 	mode_t mode;		/* permission bits of the source file */
+	dev_t dev;		/* local files: identity at open time */
+	ino_t ino;
+	int stale;		/* set once a change was seen (atomic) */
 	void *priv;		/* backend state */
 };
 
@@ -68,9 +78,28 @@ source_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	return s->ops->pread(s, buf, len, off);
 }
 
-/* Current size of the source as seen now (fstat for local files), or
- * -errno.  Used to refuse reads past a truncated end. */
-int64_t source_current_size(struct source *s);
+/* A descriptor to splice or pread the source's bytes from (same
+ * offsets), pinned until source_fd_put(); -EOPNOTSUPP for sources without
+ * one (remote), other -errno on failure. */
+int source_fd_get(struct source *s);
+void source_fd_put(struct source *s, int fd);
+
+/* 0 while the source is what was opened: for local files the same size,
+ * mtime, ctime, device and inode (fstat); remote sources decide through
+ * ops->changed.  -ESTALE once it changed: sticky, and the first time the
+ * stale hook runs.  Call it after reading, so that a change that raced
+ * with the read is seen. */
+int source_verify(struct source *s);
+
+/* Mark s stale (sticky); the first call runs the stale hook. */
+void source_mark_stale(struct source *s, const char *why);
+
+/* Called once per source, by the thread that first sees it changed, with
+ * a few words saying what changed (e.g. "size 10 -> 4").  One hook per
+ * process (the FUSE adapter logs and drops the kernel's cached pages);
+ * NULL: none. */
+void source_set_stale_hook(void (*hook)(struct source *s, const char *why,
+					void *arg), void *arg);
 
 void source_close(struct source *s);
 

@@ -47,6 +47,7 @@ struct stfs_opts {
 	unsigned uid, gid;
 	int uid_set, gid_set;
 	int tree;		/* -o tree: dotted names become directories */
+	char *views;		/* -o views=hidden|visible|off */
 #ifdef STFS_HAVE_HTTP
 	struct {		/* for http(s):// sources, see source_http.h */
 		char *header_file, *ca_file;
@@ -57,6 +58,7 @@ struct stfs_opts {
 #ifdef STFS_HAVE_S3
 	int s3_anonymous;	/* -o s3_anonymous: unsigned requests */
 #endif
+	enum view_views views_mode;	/* parsed from views */
 	int helper;		/* invoked as mount.stfs / mount.fuse.stfs */
 	int fake;		/* helper -f: validate only */
 	int show_help, show_version;
@@ -76,6 +78,7 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("readahead=%u", readahead, 0),
 	STFS_OPT("tree", tree, 1),
 	STFS_OPT("flat", tree, 0),
+	STFS_OPT("views=%s", views, 0),
 	STFS_OPT("uid=%u", uid, 0),
 	STFS_OPT("uid=", uid_set, 1),
 	STFS_OPT("gid=%u", gid, 0),
@@ -174,6 +177,8 @@ usage(FILE *out, const char *prog)
 "                       BF16, F8_*, F6_*, F4 their exact float32 decoding\n"
 "  .txt/NAME.txt        the values as text, one row of the last dimension\n"
 "                       per line, fixed width (np.loadtxt reads it back)\n"
+"  (.npy/ and .txt/ are not listed unless -o views=visible: ls -a, du,\n"
+"  cp -r do not see them; open them by path)\n"
 "Tensor files carry xattrs user.safetensors.{name,dtype,shape,offset,\n"
 "nbytes} (getfattr -d).\n"
 "NAME is the tensor name with '/', '%%', control bytes, a leading '.', the\n"
@@ -185,6 +190,9 @@ usage(FILE *out, const char *prog)
 "  -o tree              split names at '.' into directories: a.b.c is\n"
 "                       a/b/c (sidecar a/b/c.json); a.b next to a.b.c is\n"
 "                       a/b/__tensor__; .npy/ and .txt/ follow (man stfs)\n"
+"  -o views=WHEN        the .npy/ and .txt/ views: hidden (default: not\n"
+"                       listed, so du, cp -r, tar, find see only the\n"
+"                       model; reachable by path), visible (listed), off\n"
 "  -o readahead=KiB     kernel readahead of the mount (default %u; 0 keeps\n"
 "                       the kernel's 128); needs root, else ignored\n"
 "  -o uid=N,gid=N       owner of the files (default: the source's)\n"
@@ -482,6 +490,7 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 	vo.set_gid = o->gid_set;
 	vo.gid = o->gid;
 	vo.tree = o->tree;
+	vo.views = o->views_mode;
 	if (view_build(m, &vo, &v, e) != 0) {
 		err_where(e, o->source);
 		return -1;
@@ -492,6 +501,7 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 	}
 	log_mode = LOGTO_CAPTURE;
 	fs.view = v;
+	fsll_setup(&fs);
 	fs.conn_opts = fuse_parse_conn_info_opts(args);
 	if (!fs.conn_opts || fuse_parse_cmdline(args, &cmd) != 0) {
 		captured_err(e, ERR_USAGE, "", "bad options");
@@ -503,6 +513,7 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 	}
 
 	se = fuse_session_new(args, &fsll_ops, sizeof(fsll_ops), &fs);
+	fs.se = se;
 	if (!se) {
 		captured_err(e, ERR_USAGE, "", "cannot create the session");
 		goto err_out1;
@@ -564,6 +575,8 @@ err_out3:
 err_out2:
 	fuse_session_destroy(se);
 err_out1:
+	if (fs.view)
+		fsll_cleanup(&fs);
 	free(cmd.mountpoint);
 	free(fs.conn_opts);
 	view_free(v);
@@ -653,6 +666,17 @@ main(int argc, char **argv)
 		       fuse_pkgversion());
 		goto out;
 	}
+	if (o.views && strcmp(o.views, "hidden") == 0) {
+		o.views_mode = VIEW_VIEWS_HIDDEN;
+	} else if (o.views && strcmp(o.views, "visible") == 0) {
+		o.views_mode = VIEW_VIEWS_VISIBLE;
+	} else if (o.views && strcmp(o.views, "off") == 0) {
+		o.views_mode = VIEW_VIEWS_OFF;
+	} else if (o.views) {
+		err_set(&e, ERR_USAGE, "-o views=%s: say hidden, visible or "
+			"off", o.views);
+		goto out;
+	}
 	if (!o.source || !o.mountpoint || o.extra) {
 		err_set(&e, ERR_USAGE, "%s (usage: %s [options] SOURCE "
 			"MOUNTPOINT; see --help)",
@@ -700,6 +724,7 @@ out:
 	free(o.source);
 	free(o.mountpoint);
 	free(o.extra);
+	free(o.views);
 #ifdef STFS_HAVE_HTTP
 	free(o.http.header_file);
 	free(o.http.ca_file);

@@ -10,6 +10,7 @@
 
 #include "header.h"
 #include "npy.h"
+#include "window.h"
 
 /* Widths are the longest text each dtype can produce; the unit tests
  * check them against every code of the formats of 16 bits and less. */
@@ -530,23 +531,13 @@ txt_size(const struct tensor *t)
 	return t->numel * (txt_width(t->dtype) + 1);
 }
 
-/* [off, off + len) clamped to the text; 0 when empty, else the elements
- * [*e0, *e1) it touches. */
+/* [off, off + len) clamped to the text (width + 1 bytes per element). */
 static uint64_t
 clamp(const struct tensor *t, uint64_t off, uint64_t len, uint64_t *e0,
       uint64_t *e1)
 {
-	uint64_t size = txt_size(t), stride = txt_width(t->dtype) + 1;
-
-	if (off >= size)
-		return 0;
-	if (len > size - off)
-		len = size - off;
-	if (len == 0)
-		return 0;
-	*e0 = off / stride;
-	*e1 = (off + len + stride - 1) / stride;
-	return len;
+	return window_clamp(t->numel, txt_width(t->dtype) + 1, off, len, e0,
+			    e1);
 }
 
 void

@@ -1,4 +1,6 @@
-/* view.c - the immutable node table of a mounted model. */
+/* view.c - the immutable node table of a mounted model: inode numbers,
+ * lookup, listing and attributes.  Contents: view_read.c; sidecars and
+ * xattrs: view_meta.c; the mirror views: view_npy.c, view_txt.c. */
 #include "view.h"
 
 #include <jansson.h>
@@ -11,34 +13,34 @@
 #include "layout.h"
 #include "model.h"
 #include "names.h"
-#include "npy.h"
 #include "summary.h"
-#include "txt.h"
+#include "view_int.h"
 
 #define META_NAME "__metadata__.json"
 #define SUMMARY_NAME "__summary__.json"
 #define SHARDS_NAME "__shards__"
-#define NPY_DIR ".npy"
-#define TXT_DIR ".txt"
-#define NPY_SUFFIX ".npy"
-#define TXT_SUFFIX ".txt"
-#define SUFFIX_LEN 4		/* ".npy", ".txt" */
 
 #define INO_META 2
 #define INO_SUMMARY 3
 #define INO_FIRST_TENSOR 4	/* tensor i: 4 + 2i data, 5 + 2i sidecar */
 
-/* Which of the three trees a directory belongs to. */
-enum tree {
-	TREE_MAIN,		/* the root: tensors, sidecars, JSON files */
-	TREE_NPY,		/* .npy/ */
-	TREE_TXT,		/* .txt/ */
+/* The mirror views, in listing and numbering order.  A new hidden view
+ * directory is one line here (see view.h). */
+static const struct view_mirror *const mirrors[] = {
+	&view_mirror_npy,
+	&view_mirror_txt,
 };
+
+#define NMIRRORS (sizeof(mirrors) / sizeof(mirrors[0]))
+
+/* Which tree a directory or view file belongs to: the main tree, or
+ * mirror view tree - 1. */
+#define TREE_MAIN 0
 
 /* What an inode is: its kind, and the tensor or directory behind it. */
 struct node {
 	enum view_kind kind;
-	enum tree tree;		/* directories */
+	unsigned tree;		/* directories and mirror files */
 	uint32_t idx;		/* tensor index, or layout directory */
 	int shards;		/* the __shards__ directory */
 };
@@ -86,22 +88,23 @@ classify(const struct view *v, uint64_t ino, struct node *n)
 		n->shards = 1;
 		return 0;
 	}
-	if (ino == v->ino_views || ino == v->ino_views + 1) {
+	if (ino >= v->ino_views && ino < v->ino_views + v->nmirrors) {
 		n->kind = VIEW_DIR;
-		n->tree = ino == v->ino_views ? TREE_NPY : TREE_TXT;
+		n->tree = 1 + (unsigned)(ino - v->ino_views);
 		return 0;
 	}
 	if (ino >= v->ino_vfiles && ino < v->ino_dirs) {
 		k = ino - v->ino_vfiles;
-		n->kind = k % 2 ? VIEW_TXT : VIEW_NPY;
-		n->idx = (uint32_t)(k / 2);
+		n->kind = VIEW_MIRROR;
+		n->tree = 1 + (unsigned)(k % v->nmirrors);
+		n->idx = (uint32_t)(k / v->nmirrors);
 		return 0;
 	}
 	if (ino >= v->ino_dirs && ino <= v->ninodes) {
 		k = ino - v->ino_dirs;
 		n->kind = VIEW_DIR;
-		n->tree = (enum tree)(k % 3);
-		n->idx = (uint32_t)(1 + k / 3);
+		n->tree = (unsigned)(k % (1 + v->nmirrors));
+		n->idx = (uint32_t)(1 + k / (1 + v->nmirrors));
 		return 0;
 	}
 	return -1;
@@ -117,11 +120,20 @@ view_kind(const struct view *v, uint64_t ino)
 	return n.kind;
 }
 
+const struct view_mirror *
+view_mirror_of(const struct view *v, uint64_t ino)
+{
+	struct node n;
+
+	if (classify(v, ino, &n) || n.kind != VIEW_MIRROR)
+		return NULL;
+	return mirrors[n.tree - 1];
+}
+
 static int
 has_tensor(enum view_kind k)
 {
-	return k == VIEW_TENSOR || k == VIEW_SIDECAR || k == VIEW_NPY ||
-	       k == VIEW_TXT;
+	return k == VIEW_TENSOR || k == VIEW_SIDECAR || k == VIEW_MIRROR;
 }
 
 const struct model_tensor *
@@ -134,28 +146,41 @@ view_tensor(const struct view *v, uint64_t ino)
 	return &v->model->tensors[n.idx];
 }
 
-/* Inodes of tensor i's files and of directory d's three faces. */
+/* Inodes of tensor i's files (its file in tree t for a mirror) and of
+ * directory d's faces. */
 static uint64_t
-tensor_ino(const struct view *v, uint32_t i, enum view_kind k)
+tensor_ino(const struct view *v, uint32_t i, enum view_kind k, unsigned t)
 {
 	switch (k) {
 	case VIEW_TENSOR:
 		return INO_FIRST_TENSOR + 2 * (uint64_t)i;
 	case VIEW_SIDECAR:
 		return INO_FIRST_TENSOR + 2 * (uint64_t)i + 1;
-	case VIEW_NPY:
-		return v->ino_vfiles + 2 * (uint64_t)i;
 	default:
-		return v->ino_vfiles + 2 * (uint64_t)i + 1;
+		return v->ino_vfiles + v->nmirrors * (uint64_t)i + t - 1;
 	}
 }
 
 static uint64_t
-dir_ino(const struct view *v, uint32_t d, enum tree t)
+dir_ino(const struct view *v, uint32_t d, unsigned t)
 {
 	if (d == LAYOUT_ROOT)
 		return t == TREE_MAIN ? VIEW_ROOT_INO : v->ino_views + t - 1;
-	return v->ino_dirs + 3 * (uint64_t)(d - 1) + t;
+	return v->ino_dirs + (1 + v->nmirrors) * (uint64_t)(d - 1) + t;
+}
+
+/* The directory name and file suffix of tree t. */
+static const char *
+tree_suffix(unsigned t)
+{
+	return t == TREE_MAIN ? NAMES_SUFFIX : mirrors[t - 1]->suffix;
+}
+
+/* Mirror directories listed at the root. */
+static uint64_t
+listed_mirrors(const struct view *v)
+{
+	return v->opts.views == VIEW_VIEWS_VISIBLE ? v->nmirrors : 0;
 }
 
 /* --- lookup ---------------------------------------------------------------- */
@@ -176,12 +201,9 @@ uint64_t
 view_lookup(const struct view *v, uint64_t parent, const char *name,
 	    size_t len)
 {
-	static const char *const suffix[] = { NAMES_SUFFIX, NPY_SUFFIX,
-					      TXT_SUFFIX };
-	static const enum view_kind file_kind[] = { VIEW_SIDECAR, VIEW_NPY,
-						    VIEW_TXT };
 	struct node n;
 	enum layout_hit h;
+	const char *suffix;
 	size_t slen, j;
 	uint32_t idx;
 
@@ -202,19 +224,21 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 			return INO_SUMMARY;
 		if (v->ino_shards && is(name, len, SHARDS_NAME))
 			return v->ino_shards;
-		if (is(name, len, NPY_DIR))
-			return v->ino_views;
-		if (is(name, len, TXT_DIR))
-			return v->ino_views + 1;
+		/* Hidden views are found by name even when not listed. */
+		for (j = 0; j < v->nmirrors; j++)
+			if (is(name, len, mirrors[j]->dir))
+				return v->ino_views + j;
 	}
 	/* Encoded tensor names never end in ".json" (rule 3), and no tree
 	 * component holds a '.', so the suffix always means "this file of
-	 * the tensor before it"; in .npy/ and .txt/ every file has one. */
-	slen = strlen(suffix[n.tree]);
-	if (ends(name, len, suffix[n.tree], slen)) {
+	 * the tensor before it"; in a mirror view every file has one. */
+	suffix = tree_suffix(n.tree);
+	slen = strlen(suffix);
+	if (ends(name, len, suffix, slen)) {
 		h = layout_find(v->layout, n.idx, name, len - slen, &idx);
 		if (h == LAYOUT_TENSOR)
-			return tensor_ino(v, idx, file_kind[n.tree]);
+			return tensor_ino(v, idx, n.tree == TREE_MAIN ?
+					  VIEW_SIDECAR : VIEW_MIRROR, n.tree);
 		if (n.tree != TREE_MAIN)
 			return 0;
 	}
@@ -222,7 +246,7 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 	if (h == LAYOUT_DIR)
 		return dir_ino(v, idx, n.tree);
 	if (h == LAYOUT_TENSOR && n.tree == TREE_MAIN)
-		return tensor_ino(v, idx, VIEW_TENSOR);
+		return tensor_ino(v, idx, VIEW_TENSOR, TREE_MAIN);
 	return 0;
 }
 
@@ -249,7 +273,7 @@ view_nchildren(const struct view *v, uint64_t dir)
 	if (n.tree != TREE_MAIN)
 		return (uint64_t)d->nsub + d->nfile;
 	return (uint64_t)d->nsub + 2 * (uint64_t)d->nfile +
-	       (n.idx == LAYOUT_ROOT ? root_head(v) + 2 : 0);
+	       (n.idx == LAYOUT_ROOT ? root_head(v) + listed_mirrors(v) : 0);
 }
 
 uint64_t
@@ -273,7 +297,7 @@ view_child(const struct view *v, uint64_t dir, uint64_t k)
 		if (v->ino_shards && k == 2)
 			return v->ino_shards;
 		k -= root_head(v);
-		/* .npy and .txt come last: out of the way of `ls -f` */
+		/* mirror views come last: out of the way of `ls -f` */
 		if (k >= d->nsub + 2 * (uint64_t)d->nfile)
 			return v->ino_views + (k - d->nsub - 2 * d->nfile);
 	}
@@ -281,10 +305,10 @@ view_child(const struct view *v, uint64_t dir, uint64_t k)
 		return dir_ino(v, l->subs[d->sub + k], n.tree);
 	k -= d->nsub;
 	if (n.tree != TREE_MAIN)
-		return tensor_ino(v, layout_file(l, n.idx, k),
-				  n.tree == TREE_NPY ? VIEW_NPY : VIEW_TXT);
+		return tensor_ino(v, layout_file(l, n.idx, k), VIEW_MIRROR,
+				  n.tree);
 	return tensor_ino(v, layout_file(l, n.idx, k / 2),
-			  k % 2 ? VIEW_SIDECAR : VIEW_TENSOR);
+			  k % 2 ? VIEW_SIDECAR : VIEW_TENSOR, TREE_MAIN);
 }
 
 size_t
@@ -305,7 +329,7 @@ view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 			s = v->layout->dirs[n.idx].name;
 			len = v->layout->dirs[n.idx].name_len;
 		} else if (n.tree != TREE_MAIN) {
-			s = n.tree == TREE_NPY ? NPY_DIR : TXT_DIR;
+			s = mirrors[n.tree - 1]->dir;
 		}
 		break;
 	case VIEW_BLOB:
@@ -321,8 +345,8 @@ view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 		s = lf->name;
 		len = lf->name_len;
 		suffix = n.kind == VIEW_SIDECAR ? NAMES_SUFFIX :
-			 n.kind == VIEW_NPY ? NPY_SUFFIX :
-			 n.kind == VIEW_TXT ? TXT_SUFFIX : "";
+			 n.kind == VIEW_MIRROR ? mirrors[n.tree - 1]->suffix :
+			 "";
 		break;
 	}
 	if (!s)
@@ -363,10 +387,8 @@ view_size(const struct view *v, uint64_t ino)
 		return model_tensor_nbytes(mt);
 	case VIEW_SIDECAR:
 		return v->sidecar_sizes[n.idx];
-	case VIEW_NPY:
-		return npy_size(mt->t);
-	case VIEW_TXT:
-		return txt_size(mt->t);
+	case VIEW_MIRROR:
+		return mirrors[n.tree - 1]->size(v, mt);
 	default:
 		return 0;
 	}
@@ -397,8 +419,8 @@ dir_subdirs(const struct view *v, uint64_t ino)
 	if (classify(v, ino, &n) || n.kind != VIEW_DIR || n.shards)
 		return 0;
 	k = v->layout->dirs[n.idx].nsub;
-	if (ino == VIEW_ROOT_INO)
-		k += 2 + (v->ino_shards != 0);	/* .npy, .txt, __shards__ */
+	if (ino == VIEW_ROOT_INO)	/* listed mirror views, __shards__ */
+		k += listed_mirrors(v) + (v->ino_shards != 0);
 	return k;
 }
 
@@ -476,136 +498,6 @@ view_blob(const struct view *v, uint64_t ino, size_t *len)
 	return NULL;
 }
 
-/* A pretty JSON array of integers, as jansson's JSON_INDENT(2) lays it
- * out one level down: one element per line, "[]" when empty. */
-static int
-add_u64_array(struct buf *b, const uint64_t *a, size_t n)
-{
-	int bad = 0;
-	size_t i;
-
-	if (n == 0)
-		return buf_adds(b, "[]");
-	bad |= buf_adds(b, "[\n");
-	for (i = 0; i < n; i++) {
-		bad |= buf_adds(b, "    ");
-		bad |= buf_add_u64(b, a[i]);
-		bad |= buf_adds(b, i + 1 < n ? ",\n" : "\n");
-	}
-	bad |= buf_adds(b, "  ]");
-	return bad ? -1 : 0;
-}
-
-static int
-render_sidecar(const struct model *m, const struct model_tensor *mt,
-	       struct buf *b)
-{
-	const struct tensor *t = mt->t;
-	const struct dtype_info *di = dtype_info(t->dtype);
-	const struct source *src = m->shards[mt->shard].src;
-	uint64_t offs[2] = { t->begin, t->end };
-	int bad = 0;
-
-	bad |= buf_adds(b, "{\n  \"name\": ");
-	bad |= buf_add_json_string(b, t->name, t->name_len);
-	bad |= buf_adds(b, ",\n  \"dtype\": ");
-	bad |= buf_add_json_string(b, di->name, strlen(di->name));
-	bad |= buf_adds(b, ",\n  \"shape\": ");
-	bad |= add_u64_array(b, t->shape, t->rank);
-	bad |= buf_adds(b, ",\n  \"data_offsets\": ");
-	bad |= add_u64_array(b, offs, 2);
-	bad |= buf_adds(b, ",\n  \"nbytes\": ");
-	bad |= buf_add_u64(b, t->end - t->begin);
-	bad |= buf_adds(b, ",\n  \"numel\": ");
-	bad |= buf_add_u64(b, t->numel);
-	bad |= buf_adds(b, ",\n  \"offset\": ");
-	bad |= buf_add_u64(b, model_tensor_offset(m, mt));
-	bad |= buf_adds(b, ",\n  \"numpy\": ");
-	if (di->numpy) {
-		bad |= buf_add_json_string(b, di->numpy, strlen(di->numpy));
-	} else {
-		bad |= buf_adds(b, "null");
-		if (di->note) {
-			bad |= buf_adds(b, ",\n  \"decode\": ");
-			bad |= buf_add_json_string(b, di->note,
-						   strlen(di->note));
-		}
-	}
-	bad |= buf_adds(b, ",\n  \"source\": ");
-	bad |= buf_add_json_string(b, src->base, strlen(src->base));
-	bad |= buf_adds(b, "\n}\n");
-	return bad ? -1 : 0;
-}
-
-int
-view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
-{
-	const struct model_tensor *mt = view_tensor(v, ino);
-
-	if (!mt)
-		return -1;
-	return render_sidecar(v->model, mt, out);
-}
-
-/* --- extended attributes ---------------------------------------------- */
-
-#define XATTR_PREFIX "user.safetensors."
-
-static const char *const xattr_names[] = {
-	"name", "dtype", "shape", "offset", "nbytes",
-};
-
-int
-view_xattr_list(const struct view *v, uint64_t ino, struct buf *out)
-{
-	size_t i;
-
-	if (view_kind(v, ino) != VIEW_TENSOR)
-		return 0;
-	for (i = 0; i < sizeof(xattr_names) / sizeof(xattr_names[0]); i++)
-		if (buf_adds(out, XATTR_PREFIX) ||
-		    buf_add(out, xattr_names[i], strlen(xattr_names[i]) + 1))
-			return -1;
-	return 0;
-}
-
-int
-view_xattr_get(const struct view *v, uint64_t ino, const char *name,
-	       struct buf *out)
-{
-	const struct model_tensor *mt = view_tensor(v, ino);
-	const struct tensor *t;
-	size_t plen = strlen(XATTR_PREFIX);
-	int bad = 0;
-	uint32_t i;
-
-	if (!mt || view_kind(v, ino) != VIEW_TENSOR ||
-	    strncmp(name, XATTR_PREFIX, plen) != 0)
-		return 1;
-	name += plen;
-	t = mt->t;
-	if (strcmp(name, "name") == 0) {
-		bad = buf_add(out, t->name, t->name_len);
-	} else if (strcmp(name, "dtype") == 0) {
-		bad = buf_adds(out, dtype_info(t->dtype)->name);
-	} else if (strcmp(name, "shape") == 0) {
-		bad = buf_adds(out, "[");
-		for (i = 0; i < t->rank; i++) {
-			if (i)
-				bad |= buf_adds(out, ",");
-			bad |= buf_add_u64(out, t->shape[i]);
-		}
-		bad |= buf_adds(out, "]");
-	} else if (strcmp(name, "offset") == 0) {
-		bad = buf_add_u64(out, model_tensor_offset(v->model, mt));
-	} else if (strcmp(name, "nbytes") == 0) {
-		bad = buf_add_u64(out, model_tensor_nbytes(mt));
-	} else {
-		return 1;
-	}
-	return bad ? -1 : 0;
-}
-
 /* --- build ------------------------------------------------------------- */
 
 static int
@@ -681,7 +573,8 @@ build_sidecar_sizes(struct view *v, struct err *e)
 
 	for (i = 0; i < v->model->ntensors; i++) {
 		scratch.len = 0;
-		if (render_sidecar(v->model, &v->model->tensors[i], &scratch)) {
+		if (view_sidecar_render(v->model, &v->model->tensors[i],
+					&scratch)) {
 			buf_free(&scratch);
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
 		}
@@ -702,7 +595,7 @@ view_build(const struct model *m, const struct view_opts *opts,
 	size_t i;
 
 	/* Inodes and table slots are 32-bit tensor indexes underneath. */
-	if (m->ntensors > (UINT32_MAX - INO_FIRST_TENSOR) / 4)
+	if (m->ntensors > (UINT32_MAX - INO_FIRST_TENSOR) / (2 + NMIRRORS))
 		return err_set(e, ERR_USAGE, "too many tensors (%zu)",
 			       m->ntensors);
 	v = calloc(1, sizeof(*v));
@@ -727,10 +620,12 @@ view_build(const struct model *m, const struct view_opts *opts,
 		v->ino_shards = v->ninodes + 1;
 		v->ninodes += 1 + m->nshards;
 	}
+	v->nmirrors = v->opts.views == VIEW_VIEWS_OFF ? 0 : NMIRRORS;
 	v->ino_views = v->ninodes + 1;
-	v->ino_vfiles = v->ino_views + 2;
-	v->ino_dirs = v->ino_vfiles + 2 * (uint64_t)m->ntensors;
-	v->ninodes = v->ino_dirs - 1 + 3 * (uint64_t)(l->ndirs - 1);
+	v->ino_vfiles = v->ino_views + v->nmirrors;
+	v->ino_dirs = v->ino_vfiles + v->nmirrors * (uint64_t)m->ntensors;
+	v->ninodes = v->ino_dirs - 1 +
+		     (1 + v->nmirrors) * (uint64_t)(l->ndirs - 1);
 	if (build_sidecar_sizes(v, e) || (m->sharded && build_shards(v, e)))
 		goto fail;
 	v->total_bytes += strlen(m->metadata_json) + v->summary_len;

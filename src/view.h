@@ -10,18 +10,36 @@
  *                       its header's __metadata__)
  *   NAME                per tensor, in model order: exactly its bytes
  *   NAME.json           per tensor: a JSON sidecar (name, dtype, shape, ...)
- *   .npy/NAME.npy       per tensor: an NPY file (npy.h)
- *   .txt/NAME.txt       per tensor: its values as text (txt.h)
+ *   .npy/NAME.npy       per tensor: an NPY file (npy.h, view_npy.c)
+ *   .txt/NAME.txt       per tensor: its values as text (txt.h, view_txt.c)
  * where NAME = names_encode(tensor name) (see names.h) and SHARD the
  * shard's file name, encoded the same way.  Tree layout (opts.tree): the
  * tensors and their sidecars are spread over directories (layout.h), and
  * .npy/ and .txt/ mirror those directories.
  *
- * Inode numbers are stable for a given model and layout: 1 is the root,
- * 2 and 3 the two root JSON files, 4 + 2i the data file of tensor i and
- * 5 + 2i its sidecar; then __shards__ and its files (sharded sets), .npy
- * and .txt, the two view files of each tensor, and three inodes per
- * directory of the tree layout.  Callers should not rely on that
+ * Hidden views.  .npy/ and .txt/ are "mirror views": a directory at the
+ * root that mirrors the tensor directories with one generated file per
+ * tensor.  opts.views says whether readdir lists them (VIEW_VIEWS_VISIBLE),
+ * only lookup by path finds them (VIEW_VIEWS_HIDDEN, so du, cp -r, tar and
+ * find see exactly the model), or they do not exist (VIEW_VIEWS_OFF).
+ * To add a mirror view (say .stats/NAME.json):
+ *   1. write view_stats.c defining a `const struct view_mirror
+ *      view_mirror_stats` (view_int.h): its directory name, the suffix of
+ *      its files, a size function and a read function that appends the
+ *      bytes of a window to a struct view_segs (rendered memory, or byte
+ *      ranges of sources that the FUSE adapter splices);
+ *   2. add one line to the mirrors[] table in view.c (and its extern
+ *      declaration in view_int.h), and the file to src/meson.build.
+ * Nothing else changes: inode numbers, lookup, listing, attributes and
+ * the read path are generic over the table.  Every view file is read
+ * through view_read(), which answers segments; fsll.c only executes them.
+ *
+ * Inode numbers are stable for a given model, layout and views option: 1
+ * is the root, 2 and 3 the two root JSON files, 4 + 2i the data file of
+ * tensor i and 5 + 2i its sidecar; then __shards__ and its files (sharded
+ * sets), the mirror directories, the M view files of each tensor, and
+ * 1 + M inodes per directory of the tree layout (M = number of mirror
+ * views, 0 with VIEW_VIEWS_OFF).  Callers should not rely on that
  * arithmetic; use the functions.
  *
  * Memory: a 4-byte sidecar size per tensor, the layout (16 bytes per
@@ -57,9 +75,15 @@ enum view_kind {
 	VIEW_SIDECAR,		/* a tensor's JSON description, rendered */
 	VIEW_BLOB,		/* generated once at build: the root JSON files
 				   and __shards__/SHARD.json */
-	VIEW_NPY,		/* .npy/ file: a generated header, then the
-				   tensor's bytes or their float32 decoding */
-	VIEW_TXT,		/* .txt/ file: the values as text, rendered */
+	VIEW_MIRROR,		/* a tensor's file in a mirror view (.npy/,
+				   .txt/): generated from its bytes */
+};
+
+/* Which hidden view directories exist and whether readdir lists them. */
+enum view_views {
+	VIEW_VIEWS_HIDDEN = 0,	/* reachable by path only (the default) */
+	VIEW_VIEWS_VISIBLE,	/* listed too */
+	VIEW_VIEWS_OFF,		/* absent */
 };
 
 struct view_opts {
@@ -67,7 +91,61 @@ struct view_opts {
 	uid_t uid;
 	gid_t gid;
 	int tree;		/* tree layout (layout.h) instead of flat */
+	enum view_views views;
 };
+
+/* --- reads: segments ------------------------------------------------------
+ *
+ * view_read() answers a read with a short list of segments whose lengths
+ * add up to the reply: either bytes [off, off + len) of a source (the FUSE
+ * adapter splices them when the source has a descriptor, else preads
+ * them, and checks source_verify() afterwards), or bytes in memory
+ * (borrowed from the view, or rendered into segs->mem).  An NPY file of a
+ * raw dtype is its rendered header followed by a range of the source; a
+ * virtual file may be a rendered header followed by ranges of several
+ * sources. */
+enum view_seg_kind {
+	VIEW_SEG_SOURCE,
+	VIEW_SEG_MEM,
+};
+
+struct view_seg {
+	enum view_seg_kind kind;
+	size_t len;
+	struct source *src;	/* SOURCE */
+	uint64_t off;		/* SOURCE: absolute offset in src; MEM with
+				   ptr NULL: offset in the segs' mem */
+	const char *ptr;	/* MEM: bytes that live as long as the view,
+				   or NULL for rendered bytes */
+};
+
+struct view_segs {
+	struct view_seg *seg;
+	size_t n, cap;
+	uint64_t len;		/* sum of the segments' lengths */
+	struct buf *mem;	/* rendered bytes (owned) */
+};
+
+#define VIEW_SEGS_INIT { NULL, 0, 0, 0, NULL }
+
+/* Forget the segments, keep the memory for the next read. */
+void view_segs_reset(struct view_segs *s);
+void view_segs_free(struct view_segs *s);
+
+/* Append a segment; 0, or -ENOMEM.  len 0 adds nothing. */
+int view_segs_add_source(struct view_segs *s, struct source *src,
+			 uint64_t off, size_t len);
+int view_segs_add_mem(struct view_segs *s, const char *p, size_t len);
+
+/* Append a rendered segment of len bytes and return where to write them
+ * (valid until the next call on s), or NULL when out of memory. */
+char *view_segs_render(struct view_segs *s, size_t len);
+
+/* Shorten the last (rendered) segment to len bytes. */
+void view_segs_trim(struct view_segs *s, size_t len);
+
+/* The bytes of a MEM segment. */
+const char *view_seg_mem(const struct view_segs *s, const struct view_seg *g);
 
 /* A file generated once at build (the JSON of one shard). */
 struct view_file {
@@ -95,11 +173,13 @@ struct view {
 	size_t nshard_files;
 	struct view_file *shard_files;	/* one per shard, in model order */
 
-	uint64_t ino_views;	/* .npy; .txt is ino_views + 1 */
-	uint64_t ino_vfiles;	/* tensor i: .npy file ino_vfiles + 2i, .txt
-				   file ino_vfiles + 2i + 1 */
-	uint64_t ino_dirs;	/* tree directory d >= 1: ino_dirs + 3(d-1),
-				   its .npy mirror + 1, its .txt mirror + 2 */
+	unsigned nmirrors;	/* mirror views (0 when views are off) */
+	uint64_t ino_views;	/* mirror view j's directory: ino_views + j */
+	uint64_t ino_vfiles;	/* tensor i's file in mirror j:
+				   ino_vfiles + nmirrors * i + j */
+	uint64_t ino_dirs;	/* tree directory d >= 1:
+				   ino_dirs + (1 + nmirrors)(d - 1), its
+				   mirror in view j + 1 + j */
 
 	/* Root directory and generated files take the newest times of all
 	 * sources, the owner of the first one and the permissions all of
@@ -130,8 +210,9 @@ uint64_t view_lookup(const struct view *v, uint64_t parent, const char *name,
 /* The k-th entry (0-based, "." and ".." not counted) of directory dir, or
  * 0 past the end.  Root order: the root JSON files, __shards__ (sharded
  * sets), the subdirectories (tree layout), then per tensor its data file
- * and its sidecar, in model order, and last .npy and .txt.  Other
- * directories: subdirectories, then the files. */
+ * and its sidecar, in model order, and last the mirror view directories
+ * when opts.views is VIEW_VIEWS_VISIBLE.  Other directories:
+ * subdirectories, then the files. */
 uint64_t view_child(const struct view *v, uint64_t dir, uint64_t k);
 
 /* Number of entries of directory dir (as view_child counts them). */
@@ -149,15 +230,29 @@ int view_stat(const struct view *v, uint64_t ino, struct stat *st);
 /* File size of ino (0 for directories and unknown inodes). */
 uint64_t view_size(const struct view *v, uint64_t ino);
 
-/* The tensor behind a VIEW_TENSOR, VIEW_SIDECAR, VIEW_NPY or VIEW_TXT
- * inode, else NULL. */
+/* The tensor behind a VIEW_TENSOR, VIEW_SIDECAR or VIEW_MIRROR inode,
+ * else NULL. */
 const struct model_tensor *view_tensor(const struct view *v, uint64_t ino);
 
-/* Where the tensor bytes behind a VIEW_TENSOR, VIEW_NPY or VIEW_TXT
- * inode live: *src, absolute *offset and *len.  0, or -1 for another
+/* Where the tensor bytes behind a VIEW_TENSOR or VIEW_MIRROR inode live: *src, absolute *offset and *len.  0, or -1 for another
  * kind of inode. */
 int view_data(const struct view *v, uint64_t ino, struct source **src,
 	      uint64_t *offset, uint64_t *len);
+
+/* Bytes [off, off + size) of file ino, capped at its end, as segments
+ * (out is reset first; out->len is the reply's length, 0 at or past the
+ * end).  0, or -ENOENT (no such inode), -EISDIR, -ENOMEM, -EIO (a source
+ * read for rendering failed, or the source changed: source_verify()).
+ * Bytes of SOURCE segments are not read here: the caller reads them and
+ * must call source_verify() on their source afterwards. */
+int view_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+	      struct view_segs *out);
+
+/* Call fn(ino, arg) for every file whose bytes come from src (tensor
+ * files and their mirror view files), e.g. to drop the kernel's cached
+ * pages once src changed. */
+void view_for_source(const struct view *v, const struct source *src,
+		     void (*fn)(uint64_t ino, void *arg), void *arg);
 
 /* Content of a VIEW_BLOB inode (not owned by the caller), else NULL. */
 const char *view_blob(const struct view *v, uint64_t ino, size_t *len);

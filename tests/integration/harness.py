@@ -545,7 +545,8 @@ def decode_name(fname):
 
 # ---- verification of a mounted tree ------------------------------------------
 
-# The .npy/ and .txt/ views: hidden directories in every mount's root.
+# The .npy/ and .txt/ views: directories in every mount's root that readdir
+# does not list (unless -o views=visible) but a path reaches.
 VIEW_DIRS = {".npy", ".txt"}
 
 SIDECAR_KEYS = {"name", "dtype", "shape", "data_offsets", "nbytes", "numel",
@@ -587,8 +588,11 @@ def verify_tree(t, src, mnt, big=False, shell=True):
 			"%r: %r and %r" % (f, names.get(f), x.name))
 		names[f] = x
 	want = set(names) | {f + ".json" for f in names} | {
-		"__metadata__.json", "__summary__.json"} | VIEW_DIRS
+		"__metadata__.json", "__summary__.json"}
 	listing = os.listdir(mnt)
+	for v in sorted(VIEW_DIRS):
+		t.check(os.path.isdir(os.path.join(mnt, v)), "%s: hidden view %s "
+			"reachable by path" % (base, v))
 	t.eq(len(listing), len(set(listing)), "%s: no duplicate directory entries" % base)
 	t.check(set(listing) == want, lambda: "%s: listing differs: missing %s, "
 		"unexpected %s" % (base, short(sorted(want - set(listing))),

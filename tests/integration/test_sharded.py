@@ -23,8 +23,7 @@ def verify_sharded(t, idx, mnt, big=False, label="set"):
 	shards = shard_files(idx)
 	with open(idx) as f:
 		index = json.load(f)
-	want = {"__metadata__.json", "__summary__.json", "__shards__"} | \
-		harness.VIEW_DIRS
+	want = {"__metadata__.json", "__summary__.json", "__shards__"}
 	total = 0
 	params = {}
 	for sname, S in shards.items():

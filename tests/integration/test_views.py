@@ -18,9 +18,11 @@ import io
 import json
 import os
 import random
+import shutil
 import stat
 import struct
 import subprocess
+import tarfile
 
 import numpy as np
 
@@ -358,22 +360,23 @@ def check_xattrs(t, x, p, label, shell=False):
 
 
 def check_hidden(t, mnt, label):
-	"""ls shows no views; find with -prune skips them; they are listed
-	by ls -a and readdir."""
-	res = harness.run(["ls", mnt])
+	"""Neither ls -a nor readdir nor find shows the views; a path reaches
+	them."""
+	res = harness.run(["ls", "-a", mnt])
 	names = res.stdout.decode("utf-8", "replace").split("\n")
-	t.check(res.returncode == 0 and not any(n.startswith(".") for n in
-						names), "%s: ls shows no views"
+	t.check(res.returncode == 0 and not any(n.startswith(".") and
+						n not in (".", "..") for n in
+						names), "%s: ls -a shows no views"
 		% label)
 	every = os.listdir(mnt)
-	t.check(".npy" in every and ".txt" in every, "%s: readdir lists .npy "
-		"and .txt" % label)
-	res = harness.run(["find", ".", "-path", "./.*", "-prune", "-o",
-			   "-type", "f", "-print"], cwd=mnt, timeout=300)
+	t.check(".npy" not in every and ".txt" not in every, "%s: readdir does "
+		"not list .npy and .txt" % label)
+	res = harness.run(["find", ".", "-type", "f", "-print"], cwd=mnt,
+			  timeout=300)
 	found = res.stdout.decode("utf-8", "replace")
 	t.check(res.returncode == 0 and "/.npy/" not in found and
 		"/.txt/" not in found and "__summary__.json" in found,
-		"%s: find -prune skips the views" % label)
+		"%s: find does not walk into the views" % label)
 	for v in (".npy", ".txt"):
 		st = os.stat(os.path.join(mnt, v))
 		t.check(stat.S_ISDIR(st.st_mode) and st.st_mode & 0o222 == 0,
@@ -491,6 +494,95 @@ def check_sharded(t, d):
 						     label)
 
 
+def tree_files(root):
+	"""{relative path: bytes} of every regular file under root, and the
+	set of directories, as a walk sees them."""
+	files, dirs = {}, set()
+	for top, ds, fs in os.walk(root):
+		rel = os.path.relpath(top, root)
+		for x in ds:
+			dirs.add(os.path.normpath(os.path.join(rel, x)))
+		for x in fs:
+			with open(os.path.join(top, x), "rb") as f:
+				files[os.path.normpath(os.path.join(rel, x))] = f.read()
+	return files, dirs
+
+
+def check_recursive(t, d):
+	"""du, cp -r, tar and find see exactly the model: its tensors,
+	sidecars and root files, no view; the views stay reachable by path;
+	-o views=visible lists them, -o views=off removes them."""
+	src = harness.gen_file("sample", d)
+	S = harness.SrcFile(src)
+	names = {harness.encode_name(x.name) for x in S.tensors}
+	want = names | {f + ".json" for f in names} | {"__metadata__.json",
+							"__summary__.json"}
+	with harness.Mount(t, src) as m:
+		mnt = m.path
+		files, dirs = tree_files(mnt)
+		t.eq(set(files), want, "walk: exactly the model's files")
+		t.eq(dirs, set(), "walk: no directory (views hidden)")
+		for x in S.tensors:
+			t.check(files[harness.encode_name(x.name)] == S.read(x),
+				"walk: %s bytes" % x.name)
+		size = sum(len(b) for b in files.values())
+		res = harness.run(["du", "-s", "-b", "--apparent-size", mnt])
+		t.check(res.returncode == 0 and int(res.stdout.split()[0]) ==
+			size + os.stat(mnt).st_size,
+			"du -sb counts the model only (%d bytes of files): %r"
+			% (size, res.stdout[:80]))
+		dst = os.path.join(harness.tmpdir("cpr"), "copy")
+		res = harness.run(["cp", "-r", mnt, dst], timeout=300)
+		t.eq(res.returncode, 0, "cp -r: %r" % res.stderr[-200:])
+		cfiles, cdirs = tree_files(dst)
+		t.check(cfiles == files and cdirs == set(),
+			"cp -r copies exactly the model (%d files, want %d)"
+			% (len(cfiles), len(files)))
+		shutil.rmtree(dst)
+		res = harness.run(["tar", "-cf", "-", "-C", mnt, "."], timeout=300)
+		t.eq(res.returncode, 0, "tar -c: %r" % res.stderr[-200:])
+		with tarfile.open(fileobj=io.BytesIO(res.stdout)) as tf:
+			members = {os.path.normpath(i.name): i for i in
+				   tf.getmembers()}
+			got = {k for k, i in members.items() if i.isfile()}
+			t.eq(got, want, "tar holds exactly the model's files")
+			t.check(all(not k.startswith(".npy") and
+				    not k.startswith(".txt") for k in members),
+				"tar holds no view directory")
+			x = S.tensors[0]
+			f = tf.extractfile(members[harness.encode_name(x.name)])
+			t.check(f.read() == S.read(x), "tar: %s bytes" % x.name)
+		res = harness.run(["find", mnt, "-name", "*.npy"], timeout=300)
+		t.eq(res.stdout, b"", "find sees no .npy file")
+		# reachable by path all the same
+		x = S.tensors[0]
+		npy = os.path.join(mnt, ".npy", harness.encode_name(x.name) + ".npy")
+		t.check(os.path.isfile(npy) and read(npy)[:6] == b"\x93NUMPY",
+			"a hidden .npy file opens by path")
+		t.eq(sorted(os.listdir(os.path.join(mnt, ".txt"))),
+		     sorted(n + ".txt" for n in names), "ls of the hidden .txt/")
+	with harness.Mount(t, src, args=["-o", "views=visible"]) as m:
+		every = os.listdir(m.path)
+		t.check(".npy" in every and ".txt" in every,
+			"views=visible: readdir lists .npy and .txt")
+		t.eq(set(every) - harness.VIEW_DIRS, want,
+		     "views=visible: and the model")
+	with harness.Mount(t, src, args=["-o", "views=off"]) as m:
+		t.eq(set(os.listdir(m.path)), want, "views=off: the model only")
+		for v in harness.VIEW_DIRS:
+			t.check(not os.path.exists(os.path.join(m.path, v)),
+				"views=off: no %s" % v)
+		x = S.tensors[-1]
+		t.check(read(os.path.join(m.path, harness.encode_name(x.name))) ==
+			S.read(x), "views=off: tensors read")
+	res = harness.run([harness.STFS, "-o", "views=maybe", src,
+			   harness.tmpdir("badviews")])
+	err = res.stderr.decode("utf-8", "replace")
+	t.check(res.returncode == 2 and "views=maybe" in err and
+		"hidden, visible or off" in err and err.count("\n") == 1,
+		"views=maybe: one-line usage error, exit 2: %r" % err)
+
+
 def check_man(t):
 	for page in ("stfs.1", "stfs-inspect.1", "mount.stfs.8"):
 		res = harness.run(["man", "-l", os.path.join(MANDIR, page)],
@@ -528,6 +620,7 @@ def run(t):
 	for kind in ("sample", "oddnames", "alldtypes"):
 		check_tree(t, harness.gen_file(kind, d))
 	check_sharded(t, d)
+	check_recursive(t, d)
 
 	check_man(t)
 

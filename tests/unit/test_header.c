@@ -307,7 +307,7 @@ no_close(struct source *s)
 
 START_TEST(test_read_io_error)
 {
-	static const struct source_ops ops = { failing_pread, no_close };
+	static const struct source_ops ops = { failing_pread, no_close, NULL };
 	struct source src;
 	struct header *h = NULL;
 	struct err e = { 0 };

@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "header.h"
 #include "npy.h"
+#include "window.h"
 
 /* A tensor built by hand (no parsing involved). */
 static struct tensor
@@ -523,6 +524,40 @@ START_TEST(test_random_access)
 }
 END_TEST
 
+/* The window helper shared by the .npy and .txt views (window.h). */
+START_TEST(test_window_clamp)
+{
+	uint64_t e0 = 77, e1 = 77;
+
+	/* 3 elements of 4 bytes: [0, 12) */
+	ck_assert_uint_eq(window_clamp(3, 4, 0, 12, &e0, &e1), 12);
+	ck_assert_uint_eq(e0, 0);
+	ck_assert_uint_eq(e1, 3);
+	ck_assert_uint_eq(window_clamp(3, 4, 5, 2, &e0, &e1), 2);
+	ck_assert_uint_eq(e0, 1);	/* bytes 5, 6: inside element 1 */
+	ck_assert_uint_eq(e1, 2);
+	ck_assert_uint_eq(window_clamp(3, 4, 7, 2, &e0, &e1), 2);
+	ck_assert_uint_eq(e0, 1);	/* bytes 7, 8 straddle 1 and 2 */
+	ck_assert_uint_eq(e1, 3);
+	ck_assert_uint_eq(window_clamp(3, 4, 10, 100, &e0, &e1), 2);
+	ck_assert_uint_eq(e0, 2);
+	ck_assert_uint_eq(e1, 3);
+	/* empty windows leave e0, e1 alone */
+	e0 = e1 = 77;
+	ck_assert_uint_eq(window_clamp(3, 4, 12, 1, &e0, &e1), 0);
+	ck_assert_uint_eq(window_clamp(3, 4, 13, 1, &e0, &e1), 0);
+	ck_assert_uint_eq(window_clamp(3, 4, 0, 0, &e0, &e1), 0);
+	ck_assert_uint_eq(window_clamp(0, 4, 0, 8, &e0, &e1), 0);
+	ck_assert_uint_eq(e0, 77);
+	ck_assert_uint_eq(e1, 77);
+	/* a text stride (width 15 + 1), far into a huge tensor: O(1) */
+	ck_assert_uint_eq(window_clamp(1ull << 40, 16, (1ull << 44) - 20,
+				       100, &e0, &e1), 20);
+	ck_assert_uint_eq(e0, (1ull << 40) - 2);
+	ck_assert_uint_eq(e1, 1ull << 40);
+}
+END_TEST
+
 static Suite *
 npy_suite(void)
 {
@@ -537,6 +572,7 @@ npy_suite(void)
 	tcase_add_test(tc, test_header_v2);
 	tcase_add_test(tc, test_sizes);
 	tcase_add_test(tc, test_random_access);
+	tcase_add_test(tc, test_window_clamp);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,6 +2,7 @@
  * (src/view.c): lookups, listing, attributes, sidecars, inode stability.
  */
 #include <check.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "error.h"
 #include "model.h"
 #include "names.h"
+#include "source.h"
 #include "view.h"
 
 /* --- names ------------------------------------------------------------- */
@@ -357,10 +359,11 @@ START_TEST(test_listing)
 	uint64_t k, ino, n = view_nchildren(view, VIEW_ROOT_INO);
 	size_t len;
 
-	/* the root files, data and sidecar per tensor, .npy/ and .txt/ */
-	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT + 2);
-	/* plus the root and each tensor's .npy and .txt files */
-	ck_assert_uint_eq(view->ninodes, 1 + n + 2 * MODEL_NT);
+	/* the root files, data and sidecar per tensor; .npy/ and .txt/
+	 * are hidden */
+	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT);
+	/* plus the root, .npy/, .txt/ and each tensor's .npy and .txt */
+	ck_assert_uint_eq(view->ninodes, 1 + n + 2 + 2 * MODEL_NT);
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
 		ck_assert_uint_ne(ino, 0);
@@ -394,7 +397,7 @@ START_TEST(test_attributes)
 	ck_assert_int_eq(view_stat(view, VIEW_ROOT_INO, &st), 0);
 	ck_assert_uint_eq(st.st_ino, 1);
 	ck_assert_uint_eq(st.st_mode, S_IFDIR | 0555);
-	ck_assert_uint_eq(st.st_nlink, 2 + 2);	/* .npy/ and .txt/ */
+	ck_assert_uint_eq(st.st_nlink, 2);	/* .npy/, .txt/ hidden */
 	ck_assert_int_eq(st.st_mtim.tv_sec, src.st_mtim.tv_sec);
 	ck_assert_int_eq(st.st_mtim.tv_nsec, src.st_mtim.tv_nsec);
 	ck_assert_uint_eq(st.st_uid, src.st_uid);
@@ -630,7 +633,7 @@ START_TEST(test_empty_model)
 	write_model("empty.safetensors", "{}", 0);
 	ck_assert_int_eq(model_open(path, &m2, &e), 0);
 	ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
-	ck_assert_uint_eq(view_nchildren(v2, VIEW_ROOT_INO), 2 + 2);
+	ck_assert_uint_eq(view_nchildren(v2, VIEW_ROOT_INO), 2);
 	ck_assert_uint_eq(view_lookup(v2, 1, "a", 1), 0);
 	ck_assert_uint_eq(view_lookup(v2, 1, "__summary__.json", 16), 3);
 	view_free(v2);
@@ -709,11 +712,11 @@ START_TEST(test_sharded)
 	ck_assert_int_eq(view_kind(v2, shards), VIEW_DIR);
 	ck_assert_uint_eq(view_lookup(v2, 1, "a", 1), 4);
 	ck_assert_uint_eq(view_lookup(v2, 1, "b.json", 6), 7);
-	ck_assert_uint_eq(view_nchildren(v2, 1), 3 + 4 + 2);
+	ck_assert_uint_eq(view_nchildren(v2, 1), 3 + 4);
 	ck_assert_uint_eq(view_child(v2, 1, 2), shards);
 	ck_assert_uint_eq(view_nchildren(v2, shards), 2);
 	view_stat(v2, 1, &st);
-	ck_assert_uint_eq(st.st_nlink, 3 + 2);
+	ck_assert_uint_eq(st.st_nlink, 3);
 	view_stat(v2, shards, &st);
 	ck_assert_uint_eq(st.st_mode, S_IFDIR | 0555);
 	ck_assert_uint_eq(st.st_nlink, 2);
@@ -756,6 +759,158 @@ START_TEST(test_sharded)
 }
 END_TEST
 
+/* Hidden views: not listed, found by path; visible: listed last; off:
+ * absent, and the tensor inodes stay where they are. */
+START_TEST(test_views_option)
+{
+	struct view_opts o = { 0 };
+	char name[VIEW_NAME_MAX + 1];
+	struct view *vis, *off;
+	struct err e = { 0 };
+	uint64_t npy, txt, k, n;
+	struct stat st;
+
+	npy = look(".npy");
+	txt = look(".txt");
+	ck_assert_int_eq(view_kind(view, npy), VIEW_DIR);
+	ck_assert_int_eq(view_kind(view, txt), VIEW_DIR);
+	n = view_nchildren(view, VIEW_ROOT_INO);
+	for (k = 0; k < n; k++) {
+		view_name(view, view_child(view, VIEW_ROOT_INO, k), name);
+		ck_assert(name[0] != '.');
+	}
+	/* the hidden directories list their files as usual */
+	ck_assert_uint_eq(view_nchildren(view, npy), MODEL_NT);
+	ck_assert_int_eq(view_kind(view, view_lookup(view, npy, "a.npy", 5)),
+			 VIEW_MIRROR);
+	ck_assert_uint_eq(view_lookup(view, npy, "a.txt", 5), 0);
+	ck_assert_int_eq(view_kind(view, view_lookup(view, txt, "a.txt", 5)),
+			 VIEW_MIRROR);
+	ck_assert_uint_eq(view_name(view, view_lookup(view, txt, "a.txt", 5),
+				    name), 5);
+
+	o.views = VIEW_VIEWS_VISIBLE;
+	ck_assert_int_eq(view_build(model, &o, &vis, &e), 0);
+	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 2);
+	view_name(vis, view_child(vis, VIEW_ROOT_INO, n), name);
+	ck_assert_str_eq(name, ".npy");
+	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 1), name);
+	ck_assert_str_eq(name, ".txt");
+	ck_assert_uint_eq(view_lookup(vis, 1, ".npy", 4), npy);
+	view_stat(vis, VIEW_ROOT_INO, &st);
+	ck_assert_uint_eq(st.st_nlink, 2 + 2);
+	ck_assert_uint_eq(vis->ninodes, view->ninodes);
+
+	o.views = VIEW_VIEWS_OFF;
+	ck_assert_int_eq(view_build(model, &o, &off, &e), 0);
+	ck_assert_uint_eq(view_nchildren(off, VIEW_ROOT_INO), n);
+	ck_assert_uint_eq(view_lookup(off, 1, ".npy", 4), 0);
+	ck_assert_uint_eq(view_lookup(off, 1, ".txt", 4), 0);
+	ck_assert_uint_eq(view_lookup(off, 1, "a", 1), look("a"));
+	ck_assert_uint_eq(off->ninodes, 1 + n);
+	ck_assert_int_eq(view_kind(off, off->ninodes + 1), VIEW_NONE);
+	view_free(vis);
+	view_free(off);
+}
+END_TEST
+
+/* The bytes a list of segments stands for (source ranges read). */
+static char *
+seg_bytes(const struct view_segs *s)
+{
+	char *out = malloc(s->len + 1);
+	size_t i, at = 0;
+
+	ck_assert_ptr_nonnull(out);
+	for (i = 0; i < s->n; i++) {
+		const struct view_seg *g = &s->seg[i];
+
+		if (g->kind == VIEW_SEG_MEM)
+			memcpy(out + at, view_seg_mem(s, g), g->len);
+		else
+			ck_assert_int_eq(source_pread(g->src, out + at,
+						      g->len, g->off), 0);
+		at += g->len;
+	}
+	ck_assert_uint_eq(at, s->len);
+	return out;
+}
+
+/* Every window of every file reads, through its segments, the same
+ * bytes as a whole read; the shapes are the ones fsll relies on. */
+START_TEST(test_read_segments)
+{
+	struct view_segs s = VIEW_SEGS_INIT;
+	uint64_t npy = look(".npy"), ino, sz, off, k, n;
+	char name[VIEW_NAME_MAX + 1], *whole, *part;
+	struct buf b = BUF_INIT;
+	size_t len;
+
+	/* a tensor: one source range, capped at its end */
+	ino = look("a");
+	ck_assert_int_eq(view_read(view, ino, 4, 100, &s), 0);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_int_eq(s.seg[0].kind, VIEW_SEG_SOURCE);
+	ck_assert_uint_eq(s.seg[0].off, model->shards[0].hdr->data_start + 4);
+	ck_assert_uint_eq(s.len, 20);
+	ck_assert_int_eq(view_read(view, ino, 24, 100, &s), 0);
+	ck_assert_uint_eq(s.len, 0);
+	ck_assert_uint_eq(s.n, 0);
+	/* an F32 .npy: rendered header, then a source range */
+	ino = view_lookup(view, npy, "a.npy", 5);
+	ck_assert_int_eq(view_read(view, ino, 0, 1 << 20, &s), 0);
+	ck_assert_uint_eq(s.n, 2);
+	ck_assert_int_eq(s.seg[0].kind, VIEW_SEG_MEM);
+	ck_assert_uint_eq(s.seg[0].len, 128);
+	ck_assert_int_eq(s.seg[1].kind, VIEW_SEG_SOURCE);
+	ck_assert_uint_eq(s.seg[1].len, 24);
+	/* errors */
+	ck_assert_int_eq(view_read(view, VIEW_ROOT_INO, 0, 10, &s), -EISDIR);
+	ck_assert_int_eq(view_read(view, view->ninodes + 1, 0, 10, &s),
+			 -ENOENT);
+
+	/* every file of the root, .npy/ and .txt/: all windows */
+	for (k = 0; k < 3; k++) {
+		uint64_t dir = k == 0 ? VIEW_ROOT_INO : k == 1 ? npy :
+			       look(".txt"), j;
+
+		for (j = 0; j < view_nchildren(view, dir); j++) {
+			ino = view_child(view, dir, j);
+			sz = view_size(view, ino);
+			view_name(view, ino, name);
+			ck_assert_int_eq(view_read(view, ino, 0, sz + 5, &s), 0);
+			ck_assert_uint_eq(s.len, sz);
+			whole = seg_bytes(&s);
+			if (view_kind(view, ino) == VIEW_SIDECAR) {
+				b.len = 0;
+				view_render_sidecar(view, ino, &b);
+				ck_assert(memcmp(whole, b.data, sz) == 0);
+			}
+			for (off = 0; off <= sz; off += 1 + sz / 7) {
+				for (n = 1; n <= sz - off + 2;
+				     n += 1 + (sz - off) / 5) {
+					len = (size_t)n;
+					ck_assert_int_eq(view_read(view, ino,
+							off, len, &s), 0);
+					ck_assert_uint_eq(s.len, off + len > sz ?
+							  sz - off : len);
+					part = seg_bytes(&s);
+					ck_assert_msg(memcmp(part, whole + off,
+							     s.len) == 0,
+						      "%s [%llu, +%zu)", name,
+						      (unsigned long long)off,
+						      len);
+					free(part);
+				}
+			}
+			free(whole);
+		}
+	}
+	buf_free(&b);
+	view_segs_free(&s);
+}
+END_TEST
+
 static Suite *
 view_suite(void)
 {
@@ -784,6 +939,8 @@ view_suite(void)
 	tcase_add_test(tv, test_empty_model);
 	tcase_add_test(tv, test_sharded);
 	tcase_add_test(tv, test_modes);
+	tcase_add_test(tv, test_views_option);
+	tcase_add_test(tv, test_read_segments);
 	suite_add_tcase(s, tv);
 	return s;
 }
