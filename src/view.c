@@ -115,6 +115,8 @@ view_kind(const struct view *v, uint64_t ino)
 {
 	struct node n;
 
+	if (v->multi)
+		return vm_kind(v, ino);
 	if (classify(v, ino, &n))
 		return VIEW_NONE;
 	return n.kind;
@@ -125,7 +127,7 @@ view_mirror_of(const struct view *v, uint64_t ino)
 {
 	struct node n;
 
-	if (classify(v, ino, &n) || n.kind != VIEW_MIRROR)
+	if (v->multi || classify(v, ino, &n) || n.kind != VIEW_MIRROR)
 		return NULL;
 	return mirrors[n.tree - 1];
 }
@@ -139,8 +141,12 @@ has_tensor(enum view_kind k)
 const struct model_tensor *
 view_tensor(const struct view *v, uint64_t ino)
 {
+	const struct view *sv;
 	struct node n;
+	uint64_t l;
 
+	if (v->multi)
+		return (sv = vm_sub(v, ino, &l)) ? view_tensor(sv, l) : NULL;
 	if (classify(v, ino, &n) || !has_tensor(n.kind))
 		return NULL;
 	return &v->model->tensors[n.idx];
@@ -207,6 +213,8 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 	size_t slen, j;
 	uint32_t idx;
 
+	if (v->multi)
+		return vm_lookup(v, parent, name, len);
 	if (classify(v, parent, &n) || n.kind != VIEW_DIR)
 		return 0;
 	if (n.shards) {
@@ -265,6 +273,8 @@ view_nchildren(const struct view *v, uint64_t dir)
 	const struct layout_dir *d;
 	struct node n;
 
+	if (v->multi)
+		return vm_nchildren(v, dir);
 	if (classify(v, dir, &n) || n.kind != VIEW_DIR)
 		return 0;
 	if (n.shards)
@@ -283,6 +293,8 @@ view_child(const struct view *v, uint64_t dir, uint64_t k)
 	const struct layout_dir *d;
 	struct node n;
 
+	if (v->multi)
+		return vm_child(v, dir, k);
 	if (k >= view_nchildren(v, dir))
 		return 0;
 	classify(v, dir, &n);
@@ -319,6 +331,8 @@ view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 	struct node n;
 	size_t len = 0;
 
+	if (v->multi)
+		return vm_name(v, ino, out);
 	if (classify(v, ino, &n))
 		goto none;
 	switch (n.kind) {
@@ -373,6 +387,8 @@ view_size(const struct view *v, uint64_t ino)
 	const struct model_tensor *mt;
 	struct node n;
 
+	if (v->multi)
+		return vm_size(v, ino);
 	if (classify(v, ino, &n))
 		return 0;
 	mt = has_tensor(n.kind) ? &v->model->tensors[n.idx] : NULL;
@@ -431,6 +447,8 @@ view_stat(const struct view *v, uint64_t ino, struct stat *st)
 	const struct model_tensor *mt;
 	mode_t perm = v->mode;
 
+	if (v->multi)
+		return vm_stat(v, ino, st);
 	if (k == VIEW_NONE)
 		return -1;
 	memset(st, 0, sizeof(*st));
@@ -471,7 +489,12 @@ view_data(const struct view *v, uint64_t ino, struct source **src,
 {
 	const struct model_tensor *mt = view_tensor(v, ino);
 	enum view_kind k = view_kind(v, ino);
+	const struct view *sv;
+	uint64_t l;
 
+	if (v->multi)
+		return (sv = vm_sub(v, ino, &l)) ?
+		       view_data(sv, l, src, offset, len) : -1;
 	if (!mt || k == VIEW_SIDECAR)
 		return -1;
 	*src = v->model->shards[mt->shard].src;
@@ -483,6 +506,8 @@ view_data(const struct view *v, uint64_t ino, struct source **src,
 const char *
 view_blob(const struct view *v, uint64_t ino, size_t *len)
 {
+	if (v->multi)
+		return vm_blob(v, ino, len);
 	if (ino == INO_META) {
 		*len = strlen(v->model->metadata_json);
 		return v->model->metadata_json;
@@ -586,9 +611,42 @@ build_sidecar_sizes(struct view *v, struct err *e)
 	return 0;
 }
 
+/* summary with "source" replaced by label, in summary_json()'s layout */
+static char *
+relabel(char *summary, const char *label)
+{
+	json_t *j = json_loads(summary, JSON_ALLOW_NUL, NULL);
+	char *text, *out;
+	size_t n;
+
+	free(summary);
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "source", json_string(label));
+	text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (!text)
+		return NULL;
+	n = strlen(text);
+	out = realloc(text, n + 2);
+	if (!out) {
+		free(text);
+		return NULL;
+	}
+	memcpy(out + n, "\n", 2);
+	return out;
+}
+
 int
 view_build(const struct model *m, const struct view_opts *opts,
 	   struct view **out, struct err *e)
+{
+	return view_build_label(m, opts, NULL, out, e);
+}
+
+int
+view_build_label(const struct model *m, const struct view_opts *opts,
+		 const char *label, struct view **out, struct err *e)
 {
 	struct layout *l = NULL;
 	struct view *v;
@@ -610,6 +668,8 @@ view_build(const struct model *m, const struct view_opts *opts,
 	v->sidecar_sizes = calloc(m->ntensors ? m->ntensors : 1,
 				  sizeof(*v->sidecar_sizes));
 	v->summary = summary_json(m, 1);
+	if (v->summary && label && strcmp(label, m->arg) != 0)
+		v->summary = relabel(v->summary, label);
 	if (!v->sidecar_sizes || !v->summary) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto fail;
@@ -664,6 +724,7 @@ view_free(struct view *v)
 
 	if (!v)
 		return;
+	vm_free(v->multi);
 	layout_free((struct layout *)v->layout);
 	for (i = 0; i < v->nshard_files; i++) {
 		free(v->shard_files[i].name);

@@ -64,6 +64,7 @@ struct err;
 struct model;
 struct model_tensor;
 struct source;
+struct view_multi;
 
 #define VIEW_ROOT_INO 1
 #define VIEW_NAME_MAX (NAMES_MAX + NAMES_SUFFIX_LEN)	/* 255 */
@@ -156,7 +157,9 @@ struct view_file {
 };
 
 struct view {
-	const struct model *model;	/* borrowed; must outlive the view */
+	const struct model *model;	/* borrowed; must outlive the view;
+					   NULL for a tree of models */
+	struct view_multi *multi;	/* a tree of models, else NULL */
 	struct view_opts opts;
 
 	uint64_t ninodes;	/* inodes 1..ninodes exist */
@@ -196,6 +199,35 @@ struct view {
  * ERR_NO_MEMORY.  0 with *out set, or -1 with *e. */
 int view_build(const struct model *m, const struct view_opts *opts,
 	       struct view **out, struct err *e);
+
+/* The same, with the __summary__.json "source" saying label (NULL:
+ * model->arg). */
+int view_build_label(const struct model *m, const struct view_opts *opts,
+		     const char *label, struct view **out, struct err *e);
+
+/* A tree of models: each model under its own mount-relative directory
+ * (components joined by '/', each a file name; "" is the root, only for a
+ * single model, which then is exactly view_build_label()).  Intermediate
+ * directories exist as needed, directories without models do not.  Every
+ * model directory holds the model's view (tensor files, sidecars,
+ * __metadata__.json, __summary__.json whose "source" is the label, hidden
+ * views); the root also holds a __summary__.json listing the models:
+ *   {"format": "stfs-tree", "models": N, "tensors": N,
+ *    "model_list": [{"path", "source", "tensors", "parameters"}, ...]}
+ * in path order.  Two models at one path, a model inside another's
+ * directory, or a model directory named __summary__.json at the root are
+ * refused (ERR_USAGE, naming both).  Lookups stay O(1): a model's inodes
+ * are its own view's, shifted by its slot (view_multi.c).  The models and
+ * their sources are borrowed; dir and label are copied. */
+struct view_model {
+	const char *dir;
+	const char *label;
+	const struct model *model;
+};
+
+int view_build_multi(const struct view_model *models, size_t n,
+		     const struct view_opts *opts, struct view **out,
+		     struct err *e);
 
 void view_free(struct view *v);
 

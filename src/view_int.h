@@ -44,4 +44,24 @@ int view_fetch(const struct view *v, const struct model_tensor *mt,
 int view_sidecar_render(const struct model *m, const struct model_tensor *mt,
 			struct buf *b);
 
+/* The tree of models (view_multi.c): what the public functions do when
+ * v->multi is set. */
+enum view_kind vm_kind(const struct view *v, uint64_t ino);
+uint64_t vm_lookup(const struct view *v, uint64_t parent, const char *name,
+		   size_t len);
+uint64_t vm_nchildren(const struct view *v, uint64_t dir);
+uint64_t vm_child(const struct view *v, uint64_t dir, uint64_t k);
+size_t vm_name(const struct view *v, uint64_t ino,
+	       char out[VIEW_NAME_MAX + 1]);
+int vm_stat(const struct view *v, uint64_t ino, struct stat *st);
+uint64_t vm_size(const struct view *v, uint64_t ino);
+const char *vm_blob(const struct view *v, uint64_t ino, size_t *len);
+void vm_for_source(const struct view *v, const struct source *src,
+		   void (*fn)(uint64_t ino, void *arg), void *arg);
+void vm_free(struct view_multi *m);
+/* The model view behind ino and its inode there; NULL for the tree's own
+ * nodes. */
+const struct view *vm_sub(const struct view *v, uint64_t ino,
+			  uint64_t *local);
+
 #endif

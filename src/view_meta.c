@@ -76,7 +76,12 @@ int
 view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
 {
 	const struct model_tensor *mt = view_tensor(v, ino);
+	const struct view *sv;
+	uint64_t l;
 
+	if (v->multi)
+		return (sv = vm_sub(v, ino, &l)) ?
+		       view_render_sidecar(sv, l, out) : -1;
 	if (!mt)
 		return -1;
 	return view_sidecar_render(v->model, mt, out);
@@ -111,9 +116,14 @@ view_xattr_get(const struct view *v, uint64_t ino, const char *name,
 	const struct model_tensor *mt = view_tensor(v, ino);
 	const struct tensor *t;
 	size_t plen = strlen(XATTR_PREFIX);
+	const struct view *sv;
 	int bad = 0;
 	uint32_t i;
+	uint64_t l;
 
+	if (v->multi)
+		return (sv = vm_sub(v, ino, &l)) ?
+		       view_xattr_get(sv, l, name, out) : 1;
 	if (!mt || view_kind(v, ino) != VIEW_TENSOR ||
 	    strncmp(name, XATTR_PREFIX, plen) != 0)
 		return 1;

@@ -146,11 +146,15 @@ view_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	const struct model_tensor *mt;
 	uint64_t len = view_size(v, ino), base;
 	struct source *src;
+	const struct view *sv;
 	struct view_seg *g;
 	const char *mem;
 	size_t n, at;
+	uint64_t l;
 
 	view_segs_reset(out);
+	if (v->multi && (sv = vm_sub(v, ino, &l)))
+		return view_read(sv, l, off, size, out);
 	if (k == VIEW_NONE)
 		return -ENOENT;
 	if (k == VIEW_DIR)
@@ -196,6 +200,10 @@ view_for_source(const struct view *v, const struct source *src,
 	const struct model_tensor *mt;
 	uint64_t ino;
 
+	if (v->multi) {
+		vm_for_source(v, src, fn, arg);
+		return;
+	}
 	for (ino = VIEW_ROOT_INO; ino <= v->ninodes; ino++) {
 		mt = view_tensor(v, ino);
 		if (mt && view_kind(v, ino) != VIEW_SIDECAR &&

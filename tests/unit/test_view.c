@@ -911,6 +911,251 @@ START_TEST(test_read_segments)
 }
 END_TEST
 
+/* --- a tree of models (view_build_multi) ----------------------------- */
+
+static uint64_t
+mlook(const struct view *v, uint64_t dir, const char *name)
+{
+	return view_lookup(v, dir, name, strlen(name));
+}
+
+static json_t *
+json_of(const struct view *v, uint64_t ino)
+{
+	struct view_segs s = VIEW_SEGS_INIT;
+	json_t *j;
+
+	ck_assert_int_eq(view_read(v, ino, 0, 1 << 20, &s), 0);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_uint_eq(s.len, view_size(v, ino));
+	j = json_loadb(view_seg_mem(&s, &s.seg[0]), s.len, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	view_segs_free(&s);
+	return j;
+}
+
+/* One model at "" is exactly view_build(), but for the summary's source. */
+START_TEST(test_multi_single)
+{
+	struct view_model vm = { "", "/abs/m.safetensors", model };
+	struct view *v;
+	struct err e = { 0 };
+	json_t *j;
+	uint64_t k;
+
+	ck_assert_int_eq(view_build_multi(&vm, 1, NULL, &v, &e), 0);
+	ck_assert_ptr_null(v->multi);
+	ck_assert_uint_eq(v->ninodes, view->ninodes);
+	for (k = 0; k < view_nchildren(view, 1); k++)
+		ck_assert_uint_eq(view_child(v, 1, k), view_child(view, 1, k));
+	j = json_of(v, mlook(v, 1, "__summary__.json"));
+	ck_assert_str_eq(json_string_value(json_object_get(j, "source")),
+			 "/abs/m.safetensors");
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "tensors")),
+			 MODEL_NT);
+	json_decref(j);
+	view_free(v);
+}
+END_TEST
+
+START_TEST(test_multi_tree)
+{
+	struct view_model vm[] = {
+		{ "y", "/src/y.safetensors", model },
+		{ "x/m2", "/src/x/m2.safetensors", model },
+		{ "x/m1", "/src/x/m1.safetensors", model },
+		{ "x/deep/er/m3", "/src/x/deep/er/m3.safetensors", model },
+	};
+	struct view_opts o = { 0 };
+	struct view_segs s1 = VIEW_SEGS_INIT, s2 = VIEW_SEGS_INIT;
+	char name[VIEW_NAME_MAX + 1];
+	struct buf b = BUF_INIT;
+	uint64_t x, m1, a, a1, y, deep, k, n;
+	struct view *v;
+	struct err e = { 0 };
+	struct stat st;
+	json_t *j, *l;
+	size_t i;
+
+	o.views = VIEW_VIEWS_HIDDEN;
+	ck_assert_msg(view_build_multi(vm, 4, &o, &v, &e) == 0, "%s",
+		      e.detail);
+	/* root: __summary__.json, then x and y by name */
+	ck_assert_uint_eq(view_nchildren(v, 1), 3);
+	view_name(v, view_child(v, 1, 0), name);
+	ck_assert_str_eq(name, "__summary__.json");
+	view_name(v, view_child(v, 1, 1), name);
+	ck_assert_str_eq(name, "x");
+	view_name(v, view_child(v, 1, 2), name);
+	ck_assert_str_eq(name, "y");
+	ck_assert_uint_eq(view_child(v, 1, 3), 0);
+	view_stat(v, 1, &st);
+	ck_assert_uint_eq(st.st_nlink, 2 + 2);
+	ck_assert_uint_eq(st.st_mode, S_IFDIR | 0555);
+
+	x = mlook(v, 1, "x");
+	ck_assert_int_eq(view_kind(v, x), VIEW_DIR);
+	ck_assert_uint_eq(view_nchildren(v, x), 3);	/* deep, m1, m2 */
+	view_name(v, view_child(v, x, 0), name);
+	ck_assert_str_eq(name, "deep");
+	view_stat(v, x, &st);
+	ck_assert_uint_eq(st.st_nlink, 2 + 3);
+	deep = mlook(v, mlook(v, mlook(v, x, "deep"), "er"), "m3");
+	ck_assert_int_eq(view_kind(v, deep), VIEW_DIR);
+	m1 = mlook(v, x, "m1");
+	y = mlook(v, 1, "y");
+	ck_assert_int_eq(view_kind(v, m1), VIEW_DIR);
+	ck_assert_uint_eq(view_name(v, m1, name), 2);
+	ck_assert_str_eq(name, "m1");
+	ck_assert_uint_eq(mlook(v, x, "m3"), 0);
+	ck_assert_uint_eq(mlook(v, 1, "m1"), 0);
+	ck_assert_uint_eq(mlook(v, 1, "x/m1"), 0);
+
+	/* each model directory is the model's own view */
+	ck_assert_uint_eq(view_nchildren(v, m1), view_nchildren(view, 1));
+	for (k = 0; k < view_nchildren(view, 1); k++) {
+		uint64_t c = view_child(v, m1, k);
+
+		view_name(v, c, name);
+		ck_assert_uint_eq(mlook(v, m1, name), c);
+		if (strcmp(name, "__summary__.json") != 0)	/* relabelled */
+			ck_assert_uint_eq(view_size(v, c), view_size(view,
+					  view_child(view, 1, k)));
+		view_stat(v, c, &st);
+		ck_assert_uint_eq(st.st_ino, c);
+	}
+	a = mlook(v, m1, "a");
+	a1 = mlook(v, y, "a");
+	ck_assert_int_eq(view_kind(v, a), VIEW_TENSOR);
+	ck_assert_uint_ne(a, a1);
+	ck_assert_ptr_eq(view_tensor(v, a), view_tensor(view, look("a")));
+	ck_assert_int_eq(view_read(v, a, 0, 100, &s1), 0);
+	ck_assert_int_eq(view_read(view, look("a"), 0, 100, &s2), 0);
+	ck_assert_uint_eq(s1.len, 24);
+	ck_assert(s1.n == 1 && s1.seg[0].src == s2.seg[0].src &&
+		  s1.seg[0].off == s2.seg[0].off);
+	/* hidden views per model, reachable by path */
+	n = mlook(v, m1, ".npy");
+	ck_assert_int_eq(view_kind(v, n), VIEW_DIR);
+	ck_assert_int_eq(view_kind(v, mlook(v, n, "a.npy")), VIEW_MIRROR);
+	ck_assert_int_eq(view_read(v, mlook(v, n, "a.npy"), 0, 1000, &s1), 0);
+	ck_assert_uint_eq(s1.len, 128 + 24);
+	ck_assert_int_eq(view_xattr_get(v, a, "user.safetensors.nbytes", &b),
+			 0);
+	ck_assert(b.len == 2 && memcmp(b.data, "24", 2) == 0);
+	buf_free(&b);
+	view_segs_free(&s1);
+	view_segs_free(&s2);
+
+	/* every model's summary names its label */
+	j = json_of(v, mlook(v, deep, "__summary__.json"));
+	ck_assert_str_eq(json_string_value(json_object_get(j, "source")),
+			 "/src/x/deep/er/m3.safetensors");
+	json_decref(j);
+	/* the root summary lists them in path order */
+	j = json_of(v, mlook(v, 1, "__summary__.json"));
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "models")), 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "tensors")),
+			 4 * MODEL_NT);
+	l = json_object_get(j, "model_list");
+	ck_assert_uint_eq(json_array_size(l), 4);
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_array_get(l, 0), "path")), "x/deep/er/m3");
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_array_get(l, 3), "source")), "/src/y.safetensors");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		json_array_get(l, 1), "parameters"), "F32")), 6);
+	json_decref(j);
+
+	/* every listed entry of every directory resolves back */
+	for (i = 0; i < 2; i++) {
+		uint64_t dir = i ? x : 1;
+
+		for (k = 0; k < view_nchildren(v, dir); k++) {
+			uint64_t c = view_child(v, dir, k);
+
+			view_name(v, c, name);
+			ck_assert_uint_eq(mlook(v, dir, name), c);
+		}
+	}
+	ck_assert_int_eq(view_kind(v, 5ull << 32 | 1), VIEW_NONE);
+	ck_assert_int_eq(view_kind(v, 999), VIEW_NONE);
+	ck_assert_int_eq(view_stat(v, 999, &st), -1);
+	view_free(v);
+}
+END_TEST
+
+static void
+refuse(const struct view_model *vm, size_t n, const char *want)
+{
+	struct view *v = NULL;
+	struct err e = { 0 };
+
+	ck_assert_int_eq(view_build_multi(vm, n, NULL, &v, &e), -1);
+	ck_assert_ptr_null(v);
+	ck_assert_int_eq(e.code, ERR_USAGE);
+	ck_assert_msg(strstr(e.detail, want) != NULL, "%s", e.detail);
+}
+
+START_TEST(test_multi_refuses)
+{
+	struct view_model same[] = { { "a/b", "L1", model },
+				     { "a/b", "L2", model } };
+	struct view_model nest[] = { { "a", "L1", model },
+				     { "a/b", "L2", model } };
+	struct view_model root[] = { { "", "L1", model },
+				     { "b", "L2", model } };
+	struct view_model dots[] = { { "a/../b", "L1", model },
+				     { "c", "L2", model } };
+	struct view_model empty[] = { { "a//b", "L1", model },
+				      { "c", "L2", model } };
+	struct view_model summ[] = { { "__summary__.json", "L1", model },
+				     { "c", "L2", model } };
+
+	refuse(same, 2, "two things at the path a/b");
+	refuse(nest, 2, "inside the directory of model L1");
+	refuse(root, 2, "the root holds other models");
+	refuse(dots, 2, "not a directory inside the mount");
+	refuse(empty, 2, "not a directory inside the mount");
+	refuse(summ, 2, "__summary__.json");
+	refuse(NULL, 0, "no model");
+}
+END_TEST
+
+/* 10,000 models of a few tensors: lookups by shift and index. */
+START_TEST(test_multi_many)
+{
+	enum { N = 10000 };
+	struct view_model *vm = calloc(N, sizeof(*vm));
+	char (*dirs)[32] = calloc(N, sizeof(*dirs));
+	struct view *v;
+	struct err e = { 0 };
+	uint64_t d, m, a;
+	size_t i;
+
+	ck_assert(vm && dirs);
+	for (i = 0; i < N; i++) {
+		snprintf(dirs[i], sizeof(dirs[i]), "g%02zu/m%zu", i % 50, i);
+		vm[i].dir = dirs[i];
+		vm[i].label = dirs[i];
+		vm[i].model = model;
+	}
+	ck_assert_int_eq(view_build_multi(vm, N, NULL, &v, &e), 0);
+	ck_assert_uint_eq(view_nchildren(v, 1), 1 + 50);
+	d = mlook(v, 1, "g07");
+	ck_assert_uint_eq(view_nchildren(v, d), N / 50);
+	m = mlook(v, d, "m9957");
+	ck_assert_int_eq(view_kind(v, m), VIEW_DIR);
+	a = mlook(v, m, "a");
+	ck_assert_int_eq(view_kind(v, a), VIEW_TENSOR);
+	ck_assert_uint_eq(view_size(v, a), 24);
+	ck_assert_uint_eq(mlook(v, d, "m9958"), 0);
+	view_free(v);
+	free(vm);
+	free(dirs);
+}
+END_TEST
+
 static Suite *
 view_suite(void)
 {
@@ -941,6 +1186,10 @@ view_suite(void)
 	tcase_add_test(tv, test_modes);
 	tcase_add_test(tv, test_views_option);
 	tcase_add_test(tv, test_read_segments);
+	tcase_add_test(tv, test_multi_single);
+	tcase_add_test(tv, test_multi_tree);
+	tcase_add_test(tv, test_multi_refuses);
+	tcase_add_test(tv, test_multi_many);
 	suite_add_tcase(s, tv);
 	return s;
 }
