@@ -491,7 +491,7 @@ reply_pipe(fuse_req_t req, struct tls *t)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(t->segs.len);
 	const struct view_segs *s = &t->segs;
-	int rc = 0, left;
+	int rc = 0, left, written = 0;
 	size_t i;
 
 	if (pipe_open(t) || pipe_slots(s) > t->pipe_size / 4096)
@@ -502,13 +502,19 @@ reply_pipe(fuse_req_t req, struct tls *t)
 
 		if (g->kind == VIEW_SEG_MEM) {
 			rc = write_in(t->pipe[1], view_seg_mem(s, g), g->len);
+			written = 1;
 			continue;
 		}
 		fd = source_fd_get(g->src);
 		if (fd < 0) {
-			rc = EAGAIN;	/* no descriptor: copy instead */
+			/* no descriptor (remote): copy instead, keeping the
+			 * pipe when nothing went in yet */
+			if (!written)
+				return 1;
+			rc = EAGAIN;
 			break;
 		}
+		written = 1;
 		rc = splice_in(fd, g->off, g->len, t->pipe[1]);
 		source_fd_put(g->src, fd);
 	}
