@@ -947,7 +947,8 @@ def case_hostile(t):
 		t0 = time.monotonic()
 		cnt = sum(1 for _ in os.scandir(m.path))
 		el = time.monotonic() - t0
-		t.eq(cnt, 2 * n + 2 + 2, "10^6 tensors: directory entries")
+		# data + sidecar per tensor, the 2 root files (views hidden)
+		t.eq(cnt, 2 * n + 2, "10^6 tensors: directory entries")
 		rng = random.Random(6)
 		for i in rng.sample(range(n), 200):
 			p = os.path.join(m.path, "t%07d" % i)
@@ -980,7 +981,7 @@ def case_hostile(t):
 
 	def check_names(m):
 		listing = os.listdir(m.path)
-		t.eq(len(listing), 2 * len(names) + 2 + 2, "names: entries")
+		t.eq(len(listing), 2 * len(names) + 2, "names: entries")
 		t.check(all(len(os.fsencode(f)) <= 255 for f in listing),
 			"names: every file name <= 255 bytes")
 		t.check(all(not any(c < 0x20 or c == 0x7f for c in os.fsencode(f))
