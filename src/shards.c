@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "error.h"
 #include "model.h"
+#include "sniff.h"
 
 #define INDEX_MAX_BYTES (256u << 20)	/* far above any real index */
 #define SHARDS_MAX 100000
@@ -247,7 +248,7 @@ open_shards(struct model *m, const char **names, const char *index_path,
 		 * they are the user's; only the index's names are checked.
 		 * source_open_local() still wants a regular file. */
 		if (source_open(path, &sh->src, e) ||
-			 header_read(sh->src, &sh->hdr, e))
+			 sniff_header_read(sh->src, &sh->hdr, e))
 			rc = -1;
 		free(path);
 	}
