@@ -16,6 +16,9 @@
 
 #include "catalog_int.h"
 #include "error.h"
+#ifdef STFS_HAVE_HTTP
+#include "hub.h"
+#endif
 #include "model.h"
 #include "source.h"
 
@@ -564,6 +567,27 @@ model_label(const struct model *m, const char *fallback)
 }
 
 static int
+is_remote(const char *source)
+{
+#ifdef STFS_HAVE_HTTP
+	if (hub_is_uri(source))
+		return 1;
+#endif
+	return source_is_url(source);
+}
+
+/* A model by path or URL; hf:// through hub.c. */
+static int
+open_model(const char *path, struct model **m, struct err *e)
+{
+#ifdef STFS_HAVE_HTTP
+	if (hub_is_uri(path))
+		return hub_open_model(path, m, e);
+#endif
+	return model_open(path, m, e);
+}
+
+static int
 open_one(struct catalog *c, const char *dir, const char *path,
 	 const char *arg, struct err *e)
 {
@@ -571,7 +595,7 @@ open_one(struct catalog *c, const char *dir, const char *path,
 	char *label;
 
 	e->where[0] = '\0';	/* opening sets it even on success */
-	if (model_open(path, &m, e)) {
+	if (open_model(path, &m, e)) {
 		err_where(e, path);
 		return -1;
 	}
@@ -585,7 +609,8 @@ open_one(struct catalog *c, const char *dir, const char *path,
 		free(m->arg);
 		m->arg = a;
 	}
-	label = model_label(m, path);
+	e->where[0] = '\0';
+	label = is_remote(path) ? strdup(path) : model_label(m, path);
 	if (!label) {
 		model_free(m);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
@@ -697,14 +722,14 @@ catalog_open(const char *source, const struct catalog_opts *o,
 	int rc;
 
 	*out = NULL;
-	if (source_is_url(source) || stat(source, &st) != 0 ||
+	if (is_remote(source) || stat(source, &st) != 0 ||
 	    !S_ISDIR(st.st_mode)) {
 		/* One model: a file, an index, a URL (model_open says what
 		 * is wrong with a path that does not exist). */
 		c = catalog_new(source);
 		if (!c)
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		if (!source_is_url(source)) {
+		if (!is_remote(source)) {
 			char *abs = absolute(source);
 
 			if (abs) {
@@ -730,6 +755,8 @@ catalog_open(const char *source, const struct catalog_opts *o,
 	}
 	if (rc == 0)
 		rc = catalog_finish(c, e);
+	if (rc == 0)
+		e->where[0] = '\0';
 	free(root);
 	free(snap);
 	if (rc) {
