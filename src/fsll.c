@@ -298,23 +298,30 @@ reply_source(fuse_req_t req, struct source *src, uint64_t pos, size_t size)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
 	struct buf *b;
-	int rc;
+	int rc, fd;
 
 	rc = check_source(req, src, pos, size);
 	if (rc) {
 		fuse_reply_err(req, rc);
 		return;
 	}
-	if (src->fd >= 0) {
+	fd = source_fd_get(src);
+	if (fd == -ESTALE) {
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	if (fd >= 0) {
 		/* Zero copy: libfuse splices the source's page-cache pages
 		 * through a pipe into /dev/fuse (SPLICE_WRITE, see init);
-		 * FD_RETRY makes its copy fallback loop on short preads. */
+		 * FD_RETRY makes its copy fallback loop on short preads.
+		 * The descriptor is pinned in the pool until then. */
 		bv.buf[0].size = size;
 		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK |
 				  FUSE_BUF_FD_RETRY;
-		bv.buf[0].fd = src->fd;
+		bv.buf[0].fd = fd;
 		bv.buf[0].pos = (off_t)pos;
 		fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+		source_fd_put(src, fd);
 		return;
 	}
 

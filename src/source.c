@@ -1,4 +1,5 @@
-/* source.c - local file sources: one long-lived O_RDONLY descriptor. */
+/* source.c - local file sources: a path and, while it is in use, an
+ * O_RDONLY descriptor from the bounded pool (srcpool.h). */
 #include "source.h"
 
 #include <errno.h>
@@ -9,34 +10,41 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "srcpool.h"
 
 static int
 local_pread(struct source *s, void *buf, size_t len, uint64_t off)
 {
+	int fd = srcpool_get(s->priv), rc = 0;
 	char *p = buf;
 
+	if (fd < 0)
+		return fd;
 	while (len) {
-		ssize_t n = pread(s->fd, p, len, (off_t)off);
+		ssize_t n = pread(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			rc = -errno;
+			break;
 		}
-		if (n == 0)
-			return -EIO;	/* the file ends early: never short */
+		if (n == 0) {
+			rc = -EIO;	/* the file ends early: never short */
+			break;
+		}
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
 	}
-	return 0;
+	srcpool_put(s->priv);
+	return rc;
 }
 
 static void
 local_close(struct source *s)
 {
-	if (s->fd >= 0)
-		close(s->fd);
+	srcpool_remove(s->priv);
 }
 
 static const struct source_ops local_ops = {
@@ -78,15 +86,19 @@ source_open_local(const char *path, struct source **out, struct err *e)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->name = strdup(path)) ||
-	    !(s->base = strdup(path_base(path)))) {
-		if (s)
+	    !(s->base = strdup(path_base(path))) ||
+	    !(s->priv = srcpool_add(path, fd, &st))) {
+		if (s) {
 			free(s->name);
+			free(s->base);
+		}
 		free(s);
 		close(fd);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
 	s->ops = &local_ops;
-	s->fd = fd;
+	/* The descriptor belongs to the pool: source_fd_get/put. */
+	s->fd = -1;
 	s->size = (uint64_t)st.st_size;
 	s->mtime = st.st_mtim;
 	s->ctime = st.st_ctim;
@@ -154,12 +166,34 @@ int64_t
 source_current_size(struct source *s)
 {
 	struct stat st;
+	int fd, rc;
 
-	if (s->fd < 0)
+	if (s->ops != &local_ops)
 		return (int64_t)s->size;	/* remote: checked per response */
-	if (fstat(s->fd, &st) < 0)
+	fd = srcpool_get(s->priv);
+	if (fd < 0)
+		return fd;
+	rc = fstat(fd, &st);
+	srcpool_put(s->priv);
+	if (rc < 0)
 		return -errno;
 	return (int64_t)st.st_size;
+}
+
+int
+source_fd_get(struct source *s)
+{
+	if (s->ops != &local_ops)
+		return s->fd >= 0 ? s->fd : -EOPNOTSUPP;
+	return srcpool_get(s->priv);
+}
+
+void
+source_fd_put(struct source *s, int fd)
+{
+	(void)fd;
+	if (s->ops == &local_ops)
+		srcpool_put(s->priv);
 }
 
 void

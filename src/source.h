@@ -68,6 +68,14 @@ source_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	return s->ops->pread(s, buf, len, off);
 }
 
+/* A descriptor to splice or pread the source's bytes from (same
+ * offsets), pinned until source_fd_put(); -EOPNOTSUPP for sources without
+ * one (remote), -ESTALE when a local file had to be reopened and is no
+ * longer the one opened, other -errno on failure.  Local descriptors come
+ * from a bounded pool (srcpool.h): s->fd is -1 for them. */
+int source_fd_get(struct source *s);
+void source_fd_put(struct source *s, int fd);
+
 /* Current size of the source as seen now (fstat for local files), or
  * -errno.  Used to refuse reads past a truncated end. */
 int64_t source_current_size(struct source *s);

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -603,6 +604,21 @@ err_out1:
 	return ret;
 }
 
+/* Trees of thousands of models: the soft descriptor limit goes up to the
+ * hard one.  Nothing depends on it (the source descriptor pool stays
+ * within whatever limit there is, srcpool.h); it only leaves more of them
+ * open. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int
 ends_with(const char *s, const char *suffix)
 {
@@ -706,6 +722,7 @@ main(int argc, char **argv)
 	int status = 0;
 
 	fuse_set_log_func(stfs_log);
+	raise_nofile();
 	o.readahead = DEFAULT_READAHEAD_KIB;
 	o.helper = argc > 0 && is_helper_name(argv[0]);
 	if (fuse_opt_parse(&args, &o, stfs_opt_spec, opt_proc) != 0) {
