@@ -391,8 +391,8 @@ cscan_dir(struct cscan *s, const char *path, struct cnode **out)
 		return err_set(s->e, ERR_USAGE, "directories nested more than "
 			       "%d deep", CATALOG_MAX_DEPTH);
 	}
-	if (hub_is_root(path))
-		return hub_scan_root(s, path, out);
+	if (cathub_is_root(path))
+		return cathub_scan_root(s, path, out);
 	if (list_dir(s, path, &l))
 		return -1;
 	n = cnode_new(path);
@@ -745,8 +745,8 @@ catalog_open(const char *source, const struct catalog_opts *o,
 			free(root);
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
 		}
-		if (hub_is_repo(root)) {
-			snap = hub_snapshot(root, e);
+		if (cathub_is_repo(root)) {
+			snap = cathub_snapshot(root, e);
 			rc = snap ? open_dir_tree(c, source, snap, NULL, o, e)
 				  : -1;
 		} else {

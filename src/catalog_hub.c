@@ -42,7 +42,7 @@ has_snapshots(const char *repo)
 }
 
 int
-hub_is_repo(const char *path)
+cathub_is_repo(const char *path)
 {
 	const char *base = strrchr(path, '/');
 
@@ -53,7 +53,7 @@ hub_is_repo(const char *path)
 }
 
 int
-hub_is_root(const char *path)
+cathub_is_root(const char *path)
 {
 	struct dirent *d;
 	int found = 0;
@@ -102,7 +102,7 @@ read_ref(const char *repo, char *rev, size_t cap)
 }
 
 char *
-hub_snapshot(const char *repo, struct err *e)
+cathub_snapshot(const char *repo, struct err *e)
 {
 	char rev[128], *p = NULL, *only = NULL;
 	struct dirent *d;
@@ -185,7 +185,7 @@ add_repo(struct cscan *s, struct cnode *root, const char *path,
 	int rc = -1;
 
 	/* A repo with nothing usable is left out, as one without models. */
-	snap = hub_snapshot(path, &ignored);
+	snap = cathub_snapshot(path, &ignored);
 	if (!snap)
 		return 0;
 	if (repo_names(dirname, &org, &name)) {
@@ -219,7 +219,7 @@ out:
 }
 
 int
-hub_scan_root(struct cscan *s, const char *path, struct cnode **out)
+cathub_scan_root(struct cscan *s, const char *path, struct cnode **out)
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0, i;

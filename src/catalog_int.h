@@ -47,14 +47,14 @@ struct cnode *cnode_kid(struct cnode *n, const char *name);
 int cscan_dir(struct cscan *s, const char *path, struct cnode **out);
 
 /* catalog_hub.c: 1 when path holds at least one models--* repo. */
-int hub_is_root(const char *path);
+int cathub_is_root(const char *path);
 /* 1 when path is a repo directory (models--*, datasets--*, spaces--*
  * holding snapshots/). */
-int hub_is_repo(const char *path);
+int cathub_is_repo(const char *path);
 /* The snapshot directory refs/main names (else the only one), malloc'd;
  * NULL with *e set (ERR_USAGE) when there is none to choose. */
-char *hub_snapshot(const char *repo, struct err *e);
+char *cathub_snapshot(const char *repo, struct err *e);
 /* A hub root: a made-up node with ORG/NAME kids. */
-int hub_scan_root(struct cscan *s, const char *path, struct cnode **out);
+int cathub_scan_root(struct cscan *s, const char *path, struct cnode **out);
 
 #endif
