@@ -19,6 +19,9 @@
 #ifdef STFS_HAVE_HTTP
 #include "hub.h"
 #endif
+#ifdef STFS_HAVE_S3
+#include "s3.h"
+#endif
 #include "model.h"
 #include "source.h"
 
@@ -571,6 +574,10 @@ is_remote(const char *source)
 {
 #ifdef STFS_HAVE_HTTP
 	if (hub_is_uri(source))
+		return 1;
+#endif
+#ifdef STFS_HAVE_S3
+	if (s3_is_url(source))
 		return 1;
 #endif
 	return source_is_url(source);
