@@ -729,6 +729,11 @@ catalog_open(const char *source, const struct catalog_opts *o,
 	int rc;
 
 	*out = NULL;
+#ifdef STFS_HAVE_HTTP
+	/* hf://: the models of a Hub repo at one commit (hub_catalog.c) */
+	if (hub_is_uri(source))
+		return hub_catalog(source, out, e);
+#endif
 	if (is_remote(source) || stat(source, &st) != 0 ||
 	    !S_ISDIR(st.st_mode)) {
 		/* One model: a file, an index, a URL (model_open says what
