@@ -734,6 +734,10 @@ catalog_open(const char *source, const struct catalog_opts *o,
 	if (hub_is_uri(source))
 		return hub_catalog(source, out, e);
 #endif
+#ifdef STFS_HAVE_S3
+	if (s3_is_url(source))
+		return s3_catalog_open(source, out, e);	/* s3.c */
+#endif
 	if (is_remote(source) || stat(source, &st) != 0 ||
 	    !S_ISDIR(st.st_mode)) {
 		/* One model: a file, an index, a URL (model_open says what
