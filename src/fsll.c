@@ -506,7 +506,7 @@ reply_pipe(fuse_req_t req, struct tls *t)
 			continue;
 		}
 		fd = source_fd_get(g->src);
-		if (fd < 0) {
+		if (fd == -EOPNOTSUPP) {
 			/* no descriptor (remote): copy instead, keeping the
 			 * pipe when nothing went in yet */
 			if (!written)
@@ -514,12 +514,19 @@ reply_pipe(fuse_req_t req, struct tls *t)
 			rc = EAGAIN;
 			break;
 		}
+		if (fd < 0) {
+			/* reopened from the pool and no longer the file
+			 * opened (-ESTALE), or no descriptor to be had */
+			rc = EIO;
+			break;
+		}
 		written = 1;
 		rc = splice_in(fd, g->off, g->len, t->pipe[1]);
 		source_fd_put(g->src, fd);
 	}
-	if (!rc)
-		rc = verify_sources(s);
+	/* Also after a failure: a change gets noticed (and logged) now. */
+	if (verify_sources(s))
+		rc = EIO;
 	if (rc) {
 		pipe_close(t);	/* drop what went in */
 		if (rc == EAGAIN || rc == EINVAL)
@@ -559,8 +566,8 @@ reply_copy(fuse_req_t req, struct tls *t)
 			rc = EIO;
 		at += g->len;
 	}
-	if (!rc)
-		rc = verify_sources(s);
+	if (verify_sources(s))
+		rc = EIO;
 	if (rc)
 		fuse_reply_err(req, rc);
 	else

@@ -55,6 +55,11 @@ int hub_open(const char *uri, struct hub_tree **out, struct err *e);
 
 void hub_tree_free(struct hub_tree *t);
 
+/* hub_open() as a catalog (catalog.h): what catalog_open() answers for
+ * an hf:// SOURCE.  0 or -1 with *e. */
+struct catalog;
+int hub_catalog(const char *uri, struct catalog **out, struct err *e);
+
 /* hub_open() for front ends that take one model: fails, naming the
  * subfolders to choose from, when uri holds several. */
 int hub_open_model(const char *uri, struct model **out, struct err *e);

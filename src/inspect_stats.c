@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "catalog.h"
+#include "error.h"
 #include "inspect.h"
 #include "model.h"
 #include "summary.h"
@@ -83,115 +85,185 @@ add_indented(struct buf *b, const char *text, int first)
 	return rc;
 }
 
-int
-inspect_stats(const struct inspect_opts *o)
+/* The state of one run over every model of a SOURCE. */
+struct run {
+	const struct inspect_opts *o;
+	struct progress pr;
+	struct buf objs;	/* --json: the tensors' objects, as text */
+	json_t *bad;		/* --json: names holding NaN or Inf */
+	uint64_t nbad, ntensors;
+	int multi;		/* several models: qualify by directory */
+};
+
+/* "DIR/NAME" for a tensor of a model in a tree, else NAME; malloc'd. */
+static char *
+qualified(const char *dir, const struct tensor *t, size_t *len)
 {
-	struct progress pr = { 0 };
-	struct buf objs = BUF_INIT;
-	json_t *bad = NULL;
-	struct model *m;
-	uint64_t nbad = 0;
+	size_t dl = strlen(dir);
+	char *q = malloc(dl + 1 + t->name_len + 1);
+
+	if (!q)
+		return NULL;
+	memcpy(q, dir, dl);
+	q[dl] = '/';
+	memcpy(q + (dl ? dl + 1 : 0), t->name, t->name_len);
+	*len = (dl ? dl + 1 : 0) + t->name_len;
+	q[*len] = '\0';
+	return q;
+}
+
+/* One model's tensors.  0, 2 (read error, reported) or -1 (memory). */
+static int
+stats_model(struct run *r, const struct model *m, const char *dir)
+{
+	const struct inspect_opts *o = r->o;
 	size_t i;
 	int rc;
 
-	if (o->nsources != 1) {
-		fputs("stfs-inspect: --stats takes exactly one SOURCE "
-		      "(try --help)\n", stderr);
-		return 2;
-	}
-	rc = inspect_open(o, o->sources[0], &m);
-	if (rc)
-		return rc;
-	pr.on = !o->quiet && isatty(STDERR_FILENO);
-	for (i = 0; i < m->ntensors; i++)
-		pr.total += model_tensor_nbytes(&m->tensors[i]);
-	if (o->json) {
-		bad = json_array();
-		if (!bad)
-			goto nomem;
-	}
 	for (i = 0; i < m->ntensors; i++) {
 		const struct model_tensor *mt = &m->tensors[i];
 		struct tstats s;
+		size_t ql;
+		char *q;
 
 		rc = tstats_tensor(m->shards[mt->shard].src,
 				   model_tensor_offset(m, mt), mt->t, &s,
-				   progress_cb, &pr);
-		pr.base += model_tensor_nbytes(mt);
+				   progress_cb, &r->pr);
+		r->pr.base += model_tensor_nbytes(mt);
 		if (rc == -ENOMEM)
-			goto nomem;
+			return -1;
 		if (rc) {
-			if (pr.on)
+			if (r->pr.on)
 				fputc('\n', stderr);
 			if (!o->quiet)
 				fprintf(stderr, "stfs-inspect: %s: %s: cannot "
 					"read tensor %s (was the source changed?)\n",
 					m->shards[mt->shard].src->name,
 					strerror(-rc), mt->t->name);
-			buf_free(&objs);
-			json_decref(bad);
-			model_free(m);
 			return 2;
 		}
+		r->ntensors++;
 		if (tstats_bad(&s))
-			nbad++;
+			r->nbad++;
 		if (o->quiet)
 			continue;
 		if (o->json) {
 			char *text = tstats_json(&s, mt->t->name,
 						 mt->t->name_len);
+			int bad;
 
 			/* kept as text: jansson cannot hold a U64 max */
-			if (!text || add_indented(&objs, text, i == 0))
-				goto nomem;
+			if (!text)
+				return -1;
+			if (r->multi) {
+				/* the model's directory, right after "{" */
+				struct buf t = BUF_INIT;
+
+				bad = buf_adds(&t, "{\n  \"dir\": ") ||
+				      buf_add_json_string(&t, dir, strlen(dir)) ||
+				      buf_adds(&t, ",") || buf_adds(&t, text + 1);
+				free(text);
+				text = bad ? NULL : buf_steal(&t);
+				buf_free(&t);
+				if (!text)
+					return -1;
+			}
+			bad = add_indented(&r->objs, text, r->ntensors == 1);
 			free(text);
-			if (tstats_bad(&s) && json_array_append_new(bad,
-				json_stringn(mt->t->name, mt->t->name_len)))
-				goto nomem;
+			if (bad)
+				return -1;
+			if (!tstats_bad(&s))
+				continue;
+			q = qualified(r->multi ? dir : "", mt->t, &ql);
+			if (!q || json_array_append_new(r->bad,
+							json_stringn(q, ql))) {
+				free(q);
+				return -1;
+			}
+			free(q);
 			continue;
 		}
-		if (pr.on)
+		if (r->pr.on)
 			fputs("\r\033[K", stderr);
 		print_row(mt, &s);
 	}
-	if (pr.on)
+	return 0;
+}
+
+int
+inspect_stats(const struct inspect_opts *o)
+{
+	struct run r;
+	struct catalog *c;
+	struct err e = { 0 };
+	size_t i, k;
+	int rc = 0;
+
+	if (o->nsources != 1) {
+		fputs("stfs-inspect: --stats takes exactly one SOURCE "
+		      "(try --help)\n", stderr);
+		return 2;
+	}
+	if (catalog_open(o->sources[0], NULL, &c, &e)) {
+		err_where(&e, o->sources[0]);
+		if (!o->quiet)
+			err_print("stfs-inspect", &e);
+		return err_exit_status(e.code);
+	}
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.pr.on = !o->quiet && isatty(STDERR_FILENO);
+	r.multi = c->n != 1 || c->entries[0].dir[0];
+	for (k = 0; k < c->n; k++)
+		for (i = 0; i < c->entries[k].model->ntensors; i++)
+			r.pr.total += model_tensor_nbytes(
+				&c->entries[k].model->tensors[i]);
+	if (o->json && !(r.bad = json_array()))
+		rc = -1;
+	for (k = 0; !rc && k < c->n; k++) {
+		if (r.multi && !o->json && !o->quiet)
+			printf("%s== %s ==\n", k ? "\n" : "",
+			       c->entries[k].dir[0] ? c->entries[k].dir : ".");
+		rc = stats_model(&r, c->entries[k].model, c->entries[k].dir);
+	}
+	if (r.pr.on)
 		fputs("\r\033[K", stderr);
-	if (o->json && !o->quiet) {
-		json_t *src = json_string(m->arg);
+	if (!rc && o->json && !o->quiet) {
+		json_t *src = json_string(c->label ? c->label : o->sources[0]);
 		char *a = src ? json_dumps(src, JSON_ENCODE_ANY) : NULL;
-		char *b = json_dumps(bad, JSON_INDENT(2));
+		char *b = json_dumps(r.bad, JSON_INDENT(2));
 
 		json_decref(src);
-		if (!a || !b) {
-			free(a);
-			free(b);
-			goto nomem;
+		if (a && b) {
+			printf("{\n  \"source\": %s,\n  \"tensors\": [%s%s],\n"
+			       "  \"nan_or_inf\": ", a,
+			       r.objs.len ? r.objs.data : "",
+			       r.objs.len ? "\n  " : "");
+			/* the array one level in */
+			for (char *p = b; *p; p++) {
+				putchar(*p);
+				if (*p == '\n')
+					fputs("  ", stdout);
+			}
+			fputs("\n}\n", stdout);
+		} else {
+			rc = -1;
 		}
-		printf("{\n  \"source\": %s,\n  \"tensors\": [%s%s],\n"
-		       "  \"nan_or_inf\": ", a, objs.len ? objs.data : "",
-		       objs.len ? "\n  " : "");
-		/* the array one level in */
-		for (char *p = b; *p; p++) {
-			putchar(*p);
-			if (*p == '\n')
-				fputs("  ", stdout);
-		}
-		fputs("\n}\n", stdout);
 		free(a);
 		free(b);
-	} else if (!o->quiet) {
-		printf("%" PRIu64 " of %zu tensor%s hold%s NaN or Inf\n", nbad,
-		       m->ntensors, m->ntensors == 1 ? "" : "s",
-		       m->ntensors == 1 ? "s" : "");
+	} else if (!rc && !o->quiet) {
+		printf("%s%" PRIu64 " of %" PRIu64 " tensor%s hold%s NaN or Inf\n",
+		       r.multi ? "\n" : "", r.nbad, r.ntensors,
+		       r.ntensors == 1 ? "" : "s", r.ntensors == 1 ? "s" : "");
 	}
-	buf_free(&objs);
-	json_decref(bad);
-	model_free(m);
-	return nbad ? 1 : 0;
-nomem:
-	buf_free(&objs);
-	json_decref(bad);
-	model_free(m);
-	fputs("stfs-inspect: out of memory\n", stderr);
-	return 2;
+	buf_free(&r.objs);
+	json_decref(r.bad);
+	catalog_free(c);
+	if (rc < 0) {
+		fputs("stfs-inspect: out of memory\n", stderr);
+		return 2;
+	}
+	if (rc)
+		return rc;
+	return r.nbad ? 1 : 0;
 }

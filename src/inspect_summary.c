@@ -1,17 +1,28 @@
-/* inspect_summary.c - the default mode: validate SOURCE and print its
- * summary (text or --json), optionally with every tensor (--tensors,
+/* inspect_summary.c - the default mode: validate each SOURCE and print
+ * its summary (text or --json), optionally with every tensor (--tensors,
  * --sort) and the per-module breakdown (--group).
+ *
+ * A SOURCE may hold several models (a directory tree, the hub cache,
+ * catalog.h).  One SOURCE that is one model prints as it always did;
+ * otherwise there is one block per model, headed "== PATH ==" (SOURCE,
+ * then the model's directory in the mount), and --json prints
+ * {"models": [...]}: each the usual object plus "path" (that same path)
+ * and "dir" (the directory in the mount, "" for a SOURCE that is one
+ * model).
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "catalog.h"
+#include "error.h"
 #include "inspect.h"
 #include "model.h"
 #include "summary.h"
 
-static int
-print_json(const struct inspect_opts *o, const struct model *m)
+static json_t *
+model_json(const struct inspect_opts *o, const struct model *m)
 {
 	char *text = summary_json(m, 0);
 	json_t *root = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL;
@@ -19,10 +30,16 @@ print_json(const struct inspect_opts *o, const struct model *m)
 	free(text);
 	if (!root || inspect_add_json(o, m, root)) {
 		json_decref(root);
-		return -1;
+		return NULL;
 	}
-	text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
-	json_decref(root);
+	return root;
+}
+
+static int
+print_json(json_t *root)
+{
+	char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
+
 	if (!text)
 		return -1;
 	puts(text);
@@ -30,36 +47,109 @@ print_json(const struct inspect_opts *o, const struct model *m)
 	return 0;
 }
 
+static int
+print_text(const struct inspect_opts *o, const struct model *m)
+{
+	int rc = 0;
+
+	summary_print_text(stdout, m, 0);
+	if (o->tensors)
+		rc = inspect_print_tensors(o, m);
+	if (!rc && o->group)
+		rc = inspect_print_groups(o, m);
+	return rc;
+}
+
+static char *
+model_path(const char *source, const char *dir)
+{
+	size_t n = strlen(source);
+	char *p;
+
+	if (!*dir)
+		return strdup(source);
+	while (n > 1 && source[n - 1] == '/')
+		n--;
+	return asprintf(&p, "%.*s/%s", (int)n, source, dir) < 0 ? NULL : p;
+}
+
+/* One SOURCE's models: a text block each, or objects added to list.
+ * 0 or -1 (out of memory). */
+static int
+show(const struct inspect_opts *o, const char *source,
+     const struct catalog *c, int blocks, json_t *list, int *first)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct catalog_entry *x = &c->entries[i];
+		char *path = model_path(source, x->dir);
+		json_t *obj;
+		int rc = 0;
+
+		if (!path)
+			return -1;
+		if (o->json) {
+			obj = model_json(o, x->model);
+			if (!obj || json_object_set_new(obj, "path",
+							json_string(path)) ||
+			    json_object_set_new(obj, "dir",
+						json_string(x->dir)) ||
+			    json_array_append_new(list, obj))
+				rc = -1;
+		} else {
+			if (blocks)
+				printf("%s== %s ==\n", *first ? "" : "\n",
+				       path);
+			rc = print_text(o, x->model);
+		}
+		*first = 0;
+		free(path);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 int
 inspect_summary(const struct inspect_opts *o)
 {
-	struct model *m;
-	int rc;
+	json_t *list = json_array(), *root;
+	int i, rc, status = 0, first = 1, oom = !list, multi;
+	struct catalog *c;
 
-	if (o->nsources != 1) {
-		fputs("stfs-inspect: expected exactly one SOURCE "
-		      "(try --help)\n", stderr);
-		return 2;
+	multi = o->nsources > 1;
+	for (i = 0; !oom && i < o->nsources; i++) {
+		struct err e = { 0 };
+
+		if (catalog_open(o->sources[i], NULL, &c, &e)) {
+			err_where(&e, o->sources[i]);
+			if (!o->quiet)
+				err_print("stfs-inspect", &e);
+			rc = err_exit_status(e.code);
+			status = rc > status ? rc : status;
+			continue;
+		}
+		if (c->n != 1 || c->entries[0].dir[0])
+			multi = 1;
+		if (!o->quiet && o->json && !multi && o->nsources == 1) {
+			root = model_json(o, c->entries[0].model);
+			oom = !root || print_json(root);
+			json_decref(root);
+		} else if (!o->quiet) {
+			oom = show(o, o->sources[i], c, multi, list, &first);
+		}
+		catalog_free(c);
 	}
-	rc = inspect_open(o, o->sources[0], &m);
-	if (rc)
-		return rc;
-	if (o->quiet) {
-		rc = 0;
-	} else if (o->json) {
-		rc = print_json(o, m);
-	} else {
-		summary_print_text(stdout, m, 0);
-		rc = 0;
-		if (o->tensors)
-			rc = inspect_print_tensors(o, m);
-		if (!rc && o->group)
-			rc = inspect_print_groups(o, m);
+	if (!oom && o->json && !o->quiet && multi) {
+		root = json_pack("{sO}", "models", list);
+		oom = !root || print_json(root);
+		json_decref(root);
 	}
-	model_free(m);
-	if (rc) {
+	json_decref(list);
+	if (oom) {
 		fputs("stfs-inspect: out of memory\n", stderr);
 		return 2;
 	}
-	return 0;
+	return status;
 }

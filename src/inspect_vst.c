@@ -66,12 +66,13 @@ write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* Copy source bytes [off, off + len) to fd at its current position. */
+/* Copy source bytes [off, off + len) to fd at its current position;
+ * in_fd: the source's descriptor, or < 0. */
 static int
-copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
-	   struct progress *pr, char **bounce, struct err *e)
+copy_range_fd(struct source *s, int in_fd, uint64_t off, uint64_t len,
+	      int fd, struct progress *pr, char **bounce, struct err *e)
 {
-	int use_cfr = s->fd >= 0;
+	int use_cfr = in_fd >= 0;
 
 	while (len) {
 		size_t n = len < CHUNK ? (size_t)len : CHUNK;
@@ -79,7 +80,7 @@ copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
 
 		if (use_cfr) {
 			loff_t in = (loff_t)off;
-			ssize_t c = copy_file_range(s->fd, &in, fd, NULL, n, 0);
+			ssize_t c = copy_file_range(in_fd, &in, fd, NULL, n, 0);
 
 			if (c > 0) {
 				off += (uint64_t)c;
@@ -115,6 +116,19 @@ copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
 		progress_show(pr, 0);
 	}
 	return 0;
+}
+
+/* The source's descriptor is pinned for the copy (source_fd_get). */
+static int
+copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
+	   struct progress *pr, char **bounce, struct err *e)
+{
+	int in_fd = source_fd_get(s), rc;
+
+	rc = copy_range_fd(s, in_fd, off, len, fd, pr, bounce, e);
+	if (in_fd >= 0)
+		source_fd_put(s, in_fd);
+	return rc;
 }
 
 static int
@@ -164,9 +178,13 @@ check_out(const struct model *m, const char *out, struct err *e)
 			       "file to write");
 	for (i = 0; i < m->nshards; i++) {
 		struct source *s = m->shards[i].src;
+		int fd = source_fd_get(s), same;
 
-		if (s->fd >= 0 && fstat(s->fd, &ss) == 0 &&
-		    ss.st_dev == so.st_dev && ss.st_ino == so.st_ino)
+		same = fd >= 0 && fstat(fd, &ss) == 0 &&
+		       ss.st_dev == so.st_dev && ss.st_ino == so.st_ino;
+		if (fd >= 0)
+			source_fd_put(s, fd);
+		if (same)
 			return err_set(e, ERR_USAGE, "is the source `%s`; "
 				       "stfs never writes to a source: name "
 				       "another OUT", s->name);

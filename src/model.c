@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "error.h"
 #include "shards.h"
+#include "sniff.h"
 #ifdef STFS_HAVE_S3
 #include "s3.h"
 #endif
@@ -99,7 +100,7 @@ open_single(const char *path, struct model **out, struct err *e)
 
 	if (source_open(path, &src, e))
 		return -1;
-	if (header_read(src, &h, e)) {
+	if (sniff_header_read(src, &h, e)) {
 		source_close(src);
 		return -1;
 	}

@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "catalog.h"
 #include "error.h"
 #include "header.h"
 #include "model.h"
@@ -538,7 +539,6 @@ open_model_at(const char *url, const char *bucket, const struct s3_listing *l,
 		if (rc == 0)
 			rc = model_from_single(url, src, h, out, e);
 	}
-	pre_drop_unused();
 	free(v);
 	return rc;
 }
@@ -560,6 +560,7 @@ s3_model_open(const char *source, struct model **out, struct err *e)
 	if (*key && key[strlen(key) - 1] != '/') {
 		/* one object */
 		rc = open_model_at(source, bucket, NULL, out, e);
+		pre_drop_unused();
 		goto out;
 	}
 	if (!(c = s3_conf_get(anonymous(), e)))
@@ -590,6 +591,7 @@ s3_model_open(const char *source, struct model **out, struct err *e)
 	if (!models[0].is_index)
 		pre_add(url, models[0].obj->etag, NULL);
 	rc = open_model_at(url, bucket, &l, out, e);
+	pre_drop_unused();
 	if (rc == 0) {
 		free((*out)->arg);
 		(*out)->arg = strdup(source);
@@ -600,5 +602,272 @@ out:
 	free(bucket);
 	free(key);
 	free(url);
+	return rc;
+}
+
+/* ---- a tree of models: the catalog ------------------------------------ */
+
+struct s3_named {
+	char *name;		/* escaped path component */
+	const char *rel;	/* model: its key relative to the prefix */
+	char *sub;		/* kid: its prefix relative to the prefix */
+};
+
+static void
+named_free(struct s3_named *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].sub);
+	}
+	free(v);
+}
+
+static char *
+escaped_part(const char *s, size_t n)
+{
+	char *raw = strndup(s, n), *out = malloc(3 * n + 2);
+
+	if (!raw || !out || catalog_escape(raw, out, 3 * n + 2)) {
+		free(raw);
+		free(out);
+		return NULL;
+	}
+	free(raw);
+	return out;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The catalog's rules for the models whose keys (relative to the prefix,
+ * sorted) start with `at`: exactly one model there and no directory below
+ * holding models: that model is `dir` itself; otherwise one subdirectory
+ * per model (its file name without .safetensors / .safetensors.index.json;
+ * the whole file name when that is taken) and per directory below.
+ * Appends (dir, rel) pairs to *out. */
+static int
+tree_place(const char **rels, size_t n, const char *at, const char *dir,
+	   struct s3_named **out, size_t *nout, struct err *e)
+{
+	size_t al = strlen(at), i, nd = 0, nk = 0, cap = n + 1;
+	struct s3_named *v = calloc(cap, sizeof(*v));
+	int rc = -1;
+
+	if (!v)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	for (i = 0; i < n; i++) {
+		const char *r = rels[i], *slash;
+
+		if (strncmp(r, at, al) != 0)
+			continue;
+		slash = strchr(r + al, '/');
+		if (!slash) {
+			v[nd + nk].rel = r;
+			nd++;
+		} else if (!nk || !v[nd + nk - 1].sub ||
+			   strncmp(v[nd + nk - 1].sub, r,
+				   (size_t)(slash - r) + 1) != 0 ||
+			   strlen(v[nd + nk - 1].sub) !=
+			   (size_t)(slash - r) + 1) {
+			if (!(v[nd + nk].sub = strndup(r, (size_t)(slash - r) +
+						       1)))
+				goto oom;
+			v[nd + nk].name = escaped_part(r + al, (size_t)(slash -
+							   r - (ptrdiff_t)al));
+			if (!v[nd + nk].name)
+				goto oom;
+			nk++;
+		}
+	}
+	if (nd == 1 && nk == 0) {
+		struct s3_named *o = realloc(*out, (*nout + 1) * sizeof(**out));
+
+		if (!o)
+			goto oom;
+		*out = o;
+		for (i = 0; !v[i].rel; i++)
+			;
+		o[*nout].rel = v[i].rel;
+		o[*nout].sub = NULL;
+		if (!(o[*nout].name = strdup(dir)))
+			goto oom;
+		(*nout)++;
+		rc = 0;
+		goto done;
+	}
+	/* names: models by stem; a stem equal to a sibling's name takes the
+	 * whole file name */
+	for (i = 0; i < nd + nk; i++) {
+		const char *base;
+		size_t bl;
+
+		if (!v[i].rel)
+			continue;
+		base = v[i].rel + al;
+		bl = strlen(base);
+		bl -= s3_key_is_model(base) == 2 ?
+		      strlen(".safetensors.index.json") : strlen(".safetensors");
+		if (!(v[i].name = escaped_part(base, bl)))
+			goto oom;
+	}
+	for (i = 0; i < nd + nk; i++) {
+		size_t j;
+
+		for (j = 0; v[i].rel && j < nd + nk; j++) {
+			if (j == i || strcmp(v[i].name, v[j].name))
+				continue;
+			free(v[i].name);
+			v[i].name = escaped_part(v[i].rel + al,
+						 strlen(v[i].rel + al));
+			if (!v[i].name)
+				goto oom;
+			break;
+		}
+	}
+	for (i = 0; i < nd + nk; i++) {
+		char *sub;
+
+		if (asprintf(&sub, "%s%s%s", dir, *dir ? "/" : "",
+			     v[i].name) < 0)
+			goto oom;
+		if (v[i].rel) {
+			struct s3_named *o = realloc(*out, (*nout + 1) *
+						     sizeof(**out));
+
+			if (!o) {
+				free(sub);
+				goto oom;
+			}
+			*out = o;
+			o[*nout].rel = v[i].rel;
+			o[*nout].sub = NULL;
+			o[*nout].name = sub;
+			(*nout)++;
+		} else {
+			rc = tree_place(rels, n, v[i].sub, sub, out, nout, e);
+			free(sub);
+			if (rc)
+				goto done;
+			rc = -1;
+		}
+	}
+	rc = 0;
+	goto done;
+oom:
+	err_set(e, ERR_NO_MEMORY, "out of memory");
+done:
+	named_free(v, nd + nk);
+	return rc;
+}
+
+int
+s3_catalog_open(const char *source, struct catalog **out, struct err *e)
+{
+	const struct s3_conf *c;
+	struct s3_listing l = {0};
+	struct s3_model *models = NULL;
+	struct s3_named *placed = NULL;
+	struct s3_pre **pre = NULL;
+	const char **rels = NULL;
+	struct catalog *cat = NULL;
+	size_t nmodels = 0, nplaced = 0, npre = 0, i, pl;
+	char *bucket = NULL, *key = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	if (parse_url(source, &bucket, &key, e))
+		return -1;
+	e->where[0] = '\0';
+	if (!(cat = catalog_new(source))) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (*key && key[strlen(key) - 1] != '/') {
+		struct model *m = NULL;
+
+		if (s3_model_open(source, &m, e) ||
+		    catalog_add(cat, "", source, m, e))
+			goto out;
+		rc = 0;
+		goto out;
+	}
+	if (!(c = s3_conf_get(anonymous(), e)))
+		goto out;
+	if (s3_list(c, bucket, key, &l, e)) {
+		err_where(e, source);
+		goto out;
+	}
+	if (discover(source, bucket, key, &l, &models, &nmodels, e))
+		goto out;
+	pl = strlen(key);
+	rels = calloc(nmodels, sizeof(*rels));
+	pre = calloc(l.n ? l.n : 1, sizeof(*pre));
+	if (!rels || !pre) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < nmodels; i++)
+		rels[i] = models[i].obj->key + pl;
+	qsort(rels, nmodels, sizeof(*rels), cmp_str);
+	if (tree_place(rels, nmodels, "", "", &placed, &nplaced, e))
+		goto out;
+	/* every model's objects at once: the headers of the whole tree cost
+	 * about one round trip */
+	for (i = 0; i < l.n; i++) {
+		char *u;
+
+		if (s3_key_is_model(l.objs[i].key) != 1)
+			continue;
+		if (!(u = obj_url(bucket, l.objs[i].key)) ||
+		    pre_add(u, l.objs[i].etag, &pre[npre])) {
+			free(u);
+			err_set(e, ERR_NO_MEMORY, "out of memory");
+			goto out;
+		}
+		free(u);
+		npre++;
+	}
+	pre_open_all(pre, npre);
+	for (i = 0; i < nplaced; i++) {
+		struct model *m = NULL;
+		/* rel points pl bytes into its listed key */
+		char *u = obj_url(bucket, placed[i].rel - pl);
+
+		if (!u) {
+			err_set(e, ERR_NO_MEMORY, "out of memory");
+			goto out;
+		}
+		rc = open_model_at(u, bucket, NULL, &m, e);
+		if (rc == 0)
+			rc = catalog_add(cat, placed[i].name, u, m, e);
+		free(u);
+		if (rc)
+			goto out;
+		rc = -1;
+	}
+	rc = 0;
+out:
+	pre_drop_unused();
+	if (rc == 0)
+		rc = catalog_finish(cat, e);
+	if (rc == 0) {
+		e->where[0] = '\0';
+		*out = cat;
+	} else {
+		catalog_free(cat);
+	}
+	named_free(placed, nplaced);
+	free(pre);
+	free(rels);
+	free(models);
+	s3_listing_free(&l);
+	free(bucket);
+	free(key);
 	return rc;
 }

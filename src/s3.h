@@ -37,4 +37,10 @@ int source_open_s3(const char *url, struct source **out, struct err *e);
  * a prefix / bucket holding exactly one model. */
 int s3_model_open(const char *source, struct model **out, struct err *e);
 
+/* What catalog_open() does for s3:// SOURCEs: an object is one model at
+ * the root; a prefix or a bucket is a tree of models by the catalog's
+ * rules (catalog.h), every object of every model opened at once. */
+struct catalog;
+int s3_catalog_open(const char *source, struct catalog **out, struct err *e);
+
 #endif

@@ -1,4 +1,5 @@
-/* source.c - local file sources: one long-lived O_RDONLY descriptor. */
+/* source.c - local file sources: a path and, while it is in use, an
+ * O_RDONLY descriptor from the bounded pool (srcpool.h). */
 #include "source.h"
 
 #include <errno.h>
@@ -10,34 +11,41 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "srcpool.h"
 
 static int
 local_pread(struct source *s, void *buf, size_t len, uint64_t off)
 {
+	int fd = srcpool_get(s->priv), rc = 0;
 	char *p = buf;
 
+	if (fd < 0)
+		return fd;
 	while (len) {
-		ssize_t n = pread(s->fd, p, len, (off_t)off);
+		ssize_t n = pread(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			rc = -errno;
+			break;
 		}
-		if (n == 0)
-			return -EIO;	/* the file ends early: never short */
+		if (n == 0) {
+			rc = -EIO;	/* the file ends early: never short */
+			break;
+		}
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
 	}
-	return 0;
+	srcpool_put(s->priv);
+	return rc;
 }
 
 static void
 local_close(struct source *s)
 {
-	if (s->fd >= 0)
-		close(s->fd);
+	srcpool_remove(s->priv);
 }
 
 static int
@@ -46,7 +54,8 @@ same_time(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
-/* The fstat that was already on the read path: a rewrite in place moves
+/* 1 when the file changed (and marks s stale), 0 when it did not, -1
+ * when it cannot tell now.  The fstat that was already on the read path: a rewrite in place moves
  * mtime and ctime even when the size stays (ctime also when mtime was set
  * back), a truncation the size.  Unlinking the file - renaming a new one
  * over it, the way to replace a mounted model - moves its ctime too but
@@ -58,9 +67,20 @@ local_changed(struct source *s)
 {
 	struct stat st;
 	char why[96];
+	int fd = srcpool_get(s->priv), rc = -1;
 
-	if (fstat(s->fd, &st) < 0) {
-		snprintf(why, sizeof(why), "cannot stat: %s", strerror(errno));
+	if (fd >= 0) {
+		rc = fstat(fd, &st);
+		if (rc < 0)
+			rc = -errno;
+		srcpool_put(s->priv);
+	}
+	if (fd == -ESTALE) {
+		snprintf(why, sizeof(why), "reopened, and another file now");
+	} else if (fd < 0) {
+		return -1;	/* no descriptor now (EMFILE): cannot tell */
+	} else if (rc < 0) {
+		snprintf(why, sizeof(why), "cannot stat: %s", strerror(-rc));
 	} else if ((uint64_t)st.st_size != s->size) {
 		snprintf(why, sizeof(why), "size %llu -> %llu bytes",
 			 (unsigned long long)s->size,
@@ -118,15 +138,19 @@ source_open_local(const char *path, struct source **out, struct err *e)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->name = strdup(path)) ||
-	    !(s->base = strdup(path_base(path)))) {
-		if (s)
+	    !(s->base = strdup(path_base(path))) ||
+	    !(s->priv = srcpool_add(path, fd, &st))) {
+		if (s) {
 			free(s->name);
+			free(s->base);
+		}
 		free(s);
 		close(fd);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
 	s->ops = &local_ops;
-	s->fd = fd;
+	/* The descriptor belongs to the pool: source_fd_get/put. */
+	s->fd = -1;
 	s->size = (uint64_t)st.st_size;
 	s->mtime = st.st_mtim;
 	s->ctime = st.st_ctim;
@@ -192,19 +216,6 @@ source_open_s3(const char *url, struct source **out, struct err *e)
 }
 #endif
 
-int
-source_fd_get(struct source *s)
-{
-	return s->fd >= 0 ? s->fd : -EOPNOTSUPP;
-}
-
-void
-source_fd_put(struct source *s, int fd)
-{
-	(void)s;
-	(void)fd;	/* the one long-lived descriptor stays open */
-}
-
 static void (*stale_hook)(struct source *, const char *, void *);
 static void *stale_arg;
 
@@ -230,9 +241,31 @@ source_verify(struct source *s)
 {
 	if (__atomic_load_n(&s->stale, __ATOMIC_ACQUIRE))
 		return -ESTALE;
-	if (s->ops->changed && s->ops->changed(s))
-		return -ESTALE;
+	if (s->ops->changed) {
+		int rc = s->ops->changed(s);
+
+		if (rc > 0)
+			return -ESTALE;
+		if (rc < 0)
+			return -EIO;	/* could not check: this read only */
+	}
 	return 0;
+}
+
+int
+source_fd_get(struct source *s)
+{
+	if (s->ops != &local_ops)
+		return s->fd >= 0 ? s->fd : -EOPNOTSUPP;
+	return srcpool_get(s->priv);
+}
+
+void
+source_fd_put(struct source *s, int fd)
+{
+	(void)fd;
+	if (s->ops == &local_ops)
+		srcpool_put(s->priv);
 }
 
 void

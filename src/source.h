@@ -23,8 +23,9 @@ struct source_ops {
 	/* Read exactly len bytes at off into buf.  0 or -errno. */
 	int (*pread)(struct source *s, void *buf, size_t len, uint64_t off);
 	void (*close)(struct source *s);
-	/* 0 while the source is what was opened, 1 once it changed.  NULL:
-	 * it never changes (or its pread detects that itself and calls
+	/* 0 while the source is what was opened, 1 once it changed (after
+	 * source_mark_stale()), -1 when it cannot tell now.  NULL: it never
+	 * changes (or its pread detects that itself and calls
 	 * source_mark_stale()). */
 	int (*changed)(struct source *s);
 };
@@ -80,15 +81,18 @@ source_pread(struct source *s, void *buf, size_t len, uint64_t off)
 
 /* A descriptor to splice or pread the source's bytes from (same
  * offsets), pinned until source_fd_put(); -EOPNOTSUPP for sources without
- * one (remote), other -errno on failure. */
+ * one (remote), -ESTALE when a local file had to be reopened and is no
+ * longer the one opened, other -errno on failure.  Local descriptors come
+ * from a bounded pool (srcpool.h): s->fd is -1 for them. */
 int source_fd_get(struct source *s);
 void source_fd_put(struct source *s, int fd);
 
 /* 0 while the source is what was opened: for local files the same size,
  * mtime, ctime, device and inode (fstat); remote sources decide through
  * ops->changed.  -ESTALE once it changed: sticky, and the first time the
- * stale hook runs.  Call it after reading, so that a change that raced
- * with the read is seen. */
+ * stale hook runs; -EIO when it cannot tell now (no descriptor to be
+ * had).  Call it after reading, so that a change that raced with the read
+ * is seen. */
 int source_verify(struct source *s);
 
 /* Mark s stale (sticky); the first call runs the stale hook. */

@@ -12,6 +12,7 @@
  * mounted; the command returns once the mount exists (fuse_daemonize()
  * after fuse_session_mount()), and the daemon then logs to syslog.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,10 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include "catalog.h"
 #include "error.h"
 #include "fsll.h"
 #include "model.h"
@@ -43,6 +46,7 @@ struct stfs_opts {
 	char *source;
 	char *mountpoint;
 	char *extra;		/* a third positional argument: an error */
+	char *fsname;		/* absolute path (or URL) of SOURCE */
 	unsigned readahead;	/* KiB; 0 leaves the kernel's default */
 	unsigned uid, gid;
 	int uid_set, gid_set;
@@ -162,8 +166,10 @@ usage(FILE *out, const char *prog)
 "\n"
 "Mount a safetensors model read-only as a directory of plain files.\n"
 "SOURCE is a .safetensors file, a model.safetensors.index.json of a\n"
-"sharded set, or a directory holding either.  It is validated as strictly\n"
-"as the reference reader before anything is mounted.\n"
+"sharded set, a directory holding either, a Hugging Face hub cache repo\n"
+"(models--ORG--NAME: its refs/main snapshot) or snapshot, or an http(s)://\n"
+"URL.  It is validated as strictly as the reference reader before\n"
+"anything is mounted.\n"
 "\n"
 "Layout of MOUNTPOINT:\n"
 "  NAME                 one per tensor: exactly its bytes (mmap works)\n"
@@ -196,6 +202,9 @@ usage(FILE *out, const char *prog)
 "  -o readahead=KiB     kernel readahead of the mount (default %u; 0 keeps\n"
 "                       the kernel's 128); needs root, else ignored\n"
 "  -o uid=N,gid=N       owner of the files (default: the source's)\n"
+"  -o auto_unmount      unmount when the daemon dies (killed, crashed):\n"
+"                       no stale \"Transport endpoint is not connected\"\n"
+"                       mount point; recommended in fstab\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n",
@@ -369,6 +378,25 @@ mount_devno(const char *mnt, char *devno, size_t cap)
 	return found ? 0 : -1;
 }
 
+/* Mounting over files hides them until the unmount: allowed (FUSE 3 has
+ * no "nonempty" option), but rarely meant. */
+static void
+warn_nonempty(const char *shown, const char *path)
+{
+	struct dirent *d;
+	DIR *dp = opendir(path);
+	int n = 0;
+
+	if (!dp)
+		return;
+	while (!n && (d = readdir(dp)))
+		n = strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	closedir(dp);
+	if (n)
+		fprintf(stderr, PROG ": warning: %s is not empty: its files are "
+			"hidden while the model is mounted there\n", shown);
+}
+
 static int
 check_mountpoint(const char *path, char **resolved, struct err *e)
 {
@@ -378,6 +406,9 @@ check_mountpoint(const char *path, char **resolved, struct err *e)
 	/* Name the mount point even if an earlier step left a where. */
 	snprintf(e->where, sizeof(e->where), "%s", path);
 	*resolved = realpath(path, NULL);
+	if (!*resolved && errno == ENOENT)
+		return err_set(e, ERR_IO, "mount point: %s (create it: mkdir -p "
+			       "%s)", strerror(errno), path);
 	if (!*resolved)
 		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
 	if (stat(*resolved, &st) != 0)
@@ -391,6 +422,7 @@ check_mountpoint(const char *path, char **resolved, struct err *e)
 		return err_set(e, ERR_IO, "mount point: already an stfs mount "
 			       "(unmount it first: fusermount3 -u %s)", path);
 	e->where[0] = '\0';
+	warn_nonempty(path, *resolved);
 	return 0;
 }
 
@@ -436,8 +468,9 @@ readahead_apply(void *arg)
 }
 
 /* -o ro,default_permissions,subtype=stfs,fsname=SOURCE, appended after
- * the user's options so that ro wins; fsname makes mount(8) and df show
- * SOURCE, and giving it keeps libfuse from adding subtype=<argv0>. */
+ * the user's options so that ro wins; fsname makes mount(8), findmnt and
+ * df show SOURCE (its absolute path, whatever the directory stfs ran in),
+ * and giving it keeps libfuse from adding subtype=<argv0>. */
 static int
 add_mount_opts(struct fuse_args *args, const char *source)
 {
@@ -473,9 +506,11 @@ is_helper_name(const char *argv0)
 }
 
 static int
-run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
+run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
     const char *mnt, struct err *e)
 {
+	struct view_model *vm;
+	size_t i;
 	struct fuse_cmdline_opts cmd = { 0 };
 	struct fuse_loop_config *loop;
 	struct fsll fs = { 0 };
@@ -491,11 +526,24 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 	vo.gid = o->gid;
 	vo.tree = o->tree;
 	vo.views = o->views_mode;
-	if (view_build(m, &vo, &v, e) != 0) {
+	/* One model at "" is exactly the single-model view; several are a
+	 * tree (view.h: view_build_multi). */
+	vm = calloc(c->n, sizeof(*vm));
+	if (!vm)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	for (i = 0; i < c->n; i++) {
+		vm[i].dir = c->entries[i].dir;
+		vm[i].label = c->entries[i].label;
+		vm[i].model = c->entries[i].model;
+	}
+	ret = view_build_multi(vm, c->n, &vo, &v, e);
+	free(vm);
+	if (ret != 0) {
 		err_where(e, o->source);
 		return -1;
 	}
-	if (add_mount_opts(args, o->source) != 0) {
+	ret = -1;
+	if (add_mount_opts(args, o->fsname ? o->fsname : o->source) != 0) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto err_out1;
 	}
@@ -542,7 +590,8 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 		goto err_out4;
 	}
 	if (!cmd.foreground)
-		syslog(LOG_INFO, "mounted %s on %s", o->source, mnt);
+		syslog(LOG_INFO, "mounted %s on %s",
+		       o->fsname ? o->fsname : o->source, mnt);
 
 	if (cmd.singlethread) {
 		ret = fuse_session_loop(se);
@@ -581,6 +630,58 @@ err_out1:
 	free(fs.conn_opts);
 	view_free(v);
 	return ret;
+}
+
+/* Trees of thousands of models: the soft descriptor limit goes up to the
+ * hard one.  Nothing depends on it (the source descriptor pool stays
+ * within whatever limit there is, srcpool.h); it only leaves more of them
+ * open. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* SOURCE through the catalog (a file, an index, a directory, the hub
+ * cache, a URL); o->fsname becomes its absolute path. */
+static int
+open_source(struct stfs_opts *o, struct catalog **out, struct err *e)
+{
+	struct catalog *c = NULL;
+	struct stat st;
+
+	if (catalog_open(o->source, NULL, &c, e) != 0) {
+		/* "stfs ~/models/x.safetensors ~/models" the wrong way round:
+		 * a directory without models, a model file as mount point. */
+		if (e->code == ERR_USAGE && stat(o->source, &st) == 0 &&
+		    S_ISDIR(st.st_mode) &&
+		    (ends_with(o->mountpoint, ".safetensors") ||
+		     ends_with(o->mountpoint, ".safetensors.index.json"))) {
+			size_t n = strlen(e->detail);
+
+			snprintf(e->detail + n, sizeof(e->detail) - n, "; did "
+				 "you swap SOURCE and MOUNTPOINT? (usage: %s "
+				 "[options] SOURCE MOUNTPOINT)", PROG);
+		}
+		return -1;
+	}
+	o->fsname = c->label;
+	c->label = NULL;
+	*out = c;
+	return 0;
 }
 
 #ifdef STFS_HAVE_HTTP
@@ -628,27 +729,18 @@ setup_hub(struct stfs_opts *o, struct err *e)
 }
 #endif
 
-static int
-open_model(const char *source, struct model **m, struct err *e)
-{
-#ifdef STFS_HAVE_HTTP
-	if (hub_is_uri(source))
-		return hub_open_model(source, m, e);
-#endif
-	return model_open(source, m, e);
-}
-
 int
 main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct stfs_opts o = { 0 };
 	struct err e = { 0 };
-	struct model *m = NULL;
+	struct catalog *cat = NULL;
 	char *mnt = NULL;
 	int status = 0;
 
 	fuse_set_log_func(stfs_log);
+	raise_nofile();
 	o.readahead = DEFAULT_READAHEAD_KIB;
 	o.helper = argc > 0 && is_helper_name(argv[0]);
 	if (fuse_opt_parse(&args, &o, stfs_opt_spec, opt_proc) != 0) {
@@ -700,14 +792,14 @@ main(int argc, char **argv)
 	}
 #endif
 	/* Validate everything before touching the mount point. */
-	if (open_model(o.source, &m, &e) != 0) {
+	if (open_source(&o, &cat, &e) != 0) {
 		err_where(&e, o.source);
 		goto out;
 	}
 	memset(&e, 0, sizeof(e));	/* model_open may leave a where */
 	if (check_mountpoint(o.mountpoint, &mnt, &e) != 0)
 		goto out;
-	if (run(&args, &o, m, mnt, &e) != 0 && e.code == ERR_OK)
+	if (run(&args, &o, cat, mnt, &e) != 0 && e.code == ERR_OK)
 		status = 1;
 
 out:
@@ -719,12 +811,13 @@ out:
 			err_print(PROG, &e);
 		status = err_exit_status(e.code);
 	}
-	model_free(m);
+	catalog_free(cat);
 	free(mnt);
 	free(o.source);
 	free(o.mountpoint);
 	free(o.extra);
 	free(o.views);
+	free(o.fsname);
 #ifdef STFS_HAVE_HTTP
 	free(o.http.header_file);
 	free(o.http.ca_file);

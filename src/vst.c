@@ -433,7 +433,8 @@ build_prefixes(struct vst *v)
 	while (sp)
 		v->pfx[stack[--sp]].hi = (uint32_t)m->ntensors;
 	free(stack);
-	qsort_r(v->pfx, v->np, sizeof(*v->pfx), cmp_prefix, (void *)m);
+	if (v->np > 1)
+		qsort_r(v->pfx, v->np, sizeof(*v->pfx), cmp_prefix, (void *)m);
 	return 0;
 oom:
 	free(stack);

@@ -173,11 +173,12 @@ def broken_sets(outdir):
 	save(idx, obj)
 	cases["absolute"] = (idx, ["/etc/x.safetensors"])
 
-	d, idx, obj = fresh("symlink-escape")
-	outside = os.path.join(outdir, "outside.safetensors")
-	os.replace(os.path.join(d, shard_name(1, 2)), outside)
-	os.symlink(outside, os.path.join(d, shard_name(1, 2)))
-	cases["symlink-escape"] = (idx, [shard_name(1, 2), "outside"])
+	# symlinks are followed wherever they point (the hub cache's blobs/),
+	# but the target must be a regular file
+	d, idx, obj = fresh("symlink-not-regular")
+	os.unlink(os.path.join(d, shard_name(1, 2)))
+	os.symlink("/dev/null", os.path.join(d, shard_name(1, 2)))
+	cases["symlink-not-regular"] = (idx, [shard_name(1, 2), "regular file"])
 
 	d, idx, obj = fresh("not-json")
 	with open(idx, "w") as f:

@@ -38,7 +38,7 @@
  * that escapes in the index's keys matter.  Three more files give an index
  * something to go wrong with: dup.safetensors (valid, but holds "a" again
  * and "z"), bad.safetensors (its data is one byte short) and
- * escape.safetensors (a symlink to a file outside the directory). */
+ * escape.safetensors (a symlink to /dev/null: not a regular file). */
 static const char hdr1[] =
 	"{\"__metadata__\":{\"format\":\"pt\"},"
 	"\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"

@@ -15,7 +15,9 @@ independent implementation, not stfs's code) and answers like S3 does:
   keys that have one, a date more than 15 minutes off: 403
   SignatureDoesNotMatch (or AccessDenied / RequestTimeTooSkewed);
 - If-Match on GET/HEAD whose ETag does not match the object's current one:
-  412 PreconditionFailed (s3rver ignores If-Match; S3 does not).
+  412 PreconditionFailed (s3rver ignores If-Match; S3 does not).  The
+  current ETag is asked of s3rver once (HEAD) and remembered until a
+  write to that path passes through the proxy.
 
 Verified requests are forwarded to s3rver without their credentials.
 Every request is appended to the log file as one JSON line: method, path,
@@ -45,6 +47,7 @@ from botocore.credentials import Credentials
 
 CFG = {}
 LOG_LOCK = threading.Lock()
+ETAGS = {}	# path -> current ETag, for If-Match (writes pass through us)
 HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
        "te", "trailers", "transfer-encoding", "upgrade"}
 
@@ -212,16 +215,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		       if k.lower() not in HOP and k.lower() not in
 		       ("authorization", "x-amz-security-token", "if-match")}
 		im = self.headers.get("If-Match")
+		path = urllib.parse.urlsplit(self.path).path
 		if im is not None and self.command in ("GET", "HEAD"):
-			r = self._forward("HEAD", None, {"Host": fwd.get("Host",
-							"")})
-			r.read()
-			if r.status == 200 and r.getheader("ETag") != im:
+			with LOG_LOCK:
+				cur = ETAGS.get(path)
+			if cur is None:
+				r = self._forward("HEAD", None,
+						  {"Host": fwd.get("Host", "")})
+				r.read()
+				cur = r.getheader("ETag") if r.status == 200 \
+					else None
+				with LOG_LOCK:
+					ETAGS[path] = cur
+			if cur is not None and cur != im:
 				self._reply(412, s3_error("PreconditionFailed",
 					"At least one of the pre-conditions you "
 					"specified did not hold"), self.akid)
 				return
 		r = self._forward(self.command, body, fwd)
+		if self.command in ("PUT", "DELETE", "POST"):
+			# every write goes through here: forget the ETag
+			with LOG_LOCK:
+				ETAGS.pop(path, None)
 		self.send_response(r.status)
 		length = r.getheader("Content-Length")
 		for k, v in r.getheaders():

@@ -131,6 +131,7 @@ class S3:
 			stdin=subprocess.DEVNULL, stdout=self.s3rver_log,
 			stderr=subprocess.STDOUT)
 		wait_port(port, self.s3rver, "s3rver")
+		self.upstream = "127.0.0.1:%d" % port	# s3rver itself
 		cfg = {"upstream": "127.0.0.1:%d" % port, "log": self.log,
 		       "port_file": os.path.join(self.workdir, "proxy.port"),
 		       "region": self.region,

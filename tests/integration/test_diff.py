@@ -137,6 +137,30 @@ def run_(t):
 	r = run([STFS_INSPECT, "--diff", "--stats", a, b])
 	t.eq(r.returncode, 2, "--diff --stats: usage error")
 
+	# trees of models: tensors named DIR/NAME, models paired by directory
+	def model(root, sub, T, meta):
+		os.makedirs(os.path.join(root, sub), exist_ok=True)
+		gen.write_safetensors(os.path.join(root, sub, "model.safetensors"),
+				      T, meta)
+	f32 = lambda v: np.full(4, v, "<f4").tobytes()
+	ta, tb = os.path.join(d, "treeA"), os.path.join(d, "treeB")
+	model(ta, "m1", [("t1", "F32", [4], f32(1)), ("t2", "F32", [4], f32(2))],
+	      {"k": "1"})
+	model(ta, "m2", [("t3", "F32", [4], f32(3))], None)
+	model(tb, "m1", [("t1", "F32", [4], f32(9)), ("t2", "F32", [4], f32(2))],
+	      {"k": "2"})
+	model(tb, "m3", [("t4", "F32", [4], f32(4))], None)
+	r = run([STFS_INSPECT, "--diff", "--json", ta, tb], timeout=60)
+	t.eq(r.returncode, 1, "trees: exit 1 (%r)" % r.stderr[:300])
+	j = json.loads(r.stdout) if r.stdout else {}
+	t.eq((j.get("only_in_a"), j.get("only_in_b"),
+	      [(c["name"], c["what"]) for c in j.get("changed", [])],
+	      j.get("identical"), (j.get("metadata") or {}).get("changed")),
+	     (["m2/t3"], ["m3/t4"], [("m1/t1", "bytes")], 1, ["m1: k"]),
+	     "trees: named by DIR/NAME, paired by directory")
+	r = run([STFS_INSPECT, "--diff", ta, ta], timeout=60)
+	t.eq(r.returncode, 0, "tree vs itself: exit 0")
+
 	# remote: the same answer over http, and http against local
 	why = nginx.available()
 	t.check(not why, "nginx for the remote case: %s" % why)

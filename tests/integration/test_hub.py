@@ -197,23 +197,41 @@ def case_pipeline(t, sim, work, home):
 		with harness.Mount(t, uri, env=env) as m:
 			verify_model(t, dirs[sub], m.path, uri)
 			check_summary(t, m.path, uri, env, uri)
-	# the whole pipeline: one model per subfolder
+	# the whole pipeline: one model per subfolder.  stfs-inspect shows
+	# every model; a mount shows one directory per model, or (before the
+	# view mounts several models) says to name one.
 	uri = "hf://org/pipe"
-	r = inspect(uri, env, args=())
+	r = inspect(uri, env)
 	if r.returncode == 0:
-		with harness.Mount(t, uri, env=env) as m:
-			listing = sorted(os.listdir(m.path))
-			for sub in parts:
-				if t.check(sub in listing, "%s: %s/ in the root"
-					   % (uri, sub)):
-					verify_model(t, dirs[sub], os.path.join(
-						m.path, sub), uri + " " + sub,
-						odd=False)
+		got = json.loads(r.stdout)
+		srcs = sorted(m.get("source", "") for m in got.get("models", []))
+		t.eq(len(srcs), len(parts), "%s: stfs-inspect --json shows %d "
+		     "models" % (uri, len(parts)))
+		for sub in parts:
+			t.check(any("/%s/" % sub in x for x in srcs), "%s: a model "
+				"from %s/ in %s" % (uri, sub, srcs))
 	else:
-		# until the view shows several models: the message names them
 		err = r.stderr.decode()
 		t.check(all(s in err for s in parts), "%s: the error names the "
 			"subfolders to choose from: %s" % (uri, err))
+	mnt = os.path.join(harness.tmpdir("mnt"), "pipe")
+	os.makedirs(mnt)
+	try:
+		r = run([harness.STFS, uri, mnt], env=env, timeout=60)
+		if r.returncode == 0:
+			listing = sorted(os.listdir(mnt))
+			for sub in parts:
+				if t.check(sub in listing, "%s: %s/ in the root %s"
+					   % (uri, sub, listing)):
+					verify_model(t, dirs[sub], os.path.join(
+						mnt, sub), uri + " " + sub, odd=False)
+		else:
+			err = r.stderr.decode()
+			t.check("name one" in err or all(s in err for s in parts),
+				"%s: a mount that cannot show several models says "
+				"to name one: %s" % (uri, err))
+	finally:
+		harness.force_unmount(mnt)
 
 
 def case_expiry(t, sim, work, home):

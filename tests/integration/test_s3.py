@@ -188,8 +188,8 @@ def populate(srv, fx):
 	upload_dir(c, "models", "sets/sharded/", fx["sharded"])
 	upload(c, "models", "replace/big.safetensors", fx["big"])
 	upload(c, "pub", "sample.safetensors", fx["sample"])
-	# 1,100 keys under one prefix, the model's index and shards last in
-	# key order: found only on the second ListObjectsV2 page
+	# 1,100 keys under p/aaa/, the model's index and shards in p/ after
+	# them in key order: found only on the second ListObjectsV2 page
 	empty = b"not a model\n"
 
 	def put(i):
@@ -198,7 +198,7 @@ def populate(srv, fx):
 			     Body=empty)
 	with concurrent.futures.ThreadPoolExecutor(8) as ex:
 		list(ex.map(put, range(1100)))
-	upload_dir(c, "many", "p/zzz/", fx["sharded"])
+	upload_dir(c, "many", "p/", fx["sharded"])
 	upload(c, "many", "other/sample.safetensors", fx["sample"])
 
 
@@ -236,7 +236,7 @@ def case_sharded(t, srv, fx, home):
 	env = cred_env(srv, home)
 	want = sharded_files(fx["index"])
 	for src in ("s3://models/sets/sharded/model.safetensors.index.json",
-		    "s3://models/sets/sharded/", "s3://models/sets/"):
+		    "s3://models/sets/sharded/"):
 		mark = srv.mark()
 		with harness.Mount(t, src, env=env) as m:
 			verify_files(t, m.path, want, src)
@@ -248,6 +248,14 @@ def case_sharded(t, srv, fx, home):
 				    in reqs), "%s: listed" % src)
 	r = inspect("s3://models/sets/sharded/", env)
 	t.eq(r.returncode, 0, "inspect prefix: exit 0 (%s)" % r.stderr)
+	# a prefix whose model is one level down: mirrored as sharded/
+	r = inspect("s3://models/sets/", env)
+	if t.check(r.returncode == 0, "inspect s3://models/sets/: exit 0 (%s)"
+		   % r.stderr):
+		j = json.loads(r.stdout)
+		t.eq([(m["dir"], m["tensors"]) for m in j.get("models", [])],
+		     [("sharded", len(want))], "s3://models/sets/: one model "
+		     "in sharded/")
 
 
 def case_many(t, srv, fx, home):
@@ -262,11 +270,27 @@ def case_many(t, srv, fx, home):
 		"keys" % len(lists))
 	t.check(any("continuation-token=" in r["query"] for r in lists),
 		"many: a continuation token was sent")
-	# the bucket root holds two models: named in one line, refused
+	# the bucket root holds two models: a tree mirrored by prefix (p/aaa/
+	# holds none: not shown)
+	mark = srv.mark()
 	r = inspect("s3://many/", env)
-	err = r.stderr.decode("utf-8", "replace")
-	t.check(r.returncode != 0 and "2 models" in err,
-		"several models: refused with their names: %r" % err)
+	if t.check(r.returncode == 0, "tree: stfs-inspect exit 0: %r"
+		   % r.stderr):
+		j = json.loads(r.stdout)
+		got = sorted((m["dir"], m["path"]) for m in j.get("models", []))
+		t.eq(got, [("other", "s3://many/other"), ("p", "s3://many/p")],
+		     "tree: the models and their directories")
+		t.eq(sorted(m.get("source") for m in j.get("models", [])),
+		     ["s3://many/other/sample.safetensors",
+		      "s3://many/p/model.safetensors.index.json"],
+		     "tree: each model's source is its object's URL")
+		want = sharded_files(fx["index"])
+		for m in j.get("models", []):
+			if m["dir"] == "p":
+				t.eq(m["tensors"], len(want), "tree: p tensors")
+	heads = [r for r in srv.requests_since(mark) if r["range"]]
+	t.eq(len(heads), len(set(r["path"] for r in heads)),
+	     "tree: one header request per object")
 
 
 def case_profile(t, srv, fx, d):

@@ -239,10 +239,41 @@ def check_inspect(t, T, p):
 	t.eq(r.returncode, 2, "--stats with two SOURCEs: usage error")
 
 
+def check_tree(t, d, T):
+	"""A directory of two models: --stats covers both, names the bad
+	tensor by its path in the mount (DIR/NAME)."""
+	root = os.path.join(d, "tree")
+	for sub, names in (("good", ["clean.F32", "clean.BF16"]),
+			   ("bad", ["planted.F16", "clean.F64"])):
+		os.makedirs(os.path.join(root, sub))
+		gen.write_safetensors(os.path.join(root, sub, "model.safetensors"),
+				      [(n, T[n][0], [T[n][2]], T[n][1]) for n in names])
+	r = run([STFS_INSPECT, "--stats", "--json", root], timeout=120)
+	t.eq(r.returncode, 1, "tree --stats: exit 1 (%r)" % r.stderr[:300])
+	j = json.loads(r.stdout) if r.stdout else {}
+	got = sorted((x.get("dir"), x.get("name")) for x in j.get("tensors", []))
+	t.eq(got, [("bad", "clean.F64"), ("bad", "planted.F16"),
+		   ("good", "clean.BF16"), ("good", "clean.F32")],
+	     "tree --stats: every tensor of both models, with its dir")
+	t.eq(j.get("nan_or_inf"), ["bad/planted.F16"],
+	     "tree --stats: the bad tensor by its path")
+	for x in j.get("tensors", []):
+		dt, raw, n, bad = T[x["name"]]
+		compare(t, x, want_stats(dt, raw, n), "tree " + x["name"])
+	r = run([STFS_INSPECT, "--stats", root], timeout=120)
+	out = r.stdout.decode()
+	t.check("== bad ==" in out and "== good ==" in out and
+		out.rstrip().endswith("1 of 4 tensors hold NaN or Inf"),
+		"tree --stats text: a block per model, one count: %r" % out[-300:])
+	r = run([STFS_INSPECT, "--stats", os.path.join(root, "good")], timeout=120)
+	t.eq(r.returncode, 0, "tree --stats of the good model alone: exit 0")
+
+
 def run_(t):
 	d = harness.tmpdir("stats")
 	T, p = make(d)
 	check_inspect(t, T, p)
+	check_tree(t, d, T)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,80 @@
+/* catalog.h - what a SOURCE names: one model, or a tree of models.
+ *
+ * A SOURCE is a .safetensors file, an index, a directory, a Hugging Face
+ * hub cache (its root, a models--ORG--NAME repo, or a snapshot), or an
+ * http(s):// URL.  catalog_open() finds every model it holds, opens and
+ * validates each (nothing is returned until all passed) and says where
+ * each goes in the mount.  The rules (docs/design.md, "Model trees"):
+ *
+ * - A directory that holds exactly one model (one .safetensors file, or
+ *   one *.safetensors.index.json set) and no subdirectory with models IS
+ *   that model: one entry with dir "".
+ * - Otherwise every model becomes a subdirectory named after its file
+ *   without ".safetensors" (an index set: after the index without
+ *   ".safetensors.index.json"), and every subdirectory holding models is
+ *   mirrored by the same rule.  Shards named by an index never appear on
+ *   their own; directories without models and names starting with '.' do
+ *   not appear.
+ * - Names are escaped as tensor names are: '%', control bytes, a leading
+ *   '.', the first '_' of a leading "__" become %XX, the empty name "%".
+ *   When two siblings still get the same name, the models among them use
+ *   their whole file name ("a.safetensors", "m.safetensors.index.json";
+ *   directories keep theirs), and a name still taken gets "%1", "%2", ...
+ *   Every model directory's __summary__.json names its file ("source").
+ * - A hub cache root (a directory holding models--* repos) is a tree
+ *   ORG/NAME/ with the snapshot each repo's refs/main names (or its only
+ *   snapshot); repos without safetensors, datasets--*, spaces--* and
+ *   .locks/ are left out.  A repo directory is its refs/main snapshot.
+ */
+#ifndef STFS_CATALOG_H
+#define STFS_CATALOG_H
+
+#include <stddef.h>
+
+struct err;
+struct model;
+
+struct catalog_entry {
+	char *dir;		/* mount-relative directory of this model, "" for
+				   the root, components joined by '/', each
+				   already a valid file name */
+	char *label;		/* what the model's __summary__.json "source"
+				   says: absolute path of the file or index, or
+				   the redacted URL */
+	struct model *model;	/* owned */
+};
+
+struct catalog {
+	char *label;		/* absolute path / redacted URL of SOURCE, for
+				   fsname & summary */
+	size_t n;
+	struct catalog_entry *entries;	/* sorted by dir; n == 1 && dir ==
+					   "" : one model */
+};
+
+struct catalog_opts {
+	/* Most models a tree may hold (0: no limit of our own). */
+	size_t max_models;
+};
+
+/* 0 with *out set, or -1 with *e naming the file at fault.  o may be
+ * NULL. */
+int catalog_open(const char *source, const struct catalog_opts *o,
+		 struct catalog **out, struct err *e);
+
+void catalog_free(struct catalog *c);
+
+/* For producers of their own (hf://, s3://): an empty catalog, then one
+ * entry at a time (takes ownership of m, also on failure), then sort. */
+struct catalog *catalog_new(const char *label);
+int catalog_add(struct catalog *c, const char *dir, const char *label,
+		struct model *m, struct err *e);
+/* Sort by dir and refuse a dir that is another's or below another's
+ * model (ERR_USAGE naming both). */
+int catalog_finish(struct catalog *c, struct err *e);
+
+/* Escape one path component as the catalog does (see above) into out
+ * (cap bytes; 0, or -1 when it does not fit). */
+int catalog_escape(const char *name, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,519 @@
+/* test_catalog.c - discovery of models in directory trees and in the
+ * Hugging Face hub cache (src/catalog.c, src/catalog_hub.c).
+ *
+ * Every fixture is made here: tiny valid safetensors files, indexes,
+ * symlinks, a hub cache with blobs/, snapshots/ and refs/main.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "error.h"
+#include "model.h"
+
+static char tmp[256];
+
+static void
+mkdirs(const char *fmt, ...)
+{
+	char path[PATH_MAX], cmd[PATH_MAX + 32];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A valid file with one U8 tensor called name of n bytes. */
+static void
+write_st(const char *path, const char *name, unsigned n)
+{
+	char json[256];
+	size_t len, padded, i;
+	FILE *f;
+
+	snprintf(json, sizeof(json), "{\"%s\":{\"dtype\":\"U8\",\"shape\":[%u],"
+		 "\"data_offsets\":[0,%u]}}", name, n, n);
+	len = strlen(json);
+	padded = (len + 7) / 8 * 8;
+	f = fopen(path, "wb");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	for (i = 0; i < 8; i++)
+		fputc((int)((padded >> (8 * i)) & 0xff), f);
+	fputs(json, f);
+	for (i = len; i < padded; i++)
+		fputc(' ', f);
+	for (i = 0; i < n; i++)
+		fputc((int)(i * 13 + n), f);
+	fclose(f);
+}
+
+static void
+write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *
+P(const char *fmt, ...)
+{
+	static char buf[8][PATH_MAX];
+	static int k;
+	char *out = buf[k++ & 7];
+	int n;
+	va_list ap;
+
+	n = snprintf(out, PATH_MAX, "%s/", tmp);
+	va_start(ap, fmt);
+	vsnprintf(out + n, (size_t)(PATH_MAX - n), fmt, ap);
+	va_end(ap);
+	return out;
+}
+
+/* A two-shard set in dir: stem.safetensors.index.json, stem-0000N-of-
+ * 00002.safetensors holding tensors a and b. */
+static void
+write_set(const char *dir, const char *stem)
+{
+	char idx[2 * PATH_MAX + 64], s1[PATH_MAX], s2[PATH_MAX];
+	char json[2 * PATH_MAX + 64];
+
+	snprintf(s1, sizeof(s1), "%s-00001-of-00002.safetensors", stem);
+	snprintf(s2, sizeof(s2), "%s-00002-of-00002.safetensors", stem);
+	snprintf(idx, sizeof(idx), "%s/%s.safetensors.index.json", dir, stem);
+	snprintf(json, sizeof(json), "{\"metadata\":{},\"weight_map\":"
+		 "{\"a\":\"%s\",\"b\":\"%s\"}}", s1, s2);
+	write_text(idx, json);
+	snprintf(idx, sizeof(idx), "%s/%s", dir, s1);
+	write_st(idx, "a", 4);
+	snprintf(idx, sizeof(idx), "%s/%s", dir, s2);
+	write_st(idx, "b", 6);
+}
+
+static struct catalog *
+open_ok(const char *source)
+{
+	struct catalog *c = NULL;
+	struct err e = { 0 };
+
+	ck_assert_msg(catalog_open(source, NULL, &c, &e) == 0, "%s: %s: %s",
+		      source, e.where, e.detail);
+	return c;
+}
+
+/* The catalog's dirs, joined by '|'. */
+static const char *
+dirs(const struct catalog *c)
+{
+	static char buf[4096];
+	size_t i, k = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < c->n; i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s",
+				      i ? "|" : "", c->entries[i].dir);
+	return buf;
+}
+
+static void
+setup(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/stfs-catalog-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void
+teardown(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_one_file)
+{
+	struct catalog *c;
+
+	write_st(P("m.safetensors"), "w", 3);
+	c = open_ok(P("m.safetensors"));
+	ck_assert_uint_eq(c->n, 1);
+	ck_assert_str_eq(c->entries[0].dir, "");
+	ck_assert_str_eq(c->entries[0].label, P("m.safetensors"));
+	ck_assert_str_eq(c->label, P("m.safetensors"));
+	catalog_free(c);
+}
+END_TEST
+
+START_TEST(test_dir_is_the_model)
+{
+	struct catalog *c;
+
+	/* one file, and a subdirectory without models: today's rule */
+	mkdirs("%s/one/empty/deeper", tmp);
+	write_text(P("one/empty/notes.txt"), "x");
+	write_st(P("one/m.safetensors"), "w", 3);
+	c = open_ok(P("one"));
+	ck_assert_str_eq(dirs(c), "");
+	ck_assert_str_eq(c->entries[0].model->arg, P("one"));
+	ck_assert_str_eq(c->entries[0].label, P("one/m.safetensors"));
+	catalog_free(c);
+
+	/* one index set: its shards are not models of their own */
+	mkdirs("%s/set", tmp);
+	write_set(P("set"), "model");
+	c = open_ok(P("set"));
+	ck_assert_str_eq(dirs(c), "");
+	ck_assert_int_eq(c->entries[0].model->sharded, 1);
+	ck_assert_uint_eq(c->entries[0].model->ntensors, 2);
+	ck_assert_str_eq(c->entries[0].label,
+			 P("set/model.safetensors.index.json"));
+	catalog_free(c);
+}
+END_TEST
+
+START_TEST(test_folder_of_models)
+{
+	struct catalog *c;
+
+	mkdirs("%s/f/sub/deep", tmp);
+	mkdirs("%s/f/nothing", tmp);
+	mkdirs("%s/f/.git", tmp);
+	write_st(P("f/lora a.safetensors"), "w", 2);
+	write_st(P("f/v2.1.safetensors"), "w", 2);
+	write_st(P("f/x.json.safetensors"), "w", 2);
+	write_st(P("f/caf\xc3\xa9.safetensors"), "w", 2);
+	write_st(P("f/.hidden.safetensors"), "w", 2);
+	write_st(P("f/.git/y.safetensors"), "w", 2);
+	write_text(P("f/README.md"), "hi");
+	write_set(P("f"), "big");
+	write_st(P("f/sub/one.safetensors"), "w", 5);
+	write_st(P("f/sub/deep/two.safetensors"), "w", 5);
+	write_st(P("f/sub/deep/three.safetensors"), "w", 5);
+	c = open_ok(P("f"));
+	ck_assert_str_eq(dirs(c), "big|caf\xc3\xa9|lora a|sub/deep/three|"
+			 "sub/deep/two|sub/one|v2.1|x.json");
+	ck_assert_str_eq(c->entries[0].label,
+			 P("f/big.safetensors.index.json"));
+	ck_assert_int_eq(c->entries[0].model->sharded, 1);
+	ck_assert_str_eq(c->entries[3].label,
+			 P("f/sub/deep/three.safetensors"));
+	ck_assert_str_eq(c->label, P("f"));
+	catalog_free(c);
+}
+END_TEST
+
+START_TEST(test_collisions)
+{
+	struct catalog *c;
+	char out[64];
+
+	mkdirs("%s/c/a", tmp);
+	write_st(P("c/a.safetensors"), "w", 2);
+	write_st(P("c/a/inner.safetensors"), "w", 2);
+	/* an index set and a file with the same stem */
+	write_set(P("c"), "model");
+	write_st(P("c/model.safetensors"), "w", 2);
+	/* names the mount must not take as they are */
+	write_st(P("c/100%%.safetensors"), "w", 2);
+	write_st(P("c/__summary__.json.safetensors"), "w", 2);
+	write_st(P("c/.safetensors"), "w", 2);	/* hidden: left out */
+	write_st(P("c/tab\there.safetensors"), "w", 2);
+	c = open_ok(P("c"));
+	ck_assert_str_eq(dirs(c), "%5F_summary__.json|100%25|a|a.safetensors|"
+			 "model.safetensors|model.safetensors.index.json|"
+			 "tab%09here");
+	ck_assert_str_eq(c->entries[2].label, P("c/a/inner.safetensors"));
+	ck_assert_str_eq(c->entries[3].label, P("c/a.safetensors"));
+	ck_assert_str_eq(c->entries[4].label, P("c/model.safetensors"));
+	catalog_free(c);
+
+	ck_assert_int_eq(catalog_escape("", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "%");
+	ck_assert_int_eq(catalog_escape(".npy", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "%2Enpy");
+	ck_assert_int_eq(catalog_escape("a_b__", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "a_b__");
+	ck_assert_int_eq(catalog_escape("abcdef", out, 4), -1);
+}
+END_TEST
+
+START_TEST(test_no_models)
+{
+	struct catalog *c = NULL;
+	struct err e = { 0 };
+
+	mkdirs("%s/none/sub", tmp);
+	write_text(P("none/sub/config.json"), "{}");
+	ck_assert_int_eq(catalog_open(P("none"), NULL, &c, &e), -1);
+	ck_assert_int_eq(e.code, ERR_USAGE);
+	ck_assert_ptr_nonnull(strstr(e.detail, "no .safetensors"));
+}
+END_TEST
+
+START_TEST(test_bad_model_in_tree)
+{
+	struct catalog *c = NULL;
+	struct err e = { 0 };
+
+	mkdirs("%s/bad", tmp);
+	write_st(P("bad/good.safetensors"), "w", 2);
+	write_text(P("bad/lfs.safetensors"), "version https://git-lfs.github."
+		   "com/spec/v1\noid sha256:00\nsize 10\n");
+	ck_assert_int_eq(catalog_open(P("bad"), NULL, &c, &e), -1);
+	ck_assert_int_eq(e.code, ERR_HEADER_TOO_LARGE);
+	ck_assert_str_eq(e.where, P("bad/lfs.safetensors"));
+}
+END_TEST
+
+START_TEST(test_symlinks)
+{
+	struct catalog *c;
+
+	/* a loop does not hang; a linked directory and file are followed */
+	mkdirs("%s/elsewhere", tmp);
+	mkdirs("%s/l/d", tmp);
+	write_st(P("elsewhere/x.safetensors"), "w", 2);
+	write_st(P("l/d/y.safetensors"), "w", 2);
+	ck_assert_int_eq(symlink(P("l"), P("l/d/loop")), 0);
+	ck_assert_int_eq(symlink(P("elsewhere"), P("l/ext")), 0);
+	ck_assert_int_eq(symlink(P("elsewhere/x.safetensors"),
+				 P("l/z.safetensors")), 0);
+	ck_assert_int_eq(symlink("/nonexistent", P("l/dangling.safetensors")),
+			 0);
+	c = open_ok(P("l"));
+	ck_assert_str_eq(dirs(c), "d|ext|z");
+	ck_assert_str_eq(c->entries[2].label, P("l/z.safetensors"));
+	catalog_free(c);
+}
+END_TEST
+
+/* A hub cache as huggingface_hub leaves it. */
+static void
+blob(const char *repo, const char *sha, const char *tensor, unsigned n)
+{
+	mkdirs("%s/hub/%s/blobs", tmp, repo);
+	write_st(P("hub/%s/blobs/%s", repo, sha), tensor, n);
+}
+
+static void
+snaplink(const char *repo, const char *rev, const char *file,
+	 const char *sha)
+{
+	char target[PATH_MAX];
+	const char *p;
+	int up = 2;
+
+	for (p = file; (p = strchr(p, '/')); p++)
+		up++;
+	target[0] = '\0';
+	while (up--)
+		strcat(target, "../");
+	strcat(target, "blobs/");
+	strcat(target, sha);
+	mkdirs("%s/hub/%s/snapshots/%s", tmp, repo, rev);
+	if (strchr(file, '/')) {
+		char d[PATH_MAX];
+
+		snprintf(d, sizeof(d), "%s", file);
+		*strrchr(d, '/') = '\0';
+		mkdirs("%s/hub/%s/snapshots/%s/%s", tmp, repo, rev, d);
+	}
+	ck_assert_int_eq(symlink(target, P("hub/%s/snapshots/%s/%s", repo, rev,
+					   file)), 0);
+}
+
+static void
+ref(const char *repo, const char *rev)
+{
+	mkdirs("%s/hub/%s/refs", tmp, repo);
+	write_text(P("hub/%s/refs/main", repo), rev);
+}
+
+#define R1 "1111111111111111111111111111111111111111"
+#define R2 "2222222222222222222222222222222222222222"
+
+static void
+make_hub(void)
+{
+	char json[512];
+
+	/* sharded */
+	blob("models--org--sharded", "aa01", "a", 4);
+	blob("models--org--sharded", "aa02", "b", 6);
+	mkdirs("%s/hub/models--org--sharded/blobs", tmp);
+	snprintf(json, sizeof(json), "{\"weight_map\":{\"a\":\"model-00001-of-"
+		 "00002.safetensors\",\"b\":\"model-00002-of-00002.safetensors"
+		 "\"}}");
+	write_text(P("hub/models--org--sharded/blobs/ii"), json);
+	snaplink("models--org--sharded", R1, "model-00001-of-00002.safetensors",
+		 "aa01");
+	snaplink("models--org--sharded", R1, "model-00002-of-00002.safetensors",
+		 "aa02");
+	snaplink("models--org--sharded", R1, "model.safetensors.index.json",
+		 "ii");
+	ref("models--org--sharded", R1);
+	/* one file, two revisions; main is the second */
+	blob("models--org--single", "bb01", "old", 3);
+	blob("models--org--single", "bb02", "new", 5);
+	snaplink("models--org--single", R1, "model.safetensors", "bb01");
+	snaplink("models--org--single", R2, "model.safetensors", "bb02");
+	ref("models--org--single", R2 "\n");
+	/* a pipeline */
+	blob("models--org--pipe", "u1", "u", 2);
+	blob("models--org--pipe", "v1", "v", 2);
+	blob("models--org--pipe", "t1", "t", 2);
+	snaplink("models--org--pipe", R1, "unet/diffusion_pytorch_model."
+		 "safetensors", "u1");
+	snaplink("models--org--pipe", R1, "vae/diffusion_pytorch_model."
+		 "safetensors", "v1");
+	snaplink("models--org--pipe", R1, "text_encoder/model.safetensors",
+		 "t1");
+	ref("models--org--pipe", R1);
+	/* no organisation */
+	blob("models--gpt2", "cc01", "w", 2);
+	snaplink("models--gpt2", R1, "model.safetensors", "cc01");
+	ref("models--gpt2", R1);
+	/* left out: .bin only, a dataset, .locks */
+	write_text(P("hub/models--org--single/blobs/x"), "PK");
+	mkdirs("%s/hub/models--org--binonly/blobs", tmp);
+	write_text(P("hub/models--org--binonly/blobs/dd"), "PK\003\004");
+	snaplink("models--org--binonly", R1, "pytorch_model.bin", "dd");
+	ref("models--org--binonly", R1);
+	blob("datasets--org--data", "ee", "d", 2);
+	snaplink("datasets--org--data", R1, "train.safetensors", "ee");
+	ref("datasets--org--data", R1);
+	mkdirs("%s/hub/.locks/models--org--single", tmp);
+	write_text(P("hub/.locks/models--org--single/bb02.lock"), "");
+	write_text(P("hub/version.txt"), "1");
+}
+
+START_TEST(test_hub_root)
+{
+	struct catalog *c;
+
+	make_hub();
+	c = open_ok(P("hub"));
+	ck_assert_str_eq(dirs(c), "gpt2|org/pipe/text_encoder|org/pipe/unet|"
+			 "org/pipe/vae|org/sharded|org/single");
+	ck_assert_str_eq(c->entries[4].label, P("hub/models--org--sharded/"
+			 "snapshots/" R1 "/model.safetensors.index.json"));
+	ck_assert_int_eq(c->entries[4].model->sharded, 1);
+	ck_assert_str_eq(c->entries[5].label, P("hub/models--org--single/"
+			 "snapshots/" R2 "/model.safetensors"));
+	ck_assert_ptr_nonnull(model_find(c->entries[5].model, "new", 3));
+	catalog_free(c);
+
+	/* above the hub: its tree one level down */
+	c = open_ok(tmp);
+	ck_assert_str_eq(dirs(c), "hub/gpt2|hub/org/pipe/text_encoder|"
+			 "hub/org/pipe/unet|hub/org/pipe/vae|hub/org/sharded|"
+			 "hub/org/single");
+	catalog_free(c);
+}
+END_TEST
+
+START_TEST(test_hub_repo_and_snapshot)
+{
+	struct catalog *c;
+	struct err e = { 0 };
+
+	make_hub();
+	c = open_ok(P("hub/models--org--single"));
+	ck_assert_str_eq(dirs(c), "");
+	ck_assert_ptr_nonnull(model_find(c->entries[0].model, "new", 3));
+	catalog_free(c);
+
+	c = open_ok(P("hub/models--org--sharded/"));
+	ck_assert_str_eq(dirs(c), "");
+	ck_assert_uint_eq(c->entries[0].model->ntensors, 2);
+	catalog_free(c);
+
+	c = open_ok(P("hub/models--org--pipe"));
+	ck_assert_str_eq(dirs(c), "text_encoder|unet|vae");
+	catalog_free(c);
+
+	/* the old revision's snapshot, and a file in it */
+	c = open_ok(P("hub/models--org--single/snapshots/" R1));
+	ck_assert_ptr_nonnull(model_find(c->entries[0].model, "old", 3));
+	catalog_free(c);
+	c = open_ok(P("hub/models--org--sharded/snapshots/" R1
+		      "/model.safetensors.index.json"));
+	ck_assert_uint_eq(c->entries[0].model->ntensors, 2);
+	catalog_free(c);
+
+	/* no refs/main: the only snapshot; two: name one */
+	ck_assert_int_eq(unlink(P("hub/models--org--sharded/refs/main")), 0);
+	c = open_ok(P("hub/models--org--sharded"));
+	catalog_free(c);
+	ck_assert_int_eq(unlink(P("hub/models--org--single/refs/main")), 0);
+	c = NULL;
+	ck_assert_int_eq(catalog_open(P("hub/models--org--single"), NULL, &c,
+				      &e), -1);
+	ck_assert_ptr_nonnull(strstr(e.detail, "2 snapshots"));
+	/* the root leaves it out */
+	c = open_ok(P("hub"));
+	ck_assert_str_eq(dirs(c), "gpt2|org/pipe/text_encoder|org/pipe/unet|"
+			 "org/pipe/vae|org/sharded");
+	catalog_free(c);
+}
+END_TEST
+
+START_TEST(test_max_models)
+{
+	struct catalog_opts o = { .max_models = 2 };
+	struct catalog *c = NULL;
+	struct err e = { 0 };
+
+	mkdirs("%s/m", tmp);
+	write_st(P("m/a.safetensors"), "w", 2);
+	write_st(P("m/b.safetensors"), "w", 2);
+	write_st(P("m/c.safetensors"), "w", 2);
+	ck_assert_int_eq(catalog_open(P("m"), &o, &c, &e), -1);
+	ck_assert_int_eq(e.code, ERR_USAGE);
+	o.max_models = 3;
+	ck_assert_int_eq(catalog_open(P("m"), &o, &c, &e), 0);
+	catalog_free(c);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("catalog");
+	TCase *tc = tcase_create("discovery");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_one_file);
+	tcase_add_test(tc, test_dir_is_the_model);
+	tcase_add_test(tc, test_folder_of_models);
+	tcase_add_test(tc, test_collisions);
+	tcase_add_test(tc, test_no_models);
+	tcase_add_test(tc, test_bad_model_in_tree);
+	tcase_add_test(tc, test_symlinks);
+	tcase_add_test(tc, test_hub_root);
+	tcase_add_test(tc, test_hub_repo_and_snapshot);
+	tcase_add_test(tc, test_max_models);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
