@@ -550,9 +550,10 @@ view_build_multi(const struct view_model *models, size_t n,
 	struct view *v;
 	size_t i, d, bound = 1, tsize = 4, *order = NULL;
 
+	/* One model at the root is the single-model mount, exactly: its
+	 * summary says the SOURCE as given, as stfs-inspect does. */
 	if (n == 1 && !models[0].dir[0])
-		return view_build_label(models[0].model, opts, models[0].label,
-					out, e);
+		return view_build(models[0].model, opts, out, e);
 	if (n == 0)
 		return err_set(e, ERR_USAGE, "no model to mount");
 	if (n >= (1ull << 31))
