@@ -351,13 +351,16 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 			r = g->verdict;
 			if (r == XF_OK && redirected)
 				set_target(o, url);
+			else if (r == XF_OK && refused)
+				set_target(o, NULL);	/* no redirect now */
 			break;
 		}
 		if (h.refusable && !is_redirect(&resp)) {
 			/* The cached target refused (expired signature):
-			 * resolve again, once. */
+			 * resolve again, once.  The old target stays until
+			 * a new one replaces it, so that concurrent requests
+			 * do not all resolve. */
 			hstat_add(&o->stats.requests[g->kind], 1);
-			set_target(o, NULL);
 			h.refusable = 0;
 			refused = 1;
 			free(url);
@@ -389,7 +392,6 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 		r = verdict(g, XF_FAIL, "more than %d redirects", MAX_HOPS);
 	if (!url)
 		r = verdict(g, XF_FAIL, "out of memory");
-	(void)refused;
 	free(url);
 	if (r == XF_OK && !g->probe && g->got != g->len)
 		r = verdict(g, XF_RETRY, "short body (%llu of %llu bytes)",
@@ -410,6 +412,47 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 		hstat_add(&o->stats.errors[g->resp.status == 206 ?
 			  HS_ERR_PROTOCOL : HS_ERR_STATUS], 1);
 	return r;
+}
+
+static int
+past_head(void *ud, const struct htr_resp *r)
+{
+	*(long *)ud = r->status;
+	return HTR_STOP;	/* the status says it all */
+}
+
+static int
+past_body(void *ud, const char *p, size_t n)
+{
+	(void)ud;
+	(void)p;
+	(void)n;
+	return HTR_STOP;
+}
+
+int
+hobj_serves_past(struct hobj *o)
+{
+	long status = 0;
+	int cached;
+	char why[200];
+	char *url = start_url(o, &cached);
+	int home = url && same_origin(o, url);
+	struct htr_req q = {
+		.url = url, .start = o->size, .len = 1,
+		.headers = home ? o->hdrs_origin : o->hdrs_other,
+		.sigv4 = home && o->sig.provider ? &o->sig : NULL,
+		.timeout_ms = hconf.timeout_s * 1000ull,
+		.connect_ms = hconf.timeout_s * 1000ull,
+	};
+	struct htr_sink sink = { past_head, past_body, &status };
+	struct htr_resp resp;
+
+	if (!url)
+		return 0;
+	o->tr->get(o->tr, &q, &resp, &sink, why, sizeof(why));
+	free(url);
+	return status == 206 || status == 200;
 }
 
 static void

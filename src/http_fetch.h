@@ -84,6 +84,10 @@ int hobj_validators(struct hobj *o, const char *etag, const char *lastmod);
  * says what went wrong.  Updates stale/failing/holds and logs. */
 int hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline);
 
+/* 1 when the server sends bytes at offset size, i.e. the total its
+ * Content-Range gave is wrong (one request, no retries); 0 otherwise. */
+int hobj_serves_past(struct hobj *o);
+
 /* 1 when [start, end) overlaps a range that failed within the last
  * second: the kernel retries a failed read at once, and that retry
  * should not wait for a dead server again. */

@@ -170,9 +170,17 @@ static const struct source_ops http_ops = {
 };
 
 int
+source_http_size_wrong(struct source *s)
+{
+	struct http_src *hs = s->ops == &http_ops ? s->priv : NULL;
+
+	return hs && hobj_serves_past(&hs->obj);
+}
+
+int
 source_http_verify(struct source *s)
 {
-	struct http_src *hs = s->priv;
+	struct http_src *hs = s->ops == &http_ops ? s->priv : NULL;
 
 	return hs && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED) ?
 	       -ESTALE : 0;

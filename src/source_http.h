@@ -109,6 +109,11 @@ struct http_src_opts {
 int source_open_http_opts(const char *url, const struct http_src_opts *o,
 			  struct source **out, struct err *e);
 
+/* After a header that claims more bytes than the source has: 1 when the
+ * server serves bytes past the size its Content-Range gave (its fault,
+ * not the file's), else 0. */
+int source_http_size_wrong(struct source *s);
+
 /* 0 while the remote object is the one opened, -ESTALE once a response
  * showed it changed (412, another ETag or size). */
 int source_http_verify(struct source *s);

@@ -44,6 +44,7 @@
 
 struct stfs_opts {
 	char *source;
+	char *shown;		/* source as fsname and logs show it */
 	char *mountpoint;
 	char *extra;		/* a third positional argument: an error */
 	char *fsname;		/* absolute path (or URL) of SOURCE */
@@ -519,7 +520,7 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 		err_where(e, o->source);
 		return -1;
 	}
-	if (add_mount_opts(args, o->fsname ? o->fsname : o->source) != 0) {
+	if (add_mount_opts(args, o->fsname ? o->fsname : o->shown) != 0) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto err_out1;
 	}
@@ -565,7 +566,7 @@ run(struct fuse_args *args, struct stfs_opts *o, struct model *m,
 	}
 	if (!cmd.foreground)
 		syslog(LOG_INFO, "mounted %s on %s",
-		       o->fsname ? o->fsname : o->source, mnt);
+		       o->fsname ? o->fsname : o->shown, mnt);
 
 	if (cmd.singlethread) {
 		ret = fuse_session_loop(se);
@@ -711,6 +712,29 @@ setup_hub(struct stfs_opts *o, struct err *e)
 }
 #endif
 
+/* ps and /proc/PID/cmdline show argv for the life of the mount: a URL's
+ * query (presigned signatures) and user info are blanked there, in place
+ * (issue 14.5); the URL itself lives on in o->source. */
+static void
+hide_url_secrets(int argc, char **argv, const char *source, const char *shown)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		size_t n = strlen(argv[i]), k = strlen(shown);
+		char *q;
+
+		if (strcmp(argv[i], source) != 0)
+			continue;
+		if (k <= n) {
+			memcpy(argv[i], shown, k);
+			memset(argv[i] + k, 0, n - k);
+		} else if ((q = strpbrk(argv[i], "?#")) != NULL) {
+			memset(q, 0, strlen(q));
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -747,6 +771,13 @@ main(int argc, char **argv)
 			"SOURCE and MOUNTPOINT are required", PROG);
 		goto out;
 	}
+	o.shown = source_display(o.source);
+	if (!o.shown) {
+		err_set(&e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (source_is_url(o.source))
+		hide_url_secrets(argc, argv, o.source, o.shown);
 
 #ifdef STFS_HAVE_HTTP
 	/* Only for URLs: a local mount must not depend on a token file. */
@@ -785,6 +816,7 @@ out:
 	model_free(m);
 	free(mnt);
 	free(o.source);
+	free(o.shown);
 	free(o.mountpoint);
 	free(o.extra);
 	free(o.fsname);
