@@ -32,6 +32,8 @@
 #include "http_conf.h"
 
 #define HOLD_MS		1000	/* a failed range fails at once this long */
+#define TROUBLE_MS	2000	/* after a failure, other ranges ... */
+#define QUICK_MS	500	/* ... get this long, not a whole bound */
 #define MAX_HOPS	10
 #define BACKOFF_MAX_MS	2000
 #define LAST_TRY_MS	200	/* a last attempt needs this much time */
@@ -486,6 +488,7 @@ note_result(struct hobj *o, struct hget *g, int r, uint64_t start,
 	    uint64_t end)
 {
 	if (r == XF_OK) {
+		__atomic_store_n(&o->trouble_until, 0, __ATOMIC_RELAXED);
 		if (__atomic_exchange_n(&o->failing, 0, __ATOMIC_RELAXED))
 			hconf_log(HTTP_LOG_NOTICE, "%s: the server answers "
 				  "again", o->display);
@@ -501,6 +504,8 @@ note_result(struct hobj *o, struct hget *g, int r, uint64_t start,
 	if (g->probe)
 		return;		/* the open reports it */
 	hold(o, start, end);
+	__atomic_store_n(&o->trouble_until, hconf_now_ms() + TROUBLE_MS,
+			 __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&o->failing, 1, __ATOMIC_RELAXED))
 		hconf_log(HTTP_LOG_ERR, "%s: GET bytes %llu-%llu failed: %s; "
 			  "reads fail with EIO until the server answers",
@@ -512,11 +517,20 @@ int
 hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline)
 {
 	uint64_t start = g->start, end = g->start + g->len;
+	uint64_t now = hconf_now_ms();
 	unsigned n;
 	int r;
 
+	/* The kernel follows a failed read with read-ahead of the ranges
+	 * after it: against a server that just failed, those get a short
+	 * try (enough for a server that is back), not a whole bound each,
+	 * so that a reader waits one bound in total. */
+	if (!g->probe && now < __atomic_load_n(&o->trouble_until,
+					       __ATOMIC_RELAXED) &&
+	    deadline > now + QUICK_MS)
+		deadline = now + QUICK_MS;
 	for (n = 0; ; n++) {
-		uint64_t pause, now;
+		uint64_t pause;
 
 		if (__atomic_load_n(&o->stale, __ATOMIC_RELAXED)) {
 			r = verdict(g, XF_CHANGED, "the object changed");

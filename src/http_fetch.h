@@ -41,6 +41,8 @@ struct hobj {
 	char lastmod[HTTP_VALIDATOR_MAX];
 	int stale;		/* atomic: object changed, every read fails */
 	int failing;		/* atomic: last transfer failed (for logs) */
+	uint64_t trouble_until;	/* atomic: after a failure, new requests
+				   get a short deadline until then */
 	pthread_mutex_t lock;	/* target, holds */
 	char *target;		/* where the URL redirects to, or NULL */
 	time_t target_until;	/* realtime: resolve again after this */
