@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <jansson.h>
 
 #include "error.h"
 #include "http_cache.h"
@@ -152,6 +153,32 @@ http_src_free(struct http_src *hs)
 	free(hs);
 }
 
+/* One line at close (unmount): what this source cost. */
+static void
+log_stats(struct http_src *hs)
+{
+	const struct http_stats *st = &hs->obj.stats;
+	uint64_t req = 0, err = 0;
+	int i;
+
+	for (i = 0; i < HS_REQ_KINDS; i++)
+		req += hstat_get(&st->requests[i]);
+	for (i = 0; i < HS_ERR_KINDS; i++)
+		err += hstat_get(&st->errors[i]);
+	hconf_log(HTTP_LOG_INFO, "%s: %llu requests (%llu header, %llu data, "
+		  "%llu resolve), %llu bytes fetched, blocks: %llu cached, "
+		  "%llu fetched; %llu retries, %llu failed attempts",
+		  hs->obj.display, (unsigned long long)req,
+		  (unsigned long long)hstat_get(&st->requests[HS_REQ_HEADER]),
+		  (unsigned long long)hstat_get(&st->requests[HS_REQ_DATA]),
+		  (unsigned long long)hstat_get(&st->requests[HS_REQ_RESOLVE]),
+		  (unsigned long long)hstat_get(&st->bytes),
+		  (unsigned long long)hstat_get(&st->hits),
+		  (unsigned long long)hstat_get(&st->misses),
+		  (unsigned long long)hstat_get(&st->retries),
+		  (unsigned long long)err);
+}
+
 static void
 http_close(struct source *s)
 {
@@ -159,6 +186,7 @@ http_close(struct source *s)
 
 	if (!hs)
 		return;
+	log_stats(hs);
 	hpf_remove(&hs->pf);
 	http_src_free(hs);
 	s->priv = NULL;
@@ -168,6 +196,39 @@ static const struct source_ops http_ops = {
 	.pread = http_pread,
 	.close = http_close,
 };
+
+json_t *
+source_http_stats(struct source *s)
+{
+	struct http_src *hs;
+	const struct http_stats *st;
+
+	if (!s || s->ops != &http_ops || !(hs = s->priv))
+		return NULL;
+	st = &hs->obj.stats;
+#define N(x) json_integer((json_int_t)hstat_get(&(x)))
+	return json_pack("{s:s, s:{s:o, s:o, s:o, s:o}, s:o, s:{s:o, s:o}, "
+			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:b}",
+		"source", hs->obj.display,
+		"requests",
+		  "header", N(st->requests[HS_REQ_HEADER]),
+		  "data", N(st->requests[HS_REQ_DATA]),
+		  "list", N(st->requests[HS_REQ_LIST]),
+		  "resolve", N(st->requests[HS_REQ_RESOLVE]),
+		"bytes_fetched", N(st->bytes),
+		"blocks",
+		  "cache_hits", N(st->hits),
+		  "cache_misses", N(st->misses),
+		"retries", N(st->retries),
+		"failed_attempts",
+		  "network", N(st->errors[HS_ERR_NET]),
+		  "http_status", N(st->errors[HS_ERR_STATUS]),
+		  "changed", N(st->errors[HS_ERR_CHANGED]),
+		  "protocol", N(st->errors[HS_ERR_PROTOCOL]),
+		"readahead_window_max", N(st->ra_window),
+		"stale", __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED));
+#undef N
+}
 
 int
 source_http_size_wrong(struct source *s)

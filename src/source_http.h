@@ -114,6 +114,14 @@ int source_open_http_opts(const char *url, const struct http_src_opts *o,
  * not the file's), else 0. */
 int source_http_size_wrong(struct source *s);
 
+/* The counters of a remote source as a JSON object (new reference):
+ * requests by kind (header, data, list, resolve), bytes fetched, block
+ * cache hits and misses, retries, failed attempts by cause, the largest
+ * read-ahead window, whether it turned stale.  NULL for other sources.
+ * For MNT/.stfs/stats.json; the same figures are logged at close. */
+struct json_t;
+struct json_t *source_http_stats(struct source *s);
+
 /* 0 while the remote object is the one opened, -ESTALE once a response
  * showed it changed (412, another ETag or size). */
 int source_http_verify(struct source *s);

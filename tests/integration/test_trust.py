@@ -257,6 +257,15 @@ def case_resolve(t, d, www):
 			out = m.output()
 		t.check(srv.signature not in out, "resolve: the signed URL is "
 			"not in the daemon's output")
+		# the counters, logged once at unmount (issue 16.7)
+		with open(m.logpath, errors="replace") as f:
+			final = f.read()
+		resolves = len([r for r in srv.log
+				if r["path"].startswith("/redir/")])
+		t.check(final.count(" requests (") == 1 and
+			"%d resolve)" % resolves in final, "resolve: the counters "
+			"are logged at unmount (%d resolves): %r"
+			% (resolves, final[-300:]))
 
 
 # ---- 16.4 ------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <jansson.h>
 
 #include "error.h"
 #include "http_cache.h"
@@ -408,6 +409,41 @@ START_TEST(known_size_no_probe)
 }
 END_TEST
 
+/* issue 16.7: the counters say what happened */
+START_TEST(stats_count)
+{
+	struct source *s = open_url("http://origin.test/redir/m.safetensors",
+				    NULL);
+	json_t *j;
+	char buf[4096];
+
+	F.fail503 = 1;
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 4 << 20), 0);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 4 << 20), 0);
+	j = source_http_stats(s);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "requests"), "header")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "requests"), "resolve")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "requests"), "data")), 2);	/* one got a 503 */
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "retries")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "failed_attempts"), "http_status")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "blocks"), "cache_misses")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "blocks"), "cache_hits")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+		"bytes_fetched")), HTTP_HEAD_BYTES + HTTP_BLOCK_BYTES);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "source")),
+			 "http://origin.test/redir/m.safetensors");
+	json_decref(j);
+	source_close(s);
+}
+END_TEST
+
 static Suite *
 http_suite(void)
 {
@@ -426,6 +462,7 @@ http_suite(void)
 	tcase_add_test(tc, no_https_downgrade);
 	tcase_add_test(tc, changed_etag_fails);
 	tcase_add_test(tc, known_size_no_probe);
+	tcase_add_test(tc, stats_count);
 	suite_add_tcase(s, tc);
 	return s;
 }
