@@ -11,10 +11,12 @@
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "error.h"
+#include "http_disk.h"
 
 #define HTTP_HEADER_FILE_MAX	(64u << 10)
 
@@ -84,10 +86,58 @@ env_uint(const char *name, unsigned dflt)
 	return *end || n > 1000000 ? dflt : (unsigned)n;
 }
 
+int
+hconf_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long n;
+	char *end;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if ((*end == 'B' || *end == 'b') && shift)
+		end++;
+	if (*end || (shift && n > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)n << shift;
+	return 0;
+}
+
+/* $XDG_CACHE_HOME/stfs, else ~/.cache/stfs. */
+static char *
+default_cache_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *d = NULL;
+
+	if (x && *x == '/') {
+		if (asprintf(&d, "%s/stfs", x) < 0)
+			d = NULL;
+	} else if (home && *home) {
+		if (asprintf(&d, "%s/.cache/stfs", home) < 0)
+			d = NULL;
+	}
+	return d;
+}
+
 static void
 conf_init(void)
 {
 	const char *ca = getenv("STFS_HTTP_CA_FILE");
+	const char *dc = getenv("STFS_CACHE"), *dd = getenv("STFS_CACHE_DIR");
+	const char *dm = getenv("STFS_CACHE_MAX");
 
 	hconf.insecure = env_flag("STFS_HTTP_INSECURE");
 	if (ca && *ca)
@@ -105,6 +155,10 @@ conf_init(void)
 		hconf.timeout_s = HTTP_DEFAULT_TIMEOUT_S;
 	if (hconf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
 		hconf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	hconf.disk_on = !(dc && strcmp(dc, "off") == 0);
+	hconf.disk_dir = dd && *dd ? strdup(dd) : default_cache_dir();
+	if (!dm || hconf_parse_size(dm, &hconf.disk_max) != 0)
+		hconf.disk_max = HDISK_DEFAULT_MAX;
 }
 
 int
@@ -281,6 +335,26 @@ http_set_options(const struct http_options *o, struct err *e)
 		hconf.max_workers = o->connections;
 	if (o->log)
 		hconf.log = o->log;
+	if (o->cache)
+		hconf.disk_on = o->cache > 0;
+	if (o->cache_dir) {
+		char cwd[4096];
+
+		free(hconf.disk_dir);
+		/* absolute: the daemon changes to / when it forks */
+		if (o->cache_dir[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+			if (asprintf(&hconf.disk_dir, "%s/%s", cwd,
+				     o->cache_dir) < 0)
+				hconf.disk_dir = NULL;
+		} else {
+			hconf.disk_dir = strdup(o->cache_dir);
+		}
+		if (!hconf.disk_dir)
+			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	if (o->cache_max && hconf_parse_size(o->cache_max, &hconf.disk_max))
+		rc = err_set(e, ERR_USAGE, "cache_max=%s: not a size (e.g. "
+			     "10G, 512M)", o->cache_max);
 	pthread_mutex_unlock(&conf_lock);
 	return rc;
 }

@@ -25,6 +25,9 @@ struct http_conf {
 	uint64_t ra_max;
 	unsigned max_workers;
 	void (*log)(int prio, const char *msg);
+	int disk_on;			/* the disk cache (http_disk.c) */
+	char *disk_dir;
+	uint64_t disk_max;
 };
 
 extern struct http_conf hconf;
@@ -44,6 +47,10 @@ int hconf_load_header_file(const char *path, struct curl_slist **out,
 
 void hconf_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* "10G", "512M", "1048576": bytes (K, M, G, T are powers of 1024).
+ * 0, or -1 when malformed. */
+int hconf_parse_size(const char *s, uint64_t *out);
 
 uint64_t hconf_now_ms(void);
 void hconf_sleep_ms(uint64_t ms);

@@ -26,12 +26,14 @@
 #include "error.h"
 #include "http_cache.h"
 #include "http_conf.h"
+#include "http_disk.h"
 #include "http_fetch.h"
 #include "http_prefetch.h"
 
 struct http_src {
 	struct hobj obj;
 	struct hpf_src pf;
+	struct hdisk_obj *disk;	/* NULL: no disk cache for this one */
 	char *head;		/* bytes [0, head_len) from the open request */
 	size_t head_len;
 };
@@ -45,6 +47,7 @@ struct http_src {
  * blocks not complete yet (the others are READY and may be being read). */
 struct blockget {
 	struct hget g;
+	struct http_src *hs;
 	struct hblock **blocks;
 	unsigned n, done;
 };
@@ -66,7 +69,8 @@ blocks_data(struct hget *g, const char *p, size_t n)
 		n -= k;
 		pos += k;
 		if (bo + k == b->len) {
-			hpf_block_done(b);
+			hpf_block_done(b);	/* immutable from here on */
+			hdisk_put(bg->hs->disk, b->idx, b->data, b->len);
 			bg->done++;
 		}
 	}
@@ -93,19 +97,54 @@ blocks_again(struct hget *g)
 	return 0;
 }
 
+/* One ranged GET for n consecutive blocks. */
+static int
+fetch_run(struct http_src *hs, struct hblock **blocks, unsigned n,
+	  uint64_t deadline)
+{
+	struct blockget bg = {
+		.g = { .kind = HS_REQ_DATA, .again = blocks_again,
+		       .data = blocks_data },
+		.hs = hs, .blocks = blocks, .n = n,
+	};
+
+	blocks_range(&bg);
+	return hobj_fetch(&hs->obj, &bg.g, deadline) == XF_OK ? 0 : -1;
+}
+
+/* From the disk cache into b: 1 on a hit (b is READY then). */
+static int
+from_disk(struct http_src *hs, struct hblock *b)
+{
+	if (!hs->disk || !hdisk_get(hs->disk, b->idx, b->data, b->len))
+		return 0;
+	hstat_add(&hs->obj.stats.disk_hits, 1);
+	return 1;
+}
+
+/* The blocks the disk cache has are read from it; each run of the others
+ * costs one request. */
 static int
 pf_fetch(struct hpf_src *ps, struct hblock **blocks, unsigned n,
 	 uint64_t deadline)
 {
 	struct http_src *hs = SRC_OF(ps);
-	struct blockget bg = {
-		.g = { .kind = HS_REQ_DATA, .again = blocks_again,
-		       .data = blocks_data },
-		.blocks = blocks, .n = n,
-	};
+	unsigned i = 0, j;
 
-	blocks_range(&bg);
-	return hobj_fetch(&hs->obj, &bg.g, deadline) == XF_OK ? 0 : -1;
+	while (i < n) {
+		if (from_disk(hs, blocks[i])) {
+			hpf_block_done(blocks[i++]);
+			continue;
+		}
+		for (j = i + 1; j < n && !from_disk(hs, blocks[j]); j++)
+			;
+		if (fetch_run(hs, blocks + i, j - i, deadline))
+			return -1;
+		if (j < n)
+			hpf_block_done(blocks[j]);	/* read from disk */
+		i = j + 1;
+	}
+	return 0;
 }
 
 static int
@@ -148,6 +187,7 @@ http_src_free(struct http_src *hs)
 {
 	if (!hs)
 		return;
+	hdisk_close(hs->disk);
 	hobj_fini(&hs->obj);
 	free(hs->head);
 	free(hs);
@@ -167,7 +207,8 @@ log_stats(struct http_src *hs)
 		err += hstat_get(&st->errors[i]);
 	hconf_log(HTTP_LOG_INFO, "%s: %llu requests (%llu header, %llu data, "
 		  "%llu resolve), %llu bytes fetched, blocks: %llu cached, "
-		  "%llu fetched; %llu retries, %llu failed attempts",
+		  "%llu missed, %llu from disk; %llu retries, %llu failed "
+		  "attempts",
 		  hs->obj.display, (unsigned long long)req,
 		  (unsigned long long)hstat_get(&st->requests[HS_REQ_HEADER]),
 		  (unsigned long long)hstat_get(&st->requests[HS_REQ_DATA]),
@@ -175,6 +216,7 @@ log_stats(struct http_src *hs)
 		  (unsigned long long)hstat_get(&st->bytes),
 		  (unsigned long long)hstat_get(&st->hits),
 		  (unsigned long long)hstat_get(&st->misses),
+		  (unsigned long long)hstat_get(&st->disk_hits),
 		  (unsigned long long)hstat_get(&st->retries),
 		  (unsigned long long)err);
 }
@@ -208,7 +250,7 @@ source_http_stats(struct source *s)
 	st = &hs->obj.stats;
 #define N(x) json_integer((json_int_t)hstat_get(&(x)))
 	return json_pack("{s:s, s:{s:o, s:o, s:o, s:o}, s:o, s:{s:o, s:o}, "
-			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:b}",
+			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:b}",
 		"source", hs->obj.display,
 		"requests",
 		  "header", N(st->requests[HS_REQ_HEADER]),
@@ -226,6 +268,7 @@ source_http_stats(struct source *s)
 		  "changed", N(st->errors[HS_ERR_CHANGED]),
 		  "protocol", N(st->errors[HS_ERR_PROTOCOL]),
 		"readahead_window_max", N(st->ra_window),
+		"disk_cache_hits", N(st->disk_hits),
 		"stale", __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED));
 #undef N
 }
@@ -390,6 +433,10 @@ source_open_http_opts(const char *url, const struct http_src_opts *o,
 	else if (probe(hs, e))
 		goto fail;
 	fill_source(s, hs, o);
+	/* Identity: the URL without user info and query (or the caller's
+	 * name for it: bucket/key, repo/file), the ETag, the size. */
+	hs->disk = hdisk_open(o->display ? o->display : hs->obj.display,
+			      hs->obj.etag, hs->obj.size);
 	hs->pf.ops = &pf_ops;
 	hs->pf.size = hs->obj.size;
 	hs->pf.stats = &hs->obj.stats;

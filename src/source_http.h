@@ -58,6 +58,13 @@ struct http_options {
 	 * msg has no newline.  NULL: syslog(3).  The daemon passes a wrapper
 	 * around fuse_log(), so that they follow its other messages. */
 	void (*log)(int prio, const char *msg);
+	/* The disk cache: cache 1 on, -1 off, 0 the default (on, unless
+	 * $STFS_CACHE=off); cache_dir NULL: $STFS_CACHE_DIR, else
+	 * $XDG_CACHE_HOME/stfs or ~/.cache/stfs; cache_max a size such as
+	 * "10G" (NULL: $STFS_CACHE_MAX, else 10 GiB). */
+	int cache;
+	const char *cache_dir;
+	const char *cache_max;
 };
 
 /* Set the options for every later source_open_http().  0, or -1 with *e

@@ -57,6 +57,8 @@ struct stfs_opts {
 		char *header_file, *ca_file;
 		int insecure;
 		unsigned cache_mb, timeout_s, tries, readahead_mb, connections;
+		int disk;	/* -o cache=on (1) / off (-1) */
+		char *cache_dir, *cache_max;
 	} http;
 #endif
 #ifdef STFS_HAVE_S3
@@ -94,6 +96,10 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("http_tries=%u", http.tries, 0),
 	STFS_OPT("http_readahead_mb=%u", http.readahead_mb, 0),
 	STFS_OPT("http_connections=%u", http.connections, 0),
+	STFS_OPT("cache=on", http.disk, 1),
+	STFS_OPT("cache=off", http.disk, -1),
+	STFS_OPT("cache_dir=%s", http.cache_dir, 0),
+	STFS_OPT("cache_max=%s", http.cache_max, 0),
 #endif
 #ifdef STFS_HAVE_S3
 	STFS_OPT("s3_anonymous", s3_anonymous, 1),
@@ -211,9 +217,13 @@ usage(FILE *out, const char *prog)
 "  -o insecure          do not verify TLS certificates\n"
 "  -o http_cache_mb=N   block cache size (default %u)\n"
 "  -o http_timeout=S    connect/stall timeout per attempt (default %u)\n"
-"  -o http_tries=N      attempts per request (default %u)\n"
+"  -o http_tries=N      a read waits at most N x http_timeout (default %u)\n"
 "  -o http_readahead_mb=N  largest read-ahead window (default %u)\n"
 "  -o http_connections=N   read-ahead connections (default %u)\n"
+"  -o cache=on|off      keep fetched blocks on disk (default on)\n"
+"  -o cache_dir=DIR     disk cache (default $XDG_CACHE_HOME/stfs or\n"
+"                       ~/.cache/stfs), shared by mounts\n"
+"  -o cache_max=SIZE    disk cache limit, e.g. 10G (default), 512M\n"
 "\n",
 		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
 		HTTP_DEFAULT_READAHEAD_MB, HTTP_DEFAULT_CONNECTIONS);
@@ -690,6 +700,9 @@ setup_http(const struct stfs_opts *o, struct err *e)
 	ho.readahead_mb = o->http.readahead_mb;
 	ho.connections = o->http.connections;
 	ho.log = http_log;
+	ho.cache = o->http.disk;
+	ho.cache_dir = o->http.cache_dir;
+	ho.cache_max = o->http.cache_max;
 	return http_set_options(&ho, e);
 }
 
@@ -823,6 +836,8 @@ out:
 #ifdef STFS_HAVE_HTTP
 	free(o.http.header_file);
 	free(o.http.ca_file);
+	free(o.http.cache_dir);
+	free(o.http.cache_max);
 #endif
 	fuse_opt_free_args(&args);
 	return status;

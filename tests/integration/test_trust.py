@@ -332,6 +332,62 @@ def case_perms(t, d, www):
 		t.check(b"warning" not in r.stderr, "perms: no warning at 0600")
 
 
+# ---- 16.5 ------------------------------------------------------------------
+
+def case_disk(t, d, www):
+	S = harness.SrcFile(os.path.join(www, "multi.safetensors"))
+	cache = os.path.join(d, "cache")
+	opts = ["-o", "cache=on,cache_dir=" + cache]
+	with httpd.Server(www) as srv:
+		url = srv.url("multi.safetensors")
+		with harness.Mount(t, url, args=opts, env=env_clean()) as m:
+			read_all_tensors(t, S, m.path, "disk, first mount")
+		first = len(data_reqs(srv.log))
+		t.check(first > 0, "disk: the first mount fetched data")
+		mark = srv.mark()
+		with harness.Mount(t, url, args=opts, env=env_clean()) as m:
+			read_all_tensors(t, S, m.path, "disk, second mount")
+		t.eq(len(data_reqs(srv.since(mark))), 0, "disk: the second "
+		     "mount sends no data request")
+		st = os.stat(cache)
+		t.eq(st.st_mode & 0o777, 0o700, "disk: the directory is 0700")
+		blocks = [os.path.join(r, f) for r, _, fs in os.walk(cache)
+			  for f in fs if f.isdigit()]
+		t.check(blocks and all(os.stat(b).st_mode & 0o777 == 0o600
+				       for b in blocks), "disk: block files "
+			"are 0600 (%d)" % len(blocks))
+		# two mounts sharing the directory at once
+		with harness.Mount(t, url, args=opts, env=env_clean()) as a, \
+				harness.Mount(t, url, args=opts,
+					      env=env_clean()) as b:
+			read_all_tensors(t, S, a.path, "disk, shared A")
+			read_all_tensors(t, S, b.path, "disk, shared B")
+		# a full disk: no caching, a warning, reads still right
+		small = os.path.join(d, "small")
+		os.makedirs(small)
+		r = run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", small])
+		if t.check(r.returncode == 0, "disk: a 2 MiB tmpfs (%r)"
+			   % r.stderr):
+			try:
+				with harness.Mount(t, url, args=["-o", "cache=on,"
+						   "cache_dir=" + small + "/c"],
+						   env=env_clean()) as m:
+					read_all_tensors(t, S, m.path, "disk full")
+					out = m.output()
+				t.check("disk cache" in out and "No space" in out,
+					"disk full: one warning (%r)" % out[-300:])
+			finally:
+				run(["umount", small])
+		# cache_max: the limit holds across mounts
+		with harness.Mount(t, url, args=opts + ["-o", "cache_max=4M"],
+				   env=env_clean()) as m:
+			read_all_tensors(t, S, m.path, "disk, 4M limit")
+		total = sum(os.path.getsize(b) for r, _, fs in os.walk(cache)
+			    for b in [os.path.join(r, f) for f in fs if f.isdigit()])
+		t.check(total <= 4 << 20, "disk: cache_max=4M holds (%d bytes)"
+			% total)
+
+
 def run_all(t):
 	d = harness.tmpdir("trust")
 	www = os.path.join(d, "www")
@@ -350,7 +406,8 @@ def run_all(t):
 	for name, fn in [("origin", case_origin), ("secrets", case_secrets),
 			 ("hung", case_hung), ("restart", case_restart),
 			 ("resolve", case_resolve), ("etag", case_etag),
-			 ("badtotal", case_badtotal), ("perms", case_perms)]:
+			 ("badtotal", case_badtotal), ("perms", case_perms),
+			 ("disk", case_disk)]:
 		if not only or name in only:
 			print("case %s" % name, flush=True)
 			fn(t, d, www)

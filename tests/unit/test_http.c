@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -16,6 +17,7 @@
 #include "error.h"
 #include "http_cache.h"
 #include "http_conf.h"
+#include "http_disk.h"
 #include "http_transport.h"
 #include "source.h"
 #include "source_http.h"
@@ -171,6 +173,7 @@ setup(void)
 	o.cache_mb = 64;
 	o.readahead_mb = 8;
 	o.connections = 4;
+	o.cache = -1;		/* the disk cache only where a test says */
 	ck_assert_int_eq(http_set_options(&o, &e), 0);
 	htr_set(&fake);
 }
@@ -444,6 +447,123 @@ START_TEST(stats_count)
 }
 END_TEST
 
+/* ---- the disk cache (issue 16.5) ------------------------------------------ */
+
+static char cache_dir[64];
+
+static void
+disk_on(void)
+{
+	struct http_options o = { 0 };
+	struct err e = { 0 };
+
+	snprintf(cache_dir, sizeof(cache_dir), "/tmp/stfs-unit-disk-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(cache_dir));
+	o.cache = 1;
+	o.cache_dir = cache_dir;
+	ck_assert_int_eq(http_set_options(&o, &e), 0);
+}
+
+static void
+disk_off(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache_dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static uint64_t
+stat_of(struct source *s, const char *group, const char *name)
+{
+	json_t *j = source_http_stats(s);
+	json_t *g = group ? json_object_get(j, group) : j;
+	uint64_t v = (uint64_t)json_integer_value(json_object_get(g, name));
+
+	json_decref(j);
+	return v;
+}
+
+START_TEST(disk_second_mount_no_data)
+{
+	struct source *s;
+	char path[256];
+	struct stat st;
+
+	disk_on();
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	ck_assert_uint_gt(F.data_reqs, 1);
+	source_close(s);
+	/* an unchanged object: its blocks come from disk */
+	F.data_reqs = 0;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	ck_assert_uint_eq(F.data_reqs, 1);	/* the open request only */
+	ck_assert_uint_eq(stat_of(s, NULL, "disk_cache_hits"),
+			  (OBJ_SIZE + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES);
+	source_close(s);
+	/* modes: 0700 directories, 0600 files */
+	snprintf(path, sizeof(path), "%s/v1", cache_dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700);
+	/* a new version: another key, fetched again */
+	snprintf(F.etag, sizeof(F.etag), "\"v2\"");
+	F.data_reqs = 0;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	ck_assert_uint_gt(F.data_reqs, 1);
+	ck_assert_uint_eq(stat_of(s, NULL, "disk_cache_hits"), 0);
+	source_close(s);
+	ck_assert_uint_le(hdisk_trim(1ull << 40), 2ull * (OBJ_SIZE + 64 * 16));
+	ck_assert_uint_le(hdisk_trim(4 << 20), 4 << 20);
+	disk_off();
+}
+END_TEST
+
+START_TEST(disk_damaged_block_is_a_miss)
+{
+	struct source *s;
+	char cmd[512];
+	char buf[4096];
+
+	disk_on();
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	source_close(s);
+	/* flip bytes in every cached block 3, truncate every block 5 */
+	snprintf(cmd, sizeof(cmd), "for f in %s/v1/*/*/3; do printf xxxx | "
+		 "dd of=$f bs=1 seek=100 conv=notrunc 2>/dev/null; done; "
+		 "for f in %s/v1/*/*/5; do truncate -s 1000 $f; done",
+		 cache_dir, cache_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	F.data_reqs = 0;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), (3 << 20) + 50), 0);
+	ck_assert(memcmp(buf, F.data + (3 << 20) + 50, sizeof(buf)) == 0);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (5 << 20), sizeof(buf)) == 0);
+	ck_assert_uint_eq(F.data_reqs, 3);	/* open + the two bad ones */
+	source_close(s);
+	disk_off();
+}
+END_TEST
+
+START_TEST(disk_unusable_dir_degrades)
+{
+	struct http_options o = { 0 };
+	struct err e = { 0 };
+	struct source *s;
+
+	o.cache = 1;
+	o.cache_dir = "/proc/version/stfs";	/* cannot be made */
+	ck_assert_int_eq(http_set_options(&o, &e), 0);
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 4 << 20);
+	source_close(s);
+}
+END_TEST
+
 static Suite *
 http_suite(void)
 {
@@ -463,6 +583,9 @@ http_suite(void)
 	tcase_add_test(tc, changed_etag_fails);
 	tcase_add_test(tc, known_size_no_probe);
 	tcase_add_test(tc, stats_count);
+	tcase_add_test(tc, disk_second_mount_no_data);
+	tcase_add_test(tc, disk_damaged_block_is_a_miss);
+	tcase_add_test(tc, disk_unusable_dir_degrades);
 	suite_add_tcase(s, tc);
 	return s;
 }
