@@ -617,7 +617,9 @@ open_one(struct catalog *c, const char *dir, const char *path,
 		m->arg = a;
 	}
 	e->where[0] = '\0';
-	label = is_remote(path) ? strdup(path) : model_label(m, path);
+	/* a URL without user info and query: presigned URLs keep
+	 * credentials there (issue 14.5) */
+	label = is_remote(path) ? source_display(path) : model_label(m, path);
 	if (!label) {
 		model_free(m);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
@@ -745,8 +747,10 @@ catalog_open(const char *source, const struct catalog_opts *o,
 		c = catalog_new(source);
 		if (!c)
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		if (!is_remote(source)) {
-			char *abs = absolute(source);
+		{
+			/* a URL without its query (issue 14.5) */
+			char *abs = is_remote(source) ? source_display(source)
+						      : absolute(source);
 
 			if (abs) {
 				free(c->label);

@@ -48,8 +48,27 @@ err_set(struct err *e, enum err_code code, const char *fmt, ...)
 void
 err_where(struct err *e, const char *where)
 {
+	const char *host = where ? strstr(where, "://") : NULL;
+
 	if (!e || e->where[0] || !where)
 		return;
+	if (host) {
+		/* A URL: its query (presigned signatures) and user info
+		 * never go into messages. */
+		const char *at;
+		size_t n = strcspn(where, "?#");
+
+		host += 3;
+		at = memchr(host, '@', strcspn(host, "/?#"));
+		if (at)
+			snprintf(e->where, sizeof(e->where), "%.*s%.*s",
+				 (int)(host - where), where,
+				 (int)(n - (size_t)(at + 1 - where)), at + 1);
+		else
+			snprintf(e->where, sizeof(e->where), "%.*s", (int)n,
+				 where);
+		return;
+	}
 	snprintf(e->where, sizeof(e->where), "%s", where);
 }
 

@@ -64,7 +64,7 @@ model_from_single(const char *arg, struct source *src, struct header *h,
 		goto oom;
 	m->shards = calloc(1, sizeof(*m->shards));
 	m->tensors = calloc(h->ntensors ? h->ntensors : 1, sizeof(*m->tensors));
-	m->arg = strdup(arg);
+	m->arg = source_display(arg);
 	if (!m->shards || !m->tensors || !m->arg)
 		goto oom;
 	m->shards[0].name = strdup(src->base);
@@ -101,6 +101,7 @@ open_single(const char *path, struct model **out, struct err *e)
 	if (source_open(path, &src, e))
 		return -1;
 	if (sniff_header_read(src, &h, e)) {
+		source_blame(src, e);
 		source_close(src);
 		return -1;
 	}

@@ -144,6 +144,27 @@ obj_url(const char *bucket, const char *key)
 	return buf_steal(&b);
 }
 
+/* A key that names neither a .safetensors file nor a .json index is a
+ * prefix, as for `aws s3 ls`: s3://B/models/llama means models/llama/.
+ * -1 when out of memory. */
+static int
+as_prefix(char **key)
+{
+	size_t n = strlen(*key);
+	char *k;
+
+	if (!n || (*key)[n - 1] == '/' || s3_key_is_model(*key) ||
+	    (n >= 5 && !strcmp(*key + n - 5, ".json")))
+		return 0;
+	k = realloc(*key, n + 2);
+	if (!k)
+		return -1;
+	k[n] = '/';
+	k[n + 1] = '\0';
+	*key = k;
+	return 0;
+}
+
 /* ---- objects opened ahead (concurrently), taken by source_open_s3 ----- */
 
 struct s3_pre {
@@ -557,6 +578,10 @@ s3_model_open(const char *source, struct model **out, struct err *e)
 	if (parse_url(source, &bucket, &key, e))
 		return -1;
 	e->where[0] = '\0';
+	if (as_prefix(&key)) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
 	if (*key && key[strlen(key) - 1] != '/') {
 		/* one object */
 		rc = open_model_at(source, bucket, NULL, out, e);
@@ -785,6 +810,10 @@ s3_catalog_open(const char *source, struct catalog **out, struct err *e)
 		return -1;
 	e->where[0] = '\0';
 	if (!(cat = catalog_new(source))) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (as_prefix(&key)) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}

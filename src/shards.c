@@ -247,9 +247,10 @@ open_shards(struct model *m, const char **names, const char *index_path,
 		 * point (the hub cache links every shard into ../../blobs/):
 		 * they are the user's; only the index's names are checked.
 		 * source_open_local() still wants a regular file. */
-		if (source_open(path, &sh->src, e) ||
-			 sniff_header_read(sh->src, &sh->hdr, e))
+		if (source_open(path, &sh->src, e))
 			rc = -1;
+		else if (sniff_header_read(sh->src, &sh->hdr, e))
+			rc = source_blame(sh->src, e);
 		free(path);
 	}
 	free(base);
@@ -427,7 +428,7 @@ shards_open_index(const char *dir, const char *index_path,
 	if (!m)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	m->sharded = 1;
-	m->arg = strdup(dir ? dir : index_path);
+	m->arg = source_display(dir ? dir : index_path);
 	m->index_path = strdup(index_path);
 	if (!m->arg || !m->index_path) {
 		model_free(m);

@@ -12,6 +12,10 @@
 
 #include "error.h"
 #include "srcpool.h"
+#ifdef STFS_HAVE_HTTP
+#include "http_url.h"
+#include "source_http.h"
+#endif
 
 static int
 local_pread(struct source *s, void *buf, size_t len, uint64_t off)
@@ -179,6 +183,18 @@ source_set_open_hook(source_open_hook fn)
 	open_hook = fn;
 }
 
+char *
+source_display(const char *name)
+{
+	if (!source_is_url(name))
+		return strdup(name);
+#ifdef STFS_HAVE_HTTP
+	return hurl_redact(name);
+#else
+	return strndup(name, strcspn(name, "?#"));
+#endif
+}
+
 int
 source_open(const char *name, struct source **out, struct err *e)
 {
@@ -266,6 +282,28 @@ source_fd_put(struct source *s, int fd)
 	(void)fd;
 	if (s->ops == &local_ops)
 		srcpool_put(s->priv);
+}
+
+int
+source_blame(struct source *s, struct err *e)
+{
+#ifdef STFS_HAVE_HTTP
+	enum err_code c = e->code;
+
+	if (s->name && source_is_url(s->name) &&
+	    (c == ERR_METADATA_INCOMPLETE_BUFFER || c == ERR_HEADER_TOO_SMALL ||
+	     c == ERR_INVALID_HEADER_LENGTH || c == ERR_INVALID_OFFSET) &&
+	    source_http_size_wrong(s)) {
+		e->code = ERR_OK;
+		err_set(e, ERR_IO, "the server's Content-Range gives the size "
+			"as %llu bytes but it serves bytes past that: a server "
+			"fault, not the file's", (unsigned long long)s->size);
+	}
+#else
+	(void)s;
+	(void)e;
+#endif
+	return -1;
 }
 
 void

@@ -62,6 +62,11 @@ int source_is_url(const char *name);
  * libcurl or libxml2). */
 int source_open_s3(const char *url, struct source **out, struct err *e);
 
+/* name as it may be shown (fsname, summaries, messages): URLs without
+ * user info, query or fragment, where presigned URLs keep credentials.
+ * Malloc'd; NULL without memory. */
+char *source_display(const char *name);
+
 /* HTTP(S) range-request source (source_http.c; a stub that refuses when
  * built without libcurl). */
 int source_open_http(const char *url, struct source **out, struct err *e);
@@ -104,6 +109,11 @@ void source_mark_stale(struct source *s, const char *why);
  * NULL: none. */
 void source_set_stale_hook(void (*hook)(struct source *s, const char *why,
 					void *arg), void *arg);
+
+/* After header_read() failed on s: when s is remote and the server, not
+ * the file, is at fault (its Content-Range total is wrong), *e is made to
+ * say so (ERR_IO).  Returns -1 for the caller's convenience. */
+int source_blame(struct source *s, struct err *e);
 
 void source_close(struct source *s);
 

@@ -44,6 +44,7 @@
 
 struct stfs_opts {
 	char *source;
+	char *shown;		/* source as fsname and logs show it */
 	char *mountpoint;
 	char *extra;		/* a third positional argument: an error */
 	char *fsname;		/* absolute path (or URL) of SOURCE */
@@ -57,6 +58,8 @@ struct stfs_opts {
 		char *header_file, *ca_file;
 		int insecure;
 		unsigned cache_mb, timeout_s, tries, readahead_mb, connections;
+		int disk;	/* -o cache=on (1) / off (-1) */
+		char *cache_dir, *cache_max;
 	} http;
 #endif
 #ifdef STFS_HAVE_S3
@@ -96,6 +99,10 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("http_tries=%u", http.tries, 0),
 	STFS_OPT("http_readahead_mb=%u", http.readahead_mb, 0),
 	STFS_OPT("http_connections=%u", http.connections, 0),
+	STFS_OPT("cache=on", http.disk, 1),
+	STFS_OPT("cache=off", http.disk, -1),
+	STFS_OPT("cache_dir=%s", http.cache_dir, 0),
+	STFS_OPT("cache_max=%s", http.cache_max, 0),
 #endif
 #ifdef STFS_HAVE_S3
 	STFS_OPT("s3_anonymous", s3_anonymous, 1),
@@ -218,9 +225,13 @@ usage(FILE *out, const char *prog)
 "  -o insecure          do not verify TLS certificates\n"
 "  -o http_cache_mb=N   block cache size (default %u)\n"
 "  -o http_timeout=S    connect/stall timeout per attempt (default %u)\n"
-"  -o http_tries=N      attempts per request (default %u)\n"
+"  -o http_tries=N      a read waits at most N x http_timeout (default %u)\n"
 "  -o http_readahead_mb=N  largest read-ahead window (default %u)\n"
 "  -o http_connections=N   read-ahead connections (default %u)\n"
+"  -o cache=on|off      keep fetched blocks on disk (default on)\n"
+"  -o cache_dir=DIR     disk cache (default $XDG_CACHE_HOME/stfs or\n"
+"                       ~/.cache/stfs), shared by mounts\n"
+"  -o cache_max=SIZE    disk cache limit, e.g. 10G (default), 512M\n"
 "\n",
 		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
 		HTTP_DEFAULT_READAHEAD_MB, HTTP_DEFAULT_CONNECTIONS);
@@ -539,11 +550,11 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	ret = view_build_multi(vm, c->n, &vo, &v, e);
 	free(vm);
 	if (ret != 0) {
-		err_where(e, o->source);
+		err_where(e, o->shown ? o->shown : o->source);
 		return -1;
 	}
 	ret = -1;
-	if (add_mount_opts(args, o->fsname ? o->fsname : o->source) != 0) {
+	if (add_mount_opts(args, o->fsname ? o->fsname : o->shown) != 0) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto err_out1;
 	}
@@ -591,7 +602,7 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	}
 	if (!cmd.foreground)
 		syslog(LOG_INFO, "mounted %s on %s",
-		       o->fsname ? o->fsname : o->source, mnt);
+		       o->fsname ? o->fsname : o->shown, mnt);
 
 	if (cmd.singlethread) {
 		ret = fuse_session_loop(se);
@@ -707,6 +718,9 @@ setup_http(const struct stfs_opts *o, struct err *e)
 	ho.readahead_mb = o->http.readahead_mb;
 	ho.connections = o->http.connections;
 	ho.log = http_log;
+	ho.cache = o->http.disk;
+	ho.cache_dir = o->http.cache_dir;
+	ho.cache_max = o->http.cache_max;
 	return http_set_options(&ho, e);
 }
 
@@ -728,6 +742,29 @@ setup_hub(struct stfs_opts *o, struct err *e)
 	return setup_http(o, e);
 }
 #endif
+
+/* ps and /proc/PID/cmdline show argv for the life of the mount: a URL's
+ * query (presigned signatures) and user info are blanked there, in place
+ * (issue 14.5); the URL itself lives on in o->source. */
+static void
+hide_url_secrets(int argc, char **argv, const char *source, const char *shown)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		size_t n = strlen(argv[i]), k = strlen(shown);
+		char *q;
+
+		if (strcmp(argv[i], source) != 0)
+			continue;
+		if (k <= n) {
+			memcpy(argv[i], shown, k);
+			memset(argv[i] + k, 0, n - k);
+		} else if ((q = strpbrk(argv[i], "?#")) != NULL) {
+			memset(q, 0, strlen(q));
+		}
+	}
+}
 
 int
 main(int argc, char **argv)
@@ -776,6 +813,13 @@ main(int argc, char **argv)
 			"SOURCE and MOUNTPOINT are required", PROG);
 		goto out;
 	}
+	o.shown = source_display(o.source);
+	if (!o.shown) {
+		err_set(&e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (source_is_url(o.source))
+		hide_url_secrets(argc, argv, o.source, o.shown);
 
 #ifdef STFS_HAVE_HTTP
 	/* Only for URLs: a local mount must not depend on a token file. */
@@ -814,6 +858,7 @@ out:
 	catalog_free(cat);
 	free(mnt);
 	free(o.source);
+	free(o.shown);
 	free(o.mountpoint);
 	free(o.extra);
 	free(o.views);
@@ -821,6 +866,8 @@ out:
 #ifdef STFS_HAVE_HTTP
 	free(o.http.header_file);
 	free(o.http.ca_file);
+	free(o.http.cache_dir);
+	free(o.http.cache_max);
 #endif
 	fuse_opt_free_args(&args);
 	return status;

@@ -36,7 +36,7 @@ NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 LOG_FORMAT = (
 	"'$request_method \"$request_uri\" $status $body_bytes_sent "
 	"\"$http_range\" \"$http_if_range\" $server_protocol $connection "
-	"$connection_requests'"
+	"$connection_requests \"$http_if_match\"'"
 )
 
 
@@ -54,6 +54,8 @@ class Request:
 		self.protocol = parts[6]
 		self.connection = int(parts[7])
 		self.conn_requests = int(parts[8])
+		self.if_match = (parts[9] if len(parts) > 9 and parts[9] != "-"
+				 else None)
 
 	def __repr__(self):
 		return "<%s>" % self.line

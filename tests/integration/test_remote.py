@@ -295,8 +295,8 @@ def case_mount(t, srv, www):
 		"(largest %d bytes)" % max(q.bytes for q in reqs))
 	# (keep-alive: checked with the sharded set in case_inspect; here
 	# each reading thread may well have sent a single request)
-	t.check(all(q.if_range for q in reqs if q.range != "bytes=0-65535"),
-		"multi: data requests carry If-Range")
+	t.check(all(q.if_match for q in reqs if q.range != "bytes=0-65535"),
+		"multi: data requests carry If-Match")
 	total = sum(q.bytes for q in reqs)
 	size = os.path.getsize(local)
 	t.check(total <= 2 * size, "multi: %d bytes transferred for a %d-byte "

@@ -248,6 +248,12 @@ def case_sharded(t, srv, fx, home):
 				    in reqs), "%s: listed" % src)
 	r = inspect("s3://models/sets/sharded/", env)
 	t.eq(r.returncode, 0, "inspect prefix: exit 0 (%s)" % r.stderr)
+	# without the trailing '/': a prefix too (not an object key)
+	r = inspect("s3://models/sets/sharded", env)
+	if t.check(r.returncode == 0, "prefix without '/': exit 0 (%s)"
+		   % r.stderr):
+		t.eq(json.loads(r.stdout)["tensors"], len(want),
+		     "prefix without '/': tensors")
 	# a prefix whose model is one level down: mirrored as sharded/
 	r = inspect("s3://models/sets/", env)
 	if t.check(r.returncode == 0, "inspect s3://models/sets/: exit 0 (%s)"

@@ -19,6 +19,7 @@ import struct
 import numpy as np
 
 import harness
+import nginx
 from harness import STFS_INSPECT, gen, run
 from test_views import MINI, decode
 
@@ -239,6 +240,24 @@ def check_inspect(t, T, p):
 	t.eq(r.returncode, 2, "--stats with two SOURCEs: usage error")
 
 
+def check_remote(t, d, p):
+	"""--stats of an http:// SOURCE equals the local one."""
+	why = nginx.available()
+	t.check(not why, "nginx for the remote case: %s" % why)
+	if why:
+		return
+	local = run([STFS_INSPECT, "--stats", "--json", p], timeout=120)
+	with nginx.Nginx(d, os.path.join(d, "ng")) as srv:
+		url = srv.url(os.path.basename(p))
+		r = run([STFS_INSPECT, "--stats", "--json", url], timeout=120)
+		t.eq(r.returncode, 1, "remote --stats: exit 1 (%r)" % r.stderr[:300])
+		rj = json.loads(r.stdout) if r.stdout else {}
+		lj = json.loads(local.stdout)
+		t.eq(rj.get("tensors"), lj.get("tensors"), "remote --stats: as local")
+		t.eq(rj.get("nan_or_inf"), lj.get("nan_or_inf"),
+		     "remote --stats: nan_or_inf as local")
+
+
 def check_tree(t, d, T):
 	"""A directory of two models: --stats covers both, names the bad
 	tensor by its path in the mount (DIR/NAME)."""
@@ -274,6 +293,7 @@ def run_(t):
 	T, p = make(d)
 	check_inspect(t, T, p)
 	check_tree(t, d, T)
+	check_remote(t, d, p)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+/* http_disk.h - the persistent disk cache of remote blocks.
+ *
+ * Under the block cache: a block fetched from the network is also written
+ * to DIR/v1/KK/KEY/IDX, where KEY names the object's identity (its URL
+ * without user info and query, or bucket/key, plus its ETag or commit and
+ * size); a later mount of the same, unchanged object reads it from there
+ * instead of the network.  Objects without a strong ETag are not cached.
+ *
+ * Crash-safe: a block is written to a temporary file and renamed into
+ * place, and carries a checksum that is verified on every read (a torn or
+ * damaged file is a miss and is removed).  Several mounts may share DIR.
+ * The total is kept under the limit by evicting the least recently used
+ * blocks (file mtime, touched on every hit) across all mounts.  A full or
+ * failing disk turns the cache off for the process, with one warning.
+ * Directories are 0700 and files 0600.
+ */
+#ifndef STFS_HTTP_DISK_H
+#define STFS_HTTP_DISK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HDISK_DEFAULT_MAX	(10ull << 30)
+
+struct hdisk_obj;
+
+/* The object's place in the cache, or NULL when the cache is off, the
+ * object has no usable identity (no strong ETag) or the directory cannot
+ * be made. */
+struct hdisk_obj *hdisk_open(const char *ident, const char *etag,
+			     uint64_t size);
+void hdisk_close(struct hdisk_obj *d);
+
+/* Block idx (len bytes) into buf: 1 on a hit, 0 on a miss. */
+int hdisk_get(struct hdisk_obj *d, uint64_t idx, char *buf, size_t len);
+
+/* Keep block idx; failures only turn the cache off (with a warning). */
+void hdisk_put(struct hdisk_obj *d, uint64_t idx, const char *buf,
+	       size_t len);
+
+/* Evict least recently used blocks until the total is under max bytes;
+ * returns the total after.  Run by hdisk_put() now and then. */
+uint64_t hdisk_trim(uint64_t max);
+
+#endif

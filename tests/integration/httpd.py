@@ -1,0 +1,198 @@
+"""httpd.py - a scriptable look-alike HTTP(S) server on 127.0.0.1 for the
+remote trust tests (tests/integration/test_trust.py).
+
+    srv = httpd.Server(root_dir)            # or tls=(cert, key)
+    srv.start(); url = srv.url("m.safetensors"); ...; srv.stop()
+
+Serves files of root_dir with single ranges (206, Content-Range, a strong
+ETag from size and mtime, If-Match -> 412) and logs every request in
+srv.log as a dict (path, query, range, if_match, headers, status, bytes).
+Paths:
+  /NAME                  the file
+  /redir/NAME            302 to srv.redirect_base + "NAME?X-Amz-Date=..."
+                         (a presigned-looking URL valid for an hour)
+  /signed/NAME?...       the file; answers 403 while srv.refuse > 0
+                         (decremented), as a CDN does for an expired URL
+  /badtotal/NAME         206 with a Content-Range total 1000 bytes short
+Knobs: srv.hang (requests wait, never answered, until it is cleared or
+60 s pass), srv.stop()/srv.start() keep the port (a restart).
+Everything is bounded: handler threads are daemons, waits time out.
+"""
+
+import email.utils
+import http.server
+import os
+import socket
+import socketserver
+import ssl
+import threading
+import time
+import urllib.parse
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+	protocol_version = "HTTP/1.1"
+
+	def log_message(self, fmt, *args):
+		pass
+
+	def _record(self, status, nbytes):
+		u = urllib.parse.urlsplit(self.path)
+		self.server.owner._log({
+			"path": u.path, "query": u.query,
+			"range": self.headers.get("Range"),
+			"if_match": self.headers.get("If-Match"),
+			"headers": dict(self.headers.items()),
+			"status": status, "bytes": nbytes,
+		})
+
+	def _simple(self, status, extra=()):
+		self.send_response(status)
+		for k, v in extra:
+			self.send_header(k, v)
+		self.send_header("Content-Length", "0")
+		self.end_headers()
+		self._record(status, 0)
+
+	def do_GET(self):
+		srv = self.server.owner
+		waited = 0.0
+		while srv.hang and waited < 60:
+			time.sleep(0.05)
+			waited += 0.05
+		if srv.hang:
+			return
+		u = urllib.parse.urlsplit(self.path)
+		path = urllib.parse.unquote(u.path)
+		badtotal = False
+		if path.startswith("/redir/"):
+			name = path[len("/redir/"):]
+			q = "X-Amz-Date=%s&X-Amz-Expires=3600&X-Amz-Signature=%s" % (
+				time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+				srv.signature)
+			return self._simple(302, [("Location", srv.redirect_base +
+						   urllib.parse.quote(name) + "?" + q)])
+		if path.startswith("/signed/"):
+			with srv.lock:
+				refuse = srv.refuse > 0
+				if refuse:
+					srv.refuse -= 1
+			if refuse:
+				return self._simple(403)
+			path = path[len("/signed"):]
+		if path.startswith("/badtotal/"):
+			badtotal = True
+			path = path[len("/badtotal"):]
+		f = os.path.join(srv.root, path.lstrip("/"))
+		try:
+			st = os.stat(f)
+		except OSError:
+			return self._simple(404)
+		size = st.st_size
+		etag = '"%x-%x"' % (st.st_mtime_ns, size)
+		im = self.headers.get("If-Match")
+		if im is not None and im != etag and im != "*":
+			return self._simple(412)
+		rng = self.headers.get("Range")
+		first, last = 0, size - 1
+		status = 200
+		if rng and rng.startswith("bytes="):
+			a, _, b = rng[6:].partition("-")
+			first = int(a)
+			last = min(int(b), size - 1) if b else size - 1
+			if first >= size:
+				return self._simple(416, [("Content-Range",
+							   "bytes */%d" % size)])
+			status = 206
+		self.send_response(status)
+		self.send_header("ETag", etag)
+		self.send_header("Last-Modified",
+				 email.utils.formatdate(st.st_mtime, usegmt=True))
+		self.send_header("Content-Length", str(last - first + 1))
+		if status == 206:
+			total = size - 1000 if badtotal else size
+			self.send_header("Content-Range", "bytes %d-%d/%d"
+					 % (first, last, total))
+		self.end_headers()
+		with open(f, "rb") as fh:
+			fh.seek(first)
+			left = last - first + 1
+			while left > 0:
+				chunk = fh.read(min(left, 1 << 20))
+				if not chunk:
+					break
+				try:
+					self.wfile.write(chunk)
+				except OSError:
+					break
+				left -= len(chunk)
+		self._record(status, last - first + 1)
+
+
+class _TCPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
+	daemon_threads = True
+	allow_reuse_address = True
+
+
+class Server:
+	def __init__(self, root, tls=None, host="127.0.0.1"):
+		self.root = os.path.abspath(root)
+		self.tls = tls
+		self.host = host
+		self.port = 0
+		self.log = []
+		self.lock = threading.Lock()
+		self.hang = False
+		self.refuse = 0
+		self.signature = "sig-" + os.urandom(8).hex()
+		self.redirect_base = None
+		self.httpd = None
+
+	def _log(self, rec):
+		with self.lock:
+			self.log.append(rec)
+
+	def start(self):
+		self.httpd = _TCPServer(("127.0.0.1", self.port), _Handler)
+		self.httpd.owner = self
+		if self.tls:
+			ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+			ctx.load_cert_chain(*self.tls)
+			self.httpd.socket = ctx.wrap_socket(self.httpd.socket,
+							    server_side=True)
+		self.port = self.httpd.server_address[1]
+		if self.redirect_base is None:
+			self.redirect_base = self.base() + "signed/"
+		self.thread = threading.Thread(target=self.httpd.serve_forever,
+					       kwargs={"poll_interval": 0.1},
+					       daemon=True)
+		self.thread.start()
+		return self
+
+	def stop(self):
+		if self.httpd:
+			self.httpd.shutdown()
+			self.httpd.server_close()
+			self.httpd = None
+
+	def base(self):
+		return "%s://%s:%d/" % ("https" if self.tls else "http",
+					self.host, self.port)
+
+	def url(self, name):
+		return self.base() + urllib.parse.quote(name)
+
+	def mark(self):
+		with self.lock:
+			return len(self.log)
+
+	def since(self, mark):
+		with self.lock:
+			return list(self.log[mark:])
+
+	def __enter__(self):
+		return self.start()
+
+	def __exit__(self, *a):
+		self.hang = False
+		self.stop()

@@ -1,0 +1,611 @@
+/* test_http.c - the HTTP source's block cache, prefetcher and fetch
+ * logic, driven by a fake transport that counts requests and injects
+ * failures, hangs, redirects, refusals and changes. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "error.h"
+#include "http_cache.h"
+#include "http_conf.h"
+#include "http_disk.h"
+#include "http_transport.h"
+#include "source.h"
+#include "source_http.h"
+
+#define OBJ_SIZE ((20u << 20) + 12345)	/* 21 blocks, the last one short */
+
+static struct {
+	pthread_mutex_t lock;
+	char *data;
+	char etag[64];
+	unsigned requests;	/* every exchange */
+	unsigned data_reqs;	/* answered with bytes */
+	unsigned resolves;	/* answered with a redirect */
+	unsigned fail503;	/* answer 503 this many times */
+	uint64_t refuse_until;	/* "connection refused" before (ms) */
+	int hang;		/* accept, never answer */
+	unsigned cdn_refuse;	/* the CDN answers 403 this many times */
+	int auth_at_cdn;	/* the token reached the CDN */
+	int auth_at_origin;
+	int downgrade;		/* the origin redirects https -> http */
+} F = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int
+has_header(const struct curl_slist *l, const char *prefix)
+{
+	for (; l; l = l->next)
+		if (strncasecmp(l->data, prefix, strlen(prefix)) == 0)
+			return 1;
+	return 0;
+}
+
+static const char *
+header_value(const struct curl_slist *l, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; l; l = l->next)
+		if (strncasecmp(l->data, name, n) == 0 && l->data[n] == ':')
+			return l->data + n + 2;
+	return NULL;
+}
+
+static int
+fake_get(const struct http_transport *t, const struct htr_req *q,
+	 struct htr_resp *r, const struct htr_sink *sink, char *why,
+	 size_t whylen)
+{
+	int cdn = strstr(q->url, "://cdn.test/") != NULL;
+	int redir = strstr(q->url, "/redir/") != NULL;
+	const char *im = header_value(q->headers, "If-Match");
+	uint64_t now = hconf_now_ms(), first, last, off;
+	int hang, refuse = 0, fail = 0, forbid = 0, mode;
+
+	(void)t;
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_lock(&F.lock);
+	F.requests++;
+	hang = F.hang;
+	if (now < F.refuse_until)
+		refuse = 1;
+	else if (F.fail503) {
+		F.fail503--;
+		fail = 1;
+	}
+	if (has_header(q->headers, "Authorization:")) {
+		if (cdn)
+			F.auth_at_cdn = 1;
+		else
+			F.auth_at_origin = 1;
+	}
+	if (cdn && F.cdn_refuse) {
+		F.cdn_refuse--;
+		forbid = 1;
+	}
+	pthread_mutex_unlock(&F.lock);
+	if (hang) {
+		uint64_t ms = q->connect_ms < q->timeout_ms ? q->connect_ms :
+			      q->timeout_ms;
+
+		usleep((useconds_t)(ms * 1000));
+		snprintf(why, whylen, "Operation timed out");
+		return HTR_NET;
+	}
+	if (refuse) {
+		snprintf(why, whylen, "Connection refused");
+		return HTR_NET;
+	}
+	if (fail || forbid) {
+		r->status = fail ? 503 : 403;
+		return sink->head(sink->ud, r) == HTR_STOP ? HTR_ABORTED :
+		       HTR_DONE;
+	}
+	if (redir && !cdn) {
+		r->status = 302;
+		snprintf(r->location, sizeof(r->location),
+			 "%s://cdn.test/blob?Expires=%lld&Signature=s3cr3t",
+			 F.downgrade ? "http" : "https",
+			 (long long)time(NULL) + 3600);
+		pthread_mutex_lock(&F.lock);
+		F.resolves++;
+		pthread_mutex_unlock(&F.lock);
+		return sink->head(sink->ud, r) == HTR_STOP ? HTR_ABORTED :
+		       HTR_DONE;
+	}
+	pthread_mutex_lock(&F.lock);
+	if (im && strcmp(im, F.etag) != 0) {
+		pthread_mutex_unlock(&F.lock);
+		r->status = 412;
+		return sink->head(sink->ud, r) == HTR_STOP ? HTR_ABORTED :
+		       HTR_DONE;
+	}
+	F.data_reqs++;
+	snprintf(r->etag, sizeof(r->etag), "%s", F.etag);
+	pthread_mutex_unlock(&F.lock);
+	first = q->start;
+	last = q->start + q->len - 1;
+	if (last >= OBJ_SIZE)
+		last = OBJ_SIZE - 1;
+	r->status = 206;
+	r->have_range = r->total_known = 1;
+	r->r_first = first;
+	r->r_last = last;
+	r->r_total = OBJ_SIZE;
+	mode = sink->head(sink->ud, r);
+	if (mode == HTR_STOP)
+		return HTR_ABORTED;
+	for (off = first; off <= last; off += 65536) {
+		size_t n = last + 1 - off < 65536 ? (size_t)(last + 1 - off) :
+			   65536;
+
+		if (mode == HTR_TAKE &&
+		    sink->body(sink->ud, F.data + off, n) != HTR_TAKE)
+			return HTR_ABORTED;
+	}
+	return HTR_DONE;
+}
+
+static const struct http_transport fake = { .get = fake_get };
+
+static void
+setup(void)
+{
+	struct http_options o = { 0 };
+	struct err e = { 0 };
+	size_t i;
+
+	/* CK_FORK=no (valgrind) runs every test in one process */
+	F.requests = F.data_reqs = F.resolves = F.fail503 = F.cdn_refuse = 0;
+	F.refuse_until = 0;
+	F.hang = F.auth_at_cdn = F.auth_at_origin = F.downgrade = 0;
+	F.data = malloc(OBJ_SIZE);
+	for (i = 0; i < OBJ_SIZE; i++)
+		F.data[i] = (char)(i * 2654435761u >> 13);
+	snprintf(F.etag, sizeof(F.etag), "\"v1\"");
+	o.timeout_s = 1;
+	o.tries = 3;		/* bound: 3 s */
+	o.cache_mb = 64;
+	o.readahead_mb = 8;
+	o.connections = 4;
+	o.cache = -1;		/* the disk cache only where a test says */
+	ck_assert_int_eq(http_set_options(&o, &e), 0);
+	htr_set(&fake);
+}
+
+static void
+teardown(void)
+{
+	free(F.data);
+}
+
+static struct source *
+open_url(const char *url, const struct http_src_opts *o)
+{
+	struct http_src_opts none = { 0 };
+	struct source *s = NULL;
+	struct err e = { 0 };
+
+	if (source_open_http_opts(url, o ? o : &none, &s, &e) != 0)
+		ck_abort_msg("open %s: %s", url, e.detail);
+	return s;
+}
+
+static void
+read_all(struct source *s, size_t chunk)
+{
+	char *buf = malloc(chunk);
+	uint64_t off;
+
+	for (off = 0; off < OBJ_SIZE; off += chunk) {
+		size_t n = OBJ_SIZE - off < chunk ? OBJ_SIZE - off : chunk;
+
+		ck_assert_int_eq(source_pread(s, buf, n, off), 0);
+		ck_assert_msg(memcmp(buf, F.data + off, n) == 0,
+			      "bytes differ at %llu", (unsigned long long)off);
+	}
+	free(buf);
+}
+
+/* ---- the block cache on its own ---------------------------------------- */
+
+START_TEST(cache_lru_evicts_oldest)
+{
+	static int owner;
+	struct hblock *b[9];
+	int i;
+
+	hconf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	hcache_lock();
+	for (i = 0; i < 8; i++) {
+		b[i] = hcache_new(&owner, (uint64_t)i, HTTP_BLOCK_BYTES, 1);
+		ck_assert_ptr_nonnull(b[i]);
+		hcache_ready(b[i]);
+	}
+	ck_assert_uint_eq(hcache_bytes(), 8 * (uint64_t)HTTP_BLOCK_BYTES);
+	hcache_touch(b[0]);		/* 1 is now the oldest */
+	b[1]->refs++;			/* ... but in use: 2 goes */
+	b[8] = hcache_new(&owner, 8, HTTP_BLOCK_BYTES, 1);
+	ck_assert_ptr_nonnull(b[8]);
+	ck_assert_ptr_eq(hcache_lookup(&owner, 0), b[0]);
+	ck_assert_ptr_eq(hcache_lookup(&owner, 1), b[1]);
+	ck_assert_ptr_null(hcache_lookup(&owner, 2));
+	/* read-ahead does not push out blocks in use */
+	for (i = 3; i < 8; i++)
+		hcache_lookup(&owner, (uint64_t)i)->refs++;
+	b[0]->refs++;
+	ck_assert_ptr_null(hcache_new(&owner, 9, HTTP_BLOCK_BYTES, 1));
+	/* a failed block leaves the table */
+	hcache_failed(b[8]);
+	ck_assert_ptr_null(hcache_lookup(&owner, 8));
+	for (i = 0; i < 8; i++)
+		if (i != 2)
+			b[i]->refs = 0;
+	hcache_drop(&owner);
+	hcache_unlock();
+}
+END_TEST
+
+/* ---- reads through the prefetcher -------------------------------------- */
+
+START_TEST(sequential_read_coalesces)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	unsigned blocks = (OBJ_SIZE + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES;
+
+	ck_assert_uint_eq(F.requests, 1);	/* the open request */
+	ck_assert_uint_eq(s->size, OBJ_SIZE);
+	read_all(s, 128 << 10);
+	/* read-ahead fetches several blocks per request */
+	ck_assert_msg(F.data_reqs < blocks, "%u requests for %u blocks",
+		      F.data_reqs, blocks);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(random_reads)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char *buf = malloc(3 << 20);
+	unsigned i, seed = 7;
+
+	for (i = 0; i < 200; i++) {
+		uint64_t off = rand_r(&seed) % OBJ_SIZE;
+		size_t n = 1 + rand_r(&seed) % (3 << 20);
+
+		if (n > OBJ_SIZE - off)
+			n = OBJ_SIZE - off;
+		ck_assert_int_eq(source_pread(s, buf, n, off), 0);
+		ck_assert(memcmp(buf, F.data + off, n) == 0);
+	}
+	ck_assert_int_eq(source_pread(s, buf, 2, OBJ_SIZE - 1), -EIO);
+	free(buf);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(transient_errors_are_retried)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char buf[4096];
+
+	F.fail503 = 2;
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (5 << 20), sizeof(buf)) == 0);
+	ck_assert_uint_eq(F.fail503, 0);
+	source_close(s);
+}
+END_TEST
+
+/* issue 14.7: a restart shorter than the bound costs latency only */
+START_TEST(refused_until_restart)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char buf[4096];
+	unsigned before = F.requests;
+
+	F.refuse_until = hconf_now_ms() + 1200;	/* bound: 3 s */
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 9 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (9 << 20), sizeof(buf)) == 0);
+	ck_assert_uint_gt(F.requests - before, 2);	/* it kept trying */
+	source_close(s);
+}
+END_TEST
+
+/* issue 14.6: a hung server costs one bound; the retry fails at once */
+START_TEST(hung_server_one_wait)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char buf[4096];
+	uint64_t t0;
+	unsigned n;
+
+	F.hang = 1;
+	t0 = hconf_now_ms();
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 3 << 20), -EIO);
+	ck_assert_uint_lt(hconf_now_ms() - t0, 2 * hconf_bound_ms());
+	n = F.requests;
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 3 << 20), -EIO);
+	ck_assert_uint_eq(F.requests, n);	/* no second wait */
+	F.hang = 0;
+	usleep(1100 * 1000);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 3 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (3 << 20), sizeof(buf)) == 0);
+	source_close(s);
+}
+END_TEST
+
+/* issues 13.3 and 14.4: one resolve per file, the token stays home */
+START_TEST(redirect_resolved_once)
+{
+	static const char *const hdrs[] = { "Authorization: Bearer tok", NULL };
+	struct http_src_opts o = { .headers = hdrs };
+	struct source *s = open_url("https://origin.test/redir/m.safetensors",
+				    &o);
+
+	char buf[4096];
+
+	ck_assert_str_eq(s->name, "https://origin.test/redir/m.safetensors");
+	ck_assert_uint_eq(F.resolves, 1);	/* the open request */
+	/* the CDN refuses the signed URL: resolved again, no error */
+	F.cdn_refuse = 1;
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 7 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (7 << 20), sizeof(buf)) == 0);
+	ck_assert_uint_eq(F.cdn_refuse, 0);
+	ck_assert_uint_eq(F.resolves, 2);
+	/* the whole file: no further resolves */
+	read_all(s, 1 << 20);
+	ck_assert_uint_eq(F.resolves, 2);
+	ck_assert_int_eq(F.auth_at_origin, 1);
+	ck_assert_int_eq(F.auth_at_cdn, 0);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(no_https_downgrade)
+{
+	struct http_src_opts o = { 0 };
+	struct source *s = NULL;
+	struct err e = { 0 };
+
+	F.downgrade = 1;
+	ck_assert_int_eq(source_open_http_opts(
+		"https://origin.test/redir/m.safetensors", &o, &s, &e), -1);
+	ck_assert_msg(strstr(e.detail, "downgrade") != NULL, "%s", e.detail);
+	ck_assert_ptr_null(strstr(e.detail, "s3cr3t"));
+}
+END_TEST
+
+/* issue 16.4: If-Match on every GET; a changed ETag fails, never mixes */
+START_TEST(changed_etag_fails)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char buf[4096];
+
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 2 << 20), 0);
+	ck_assert_int_eq(source_http_verify(s), 0);
+	snprintf(F.etag, sizeof(F.etag), "\"v2\"");
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 15 << 20), -EIO);
+	ck_assert_int_eq(source_http_verify(s), -ESTALE);
+	/* even cached bytes are not handed out any more */
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 2 << 20), -EIO);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(known_size_no_probe)
+{
+	struct http_src_opts o = {
+		.size_known = 1, .size = OBJ_SIZE, .etag = "\"v1\"",
+		.display = "hf://org/model/m.safetensors",
+	};
+	struct source *s = open_url("http://origin.test/m.safetensors", &o);
+	char buf[100];
+
+	ck_assert_uint_eq(F.requests, 0);
+	ck_assert_str_eq(s->name, "hf://org/model/m.safetensors");
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 0), 0);
+	ck_assert(memcmp(buf, F.data, sizeof(buf)) == 0);
+	source_close(s);
+}
+END_TEST
+
+/* issue 16.7: the counters say what happened */
+START_TEST(stats_count)
+{
+	struct source *s = open_url("http://origin.test/redir/m.safetensors",
+				    NULL);
+	json_t *j;
+	char buf[4096];
+
+	hconf.ra_max = 0;	/* no read-ahead: exact counts */
+	F.fail503 = 1;
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 4 << 20), 0);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 4 << 20), 0);
+	j = source_http_stats(s);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "requests"), "header")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "requests"), "resolve")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "requests"), "data")), 2);	/* one got a 503 */
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "retries")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "failed_attempts"), "http_status")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "blocks"), "cache_misses")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+		j, "blocks"), "cache_hits")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+		"bytes_fetched")), HTTP_HEAD_BYTES + HTTP_BLOCK_BYTES);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "source")),
+			 "http://origin.test/redir/m.safetensors");
+	json_decref(j);
+	source_close(s);
+}
+END_TEST
+
+/* ---- the disk cache (issue 16.5) ------------------------------------------ */
+
+static char cache_dir[64];
+
+static void
+disk_on(void)
+{
+	struct http_options o = { 0 };
+	struct err e = { 0 };
+
+	snprintf(cache_dir, sizeof(cache_dir), "/tmp/stfs-unit-disk-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(cache_dir));
+	o.cache = 1;
+	o.cache_dir = cache_dir;
+	ck_assert_int_eq(http_set_options(&o, &e), 0);
+}
+
+static void
+disk_off(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache_dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static uint64_t
+stat_of(struct source *s, const char *group, const char *name)
+{
+	json_t *j = source_http_stats(s);
+	json_t *g = group ? json_object_get(j, group) : j;
+	uint64_t v = (uint64_t)json_integer_value(json_object_get(g, name));
+
+	json_decref(j);
+	return v;
+}
+
+START_TEST(disk_second_mount_no_data)
+{
+	struct source *s;
+	char path[256];
+	struct stat st;
+
+	disk_on();
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	ck_assert_uint_gt(F.data_reqs, 1);
+	source_close(s);
+	/* an unchanged object: its blocks come from disk */
+	F.data_reqs = 0;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	ck_assert_uint_eq(F.data_reqs, 1);	/* the open request only */
+	ck_assert_uint_eq(stat_of(s, NULL, "disk_cache_hits"),
+			  (OBJ_SIZE + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES);
+	source_close(s);
+	/* modes: 0700 directories, 0600 files */
+	snprintf(path, sizeof(path), "%s/v1", cache_dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700);
+	/* a new version: another key, fetched again */
+	snprintf(F.etag, sizeof(F.etag), "\"v2\"");
+	F.data_reqs = 0;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	ck_assert_uint_gt(F.data_reqs, 1);
+	ck_assert_uint_eq(stat_of(s, NULL, "disk_cache_hits"), 0);
+	source_close(s);
+	ck_assert_uint_le(hdisk_trim(1ull << 40), 2ull * (OBJ_SIZE + 64 * 16));
+	ck_assert_uint_le(hdisk_trim(4 << 20), 4 << 20);
+	disk_off();
+}
+END_TEST
+
+START_TEST(disk_damaged_block_is_a_miss)
+{
+	struct source *s;
+	char cmd[512];
+	char buf[4096];
+
+	disk_on();
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	source_close(s);
+	/* flip bytes in every cached block 3, truncate every block 5 */
+	snprintf(cmd, sizeof(cmd), "for f in %s/v1/*/*/3; do printf xxxx | "
+		 "dd of=$f bs=1 seek=100 conv=notrunc 2>/dev/null; done; "
+		 "for f in %s/v1/*/*/5; do truncate -s 1000 $f; done",
+		 cache_dir, cache_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	F.data_reqs = 0;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), (3 << 20) + 50), 0);
+	ck_assert(memcmp(buf, F.data + (3 << 20) + 50, sizeof(buf)) == 0);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (5 << 20), sizeof(buf)) == 0);
+	ck_assert_uint_eq(F.data_reqs, 3);	/* open + the two bad ones */
+	source_close(s);
+	disk_off();
+}
+END_TEST
+
+START_TEST(disk_unusable_dir_degrades)
+{
+	struct http_options o = { 0 };
+	struct err e = { 0 };
+	struct source *s;
+
+	o.cache = 1;
+	o.cache_dir = "/proc/version/stfs";	/* cannot be made */
+	ck_assert_int_eq(http_set_options(&o, &e), 0);
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 4 << 20);
+	source_close(s);
+}
+END_TEST
+
+static Suite *
+http_suite(void)
+{
+	Suite *s = suite_create("http");
+	TCase *tc = tcase_create("source");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, cache_lru_evicts_oldest);
+	tcase_add_test(tc, sequential_read_coalesces);
+	tcase_add_test(tc, random_reads);
+	tcase_add_test(tc, transient_errors_are_retried);
+	tcase_add_test(tc, refused_until_restart);
+	tcase_add_test(tc, hung_server_one_wait);
+	tcase_add_test(tc, redirect_resolved_once);
+	tcase_add_test(tc, no_https_downgrade);
+	tcase_add_test(tc, changed_etag_fails);
+	tcase_add_test(tc, known_size_no_probe);
+	tcase_add_test(tc, stats_count);
+	tcase_add_test(tc, disk_second_mount_no_data);
+	tcase_add_test(tc, disk_damaged_block_is_a_miss);
+	tcase_add_test(tc, disk_unusable_dir_degrades);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(http_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
