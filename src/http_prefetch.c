@@ -14,6 +14,7 @@
 #define SEQ_GAP		(2u << 20)	/* forward skip still "sequential" */
 #define REQ_BLOCKS	8		/* read-ahead request: 8 MiB */
 #define SPLIT_BLOCKS	32		/* demand runs above 32 MiB go parallel */
+#define MAX_WORKERS	64
 
 enum { JOB_QUEUED, JOB_RUNNING };
 
@@ -34,6 +35,8 @@ static struct {
 	pthread_cond_t work;		/* the queue has jobs */
 	struct hjobq queue;
 	unsigned nworkers, idle;
+	int stop;			/* hpf_shutdown(): workers leave */
+	pthread_t threads[MAX_WORKERS];
 	pid_t pid;			/* the process the workers belong to */
 	struct hsrcs srcs;		/* open sources (for their streams) */
 } P = {
@@ -155,17 +158,20 @@ worker_main(void *arg)
 	(void)arg;
 	hcache_lock();
 	for (;;) {
-		while (TAILQ_EMPTY(&P.queue)) {
+		while (TAILQ_EMPTY(&P.queue) && !P.stop) {
 			P.idle++;
 			hcache_cond_wait(&P.work);
 			P.idle--;
 		}
+		if (P.stop)
+			break;
 		j = TAILQ_FIRST(&P.queue);
 		job_start(j);
 		hcache_unlock();
 		job_run(j, hconf_now_ms() + hconf_bound_ms());
 		hcache_lock();
 	}
+	hcache_unlock();
 	return NULL;
 }
 
@@ -174,8 +180,6 @@ static void
 kick_workers(unsigned njobs)
 {
 	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t t;
 
 	if (P.pid != getpid()) {
 		/* A fork left the workers behind in the parent. */
@@ -186,19 +190,19 @@ kick_workers(unsigned njobs)
 		pthread_cond_broadcast(&P.work);
 		njobs = njobs > P.idle ? njobs - P.idle : 0;
 	}
-	if (njobs == 0 || P.nworkers >= hconf.max_workers)
+	if (njobs == 0 || P.nworkers >= hconf.max_workers ||
+	    P.nworkers >= MAX_WORKERS || P.stop)
 		return;
 	/* Workers take no signals: they belong to the FUSE threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	while (njobs-- && P.nworkers < hconf.max_workers) {
-		if (pthread_create(&t, &attr, worker_main, NULL) != 0)
+	while (njobs-- && P.nworkers < hconf.max_workers &&
+	       P.nworkers < MAX_WORKERS) {
+		if (pthread_create(&P.threads[P.nworkers], NULL, worker_main,
+				   NULL) != 0)
 			break;	/* readers fetch their own blocks anyway */
 		P.nworkers++;
 	}
-	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
@@ -566,6 +570,29 @@ hpf_read(struct hpf_src *ps, void *buf, size_t len, uint64_t off)
 	hcache_unlock();
 	free(r.blks);
 	return r.rc;
+}
+
+void
+hpf_shutdown(void)
+{
+	pthread_t t[MAX_WORKERS];
+	unsigned i, n;
+
+	pthread_once(&P.once, pf_init);
+	hcache_lock();
+	if (P.pid != getpid())
+		P.nworkers = P.idle = 0;	/* a fork's: not ours */
+	P.stop = 1;
+	pthread_cond_broadcast(&P.work);
+	n = P.nworkers;
+	memcpy(t, P.threads, n * sizeof(t[0]));
+	hcache_unlock();
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	hcache_lock();
+	P.nworkers = P.idle = 0;
+	P.stop = 0;
+	hcache_unlock();
 }
 
 void

@@ -64,6 +64,11 @@ void hpf_remove(struct hpf_src *ps);
  * the bytes could not be fetched within the bound). */
 int hpf_read(struct hpf_src *ps, void *buf, size_t len, uint64_t off);
 
+/* Stop the worker threads and wait for them (tests under valgrind: a
+ * thread still running at exit looks like a leak).  New read-ahead
+ * starts them again. */
+void hpf_shutdown(void);
+
 /* For ops->fetch: block b holds all its bytes now. */
 void hpf_block_done(struct hblock *b);
 

@@ -18,6 +18,7 @@
 #include "http_cache.h"
 #include "http_conf.h"
 #include "http_disk.h"
+#include "http_prefetch.h"
 #include "http_transport.h"
 #include "source.h"
 #include "source_http.h"
@@ -607,5 +608,6 @@ main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	hpf_shutdown();		/* valgrind: no thread left running */
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
