@@ -477,6 +477,35 @@ def case_replaced(t, srv, fx, home):
 	upload(c, "models", "replace/big.safetensors", fx["big"])
 
 
+def case_cache(t, srv, fx, d, home):
+	"""The disk cache under s3:// sources: a second mount of the unchanged
+	set reads every byte from disk, with no ranged data request."""
+	env = cred_env(srv, home)
+	cache = os.path.join(d, "cache")
+	args = ["-o", "cache_dir=" + cache]
+	want = sharded_files(fx["index"])
+	src = "s3://models/sets/sharded/"
+	for n in (1, 2):
+		mark = srv.mark()
+		with harness.Mount(t, src, env=env, args=args) as m:
+			verify_files(t, m.path, want, "cache mount %d" % n)
+		reqs = srv.requests_since(mark)
+		data = [r for r in reqs if r["range"] and
+			r["range"] != "bytes=0-65535"]
+		if n == 1:
+			t.check(len(data) > 0, "cache: the first mount fetches "
+				"data")
+		else:
+			t.eq(data, [], "cache: ranged data requests of the second "
+			     "mount")
+	for root, dirs, files in os.walk(cache):
+		for f in files:
+			st = os.stat(os.path.join(root, f))
+			t.eq(st.st_mode & 0o777, 0o600, "cache: mode of %s" % f)
+			no_secret(t, open(os.path.join(root, f), "rb").read(),
+				  "cache file " + f)
+
+
 def run(t):
 	why = s3srv.available()
 	if why:
@@ -499,7 +528,8 @@ def run(t):
 				("token", case_token, (home,)),
 				("refused", case_refused, (d, home)),
 				("anonymous", case_anonymous, (home,)),
-				("replaced", case_replaced, (home,))]:
+				("replaced", case_replaced, (home,)),
+				("cache", case_cache, (d, home))]:
 			if CASES and name not in CASES:
 				continue
 			t0 = time.monotonic()
