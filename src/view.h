@@ -33,6 +33,11 @@
  * Nothing else changes: inode numbers, lookup, listing, attributes and
  * the read path are generic over the table.  Every view file is read
  * through view_read(), which answers segments; fsll.c only executes them.
+ * Only this one-file-per-tensor kind exists so far.  A hidden directory
+ * of another shape (a few fixed files like .stfs/stats.json, or the
+ * virtual files of .safetensors/) needs a second kind of entry next to
+ * mirrors[]: its own inode range after the mirror files, and lookup,
+ * listing, size and read answered by its functions the same way.
  *
  * Inode numbers are stable for a given model, layout and views option: 1
  * is the root, 2 and 3 the two root JSON files, 4 + 2i the data file of
