@@ -3,7 +3,8 @@
 
 The test runs under RLIMIT_NOFILE 256 (soft and hard, inherited by stfs
 and stfs-inspect), and builds three times as many files:
-- a folder of 768 small models: stfs-inspect validates and lists all;
+- a folder of 768 small models: stfs-inspect validates and lists all, and
+  its mount (a directory per model) reads byte-exact;
 - a 768-shard set: mounts, every tensor read byte-exact (twice, in two
   orders, so descriptors are closed and reopened), and the daemon never
   holds more descriptors than the limit allows.
@@ -68,6 +69,29 @@ def run_(t):
 		ms = json.loads(r.stdout)["models"]
 		t.eq(sorted(m["dir"] for m in ms), sorted(exp),
 		     "inspect lists every model")
+
+	# the folder mounted as a tree: every model's bytes, descriptors bounded
+	with harness.Mount(t, folder, ready_timeout=120) as m:
+		bad = n = 0
+		for mdir, (label, files) in sorted(exp.items()):
+			S = harness.SrcFile(files[0])
+			for x in S.tensors:
+				f = os.path.join(m.path, mdir, harness.encode_name(x.name))
+				try:
+					with open(f, "rb") as fh:
+						bad += fh.read() != S.read(x)
+				except OSError as e:
+					bad += 1
+					print("%s: %s" % (f, e))
+				n += 1
+		t.eq(bad, 0, "folder: tensors that differ from the source (of %d)"
+		     % n)
+		t.eq(sorted(x for x in os.listdir(m.path) if x[0] != "."),
+		     sorted(list(exp) + ["__summary__.json"]),
+		     "folder: one directory per model")
+		fds = daemon_fds(m)
+		t.check(fds < LIMIT, "folder: the daemon holds %d descriptors, "
+			"fewer than %d" % (fds, LIMIT))
 
 	# the set: mounted and read, descriptors bounded
 	with harness.Mount(t, idx, ready_timeout=60) as m:

@@ -146,6 +146,40 @@ def run_(t):
 				summ = json.load(f)
 			n, params = expected_summary(files)
 			t.eq(summ["tensors"], n, "%s: __summary__.json tensors" % what)
+	# ---- mounts of trees: a directory per model, every byte ----
+	for src, exp, what in ((hub, hub_exp, "hub"), (pipe, pipe_exp, "pipe"),
+			       (loras, lora_exp, "loras"),
+			       (repo, {k[len("org/tiny-sd/"):]: v for k, v in
+				       hub_exp.items()
+				       if k.startswith("org/tiny-sd/")},
+				"repo dir")):
+		with harness.Mount(t, src) as m:
+			top = sorted({k.split("/")[0] for k in exp})
+			t.eq(sorted(x for x in os.listdir(m.path) if x[0] != "."),
+			     sorted(top + ["__summary__.json"]),
+			     "%s: the root lists the models' top directories"
+			     % what)
+			with open(os.path.join(m.path, "__summary__.json")) as f:
+				root = json.load(f)
+			t.eq(sorted(x["path"] for x in root.get("model_list", [])),
+			     sorted(exp), "%s: root __summary__.json lists the "
+			     "models" % what)
+			for k, (label, files) in sorted(exp.items()):
+				md = os.path.join(m.path, k)
+				verify_model(t, md, files, "%s/%s" % (what, k))
+				with open(os.path.join(md, "__summary__.json")) as f:
+					summ = json.load(f)
+				t.eq(summ.get("source"), label, "%s/%s: __summary__.json "
+				     "source" % (what, k))
+				n, params = expected_summary(files)
+				t.eq(summ.get("tensors"), n, "%s/%s: tensors"
+				     % (what, k))
+			# du, find and tar see the models only (views hidden)
+			r = run(["find", m.path, "-type", "f"])
+			found = r.stdout.decode("utf-8", "surrogateescape").split("\n")
+			t.check(not [f for f in found if "/.npy/" in f or
+				     "/.txt/" in f], "%s: find sees no views" % what)
+
 	polish(t, d, single, loras)
 	harness.rmtree_safe(d)
 
