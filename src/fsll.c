@@ -795,7 +795,7 @@ fsll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 	}
 	rc = view_xattr_get(v, ino, name, b);
 	if (rc < 0) {
-		fuse_reply_err(req, ENOMEM);
+		fuse_reply_err(req, rc == -2 ? EIO : ENOMEM);
 	} else if (rc > 0) {
 		/* Only user.* exists here: for security.*, system.* (ACLs)
 		 * and trusted.* say "not supported", which also lets ls(1)

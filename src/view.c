@@ -11,6 +11,7 @@
 #include "dtype.h"
 #include "error.h"
 #include "layout.h"
+#include "lazy.h"
 #include "model.h"
 #include "names.h"
 #include "summary.h"
@@ -29,6 +30,7 @@
 static const struct view_mirror *const mirrors[] = {
 	&view_mirror_npy,
 	&view_mirror_txt,
+	&view_mirror_stats,
 };
 
 #define NMIRRORS (sizeof(mirrors) / sizeof(mirrors[0]))
@@ -667,10 +669,14 @@ view_build_label(const struct model *m, const struct view_opts *opts,
 	v->layout = l;
 	v->sidecar_sizes = calloc(m->ntensors ? m->ntensors : 1,
 				  sizeof(*v->sidecar_sizes));
+	/* computed on demand: .stats/ files and the sha256 xattr */
+	v->lazy_stats = lazy_new(m->ntensors);
+	v->lazy_sha256 = lazy_new(m->ntensors);
 	v->summary = summary_json(m, 1);
 	if (v->summary && label && strcmp(label, m->arg) != 0)
 		v->summary = relabel(v->summary, label);
-	if (!v->sidecar_sizes || !v->summary) {
+	if (!v->sidecar_sizes || !v->summary || !v->lazy_stats ||
+	    !v->lazy_sha256) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto fail;
 	}
@@ -733,5 +739,7 @@ view_free(struct view *v)
 	free(v->shard_files);
 	free(v->sidecar_sizes);
 	free(v->summary);
+	lazy_free(v->lazy_stats);
+	lazy_free(v->lazy_sha256);
 	free(v);
 }

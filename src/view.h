@@ -12,6 +12,8 @@
  *   NAME.json           per tensor: a JSON sidecar (name, dtype, shape, ...)
  *   .npy/NAME.npy       per tensor: an NPY file (npy.h, view_npy.c)
  *   .txt/NAME.txt       per tensor: its values as text (txt.h, view_txt.c)
+ *   .stats/NAME.json    per tensor: statistics of its values (tstats.h,
+ *                       view_stats.c), computed on first read and kept
  * where NAME = names_encode(tensor name) (see names.h) and SHARD the
  * shard's file name, encoded the same way.  Tree layout (opts.tree): the
  * tensors and their sidecars are spread over directories (layout.h), and
@@ -65,6 +67,7 @@
 
 struct buf;
 struct layout;
+struct lazy;
 struct err;
 struct model;
 struct model_tensor;
@@ -173,6 +176,11 @@ struct view {
 				   stored, for statfs */
 	const struct layout *layout;	/* directories and file names */
 	uint32_t *sidecar_sizes;	/* rendered sidecar length, per tensor */
+
+	/* Values computed on first use and kept (lazy.h), per tensor: the
+	 * .stats/ files and the sha256 xattr; the only state that changes
+	 * after the build, behind lazy.c's own lock. */
+	struct lazy *lazy_stats, *lazy_sha256;
 
 	char *summary;		/* __summary__.json content */
 	size_t summary_len;
@@ -307,13 +315,17 @@ int view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out);
  *   user.safetensors.shape   compact JSON array: "[2,3]", "[]"
  *   user.safetensors.offset  absolute byte offset in the source, decimal
  *   user.safetensors.nbytes  byte length, decimal
+ *   user.safetensors.sha256  lowercase hex SHA-256 of the tensor's bytes,
+ *                            computed on first get and kept; not listed
+ *                            (it reads the whole tensor)
  * Other inodes have none. */
 
 /* Append the names, each followed by a NUL (the listxattr(2) format). */
 int view_xattr_list(const struct view *v, uint64_t ino, struct buf *out);
 
 /* Append the value of xattr name (NUL-terminated).  0, 1 when ino has no
- * such attribute, -1 when out of memory. */
+ * such attribute, -1 when out of memory, -2 when the source could not be
+ * read (sha256). */
 int view_xattr_get(const struct view *v, uint64_t ino, const char *name,
 		   struct buf *out);
 

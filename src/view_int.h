@@ -30,6 +30,12 @@ struct view_mirror {
 /* The registered mirror views (view.c holds the table). */
 extern const struct view_mirror view_mirror_npy;	/* view_npy.c */
 extern const struct view_mirror view_mirror_txt;	/* view_txt.c */
+extern const struct view_mirror view_mirror_stats;	/* view_stats.c */
+
+/* The lowercase hex SHA-256 of tensor mt's bytes appended to out,
+ * computed on first use and kept (view_stats.c).  0 or -errno. */
+int view_sha256(const struct view *v, const struct model_tensor *mt,
+		struct buf *out);
 
 /* The mirror view a VIEW_MIRROR inode belongs to. */
 const struct view_mirror *view_mirror_of(const struct view *v, uint64_t ino);

@@ -240,6 +240,62 @@ def check_inspect(t, T, p):
 	t.eq(r.returncode, 2, "--stats with two SOURCEs: usage error")
 
 
+def check_mount(t, T, p):
+	""".stats/NAME.json: hidden, a fixed size known before the first read,
+	the same object as --stats --json (padding aside), equal for readers
+	that race on the first read."""
+	import threading
+	r = run([STFS_INSPECT, "--stats", "--json", p], timeout=120)
+	byname = {x["name"]: x for x in json.loads(r.stdout)["tensors"]}
+	with harness.Mount(t, p) as m:
+		sd = os.path.join(m.path, ".stats")
+		t.check(".stats" not in os.listdir(m.path),
+			".stats is not listed by readdir")
+		t.check(os.path.isdir(sd), ".stats is reachable by path")
+		t.eq(sorted(os.listdir(sd)),
+		     sorted(harness.encode_name(n) + ".json" for n in T),
+		     ".stats/ lists one file per tensor")
+		# racing first reads of the big tensors
+		for name in ("big.F32", "big.BF16"):
+			f = os.path.join(sd, name + ".json")
+			size = os.stat(f).st_size
+			outs = [None] * 6
+
+			def reader(k, f=f, outs=outs):
+				with open(f, "rb") as fh:
+					outs[k] = fh.read()
+			th = [threading.Thread(target=reader, args=(k,)) for k in range(6)]
+			for x in th:
+				x.start()
+			for x in th:
+				x.join(120)
+			t.check(all(o == outs[0] for o in outs) and outs[0] is not None,
+				"%s: concurrent first readers get the same bytes" % name)
+			t.eq(len(outs[0] or b""), size, "%s: size known before the "
+			     "first read" % name)
+		for name, (dt, raw, n, bad) in T.items():
+			f = os.path.join(sd, harness.encode_name(name) + ".json")
+			size = os.stat(f).st_size
+			with open(f, "rb") as fh:
+				data = fh.read()
+			t.eq(len(data), size, name + ": .stats file size")
+			t.eq(os.stat(f).st_size, size, name + ": size stays")
+			try:
+				j = json.loads(data)
+			except ValueError as e:
+				t.check(False, "%s: .stats is JSON: %s" % (name, e))
+				continue
+			t.eq(j, byname.get(name), name + ": .stats equals --stats --json")
+			compare(t, j, want_stats(dt, raw, n), ".stats " + name)
+			# a read in the middle
+			with open(f, "rb") as fh:
+				fh.seek(10)
+				t.eq(fh.read(17), data[10:27], name + ": .stats pread")
+	with harness.Mount(t, p, args=["-o", "views=off"]) as m:
+		t.check(not os.path.exists(os.path.join(m.path, ".stats")),
+			"views=off: no .stats")
+
+
 def check_remote(t, d, p):
 	"""--stats of an http:// SOURCE equals the local one."""
 	why = nginx.available()
@@ -294,7 +350,8 @@ def run_(t):
 	check_inspect(t, T, p)
 	check_tree(t, d, T)
 	check_remote(t, d, p)
+	check_mount(t, T, p)
 
 
 if __name__ == "__main__":
-	harness.main("int-stats", run_, mounts=False)
+	harness.main("int-stats", run_, mounts=True)

@@ -362,8 +362,9 @@ START_TEST(test_listing)
 	/* the root files, data and sidecar per tensor; .npy/ and .txt/
 	 * are hidden */
 	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT);
-	/* plus the root, .npy/, .txt/ and each tensor's .npy and .txt */
-	ck_assert_uint_eq(view->ninodes, 1 + n + 2 + 2 * MODEL_NT);
+	/* plus the root, .npy/, .txt/, .stats/ and each tensor's .npy,
+	 * .txt and .stats file */
+	ck_assert_uint_eq(view->ninodes, 1 + n + 3 + 3 * MODEL_NT);
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
 		ck_assert_uint_ne(ino, 0);
@@ -733,8 +734,9 @@ START_TEST(test_sharded)
 		view_name(v2, ino, name);
 		ck_assert_uint_eq(view_lookup(v2, 1, name, strlen(name)), ino);
 	}
-	/* + .npy/, .txt/ and the 2 view files of each of the 2 tensors */
-	ck_assert_uint_eq(v2->ninodes, 1 + 2 + 4 + 1 + 2 + 2 + 4);
+	/* + .npy/, .txt/, .stats/ and the 3 view files of each of the 2
+	 * tensors */
+	ck_assert_uint_eq(v2->ninodes, 1 + 2 + 4 + 1 + 2 + 3 + 6);
 
 	ino = view_lookup(v2, shards, "s-1.safetensors.json", 20);
 	ck_assert_int_eq(view_kind(v2, ino), VIEW_BLOB);
@@ -797,14 +799,14 @@ START_TEST(test_views_option)
 
 	o.views = VIEW_VIEWS_VISIBLE;
 	ck_assert_int_eq(view_build(model, &o, &vis, &e), 0);
-	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 2);
+	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 3);
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n), name);
 	ck_assert_str_eq(name, ".npy");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 1), name);
 	ck_assert_str_eq(name, ".txt");
 	ck_assert_uint_eq(view_lookup(vis, 1, ".npy", 4), npy);
 	view_stat(vis, VIEW_ROOT_INO, &st);
-	ck_assert_uint_eq(st.st_nlink, 2 + 2);
+	ck_assert_uint_eq(st.st_nlink, 2 + 3);
 	ck_assert_uint_eq(vis->ninodes, view->ninodes);
 
 	o.views = VIEW_VIEWS_OFF;
