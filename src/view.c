@@ -102,6 +102,10 @@ classify(const struct view *v, uint64_t ino, struct node *n)
 		n->idx = (uint32_t)(k / v->nmirrors);
 		return 0;
 	}
+	if (view_vst_owns(v, ino)) {
+		n->kind = view_vst_kind(v, ino);
+		return n->kind == VIEW_NONE ? -1 : 0;
+	}
 	if (ino >= v->ino_dirs && ino <= v->ninodes) {
 		k = ino - v->ino_dirs;
 		n->kind = VIEW_DIR;
@@ -191,6 +195,13 @@ listed_mirrors(const struct view *v)
 	return v->opts.views == VIEW_VIEWS_VISIBLE ? v->nmirrors : 0;
 }
 
+/* .safetensors/ listed at the root (after the mirror views). */
+static uint64_t
+listed_vst(const struct view *v)
+{
+	return v->opts.views == VIEW_VIEWS_VISIBLE && v->ino_vst ? 1 : 0;
+}
+
 /* --- lookup ---------------------------------------------------------------- */
 
 static int
@@ -217,6 +228,8 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 
 	if (v->multi)
 		return vm_lookup(v, parent, name, len);
+	if (view_vst_owns(v, parent))
+		return view_vst_lookup(v, parent, name, len);
 	if (classify(v, parent, &n) || n.kind != VIEW_DIR)
 		return 0;
 	if (n.shards) {
@@ -238,6 +251,8 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 		for (j = 0; j < v->nmirrors; j++)
 			if (is(name, len, mirrors[j]->dir))
 				return v->ino_views + j;
+		if (v->ino_vst && is(name, len, ".safetensors"))
+			return v->ino_vst;
 	}
 	/* Encoded tensor names never end in ".json" (rule 3), and no tree
 	 * component holds a '.', so the suffix always means "this file of
@@ -277,6 +292,8 @@ view_nchildren(const struct view *v, uint64_t dir)
 
 	if (v->multi)
 		return vm_nchildren(v, dir);
+	if (view_vst_owns(v, dir))
+		return view_vst_nchildren(v, dir);
 	if (classify(v, dir, &n) || n.kind != VIEW_DIR)
 		return 0;
 	if (n.shards)
@@ -285,7 +302,8 @@ view_nchildren(const struct view *v, uint64_t dir)
 	if (n.tree != TREE_MAIN)
 		return (uint64_t)d->nsub + d->nfile;
 	return (uint64_t)d->nsub + 2 * (uint64_t)d->nfile +
-	       (n.idx == LAYOUT_ROOT ? root_head(v) + listed_mirrors(v) : 0);
+	       (n.idx == LAYOUT_ROOT ? root_head(v) + listed_mirrors(v) +
+		listed_vst(v) : 0);
 }
 
 uint64_t
@@ -297,6 +315,8 @@ view_child(const struct view *v, uint64_t dir, uint64_t k)
 
 	if (v->multi)
 		return vm_child(v, dir, k);
+	if (view_vst_owns(v, dir))
+		return view_vst_child(v, dir, k);
 	if (k >= view_nchildren(v, dir))
 		return 0;
 	classify(v, dir, &n);
@@ -312,8 +332,11 @@ view_child(const struct view *v, uint64_t dir, uint64_t k)
 			return v->ino_shards;
 		k -= root_head(v);
 		/* mirror views come last: out of the way of `ls -f` */
-		if (k >= d->nsub + 2 * (uint64_t)d->nfile)
-			return v->ino_views + (k - d->nsub - 2 * d->nfile);
+		if (k >= d->nsub + 2 * (uint64_t)d->nfile) {
+			k -= d->nsub + 2 * (uint64_t)d->nfile;
+			return k < listed_mirrors(v) ? v->ino_views + k :
+			       v->ino_vst;
+		}
 	}
 	if (k < d->nsub)
 		return dir_ino(v, l->subs[d->sub + k], n.tree);
@@ -335,6 +358,8 @@ view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 
 	if (v->multi)
 		return vm_name(v, ino, out);
+	if (view_vst_owns(v, ino))
+		return view_vst_name(v, ino, out);
 	if (classify(v, ino, &n))
 		goto none;
 	switch (n.kind) {
@@ -391,6 +416,8 @@ view_size(const struct view *v, uint64_t ino)
 
 	if (v->multi)
 		return vm_size(v, ino);
+	if (view_vst_owns(v, ino))
+		return view_vst_size(v, ino);
 	if (classify(v, ino, &n))
 		return 0;
 	mt = has_tensor(n.kind) ? &v->model->tensors[n.idx] : NULL;
@@ -434,11 +461,13 @@ dir_subdirs(const struct view *v, uint64_t ino)
 	struct node n;
 	uint64_t k;
 
+	if (view_vst_owns(v, ino))
+		return view_vst_subdirs(v, ino);
 	if (classify(v, ino, &n) || n.kind != VIEW_DIR || n.shards)
 		return 0;
 	k = v->layout->dirs[n.idx].nsub;
 	if (ino == VIEW_ROOT_INO)	/* listed mirror views, __shards__ */
-		k += listed_mirrors(v) + (v->ino_shards != 0);
+		k += listed_mirrors(v) + listed_vst(v) + (v->ino_shards != 0);
 	return k;
 }
 
@@ -692,7 +721,8 @@ view_build_label(const struct model *m, const struct view_opts *opts,
 	v->ino_dirs = v->ino_vfiles + v->nmirrors * (uint64_t)m->ntensors;
 	v->ninodes = v->ino_dirs - 1 +
 		     (1 + v->nmirrors) * (uint64_t)(l->ndirs - 1);
-	if (build_sidecar_sizes(v, e) || (m->sharded && build_shards(v, e)))
+	if (view_vst_build(v, e) || build_sidecar_sizes(v, e) ||
+	    (m->sharded && build_shards(v, e)))
 		goto fail;
 	v->total_bytes += strlen(m->metadata_json) + v->summary_len;
 
@@ -731,6 +761,7 @@ view_free(struct view *v)
 	if (!v)
 		return;
 	vm_free(v->multi);
+	view_vst_free(v);
 	layout_free((struct layout *)v->layout);
 	for (i = 0; i < v->nshard_files; i++) {
 		free(v->shard_files[i].name);

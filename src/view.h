@@ -86,6 +86,8 @@ enum view_kind {
 				   and __shards__/SHARD.json */
 	VIEW_MIRROR,		/* a tensor's file in a mirror view (.npy/,
 				   .txt/): generated from its bytes */
+	VIEW_VST,		/* a virtual safetensors file in .safetensors/
+				   (view_vst.c): a header, then source ranges */
 };
 
 /* Which hidden view directories exist and whether readdir lists them. */
@@ -188,6 +190,10 @@ struct view {
 	uint64_t ino_shards;	/* the __shards__ directory, 0 if unsharded */
 	size_t nshard_files;
 	struct view_file *shard_files;	/* one per shard, in model order */
+
+	uint64_t ino_vst;	/* .safetensors/ and its files (view_vst.c),
+				   after every other inode; 0 if views off */
+	struct view_vst *vst;	/* its prefix table, built on first use */
 
 	unsigned nmirrors;	/* mirror views (0 when views are off) */
 	uint64_t ino_views;	/* mirror view j's directory: ino_views + j */

@@ -10,6 +10,7 @@
 #include "view.h"
 
 struct buf;
+struct err;
 struct model_tensor;
 
 /* A mirror view: a root directory `dir` that mirrors the tensor
@@ -69,5 +70,22 @@ void vm_free(struct view_multi *m);
  * nodes. */
 const struct view *vm_sub(const struct view *v, uint64_t ino,
 			  uint64_t *local);
+
+/* The .safetensors/ view (view_vst.c): view.c hands every inode it
+ * owns (view_vst_owns) to these. */
+int view_vst_build(struct view *v, struct err *e);
+void view_vst_free(struct view *v);
+int view_vst_owns(const struct view *v, uint64_t ino);
+enum view_kind view_vst_kind(const struct view *v, uint64_t ino);
+uint64_t view_vst_lookup(const struct view *v, uint64_t parent,
+			 const char *name, size_t len);
+uint64_t view_vst_nchildren(const struct view *v, uint64_t dir);
+uint64_t view_vst_child(const struct view *v, uint64_t dir, uint64_t k);
+size_t view_vst_name(const struct view *v, uint64_t ino,
+		     char out[VIEW_NAME_MAX + 1]);
+uint64_t view_vst_subdirs(const struct view *v, uint64_t ino);
+uint64_t view_vst_size(const struct view *v, uint64_t ino);
+int view_vst_read(const struct view *v, uint64_t ino, uint64_t off,
+		  size_t size, struct view_segs *out);
 
 #endif

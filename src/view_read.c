@@ -185,6 +185,8 @@ view_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	case VIEW_BLOB:
 		mem = view_blob(v, ino, &n);
 		return view_segs_add_mem(out, mem + off, size);
+	case VIEW_VST:
+		return view_vst_read(v, ino, off, size, out);
 	case VIEW_MIRROR:
 		mt = view_tensor(v, ino);
 		return view_mirror_of(v, ino)->read(v, mt, off, size, out);

@@ -11,7 +11,13 @@ spaces to a multiple of 8, then the tensors' bytes back to back.  Then:
   bytes, stfs-inspect validates them, numpy reads every tensor of them
   equal to the source's, and an OUT that is a source is refused;
 - files with 0 tensors never exist, prefixes nest, names keep or lose
-  "PREFIX.", tensors stored out of name order keep the source's order.
+  "PREFIX.", tensors stored out of name order keep the source's order;
+- a mount's hidden .safetensors/ lists exactly those files (strip/ too),
+  stat gives their sizes before any read, reads (whole, and preads at
+  random offsets across tensor and shard boundaries) give those bytes,
+  the merged file copied out mounts with every tensor equal, sha256 is the
+  same on a second mount, stfs-inspect's outputs equal the mount's files,
+  and -o views=visible / off list / remove the directory.
 """
 
 import hashlib
@@ -241,6 +247,8 @@ def make_fixtures(d):
 		(WEIRD + ".x", "I8", [4]),
 		("noprefix", "F64", [2]),
 		("model_ema.decay", "F32", []),
+		# a prefix too long for a file name: named by its hash
+		("L" * 250 + "/x.w", "U8", [2]),
 	], meta={"format": "pt", "note": "a\nb"}, rng=random.Random(2))
 
 	sdir = os.path.join(d, "set")
@@ -387,10 +395,142 @@ def test_inspect(t, srcs, d):
 	t.check(r.stdout == expected(M, "a"), "-o -: the bytes on stdout")
 
 
+# ---- the .safetensors/ view of a mount -----------------------------------------
+
+SUFFIX = ".safetensors"
+
+
+def vst_name(prefix):
+	"""The file name of a prefix in .safetensors/ (see view_vst.c)."""
+	enc = harness.encode_name(prefix)
+	if len(enc) + len(SUFFIX) > 255 or "%~" in enc:
+		enc = "%%~%016x" % harness.fnv1a64(prefix.encode())
+	return enc + SUFFIX
+
+
+def want_listing(M):
+	kept = {"model.safetensors", "strip"}
+	strip = set()
+	for p in M.prefixes():
+		if p != "model":
+			kept.add(vst_name(p))
+		strip.add(vst_name(p))
+	return kept, strip
+
+
+def read_all(path):
+	with open(path, "rb") as f:
+		return f.read()
+
+
+def check_mount(t, M, src, mnt, label, rng):
+	"""Listing, sizes before any read, bytes, random preads."""
+	base = os.path.join(mnt, ".safetensors")
+	t.check(".safetensors" not in os.listdir(mnt),
+		label + ": .safetensors/ hidden from readdir")
+	kept, strip = want_listing(M)
+	t.eq(set(os.listdir(base)), kept, label + ": .safetensors/ listing")
+	t.eq(set(os.listdir(os.path.join(base, "strip"))), strip,
+	     label + ": strip/ listing")
+	files = {}
+	for prefix, st in cases(M):
+		if prefix is None:
+			rel = "model.safetensors"
+		elif st:
+			rel = "strip/" + vst_name(prefix)
+		elif prefix == "model":
+			continue
+		else:
+			rel = vst_name(prefix)
+		files[rel] = (prefix, st)
+	# sizes first, before anything is read
+	for rel, (prefix, st) in files.items():
+		t.eq(os.stat(os.path.join(base, rel)).st_size,
+		     len(expected(M, prefix, st)), "%s: stat size of %s" % (label, rel))
+	out = {}
+	for rel, (prefix, st) in files.items():
+		p = os.path.join(base, rel)
+		want = expected(M, prefix, st)
+		got = read_all(p)
+		t.check(got == want, lambda: "%s: %s bytes differ" % (label, rel))
+		out[rel] = got
+		# reads at random offsets and lengths, across tensor and shard
+		# boundaries (the data section is a concatenation of ranges)
+		fd = os.open(p, os.O_RDONLY)
+		try:
+			for _ in range(40):
+				off = rng.randrange(len(want) + 1)
+				n = rng.randrange(len(want) - off + 2)
+				t.check(os.pread(fd, n, off) == want[off:off + n],
+					"%s: %s pread(%d, %d)" % (label, rel, n, off))
+			t.eq(os.pread(fd, 10, len(want) + 5), b"",
+			     "%s: %s read past the end" % (label, rel))
+		finally:
+			os.close(fd)
+	t.check(not os.path.exists(os.path.join(base, "nope.safetensors")),
+		label + ": no file for a name that is no prefix")
+	t.check(not os.path.exists(os.path.join(base, "noprefix.safetensors")),
+		label + ": no file for a tensor that is no module")
+	return out
+
+
+def test_mount(t, srcs, d):
+	rng = random.Random(5)
+	for key in ("sd", "set"):
+		src = srcs[key]
+		M = Model(src)
+		with harness.Mount(t, src) as m:
+			first = check_mount(t, M, src, m.path, key, rng)
+			# the whole model copied out and mounted again
+			cp = os.path.join(d, key + "-copy.safetensors")
+			with open(cp, "wb") as f:
+				f.write(read_all(os.path.join(m.path, ".safetensors",
+							      "model.safetensors")))
+			validate_file(t, cp, key + " copy")
+			# stfs-inspect writes the same bytes as the mount shows
+			for rel, args in [("model.safetensors", ["--merge"]),
+					  ("strip/" + vst_name("model.layers.0")
+					   if key == "set" else
+					   "strip/first_stage_model.safetensors",
+					   ["--extract", "model.layers.0" if key == "set"
+					    else "first_stage_model", "--strip"])]:
+				o = os.path.join(d, "cmp.safetensors")
+				r = harness.run([harness.STFS_INSPECT] + args +
+						[src, "-o", o])
+				t.eq(r.returncode, 0, "%s: inspect %s" % (key, args))
+				t.check(read_all(o) == first[rel],
+					"%s: inspect %s equals the mount's %s"
+					% (key, args, rel))
+				os.unlink(o)
+		with harness.Mount(t, cp) as m2:
+			for name, dt, shape, path, aoff, n in M.tensors:
+				with open(path, "rb") as f:
+					f.seek(aoff)
+					want = f.read(n)
+				got = read_all(os.path.join(
+					m2.path, harness.encode_name(name)))
+				t.check(got == want, "%s copy: tensor %r" % (key, name))
+		# a second mount: the same bytes (sha256)
+		with harness.Mount(t, src) as m:
+			for rel, b in first.items():
+				t.eq(harness.sha256_file(os.path.join(
+					m.path, ".safetensors", rel)),
+				     hashlib.sha256(b).hexdigest(),
+				     "%s: sha256 of %s stable across mounts" % (key, rel))
+	# -o views=visible lists it, -o views=off removes it
+	with harness.Mount(t, srcs["sd"], args=["-o", "views=visible"]) as m:
+		t.check(".safetensors" in os.listdir(m.path),
+			"views=visible lists .safetensors/")
+	with harness.Mount(t, srcs["sd"], args=["-o", "views=off"]) as m:
+		t.check(not os.path.exists(os.path.join(m.path, ".safetensors")),
+			"views=off: no .safetensors/")
+
+
 def run(t):
 	d = harness.tmpdir("vst")
 	srcs = make_fixtures(d)
 	test_inspect(t, srcs, d)
+	test_mount(t, srcs, d)
 
 
-harness.main("int-vst", run, mounts=False)
+harness.main("int-vst", run, mounts=True)
