@@ -547,7 +547,7 @@ def decode_name(fname):
 
 # The .npy/ and .txt/ views: directories in every mount's root that readdir
 # does not list (unless -o views=visible) but a path reaches.
-VIEW_DIRS = {".npy", ".txt", ".stats"}
+VIEW_DIRS = {".npy", ".txt", ".stats", ".safetensors"}
 
 SIDECAR_KEYS = {"name", "dtype", "shape", "data_offsets", "nbytes", "numel",
 		"offset", "numpy", "source"}
