@@ -87,5 +87,7 @@ uint64_t view_vst_subdirs(const struct view *v, uint64_t ino);
 uint64_t view_vst_size(const struct view *v, uint64_t ino);
 int view_vst_read(const struct view *v, uint64_t ino, uint64_t off,
 		  size_t size, struct view_segs *out);
+void view_vst_for_source(const struct view *v, const struct source *src,
+			 void (*fn)(uint64_t ino, void *arg), void *arg);
 
 #endif

@@ -206,7 +206,9 @@ view_for_source(const struct view *v, const struct source *src,
 		vm_for_source(v, src, fn, arg);
 		return;
 	}
-	for (ino = VIEW_ROOT_INO; ino <= v->ninodes; ino++) {
+	view_vst_for_source(v, src, fn, arg);
+	for (ino = VIEW_ROOT_INO; ino < (v->ino_vst ? v->ino_vst : v->ninodes + 1);
+	     ino++) {
 		mt = view_tensor(v, ino);
 		if (mt && view_kind(v, ino) != VIEW_SIDECAR &&
 		    v->model->shards[mt->shard].src == src)

@@ -310,8 +310,9 @@ view_vst_lookup(const struct view *v, uint64_t parent, const char *name,
 	    memcmp(name, WHOLE_NAME, len) == 0)
 		return file_ino(v, VST_WHOLE, 0);
 	id = id_of_name(t, name, len);
-	if (!id || !exists(v, id, strip))
-		return 0;
+	if (!id || !exists(v, id, strip) ||
+	    view_vst_size(v, file_ino(v, id, strip)) == 0)
+		return 0;	/* (no size: a header over 100 MB) */
 	return file_ino(v, id, strip);
 }
 
@@ -466,4 +467,29 @@ view_vst_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	}
 	vst_file_put(t, f);
 	return rc;
+}
+
+/* A changed source: every virtual file that was handed out may hold its
+ * bytes; dropping the kernel's pages of all of them is simpler than
+ * finding which, and sources change rarely. */
+void
+view_vst_for_source(const struct view *v, const struct source *src,
+		    void (*fn)(uint64_t ino, void *arg), void *arg)
+{
+	struct vst *t;
+	size_t id, np;
+	int strip;
+
+	(void)src;
+	if (!v->ino_vst)
+		return;
+	t = __atomic_load_n(&v->vst->vst, __ATOMIC_ACQUIRE);
+	if (!t)
+		return;		/* no file was ever looked up */
+	fn(file_ino(v, VST_WHOLE, 0), arg);
+	np = vst_nprefixes(t);
+	for (id = 1; id <= np; id++)
+		for (strip = 0; strip < 2; strip++)
+			if (exists(v, id, strip))
+				fn(file_ino(v, id, strip), arg);
 }

@@ -20,11 +20,14 @@ spaces to a multiple of 8, then the tensors' bytes back to back.  Then:
   and -o views=visible / off list / remove the directory.
 """
 
+import errno
 import hashlib
 import json
 import os
 import random
+import shutil
 import struct
+import time
 
 import numpy as np
 
@@ -517,6 +520,30 @@ def test_mount(t, srcs, d):
 					m.path, ".safetensors", rel)),
 				     hashlib.sha256(b).hexdigest(),
 				     "%s: sha256 of %s stable across mounts" % (key, rel))
+	# a source changed under the mount: the virtual files fail with EIO
+	# rather than mix old and new bytes
+	chg = os.path.join(d, "chg.safetensors")
+	shutil.copyfile(srcs["sd"], chg)
+	with harness.Mount(t, chg) as m:
+		p = os.path.join(m.path, ".safetensors", "model.safetensors")
+		before = read_all(p)
+		t.check(before == expected(Model(srcs["sd"])), "change: read before")
+		new = bytearray(read_all(chg))
+		new[-1] ^= 0xff
+		time.sleep(0.01)
+		with open(chg, "r+b") as f:
+			f.write(bytes(new))
+		fd = os.open(p, os.O_RDONLY)
+		try:
+			os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+			try:
+				got = os.pread(fd, len(before), 0)
+				t.check(got == before[:len(got)] and len(got) < len(before),
+					"change: no new bytes after the change (got %d)" % len(got))
+			except OSError as e:
+				t.eq(e.errno, errno.EIO, "change: EIO")
+		finally:
+			os.close(fd)
 	# -o views=visible lists it, -o views=off removes it
 	with harness.Mount(t, srcs["sd"], args=["-o", "views=visible"]) as m:
 		t.check(".safetensors" in os.listdir(m.path),
