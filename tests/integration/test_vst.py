@@ -544,6 +544,19 @@ def test_mount(t, srcs, d):
 				t.eq(e.errno, errno.EIO, "change: EIO")
 		finally:
 			os.close(fd)
+	# a tree of models: every model directory has its own .safetensors/
+	tree = os.path.join(d, "tree")
+	os.makedirs(os.path.join(tree, "sd"))
+	shutil.copyfile(srcs["sd"], os.path.join(tree, "sd", "sd.safetensors"))
+	shutil.copytree(os.path.dirname(srcs["set"]), os.path.join(tree, "set"))
+	with harness.Mount(t, tree) as m:
+		for sub, key in (("sd", "sd"), ("set", "set")):
+			M = Model(srcs[key])
+			base = os.path.join(m.path, sub, ".safetensors")
+			t.eq(set(os.listdir(base)), want_listing(M)[0],
+			     "tree: %s/.safetensors/ listing" % sub)
+			t.check(read_all(os.path.join(base, "model.safetensors")) ==
+				expected(M), "tree: %s/.safetensors/model.safetensors" % sub)
 	# -o views=visible lists it, -o views=off removes it
 	with harness.Mount(t, srcs["sd"], args=["-o", "views=visible"]) as m:
 		t.check(".safetensors" in os.listdir(m.path),
