@@ -800,16 +800,18 @@ START_TEST(test_views_option)
 
 	o.views = VIEW_VIEWS_VISIBLE;
 	ck_assert_int_eq(view_build(model, &o, &vis, &e), 0);
-	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 3);
+	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 4);
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n), name);
 	ck_assert_str_eq(name, ".npy");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 1), name);
 	ck_assert_str_eq(name, ".txt");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 2), name);
+	ck_assert_str_eq(name, ".stats");
+	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 3), name);
 	ck_assert_str_eq(name, ".safetensors");
 	ck_assert_uint_eq(view_lookup(vis, 1, ".npy", 4), npy);
 	view_stat(vis, VIEW_ROOT_INO, &st);
-	ck_assert_uint_eq(st.st_nlink, 2 + 3);
+	ck_assert_uint_eq(st.st_nlink, 2 + 4);
 	ck_assert_uint_eq(vis->ninodes, view->ninodes);
 
 	o.views = VIEW_VIEWS_OFF;
