@@ -18,7 +18,7 @@ Files named fz-HASH are not written here: they are inputs the fuzzers
 found that reach new code (minimized with -merge=1), committed so that short
 CI runs start deep; regeneration keeps them.
 
-One seed per rule of /work/shared/docs/safetensors-format.md (valid and
+One seed per rule of the safetensors format (header.c checks them; valid and
 invalid), small enough to commit.  The output is deterministic: running it
 again rewrites the same files (stale ones are removed).
 """
@@ -334,7 +334,8 @@ def header_seeds(c):
 	p, n = tensors([("t%d" % i, "BOOL", [1]) for i in range(300)])
 	H("many-tensors", obj(p), n)
 	# real files' headers (written by the reference library)
-	real = "/work/shared/testdata/real"
+	real = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+			    "..", "data", "real")
 	if os.path.isdir(real):
 		for f in sorted(os.listdir(real)):
 			if not f.endswith(".safetensors"):

@@ -40,7 +40,7 @@ SRCROOT = os.path.dirname(os.path.dirname(HERE))
 STFS = os.environ.get("STFS", "")
 STFS_INSPECT = os.environ.get("STFS_INSPECT", "")
 STFS_REAL = os.environ.get("STFS_REAL",
-			   os.path.join(SRCROOT, "..", "shared", "testdata", "real"))
+			   os.path.join(SRCROOT, "tests", "data", "real"))
 STFS_GEN = os.environ.get("STFS_GEN", os.path.join(SRCROOT, "tests", "gen.py"))
 SAMPLE = os.path.join(SRCROOT, "samples", "sample.safetensors")
 

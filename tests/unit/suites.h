@@ -1,11 +1,21 @@
-/* suites.h - the Check suites linked into the unit test runners. */
+/* suites.h - every Check suite of the unit tests; test_main.c runs them. */
 #ifndef STFS_TEST_SUITES_H
 #define STFS_TEST_SUITES_H
 
 #include <check.h>
 
-Suite *jscan_suite(void);
-Suite *header_suite(void);
+Suite *jscan_suite(void);	/* test_jscan.c */
+Suite *header_suite(void);	/* test_header.c */
 Suite *shards_suite(void);	/* test_shards.c */
+Suite *view_suite(void);	/* test_view.c */
+Suite *npy_suite(void);		/* test_npy.c */
+Suite *txt_suite(void);		/* test_txt.c */
+Suite *layout_suite(void);	/* test_layout.c */
+Suite *vst_suite(void);		/* test_vst.c */
+Suite *catalog_suite(void);	/* test_catalog.c */
+Suite *srcpool_suite(void);	/* test_srcpool.c */
+Suite *lazy_suite(void);	/* test_lazy.c */
+Suite *s3conf_suite(void);	/* test_s3conf.c */
+Suite *http_suite(void);	/* test_http.c */
 
 #endif

@@ -18,6 +18,7 @@
 #include "catalog.h"
 #include "error.h"
 #include "model.h"
+#include "suites.h"
 
 static char tmp[256];
 
@@ -491,13 +492,11 @@ START_TEST(test_max_models)
 }
 END_TEST
 
-int
-main(void)
+Suite *
+catalog_suite(void)
 {
 	Suite *s = suite_create("catalog");
 	TCase *tc = tcase_create("discovery");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_one_file);
@@ -511,9 +510,5 @@ main(void)
 	tcase_add_test(tc, test_hub_repo_and_snapshot);
 	tcase_add_test(tc, test_max_models);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }

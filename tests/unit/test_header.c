@@ -1111,7 +1111,7 @@ check_real(const char *file, const char *name, enum dtype d, uint32_t rank,
 	const struct tensor *t;
 
 	ck_assert_msg(dir && *dir, "STFS_REAL_DIR is not set (meson sets it "
-		      "to shared/testdata/real)");
+		      "to tests/data/real)");
 	path = fmt("%s/%s", dir, file);
 	ck_assert_msg(access(path, R_OK) == 0, "missing real test file %s", path);
 	ck_assert_msg(read_file(path, &h, &e) == ERR_OK, "%s: %s: %s", path,

@@ -22,6 +22,7 @@
 #include "http_transport.h"
 #include "source.h"
 #include "source_http.h"
+#include "suites.h"
 
 #define OBJ_SIZE ((20u << 20) + 12345)	/* 21 blocks, the last one short */
 
@@ -573,13 +574,16 @@ START_TEST(disk_unusable_dir_degrades)
 }
 END_TEST
 
-static Suite *
+Suite *
 http_suite(void)
 {
 	Suite *s = suite_create("http");
 	TCase *tc = tcase_create("source");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	/* after the last test: no read-ahead thread left running (valgrind,
+	 * CK_FORK=no, would count its TLS as possibly lost) */
+	tcase_add_unchecked_fixture(tc, NULL, hpf_shutdown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, cache_lru_evicts_oldest);
 	tcase_add_test(tc, sequential_read_coalesces);
@@ -597,17 +601,4 @@ http_suite(void)
 	tcase_add_test(tc, disk_unusable_dir_degrades);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(http_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	hpf_shutdown();		/* valgrind: no thread left running */
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -13,6 +13,7 @@
 #include "layout.h"
 #include "model.h"
 #include "names.h"
+#include "suites.h"
 
 /* A model with only what the layout reads: the tensor names. */
 struct fake {
@@ -449,7 +450,7 @@ START_TEST(test_collision)
 }
 END_TEST
 
-static Suite *
+Suite *
 layout_suite(void)
 {
 	Suite *s = suite_create("layout");
@@ -465,16 +466,4 @@ layout_suite(void)
 	tcase_add_test(tc, test_collision);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(layout_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -15,6 +15,7 @@
 #include "lazy.h"
 #include "source.h"
 #include "thash.h"
+#include "suites.h"
 
 static int calls;
 static pthread_mutex_t calls_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -132,22 +133,16 @@ START_TEST(test_sha256)
 }
 END_TEST
 
-int
-main(void)
+Suite *
+lazy_suite(void)
 {
 	Suite *s = suite_create("lazy");
 	TCase *tc = tcase_create("lazy");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_once_under_race);
 	tcase_add_test(tc, test_failure_not_kept);
 	tcase_add_test(tc, test_sha256);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return s;
 }

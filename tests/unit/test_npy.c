@@ -12,6 +12,7 @@
 #include "header.h"
 #include "npy.h"
 #include "window.h"
+#include "suites.h"
 
 /* A tensor built by hand (no parsing involved). */
 static struct tensor
@@ -558,7 +559,7 @@ START_TEST(test_window_clamp)
 }
 END_TEST
 
-static Suite *
+Suite *
 npy_suite(void)
 {
 	Suite *s = suite_create("npy");
@@ -575,16 +576,4 @@ npy_suite(void)
 	tcase_add_test(tc, test_window_clamp);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(npy_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "s3_int.h"
+#include "suites.h"
 
 static char home[64];
 
@@ -223,13 +224,11 @@ START_TEST(test_model_keys)
 }
 END_TEST
 
-int
-main(void)
+Suite *
+s3conf_suite(void)
 {
 	Suite *s = suite_create("s3conf");
 	TCase *tc = tcase_create("s3conf");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_default_profile);
@@ -240,9 +239,5 @@ main(void)
 	tcase_add_test(tc, test_urls);
 	tcase_add_test(tc, test_model_keys);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return s;
 }

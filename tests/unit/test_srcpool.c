@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "srcpool.h"
+#include "suites.h"
 
 #define N 50
 
@@ -200,13 +201,11 @@ START_TEST(test_relative_path)
 }
 END_TEST
 
-int
-main(void)
+Suite *
+srcpool_suite(void)
 {
 	Suite *s = suite_create("srcpool");
 	TCase *tc = tcase_create("pool");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_bounded);
@@ -214,9 +213,5 @@ main(void)
 	tcase_add_test(tc, test_lru);
 	tcase_add_test(tc, test_relative_path);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }

@@ -13,6 +13,7 @@
 #include "header.h"
 #include "npy.h"
 #include "txt.h"
+#include "suites.h"
 
 static struct tensor
 mk(enum dtype d, const uint64_t *shape, uint32_t rank)
@@ -496,7 +497,7 @@ START_TEST(test_offset_is_o1)
 }
 END_TEST
 
-static Suite *
+Suite *
 txt_suite(void)
 {
 	Suite *s = suite_create("txt");
@@ -513,16 +514,4 @@ txt_suite(void)
 	tcase_add_test(tc, test_offset_is_o1);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(txt_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

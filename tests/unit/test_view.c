@@ -17,6 +17,7 @@
 #include "names.h"
 #include "source.h"
 #include "view.h"
+#include "suites.h"
 
 /* --- names ------------------------------------------------------------- */
 
@@ -1170,7 +1171,7 @@ START_TEST(test_multi_many)
 }
 END_TEST
 
-static Suite *
+Suite *
 view_suite(void)
 {
 	Suite *s = suite_create("view");
@@ -1206,16 +1207,4 @@ view_suite(void)
 	tcase_add_test(tv, test_multi_many);
 	suite_add_tcase(s, tv);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(view_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
 }

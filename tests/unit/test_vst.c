@@ -16,6 +16,7 @@
 #include "model.h"
 #include "source.h"
 #include "vst.h"
+#include "suites.h"
 
 static char tmpdir[256];
 
@@ -645,7 +646,7 @@ START_TEST(test_threads)
 }
 END_TEST
 
-static Suite *
+Suite *
 vst_suite(void)
 {
 	Suite *s = suite_create("vst");
@@ -661,16 +662,4 @@ vst_suite(void)
 	tcase_add_test(tc, test_threads);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(vst_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
 }
