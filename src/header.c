@@ -6,10 +6,10 @@
  * `validate()` on the tensors sorted by data_offsets, then full coverage of
  * the file.  One pass over the JSON fills the index's arrays directly:
  * names go into one arena, shapes into one uint64 pool, and nothing of the
- * JSON text is kept.  The name table is built afterwards from the names'
- * hashes sorted by radix sort, which also finds duplicate names: writing
- * a big table in slot order is several times faster than inserting at
- * random (a cache miss per name).
+ * JSON text is kept.  Duplicate tensor names are found afterwards by
+ * sorting the names' keyed hashes (radix sort): several times faster than
+ * inserting every name into a table at random (a cache miss per name).
+ * Lookups by name belong to the layers above (layout.c, shards.c).
  *
  * Two serde details decide the order of JSON errors.  `__metadata__` is
  * deserialized straight from the stream, so its errors are reported where
@@ -30,13 +30,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "dtype.h"
 #include "error.h"
 #include "header.h"
 #include "jscan.h"
+#include "nametab.h"
 #include "source.h"
 
 #define QUOTE_MAX 160		/* bytes of a quoted name inside a message */
@@ -50,8 +49,7 @@ static const char *const field_name[F__COUNT] = {
 	"dtype", "shape", "data_offsets"
 };
 
-/* A string in the arena; first member of the records hashed while
- * parsing, so one table implementation serves tensors and metadata. */
+/* A string in the arena, with its keyed hash (nametab.h). */
 struct sref {
 	uint64_t hash;
 	uint32_t off;
@@ -73,22 +71,9 @@ struct pmeta {			/* a __metadata__ pair while parsing */
 	uint32_t voff, vlen;
 };
 
-/* Open addressing, linear probing.  A slot holds (tag << 32) | (idx + 1)
- * with tag = the hash's upper half, 0 meaning empty.  The home slot is
- * tag * cap / 2^32: it grows with the tag, so sorting entries by tag
- * sorts them by home slot and a whole table can be written front to back
- * (idtab_fill), and the capacity need not be a power of two. */
-struct idtab {
-	uint64_t *slot;
-	size_t cap;		/* at most 2^32 */
-	size_t used;
-};
-
 struct hindex {			/* what header->priv points to */
 	char *arena;
 	uint64_t *pool;
-	struct idtab tab;	/* name -> index into header->tensors */
-	uint64_t seed;
 };
 
 struct parser {
@@ -105,8 +90,7 @@ struct parser {
 	size_t npt, ptcap;
 	struct pmeta *pm;
 	size_t npm, pmcap;
-	struct idtab keys;	/* __metadata__ keys, for duplicates */
-	uint64_t seed;
+	struct nametab keys;	/* __metadata__ keys, for duplicates */
 
 	int meta_seen;		/* "__metadata__" key seen (even if null) */
 	int has_meta;		/* ... and not null */
@@ -130,150 +114,33 @@ struct parser {
 	size_t dup_meta_idx, dup_meta_pos;
 };
 
-/* ---- hashing ---------------------------------------------------------- */
+/* ---- names ------------------------------------------------------------ */
 
-__extension__ typedef unsigned __int128 u128;
-
+/* Hash of a name: the name table's keyed hash, so that names in a hostile
+ * file cannot be made to share tags (see find_duplicates). */
 static inline uint64_t
-mix(uint64_t a, uint64_t b)
+name_hash(const char *s, size_t n)
 {
-	u128 r = (u128)a * b;
+	struct nametab_key k;
 
-	return (uint64_t)r ^ (uint64_t)(r >> 64);
+	nametab_key(&k, 0, s, n);
+	return k.hash;
 }
 
-static inline uint64_t
-load_tail(const unsigned char *p, size_t n)
-{
-	uint64_t v = 0;
-
-	memcpy(&v, p, n < 8 ? n : 8);
-	return v;
-}
-
-/* A keyed multiply-mix hash.  Names come from untrusted files, so the
- * per-header random seed keeps crafted collisions (a quadratic index
- * build) out of an attacker's reach; both factors of every multiply
- * depend on the seed, so no input can zero the state. */
-static uint64_t
-name_hash(const char *s, size_t n, uint64_t seed)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	uint64_t k = seed ^ 0x9e3779b97f4a7c15ULL;
-	uint64_t h = mix(seed ^ n, k | 1);
-	size_t i = 0;
-
-	for (; n - i > 16; i += 16) {
-		uint64_t a, b;
-
-		memcpy(&a, p + i, 8);
-		memcpy(&b, p + i + 8, 8);
-		h = mix(a ^ h, b ^ k);
-	}
-	if (n > i) {
-		size_t rest = n - i;
-		uint64_t a = load_tail(p + i, rest);
-		uint64_t b = rest > 8 ? load_tail(p + i + 8, rest - 8) : 0;
-
-		h = mix(a ^ h, b ^ k ^ 0xd6e8feb86659fd93ULL);
-	}
-	return mix(h ^ 0xa0761d6478bd642fULL, k ^ 0xe7037ed1a0b428dbULL) ^ h;
-}
-
-static uint64_t
-new_seed(void)
-{
-	uint64_t seed = 0;
-	struct timespec ts;
-
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
-		return seed;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
-	       (uint64_t)(uintptr_t)&seed ^ (uint64_t)ts.tv_sec;
-}
-
-/* ---- name tables ------------------------------------------------------ */
-
-static inline const struct sref *
-sref_at(const void *base, size_t stride, size_t idx)
-{
-	return (const struct sref *)((const char *)base + idx * stride);
-}
-
-static inline size_t
-idtab_home(uint64_t tag, size_t cap)
-{
-	return (size_t)((tag * (uint64_t)cap) >> 32);
-}
-
-static inline size_t
-idtab_next(size_t j, size_t cap)
-{
-	return j + 1 == cap ? 0 : j + 1;
-}
-
+/* nametab callback: is __metadata__ pair id the key k? */
 static int
-idtab_grow(struct idtab *t)
+meta_key_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 {
-	size_t cap = t->slot ? t->cap * 2 : 16;
-	uint64_t *slot = calloc(cap, sizeof(*slot));
+	const struct parser *p = ctx;
+	const struct sref *r = &p->pm[id].key;
 
-	if (!slot)
-		return -1;
-	for (size_t i = 0; t->slot && i < t->cap; i++) {
-		uint64_t v = t->slot[i];
-		size_t j;
-
-		if (!v)
-			continue;
-		for (j = idtab_home(v >> 32, cap); slot[j]; j = idtab_next(j, cap))
-			;
-		slot[j] = v;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->cap = cap;
-	return 0;
-}
-
-/* Insert entry idx (whose sref is filled in).  Returns the index of an
- * earlier entry with the same string, which idx replaces, or -1 when the
- * string is new; -2 on allocation failure.  For small tables (metadata);
- * the tensor table is built in one go by idtab_fill(). */
-static long
-idtab_put(struct idtab *t, const char *arena, const void *base, size_t stride,
-	  size_t idx)
-{
-	const struct sref *r = sref_at(base, stride, idx);
-	uint64_t tag = r->hash >> 32;
-	size_t j;
-
-	if (!t->slot || (t->used + 1) * 4 > t->cap * 3)
-		if (idtab_grow(t) < 0)
-			return -2;
-	for (j = idtab_home(tag, t->cap); t->slot[j]; j = idtab_next(j, t->cap)) {
-		uint64_t v = t->slot[j];
-		const struct sref *o;
-
-		if (v >> 32 != tag)
-			continue;
-		o = sref_at(base, stride, (uint32_t)v - 1);
-		if (o->len == r->len &&
-		    memcmp(arena + o->off, arena + r->off, r->len) == 0) {
-			t->slot[j] = tag << 32 | (idx + 1);
-			return (long)((uint32_t)v - 1);
-		}
-	}
-	t->slot[j] = tag << 32 | (idx + 1);
-	t->used++;
-	return -1;
+	return r->len == k->len && memcmp(p->arena + r->off, k->name, k->len) == 0;
 }
 
 /* Stable sort of v[0..n) by the upper 32 bits: three 11-bit LSD radix
  * passes through tmp.  Returns whichever of the two holds the result.
- * Inserting a big table in slot order this way avoids a cache miss per
- * name that random inserts cost (most of the parse time otherwise). */
+ * Equal names then sit next to each other without a cache miss per name
+ * that a table's random inserts would cost. */
 static uint64_t *
 sort_by_tag(uint64_t *v, uint64_t *tmp, size_t n)
 {
@@ -300,40 +167,6 @@ sort_by_tag(uint64_t *v, uint64_t *tmp, size_t n)
 		tmp = x;
 	}
 	return v;
-}
-
-/* A table of the n entries (tag << 32 | idx) in v, sorted by tag; slot
- * values are tag << 32 | (rank[idx] + 1) (rank NULL: idx itself).  Each
- * entry lands at its home slot or right after the previous one, so the
- * table is written front to back; those pushed past the end wrap to the
- * front as linear probing would have put them. */
-static int
-idtab_fill(struct idtab *t, const uint64_t *v, size_t n, const uint32_t *rank)
-{
-	size_t cap = n + n / 3 + 1, next = 0, wrap = 0;	/* load <= 3/4 */
-
-	t->slot = calloc(cap, sizeof(*t->slot));
-	if (!t->slot)
-		return -1;
-	t->cap = cap;
-	t->used = n;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t tag = v[i] >> 32;
-		uint32_t idx = (uint32_t)v[i];
-		size_t j = idtab_home(tag, cap);
-
-		if (j < next)
-			j = next;
-		if (j >= cap) {
-			while (t->slot[wrap])
-				wrap++;
-			j = wrap;
-		} else {
-			next = j + 1;
-		}
-		t->slot[j] = tag << 32 | ((rank ? rank[idx] : idx) + 1u);
-	}
-	return 0;
 }
 
 /* ---- errors ----------------------------------------------------------- */
@@ -861,7 +694,7 @@ parse_tensor(struct parser *p, size_t name_len, size_t key_pos)
 	memset(t, 0, sizeof(*t));
 	t->name.off = (uint32_t)p->alen;
 	t->name.len = (uint32_t)name_len;
-	t->name.hash = name_hash(p->arena + p->alen, name_len, p->seed);
+	t->name.hash = name_hash(p->arena + p->alen, name_len);
 	t->pos = (uint32_t)key_pos;
 	p->alen += name_len + 1;
 
@@ -882,6 +715,7 @@ meta_pair(struct parser *p)
 	size_t klen, vlen, key_pos = p->tok.pos;
 	uint32_t koff;
 	char desc[96], q[QUOTE_MAX];
+	struct nametab_key k;
 	long prev;
 
 	koff = arena_put(p, &klen);
@@ -898,12 +732,14 @@ meta_pair(struct parser *p)
 	m = &p->pm[p->npm];
 	m->key.off = koff;
 	m->key.len = (uint32_t)klen;
-	m->key.hash = name_hash(p->arena + koff, klen, p->seed);
+	nametab_key(&k, 0, p->arena + koff, klen);
+	m->key.hash = k.hash;
 	m->voff = arena_put(p, &vlen);
 	m->vlen = (uint32_t)vlen;
 	p->alen += vlen + 1;
 
-	prev = idtab_put(&p->keys, p->arena, p->pm, sizeof(*p->pm), p->npm);
+	prev = p->npm < NAMETAB_ID_MAX ?
+	       nametab_put(&p->keys, &k, (uint32_t)p->npm) : -2;
 	if (prev == -2)
 		return no_memory(p);
 	if (prev >= 0 && !p->dup_meta) {
@@ -1170,25 +1006,19 @@ hindex_free(struct hindex *x)
 		return;
 	free(x->arena);
 	free(x->pool);
-	free(x->tab.slot);
 	free(x);
 }
 
-/* Hand the parser's arrays over to a new header: tensors in `order`
- * (identity: in header order already), the name table from the tags
- * sorted by sort_by_tag(). */
+/* Hand the parser's arrays over to a new header: tensors in `order`. */
 static struct header *
-build(struct parser *p, const uint32_t *order, int identity,
-      const uint64_t *tags, const uint64_t *numel, uint64_t n,
-      uint64_t file_size, uint64_t data_len)
+build(struct parser *p, const uint32_t *order, const uint64_t *numel,
+      uint64_t n, uint64_t file_size, uint64_t data_len)
 {
 	struct header *h = calloc(1, sizeof(*h));
 	struct hindex *x = calloc(1, sizeof(*x));
-	uint32_t *rank = identity ? NULL :
-			 malloc((p->npt ? p->npt : 1) * sizeof(*rank));
 	char *arena;
 
-	if (!h || !x || (!identity && !rank))
+	if (!h || !x)
 		goto fail;
 	h->tensors = calloc(p->npt ? p->npt : 1, sizeof(*h->tensors));
 	h->meta = calloc(p->npm ? p->npm : 1, sizeof(*h->meta));
@@ -1209,8 +1039,6 @@ build(struct parser *p, const uint32_t *order, int identity,
 		const struct ptensor *s = &p->pt[order[i]];
 		struct tensor *t = &h->tensors[i];
 
-		if (rank)
-			rank[order[i]] = (uint32_t)i;
 		t->name = p->arena + s->name.off;
 		t->name_len = s->name.len;
 		t->dtype = (enum dtype)s->dtype;
@@ -1220,8 +1048,6 @@ build(struct parser *p, const uint32_t *order, int identity,
 		t->end = s->end;
 		t->numel = numel[i];
 	}
-	if (p->npt && idtab_fill(&x->tab, tags, p->npt, rank) < 0)
-		goto fail;
 	for (size_t i = 0; i < p->npm; i++) {
 		h->meta[i].key = p->arena + p->pm[i].key.off;
 		h->meta[i].key_len = p->pm[i].key.len;
@@ -1237,16 +1063,11 @@ build(struct parser *p, const uint32_t *order, int identity,
 	h->nmeta = p->npm;
 	x->arena = p->arena;
 	x->pool = p->pool;
-	x->seed = p->seed;
 	h->priv = x;
 	p->arena = NULL;
 	p->pool = NULL;
-	free(rank);
 	return h;
 fail:
-	free(rank);
-	if (x)
-		free(x->tab.slot);
 	free(x);
 	if (h) {
 		free(h->tensors);
@@ -1326,7 +1147,7 @@ finish(struct parser *p, uint64_t n, uint64_t file_size, struct header **out)
 		duplicate_error(p);
 		goto out;
 	}
-	*out = build(p, order, identity, tags, numel, n, file_size, start);
+	*out = build(p, order, numel, n, file_size, start);
 	if (!*out) {
 		no_memory(p);
 		goto out;
@@ -1347,7 +1168,7 @@ parser_free(struct parser *p)
 	free(p->pool);
 	free(p->pt);
 	free(p->pm);
-	free(p->keys.slot);
+	nametab_free(&p->keys);
 }
 
 /* The reference's checks 2-3 on (n, file_size). */
@@ -1392,12 +1213,13 @@ header_parse(const char *buf, size_t n, uint64_t file_size,
 	}
 	memset(&p, 0, sizeof(p));
 	p.e = e;
-	p.seed = new_seed();
 	p.acap = n + 1;
 	p.arena = malloc(p.acap);
-	if (!p.arena)
+	if (!p.arena || nametab_init(&p.keys, 0, meta_key_eq, &p) < 0) {
+		free(p.arena);
 		return err_set(e, ERR_NO_MEMORY, "out of memory for a %zu-byte "
 			       "header", n);
+	}
 	jscan_init(&p.js, buf, n, HEADER_MAX_DEPTH);
 	rc = parse_json(&p);
 	if (rc == OK)
@@ -1456,32 +1278,6 @@ header_read(struct source *src, struct header **out, struct err *e)
 	if (rc < 0)
 		err_where(e, src->name);
 	return rc;
-}
-
-const struct tensor *
-header_find(const struct header *h, const char *name, size_t len)
-{
-	const struct hindex *x = h ? h->priv : NULL;
-	uint64_t hv, tag;
-	size_t j;
-
-	if (!x || !x->tab.slot)
-		return NULL;
-	hv = name_hash(name, len, x->seed);
-	tag = hv >> 32;
-	for (j = idtab_home(tag, x->tab.cap); x->tab.slot[j];
-	     j = idtab_next(j, x->tab.cap)) {
-		uint64_t v = x->tab.slot[j];
-		const struct tensor *t;
-
-		if (v >> 32 != tag)
-			continue;
-		t = &h->tensors[(uint32_t)v - 1];
-		if (t->name_len == len && (len == 0 ||
-					   memcmp(t->name, name, len) == 0))
-			return t;
-	}
-	return NULL;
 }
 
 void

@@ -50,7 +50,7 @@ struct header {
 	size_t nmeta;
 	struct meta_pair *meta;	/* in header order */
 
-	void *priv;		/* arena, lookup table */
+	void *priv;		/* arena and shape pool */
 };
 
 /* Parse and validate header bytes buf[0..n) of a file of file_size bytes
@@ -61,10 +61,6 @@ int header_parse(const char *buf, size_t n, uint64_t file_size,
 /* Read the prefix and header of a source with two preads (never the data
  * section) and parse them.  0 or -1 with *e (ERR_IO for read failures). */
 int header_read(struct source *src, struct header **out, struct err *e);
-
-/* O(1) lookup by exact name; NULL when absent. */
-const struct tensor *header_find(const struct header *h, const char *name,
-				 size_t len);
 
 void header_free(struct header *h);
 

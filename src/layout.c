@@ -7,6 +7,7 @@
 #include "error.h"
 #include "model.h"
 #include "names.h"
+#include "nametab.h"
 
 /* The lookup table holds ids: tensor i is i + 1, directory d is
  * ntensors + 1 + d (the root is never looked up). */
@@ -15,9 +16,7 @@ struct layout_priv {
 				   of the tensor name they come from */
 	size_t arena_len;
 	size_t dirs_cap;
-	uint32_t *slots;	/* open addressing, 0 = free */
-	uint64_t mask;
-	uint64_t used;
+	struct nametab tab;	/* (directory, name) -> id */
 };
 
 static inline struct layout_priv *
@@ -27,13 +26,6 @@ priv(const struct layout *l)
 }
 
 /* --- lookup table ---------------------------------------------------------- */
-
-static uint64_t
-hash(uint32_t dir, const char *name, size_t len)
-{
-	/* Flat layouts (everything in dir 0) hash like the plain name. */
-	return names_fnv1a(name, len) ^ ((uint64_t)dir * 0x9e3779b97f4a7c15ULL);
-}
 
 static void
 key_of(const struct layout *l, uint32_t id, uint32_t *dir, const char **name,
@@ -54,66 +46,40 @@ key_of(const struct layout *l, uint32_t id, uint32_t *dir, const char **name,
 	}
 }
 
-/* Slot holding (dir, name), or the free slot where it would go. */
-static uint32_t *
-find_slot(const struct layout *l, uint32_t dir, const char *name, size_t len)
+/* nametab callback: is id the entry (k->space, k->name)? */
+static int
+id_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 {
-	struct layout_priv *p = priv(l);
-	uint64_t i = hash(dir, name, len) & p->mask;
+	const char *kn;
+	uint32_t kd, kl;
 
-	while (p->slots[i]) {
-		const char *kn;
-		uint32_t kd, kl;
-
-		key_of(l, p->slots[i], &kd, &kn, &kl);
-		if (kd == dir && kl == len && memcmp(kn, name, len) == 0)
-			break;
-		i = (i + 1) & p->mask;
-	}
-	return &p->slots[i];
+	key_of(ctx, id, &kd, &kn, &kl);
+	return kd == k->space && kl == k->len && memcmp(kn, k->name, kl) == 0;
 }
 
-/* Double the table (load factor stays at most 1/2). */
-static int
-grow(struct layout *l)
+/* The id of (dir, name), or 0. */
+static uint32_t
+lookup(const struct layout *l, uint32_t dir, const char *name, size_t len)
 {
-	struct layout_priv *p = priv(l);
-	uint64_t old_size = p->mask + 1, i;
-	uint32_t *old = p->slots;
+	struct nametab_key k;
+	long id;
 
-	p->slots = calloc(old_size * 2, sizeof(*p->slots));
-	if (!p->slots) {
-		p->slots = old;
-		return -1;
-	}
-	p->mask = old_size * 2 - 1;
-	for (i = 0; i < old_size; i++) {
-		const char *kn;
-		uint32_t kd, kl;
-
-		if (!old[i])
-			continue;
-		key_of(l, old[i], &kd, &kn, &kl);
-		*find_slot(l, kd, kn, kl) = old[i];
-	}
-	free(old);
-	return 0;
+	nametab_key(&k, dir, name, len);
+	id = nametab_find(&priv(l)->tab, &k);
+	return id < 0 ? 0 : (uint32_t)id;
 }
 
 /* Insert id; its key must be absent (callers look first). */
 static int
 insert(struct layout *l, uint32_t id)
 {
-	struct layout_priv *p = priv(l);
+	struct nametab_key k;
 	const char *kn;
 	uint32_t kd, kl;
 
-	if ((p->used + 1) * 2 > p->mask + 1 && grow(l))
-		return -1;
 	key_of(l, id, &kd, &kn, &kl);
-	*find_slot(l, kd, kn, kl) = id;
-	p->used++;
-	return 0;
+	nametab_key(&k, kd, kn, kl);
+	return nametab_put(&priv(l)->tab, &k, id) == -2 ? -1 : 0;
 }
 
 enum layout_hit
@@ -124,7 +90,7 @@ layout_find(const struct layout *l, uint32_t dir, const char *name,
 
 	if (len == 0 || len > NAMES_MAX || dir >= l->ndirs)
 		return LAYOUT_NONE;
-	id = *find_slot(l, dir, name, len);
+	id = lookup(l, dir, name, len);
 	if (!id)
 		return LAYOUT_NONE;
 	if (id <= l->ntensors) {
@@ -259,7 +225,7 @@ build_dirs(struct layout *l, const struct model *m)
 
 		while ((dot = memchr(s, '.', (size_t)(end - s))) != NULL) {
 			c = encode(l, s, (size_t)(dot - s), enc, &n, 0);
-			id = *find_slot(l, dir, c, n);
+			id = lookup(l, dir, c, n);
 			if (id) {
 				/* only directories are in the table yet */
 				dir = id - 1 - (uint32_t)l->ntensors;
@@ -286,13 +252,13 @@ place_leaves(struct layout *l, const struct model *m, struct err *e)
 
 	for (i = 0; i < m->ntensors; i++) {
 		struct layout_leaf *lf = &l->leaves[i];
-		uint32_t id = *find_slot(l, lf->dir, lf->name, lf->name_len);
+		uint32_t id = lookup(l, lf->dir, lf->name, lf->name_len);
 
 		if (id > l->ntensors && l->tree) {
 			lf->dir = id - 1 - (uint32_t)l->ntensors;
 			lf->name = LAYOUT_SELF;
 			lf->name_len = (uint32_t)strlen(LAYOUT_SELF);
-			id = *find_slot(l, lf->dir, lf->name, lf->name_len);
+			id = lookup(l, lf->dir, lf->name, lf->name_len);
 		}
 		if (id)
 			return collision(l, m, id, i, e);
@@ -348,7 +314,6 @@ layout_build(const struct model *m, int tree, struct layout **out,
 {
 	struct layout_priv *p;
 	struct layout *l;
-	uint64_t size = 16;
 	size_t i;
 
 	if (m->ntensors > UINT32_MAX / 4)
@@ -362,15 +327,12 @@ layout_build(const struct model *m, int tree, struct layout **out,
 	l->priv = p = calloc(1, sizeof(*p));
 	l->leaves = calloc(m->ntensors ? m->ntensors : 1, sizeof(*l->leaves));
 	l->dirs = calloc(16, sizeof(*l->dirs));
-	while (size < 2 * (uint64_t)m->ntensors)
-		size *= 2;
 	if (p) {
 		p->dirs_cap = 16;
 		p->arena = malloc(arena_size(m, tree) + 1);
-		p->slots = calloc(size, sizeof(*p->slots));
-		p->mask = size - 1;
 	}
-	if (!p || !l->leaves || !l->dirs || !p->arena || !p->slots)
+	if (!p || !l->leaves || !l->dirs || !p->arena ||
+	    nametab_init(&p->tab, m->ntensors, id_eq, l) < 0)
 		goto oom;
 	l->ndirs = 1;		/* the root, all zero: its own parent */
 
@@ -408,7 +370,7 @@ layout_free(struct layout *l)
 		return;
 	if (l->priv) {
 		free(priv(l)->arena);
-		free(priv(l)->slots);
+		nametab_free(&priv(l)->tab);
 		free(l->priv);
 	}
 	free(l->leaves);

@@ -40,20 +40,17 @@ struct model {
 	 * ("{}" when absent) or, for a sharded set, the index's "metadata". */
 	char *metadata_json;
 
-	void *priv;		/* lookup table */
 };
 
 /* Open SOURCE: a .safetensors file, an index file, or a directory holding
- * an index (or exactly one .safetensors file).  0 or -1 with *e. */
+ * an index (or exactly one .safetensors file).  0 or -1 with *e.
+ * Defined in model_open.c, above shards.c (which builds sharded models
+ * with the functions below). */
 int model_open(const char *source, struct model **out, struct err *e);
 
 /* Wrap an already parsed single file (takes ownership of src and h). */
 int model_from_single(const char *arg, struct source *src, struct header *h,
 		      struct model **out, struct err *e);
-
-/* O(1) lookup by exact tensor name; NULL when absent. */
-const struct model_tensor *model_find(const struct model *m, const char *name,
-				      size_t len);
 
 /* Absolute byte offset of a tensor in its shard's source. */
 static inline uint64_t

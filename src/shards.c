@@ -17,28 +17,20 @@
 #include "buf.h"
 #include "error.h"
 #include "model.h"
+#include "nametab.h"
 #include "sniff.h"
 
 #define INDEX_MAX_BYTES (256u << 20)	/* far above any real index */
 #define SHARDS_MAX 100000
 
-/* Merged lookup: open addressing over indices into m->tensors. */
-struct shards_priv {
-	uint32_t *slots;	/* index + 1; 0 = empty */
-	size_t mask;
-};
-
-static uint64_t
-name_hash(const char *s, size_t len)
+/* nametab callback: is merged tensor id the name k? */
+static int
+tensor_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 {
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a 64 */
-	size_t i;
+	const struct model *m = ctx;
+	const struct tensor *t = m->tensors[id].t;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return h ^ (h >> 29);
+	return t->name_len == k->len && memcmp(t->name, k->name, k->len) == 0;
 }
 
 static int
@@ -257,51 +249,49 @@ open_shards(struct model *m, const char **names, const char *index_path,
 	return rc;
 }
 
-/* Build the merged table; a name in two shards is an error. */
+/* Build the merged table (and tab, its names); a name in two shards is an
+ * error. */
 static int
-merge(struct model *m, const char *index_path, struct err *e)
+merge(struct model *m, struct nametab *tab, const char *index_path,
+      struct err *e)
 {
-	struct shards_priv *pv;
-	size_t total = 0, i, j, cap = 16;
+	size_t total = 0, i, j;
 
 	for (i = 0; i < m->nshards; i++)
 		total += m->shards[i].hdr->ntensors;
-	while (cap < total * 2)
-		cap <<= 1;
-	pv = calloc(1, sizeof(*pv));
+	if (total > NAMETAB_ID_MAX)
+		return index_error(e, index_path, "more than %s%s tensors",
+				   "2^32", "");
 	m->tensors = calloc(total ? total : 1, sizeof(*m->tensors));
-	if (pv)
-		pv->slots = calloc(cap, sizeof(*pv->slots));
-	m->priv = pv;
-	if (!pv || !pv->slots || !m->tensors)
+	if (!m->tensors || nametab_init(tab, total, tensor_eq, m) < 0)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	pv->mask = cap - 1;
 
 	for (i = 0; i < m->nshards; i++) {
 		const struct shard *sh = &m->shards[i];
 
 		for (j = 0; j < sh->hdr->ntensors; j++) {
 			const struct tensor *t = &sh->hdr->tensors[j];
-			const struct model_tensor *other;
-			size_t s;
+			struct nametab_key k;
+			long other;
 			char q[160];
 
-			other = shards_find(m, t->name, t->name_len);
-			if (other) {
+			m->tensors[m->ntensors].t = t;
+			m->tensors[m->ntensors].shard = (uint32_t)i;
+			nametab_key(&k, 0, t->name, t->name_len);
+			other = nametab_put(tab, &k, (uint32_t)m->ntensors);
+			if (other == -2)
+				return err_set(e, ERR_NO_MEMORY, "out of memory");
+			if (other >= 0) {
 				char both[512];
 
 				err_quote(q, sizeof(q), t->name, t->name_len);
 				snprintf(both, sizeof(both), "`%s` and `%s`",
-					 m->shards[other->shard].name, sh->name);
+					 m->shards[m->tensors[other].shard].name,
+					 sh->name);
 				return index_error(e, index_path, "tensor %s is "
 						   "in two shards: %s", q, both);
 			}
-			s = name_hash(t->name, t->name_len) & pv->mask;
-			while (pv->slots[s])
-				s = (s + 1) & pv->mask;
-			m->tensors[m->ntensors].t = t;
-			m->tensors[m->ntensors].shard = (uint32_t)i;
-			pv->slots[s] = (uint32_t)++m->ntensors;
+			m->ntensors++;
 		}
 	}
 	return 0;
@@ -310,8 +300,8 @@ merge(struct model *m, const char *index_path, struct err *e)
 /* The index is an allow-list: every tensor is listed under the shard that
  * holds it, and every listed tensor exists. */
 static int
-check_weight_map(struct model *m, json_t *wmap, const char *index_path,
-		 struct err *e)
+check_weight_map(struct model *m, const struct nametab *tab, json_t *wmap,
+		 const char *index_path, struct err *e)
 {
 	size_t i;
 	void *it;
@@ -338,8 +328,10 @@ check_weight_map(struct model *m, json_t *wmap, const char *index_path,
 	     it = json_object_iter_next(wmap, it)) {
 		const char *key = json_object_iter_key(it);
 		size_t klen = json_object_iter_key_len(it);
+		struct nametab_key k;
 
-		if (!shards_find(m, key, klen)) {
+		nametab_key(&k, 0, key, klen);
+		if (nametab_find(tab, &k) < 0) {
 			err_quote(q, sizeof(q), key, klen);
 			return index_error(e, index_path, "weight_map lists %s "
 					   "in shard `%s`, which has no such "
@@ -420,6 +412,7 @@ shards_open_index(const char *dir, const char *index_path,
 		  struct model **out, struct err *e)
 {
 	struct model *m;
+	struct nametab tab = { 0 };
 	json_t *wmap = NULL;
 	size_t len;
 	char *text;
@@ -440,46 +433,17 @@ shards_open_index(const char *dir, const char *index_path,
 		return -1;
 	}
 	if (parse_index(m, text, len, &wmap, index_path, e) ||
-	    merge(m, index_path, e) ||
-	    check_weight_map(m, wmap, index_path, e)) {
+	    merge(m, &tab, index_path, e) ||
+	    check_weight_map(m, &tab, wmap, index_path, e)) {
 		free(text);
 		json_decref(wmap);
+		nametab_free(&tab);
 		model_free(m);
 		return -1;
 	}
 	free(text);
 	json_decref(wmap);
+	nametab_free(&tab);
 	*out = m;
 	return 0;
-}
-
-const struct model_tensor *
-shards_find(const struct model *m, const char *name, size_t len)
-{
-	const struct shards_priv *pv = m->priv;
-	size_t s;
-
-	if (!pv)
-		return NULL;
-	s = name_hash(name, len) & pv->mask;
-	while (pv->slots[s]) {
-		const struct model_tensor *mt = &m->tensors[pv->slots[s] - 1];
-
-		if (mt->t->name_len == len && memcmp(mt->t->name, name, len) == 0)
-			return mt;
-		s = (s + 1) & pv->mask;
-	}
-	return NULL;
-}
-
-void
-shards_free_priv(struct model *m)
-{
-	struct shards_priv *pv = m->priv;
-
-	if (!pv)
-		return;
-	free(pv->slots);
-	free(pv);
-	m->priv = NULL;
 }

@@ -12,19 +12,11 @@
 
 struct err;
 struct model;
-struct model_tensor;
 
 /* Open the index at index_path (a file path or an http(s) URL).  dir is the
  * directory SOURCE when the user named one (for messages), else NULL.
  * 0 with *out set, or -1 with *e naming the shard/tensor at fault. */
 int shards_open_index(const char *dir, const char *index_path,
 		      struct model **out, struct err *e);
-
-/* O(1) lookup in a sharded model's merged table. */
-const struct model_tensor *shards_find(const struct model *m,
-				       const char *name, size_t len);
-
-/* Free what shards_open_index() hung on m->priv (NULL-safe). */
-void shards_free_priv(struct model *m);
 
 #endif

@@ -17,5 +17,6 @@ Suite *srcpool_suite(void);	/* test_srcpool.c */
 Suite *lazy_suite(void);	/* test_lazy.c */
 Suite *s3conf_suite(void);	/* test_s3conf.c */
 Suite *http_suite(void);	/* test_http.c */
+Suite *nametab_suite(void);	/* test_nametab.c */
 
 #endif
