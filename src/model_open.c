@@ -85,7 +85,7 @@ open_dir(const char *dir, struct model **out, struct err *e)
 	} else if (index) {
 		rc = asprintf(&path, "%s/%s", dir, index) < 0 ? -1 : 0;
 		if (rc == 0) {
-			e->where[0] = '\0';
+			err_reset_where(e);
 			rc = shards_open_index(dir, path, out, e);
 			free(path);
 		} else {
@@ -94,7 +94,7 @@ open_dir(const char *dir, struct model **out, struct err *e)
 	} else if (nsingle == 1) {
 		rc = asprintf(&path, "%s/%s", dir, single) < 0 ? -1 : 0;
 		if (rc == 0) {
-			e->where[0] = '\0';
+			err_reset_where(e);
 			rc = open_single(path, out, e);
 			if (rc == 0) {
 				free((*out)->arg);

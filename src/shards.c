@@ -234,7 +234,7 @@ open_shards(struct model *m, const char **names, const char *index_path,
 			break;
 		}
 		/* Errors from here on are about the shard's own file. */
-		e->where[0] = '\0';
+		err_reset_where(e);
 		/* Symlinks in the directory are followed, wherever they
 		 * point (the hub cache links every shard into ../../blobs/):
 		 * they are the user's; only the index's names are checked.

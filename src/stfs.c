@@ -128,6 +128,79 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	FUSE_OPT_END
 };
 
+/* Ranges of the numeric -o options (issue 14.8).  fuse_opt's %u is
+ * sscanf: "-1" becomes 4294967295 and too many digits wrap, so every value
+ * is checked here first, strictly (decimal digits only), and a bad one is
+ * a one-line usage error naming the option and its range. */
+struct num_range {
+	const char *name;
+	unsigned long long min, max;
+	const char *unit;
+};
+
+static const struct num_range num_ranges[] = {
+	{ "readahead", 0, 65536, "KiB" },
+	{ "uid", 0, 4294967294ULL, "" },	/* (uid_t)-1 means "none" */
+	{ "gid", 0, 4294967294ULL, "" },
+#ifdef STFS_HAVE_HTTP
+	{ "http_cache_mb", 1, 65536, "MiB" },
+	{ "http_timeout", 1, 3600, "s" },
+	{ "http_tries", 1, 100, "" },
+	{ "http_readahead_mb", 1, 4096, "MiB" },
+	{ "http_connections", 1, 64, "" },
+#endif
+};
+
+/* Check one "name=value" of a -o list (len bytes at opt). */
+static int
+check_num_opt(const char *opt, size_t len, struct err *e)
+{
+	for (size_t i = 0; i < sizeof(num_ranges) / sizeof(num_ranges[0]); i++) {
+		const struct num_range *r = &num_ranges[i];
+		size_t n = strlen(r->name), k;
+		unsigned long long v = 0;
+		int ok;
+
+		if (len <= n || strncmp(opt, r->name, n) != 0 || opt[n] != '=')
+			continue;
+		ok = len > n + 1 && len - n - 1 <= 20;
+		for (k = n + 1; ok && k < len; k++) {
+			unsigned d = (unsigned)(opt[k] - '0');
+
+			ok = d <= 9 && v <= (r->max - d) / 10;
+			v = v * 10 + d;
+		}
+		if (ok && v >= r->min)
+			return 0;
+		return err_set(e, ERR_USAGE, "-o %.*s: %s must be a whole number "
+			       "from %llu to %llu%s%s", (int)len, opt, r->name,
+			       r->min, r->max, r->unit[0] ? " " : "", r->unit);
+	}
+	return 0;
+}
+
+/* Every -o list of the command line ("-o a,b" and "-oa,b"). */
+static int
+check_num_opts(int argc, char **argv, struct err *e)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *list = NULL, *p;
+
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			list = argv[++i];
+		else if (strncmp(argv[i], "-o", 2) == 0)
+			list = argv[i] + 2;
+		for (p = list; p && *p;) {
+			size_t n = strcspn(p, ",");
+
+			if (check_num_opt(p, n, e) != 0)
+				return -1;
+			p += n + (p[n] == ',');
+		}
+	}
+	return 0;
+}
+
 static int
 opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
@@ -197,10 +270,8 @@ usage(FILE *out, const char *prog)
 "  ls -a, du, cp -r do not see them; open them by path)\n"
 "Tensor files carry xattrs user.safetensors.{name,dtype,shape,offset,\n"
 "nbytes} (getfattr -d).\n"
-"NAME is the tensor name with '/', '%%', control bytes, a leading '.', the\n"
-"'.' of a trailing \".json\" and the first '_' of a __*__ name written as\n"
-"%%XX; the empty name is \"%%\"; names longer than 250 bytes are cut and\n"
-"end in \"%%~\" and a hash (the sidecar keeps the full name).\n"
+"NAME is the tensor name with '/', '%%', control bytes and a few others\n"
+"written %%XX (man stfs, File names); the sidecar keeps the exact name.\n"
 "\n"
 "stfs options:\n"
 "  -o tree              split names at '.' into directories: a.b.c is\n"
@@ -209,9 +280,10 @@ usage(FILE *out, const char *prog)
 "  -o views=WHEN        .npy/, .txt/, .safetensors/: hidden (default: not\n"
 "                       listed, so du, cp -r, tar, find see only the\n"
 "                       model; reachable by path), visible (listed), off\n"
-"  -o readahead=KiB     kernel readahead of the mount (default %u; 0 keeps\n"
-"                       the kernel's 128); needs root, else ignored\n"
-"  -o uid=N,gid=N       owner of the files (default: the source's)\n"
+"  -o readahead=KiB     kernel readahead of the mount, 0-65536 (default %u;\n"
+"                       0 keeps the kernel's 128); needs root, else ignored\n"
+"  -o uid=N,gid=N       owner of the files, 0-4294967294 (default: the\n"
+"                       source's)\n"
 "  -o auto_unmount      unmount when the daemon dies (killed, crashed):\n"
 "                       no stale \"Transport endpoint is not connected\"\n"
 "                       mount point; recommended in fstab\n"
@@ -226,11 +298,12 @@ usage(FILE *out, const char *prog)
 "                       token for \"Authorization: Bearer\" (never logged)\n"
 "  -o ca_file=PATH      CA bundle (PEM) instead of the system store\n"
 "  -o insecure          do not verify TLS certificates\n"
-"  -o http_cache_mb=N   block cache size (default %u)\n"
-"  -o http_timeout=S    connect/stall timeout per attempt (default %u)\n"
-"  -o http_tries=N      a read waits at most N x http_timeout (default %u)\n"
-"  -o http_readahead_mb=N  largest read-ahead window (default %u)\n"
-"  -o http_connections=N   read-ahead connections (default %u)\n"
+"  -o http_cache_mb=N   block cache size, 1-65536 (default %u)\n"
+"  -o http_timeout=S    connect/stall timeout per attempt, 1-3600 (default %u)\n"
+"  -o http_tries=N      a read waits at most N x http_timeout, N 1-100\n"
+"                       (default %u)\n"
+"  -o http_readahead_mb=N  largest read-ahead window, 1-4096 (default %u)\n"
+"  -o http_connections=N   read-ahead connections, 1-64 (default %u)\n"
 "  -o cache=on|off      keep fetched blocks on disk (default on)\n"
 "  -o cache_dir=DIR     disk cache (default $XDG_CACHE_HOME/stfs or\n"
 "                       ~/.cache/stfs), shared by mounts\n"
@@ -418,7 +491,8 @@ check_mountpoint(const char *path, char **resolved, struct err *e)
 	struct stat st;
 
 	/* Name the mount point even if an earlier step left a where. */
-	snprintf(e->where, sizeof(e->where), "%s", path);
+	err_reset_where(e);
+	err_where(e, path);
 	*resolved = realpath(path, NULL);
 	if (!*resolved && errno == ENOENT)
 		return err_set(e, ERR_IO, "mount point: %s (create it: mkdir -p "
@@ -435,7 +509,7 @@ check_mountpoint(const char *path, char **resolved, struct err *e)
 	if (mount_devno(*resolved, devno, sizeof(devno)) == 0)
 		return err_set(e, ERR_IO, "mount point: already an stfs mount "
 			       "(unmount it first: fusermount3 -u %s)", path);
-	e->where[0] = '\0';
+	err_reset_where(e);
 	warn_nonempty(path, *resolved);
 	return 0;
 }
@@ -783,6 +857,8 @@ main(int argc, char **argv)
 	raise_nofile();
 	o.readahead = DEFAULT_READAHEAD_KIB;
 	o.helper = argc > 0 && is_helper_name(argv[0]);
+	if (check_num_opts(argc, argv, &e) != 0)
+		goto out;
 	if (fuse_opt_parse(&args, &o, stfs_opt_spec, opt_proc) != 0) {
 		err_set(&e, ERR_USAGE, "bad options (see %s --help)", PROG);
 		goto out;

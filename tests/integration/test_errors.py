@@ -72,6 +72,53 @@ def run_(t):
 	r = run([STFS, "--help"], timeout=20)
 	t.check(r.returncode == 0 and b"usage" in (r.stdout + r.stderr).lower(),
 		"--help: exit 0 and usage")
+
+	# numeric -o options out of range or not numbers (issue 14.8): one
+	# line naming the option and its range, exit 2, nothing mounted (so
+	# no read_ahead_kb written), as stfs and as the mount helper
+	helper = os.path.join(d, "mount.stfs")
+	os.symlink(STFS, helper)
+	http = b"http_tries" in r.stdout
+	bad = [("readahead", "-1", "0 to 65536"),
+	       ("readahead", "99999999999", "0 to 65536"),
+	       ("readahead", "65537", "0 to 65536"),
+	       ("readahead", "", "0 to 65536"),
+	       ("readahead", "12k", "0 to 65536"),
+	       ("uid", "-1", "0 to 4294967294"),
+	       ("uid", "4294967295", "0 to 4294967294"),
+	       ("gid", "99999999999", "0 to 4294967294"),
+	       ("gid", "+5", "0 to 4294967294")]
+	if http:
+		bad += [("http_tries", "0", "1 to 100"),
+			("http_tries", "101", "1 to 100"),
+			("http_cache_mb", "0", "1 to 65536"),
+			("http_connections", "100000", "1 to 64"),
+			("http_connections", "0", "1 to 64"),
+			("http_timeout", "0", "1 to 3600"),
+			("http_timeout", "-5", "1 to 3600"),
+			("http_readahead_mb", "4097", "1 to 4096")]
+	for name, val, rng in bad:
+		opt = "%s=%s" % (name, val)
+		want = ["-o " + opt, name, rng]
+		refuse(t, ["-o", "ro," + opt, harness.SAMPLE, mnt], mnt, 2, want,
+		       "-o %s" % opt)
+		r2 = run([helper, harness.SAMPLE, mnt, "-o", opt], timeout=20)
+		err = r2.stderr.decode("utf-8", "replace")
+		t.eq(r2.returncode, 2, "mount.stfs -o %s: exit 2 (%r)" % (opt, err))
+		t.check(rng in err and err.count("\n") == 1,
+			"mount.stfs -o %s: one line with the range: %r" % (opt, err))
+		t.check(not harness.is_mounted(mnt), "mount.stfs -o %s: nothing "
+			"mounted" % opt)
+	# the ends of each range are accepted (helper -f: validate only)
+	good = ["readahead=0", "readahead=65536", "uid=0", "gid=4294967294"]
+	if http:
+		good += ["http_tries=1", "http_tries=100", "http_connections=64",
+			 "http_cache_mb=1", "http_timeout=3600"]
+	for opt in good:
+		r2 = run([helper, harness.SAMPLE, mnt, "-f", "-o", opt], timeout=20)
+		t.eq(r2.returncode, 0, "mount.stfs -f -o %s: accepted (%r)"
+		     % (opt, r2.stderr))
+	t.check(not harness.is_mounted(mnt), "range checks: nothing mounted")
 	r = run([STFS, "--version"], timeout=20)
 	t.check(r.returncode == 0 and b"0." in (r.stdout + r.stderr), "--version")
 	# (other tests mount in parallel: look only under our own directory)

@@ -1156,6 +1156,37 @@ START_TEST(test_real_files)
 }
 END_TEST
 
+/* err_quote() stays within its cap for every cap and every mix of
+ * escapes, including doubled C1 escapes (\xc2\x9b) at the cut. */
+START_TEST(test_quote_bound)
+{
+	static const char *const pieces[] = { "a", "\xc2\x9b", "\x01", "`",
+					      "\xc2\xa0", "\\" };
+	char name[400], buf[512];
+
+	for (int mix = 0; mix < 64; mix++) {
+		size_t len = 0;
+
+		for (int k = 0; len < sizeof(name) - 4; k++) {
+			const char *pc = pieces[(k * 7 + mix + k / (mix + 1)) % 6];
+
+			memcpy(name + len, pc, strlen(pc));
+			len += strlen(pc);
+		}
+		for (size_t cap = 0; cap <= 300; cap++) {
+			memset(buf, 'Z', sizeof(buf));
+			err_quote(buf, cap, name, len);
+			for (size_t j = cap; j < sizeof(buf); j++)
+				if (buf[j] != 'Z')
+					ck_abort_msg("cap %zu: byte %zu written",
+						     cap, j);
+			if (cap)
+				ck_assert_uint_lt(strlen(buf), cap);
+		}
+	}
+}
+END_TEST
+
 Suite *
 header_suite(void)
 {
@@ -1167,6 +1198,7 @@ header_suite(void)
 	TCase *tf = tcase_create("files");
 
 	tcase_add_test(tj, test_lengths_parse);
+	tcase_add_test(tj, test_quote_bound);
 	tcase_add_test(tj, test_utf8);
 	tcase_add_test(tj, test_whitespace);
 	tcase_add_test(tj, test_top_level);
