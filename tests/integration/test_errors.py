@@ -109,6 +109,7 @@ def run_(t):
 			"mount.stfs -o %s: one line with the range: %r" % (opt, err))
 		t.check(not harness.is_mounted(mnt), "mount.stfs -o %s: nothing "
 			"mounted" % opt)
+		harness.force_unmount(mnt)
 	# the ends of each range are accepted (helper -f: validate only)
 	good = ["readahead=0", "readahead=65536", "uid=0", "gid=4294967294"]
 	if http:
@@ -118,6 +119,7 @@ def run_(t):
 		r2 = run([helper, harness.SAMPLE, mnt, "-f", "-o", opt], timeout=20)
 		t.eq(r2.returncode, 0, "mount.stfs -f -o %s: accepted (%r)"
 		     % (opt, r2.stderr))
+		harness.force_unmount(mnt)
 	t.check(not harness.is_mounted(mnt), "range checks: nothing mounted")
 	r = run([STFS, "--version"], timeout=20)
 	t.check(r.returncode == 0 and b"0." in (r.stdout + r.stderr), "--version")
