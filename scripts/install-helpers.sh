@@ -1,8 +1,9 @@
 #!/bin/sh
-# install-helpers.sh SBINDIR BINDIR - run by `meson install`.
+# install-helpers.sh HELPERDIR BINDIR - run by `meson install`.
 #
 # Link the mount(8) helper names to the stfs binary: mount.fuse.stfs is
 # what mount(8) runs for type fuse.stfs (fstab), mount.stfs for -t stfs.
+# HELPERDIR is -Dhelperdir (default: sbindir): mount(8) looks in /sbin.
 # The links point at the final bindir (without DESTDIR) so that staged
 # installs (DESTDIR=... for packaging) stay correct once unpacked.
 set -e

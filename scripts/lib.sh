@@ -18,6 +18,8 @@ command -v npm >/dev/null 2>&1 || STFS_DEPS+=(nodejs npm)
 STFS_DEPS+=(nettle-dev)
 # The sanitizer, valgrind and fuzzing runs of CI on top.
 STFS_CHECK_DEPS=(clang libclang-rt-14-dev valgrind)
+# Building the Debian package (scripts/deb, CI).
+STFS_PKG_DEPS=(dpkg-dev debhelper)
 
 stfs_say() {
 	printf '%s: %s\n' "${0##*/}" "$*" >&2

@@ -116,6 +116,17 @@ def ns_child(bindir, src, mnt, opts):
 			res["stderr"] = "bind mount: %r" % r.stderr
 			res["rc"] = -1
 			return res
+		# an installed helper (scripts/try, the .deb) would be run
+		# instead of mount.fuse3: make it the build's stfs too
+		for h in ("/sbin/mount.fuse.stfs", "/usr/sbin/mount.fuse.stfs"):
+			if os.path.exists(h):
+				r = run(["mount", "--bind", os.path.join(bindir, "stfs"),
+					 os.path.realpath(h)])
+				if r.returncode != 0:
+					res["stderr"] = "bind mount over %s: %r" % (
+						h, r.stderr)
+					res["rc"] = -1
+					return res
 		r = run(["mount", "-t", "fuse.stfs"] + opts + [src, mnt], timeout=20)
 		res["rc"] = r.returncode
 		res["stderr"] = r.stderr.decode(errors="replace")
