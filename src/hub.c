@@ -846,7 +846,7 @@ hub_open(const char *uri, struct hub_tree **out, struct err *e)
 			" (in the local hub cache)" : "");
 		goto out;
 	}
-	e->where[0] = '\0';
+	err_reset_where(e);
 	if (hub_open_files(files, n, e) != 0)
 		goto out;
 	t = calloc(1, sizeof(*t));

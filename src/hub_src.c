@@ -139,7 +139,7 @@ open_inner(struct hub_src *hs, const char *location, uint64_t size,
 	struct source *in;
 
 	if (source_open_http(location, &in, e) != 0) {
-		e->where[0] = '\0';
+		err_reset_where(e);
 		err_where(e, hs->url);
 		return -1;
 	}
