@@ -577,7 +577,7 @@ s3_model_open(const char *source, struct model **out, struct err *e)
 	*out = NULL;
 	if (parse_url(source, &bucket, &key, e))
 		return -1;
-	e->where[0] = '\0';
+	err_reset_where(e);
 	if (as_prefix(&key)) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
