@@ -601,7 +601,7 @@ open_one(struct catalog *c, const char *dir, const char *path,
 	struct model *m = NULL;
 	char *label;
 
-	e->where[0] = '\0';	/* opening sets it even on success */
+	err_reset_where(e);	/* opening sets it even on success */
 	if (open_model(path, &m, e)) {
 		err_where(e, path);
 		return -1;
@@ -616,7 +616,7 @@ open_one(struct catalog *c, const char *dir, const char *path,
 		free(m->arg);
 		m->arg = a;
 	}
-	e->where[0] = '\0';
+	err_reset_where(e);
 	/* a URL without user info and query: presigned URLs keep
 	 * credentials there (issue 14.5) */
 	label = is_remote(path) ? source_display(path) : model_label(m, path);
@@ -776,7 +776,7 @@ catalog_open(const char *source, const struct catalog_opts *o,
 	if (rc == 0)
 		rc = catalog_finish(c, e);
 	if (rc == 0)
-		e->where[0] = '\0';
+		err_reset_where(e);
 	free(root);
 	free(snap);
 	if (rc) {
