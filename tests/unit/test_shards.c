@@ -262,7 +262,7 @@ START_TEST(test_symlink_escape)
 
 		ck_assert_msg(model_open(path, &m, &e) == 0, "%s: %s",
 			      e.where, e.detail);
-		ck_assert_ptr_nonnull(model_find(m, "c", 1));
+		ck_assert_ptr_nonnull(find_model_tensor(m, "c", 1));
 		model_free(m);
 	}
 	{
