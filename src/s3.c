@@ -808,7 +808,7 @@ s3_catalog_open(const char *source, struct catalog **out, struct err *e)
 	*out = NULL;
 	if (parse_url(source, &bucket, &key, e))
 		return -1;
-	e->where[0] = '\0';
+	err_reset_where(e);
 	if (!(cat = catalog_new(source))) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
@@ -886,7 +886,7 @@ out:
 	if (rc == 0)
 		rc = catalog_finish(cat, e);
 	if (rc == 0) {
-		e->where[0] = '\0';
+		err_reset_where(e);
 		*out = cat;
 	} else {
 		catalog_free(cat);
