@@ -69,8 +69,10 @@ blocks_data(struct hget *g, const char *p, size_t n)
 		n -= k;
 		pos += k;
 		if (bo + k == b->len) {
-			hpf_block_done(b);	/* immutable from here on */
+			/* on disk before any reader is woken: a reader that
+			 * returns and unmounts must not race the write */
 			hdisk_put(bg->hs->disk, b->idx, b->data, b->len);
+			hpf_block_done(b);	/* immutable from here on */
 			bg->done++;
 		}
 	}
