@@ -9,19 +9,19 @@
  *
  * Memory: per model its view (view.h) and two copied strings; per tree
  * directory 32 bytes; a table of 32-bit slots for lookups by (directory,
- * name), keyed by a per-process random seed.
+ * name), hashed with the process key of nametab.h.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "buf.h"
 #include "dtype.h"
 #include "error.h"
 #include "header.h"
 #include "model.h"
+#include "nametab.h"
 #include "view.h"
 #include "view_int.h"
 
@@ -60,7 +60,6 @@ struct view_multi {
 	uint64_t *kids;
 	uint32_t *table;	/* edge index + 1, 0 empty */
 	size_t mask;
-	uint64_t seed;
 	char *summary;
 	size_t summary_len;
 };
@@ -121,15 +120,13 @@ static uint64_t
 edge_hash(const struct view_multi *m, uint32_t parent, const char *name,
 	  size_t len)
 {
-	/* FNV-1a over a random seed and the parent: the names come from a
-	 * directory tree or a listing, not chosen by the model's author. */
-	uint64_t h = 0xcbf29ce484222325ull ^ m->seed;
-	size_t i;
+	/* The process's keyed hash (nametab.h): names come from directory
+	 * trees, listings and the Hub, which an adversary may choose. */
+	struct nametab_key k;
 
-	h = (h ^ parent) * 0x100000001b3ull;
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ull;
-	return h ^ (h >> 29);
+	(void)m;
+	nametab_key(&k, parent, name, len);
+	return k.hash;
 }
 
 /* Index of the edge (parent, name), or -1; *slot gets its table slot or
@@ -591,9 +588,6 @@ view_build_multi(const struct view_model *models, size_t n,
 	if (!m->models || !m->dirs || !m->edges || !m->table || !order)
 		goto oom;
 	m->mask = tsize - 1;
-	if (getrandom(&m->seed, sizeof(m->seed), GRND_NONBLOCK) !=
-	    (ssize_t)sizeof(m->seed))
-		m->seed = (uint64_t)(uintptr_t)m ^ 0x5bd1e995u;
 	m->ndirs = 1;
 	m->n = n;
 	for (i = 0; i < n; i++) {
