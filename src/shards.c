@@ -37,6 +37,8 @@ static int
 index_error(struct err *e, const char *where, const char *fmt, const char *a,
 	    const char *b)
 {
+	/* The index is at fault: name it, not the shard read last. */
+	err_reset_where(e);
 	err_where(e, where);
 	return err_set(e, ERR_INVALID_INDEX, fmt, a, b);
 }
@@ -249,6 +251,15 @@ open_shards(struct model *m, const char **names, const char *index_path,
 	return rc;
 }
 
+/* Two shard names that open one local file (a symlink to the other, a
+ * hard link): the index lists one file twice. */
+static int
+same_file(const struct source *a, const struct source *b)
+{
+	return a->ino != 0 && a->dev == b->dev &&
+	       a->ino == b->ino;
+}
+
 /* Build the merged table (and tab, its names); a name in two shards is an
  * error. */
 static int
@@ -284,10 +295,15 @@ merge(struct model *m, struct nametab *tab, const char *index_path,
 			if (other >= 0) {
 				char both[512];
 
+				const struct shard *o =
+					&m->shards[m->tensors[other].shard];
+
 				err_quote(q, sizeof(q), t->name, t->name_len);
-				snprintf(both, sizeof(both), "`%s` and `%s`",
-					 m->shards[m->tensors[other].shard].name,
-					 sh->name);
+				snprintf(both, sizeof(both), "`%s` and `%s`%s",
+					 o->name, sh->name,
+					 same_file(o->src, sh->src) ?
+					 ", which are the same file (one "
+					 "name links to the other's file)" : "");
 				return index_error(e, index_path, "tensor %s is "
 						   "in two shards: %s", q, both);
 			}

@@ -3,6 +3,7 @@
 ErrorName: detail", exit 1, nothing mounted), and a missing source or an
 unusable mountpoint (exit 2, nothing mounted), in background and -f mode."""
 
+import json
 import os
 import subprocess
 
@@ -50,6 +51,29 @@ def run_(t):
 		"2, got %d" % r.returncode)
 	t.check(not harness.is_mounted(mnt), "directory without a model: "
 		"nothing mounted")
+
+	# issue 14.9: the index at fault is named, not the shard read last;
+	# two shard names that are one file (a symlink) are said to be
+	idx = os.path.join(d, "idx")
+	os.mkdir(idx)
+	gen.write_safetensors(os.path.join(idx, "s1.safetensors"),
+			      {"a": ("F32", [1], b"\0" * 4)})
+	gen.write_safetensors(os.path.join(idx, "s2.safetensors"),
+			      {"b": ("F32", [1], b"\0" * 4)})
+	os.symlink("s1.safetensors", os.path.join(idx, "s3.safetensors"))
+	extra = os.path.join(idx, "extra.safetensors.index.json")
+	with open(extra, "w") as f:
+		json.dump({"weight_map": {"a": "s1.safetensors",
+					  "b": "s2.safetensors",
+					  "c": "s2.safetensors"}}, f)
+	r = refuse(t, [extra, mnt], mnt, 1, [extra + ": InvalidIndex",
+		   "weight_map lists `c`"], "index lists a missing tensor")
+	twice = os.path.join(idx, "twice.safetensors.index.json")
+	with open(twice, "w") as f:
+		json.dump({"weight_map": {"a": "s1.safetensors",
+					  "b": "s3.safetensors"}}, f)
+	refuse(t, [twice, mnt], mnt, 1, [twice + ": InvalidIndex",
+	       "are the same file"], "two shard names, one file")
 
 	nomnt = os.path.join(d, "no-such-dir")
 	refuse(t, [harness.SAMPLE, nomnt], nomnt, 2, [nomnt], "missing mountpoint")
