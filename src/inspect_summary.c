@@ -47,12 +47,45 @@ print_json(json_t *root)
 	return 0;
 }
 
+/* What a cold full read of m's remote files costs: their data bytes and
+ * an upper bound on ranged GETs, one per 1 MiB block of the object that
+ * holds data (read-ahead merges neighbouring blocks into fewer requests).
+ * Headers are not counted: the mount has read them already. */
+static void
+print_remote_cost(const struct model *m)
+{
+	const uint64_t blk = 1u << 20;	/* HTTP_BLOCK_BYTES */
+	uint64_t bytes = 0, reqs = 0;
+	size_t i, nremote = 0;
+
+	for (i = 0; i < m->nshards; i++) {
+		const struct shard *sh = &m->shards[i];
+		uint64_t a = sh->hdr->data_start;
+		uint64_t b = a + sh->hdr->data_len;
+
+		if (!strstr(sh->src->name, "://"))
+			continue;
+		nremote++;
+		if (b > a) {
+			bytes += b - a;
+			reqs += (b - 1) / blk - a / blk + 1;
+		}
+	}
+	if (nremote)
+		printf("cold read: %llu bytes of tensor data from %zu remote "
+		       "file(s) in at most %llu ranged requests (1 MiB blocks; "
+		       "read-ahead merges them into fewer)\n",
+		       (unsigned long long)bytes, nremote,
+		       (unsigned long long)reqs);
+}
+
 static int
 print_text(const struct inspect_opts *o, const struct model *m)
 {
 	int rc = 0;
 
 	summary_print_text(stdout, m, 0);
+	print_remote_cost(m);
 	if (o->tensors)
 		rc = inspect_print_tensors(o, m);
 	if (!rc && o->group)

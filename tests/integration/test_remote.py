@@ -217,6 +217,24 @@ def case_inspect(t, srv, www):
 		t.check(reqs and reqs[0].range == "bytes=0-65535",
 			"%s: the first request is bytes=0-65535: %s" % (kind, reqs))
 
+	# the text output says what a cold full read costs (issue 16.7):
+	# the data bytes and one request per 1 MiB block holding data at most
+	for kind in ("sample", "alldtypes", "empty"):
+		local = os.path.join(www, kind + ".safetensors")
+		size = os.path.getsize(local)
+		with open(local, "rb") as f:
+			start = 8 + int.from_bytes(f.read(8), "little")
+		blk = 1 << 20
+		nreq = (size - 1) // blk - start // blk + 1 if size > start else 0
+		r = inspect(srv.url(kind + ".safetensors"), args=())
+		want = ("cold read: %d bytes of tensor data from 1 remote file(s) "
+			"in at most %d ranged requests" % (size - start, nreq))
+		t.check(want in r.stdout.decode(), "%s: inspect says %r: %r"
+			% (kind, want, r.stdout))
+		r = inspect(local, args=())
+		t.check(b"cold read:" not in r.stdout, "%s: no cost line for a "
+			"local file" % kind)
+
 	# a header larger than the speculative 64 KiB: exactly 2 requests
 	local = os.path.join(www, "bigheader.safetensors")
 	S = harness.SrcFile(local)
@@ -234,7 +252,8 @@ def case_inspect(t, srv, www):
 	# --tensors too, and the sharded index (1 request per file)
 	r = inspect(srv.url("sample.safetensors"), args=("--tensors",))
 	r0 = inspect(os.path.join(www, "sample.safetensors"), args=("--tensors",))
-	t.eq(r.stdout.split(b"\n")[1:], r0.stdout.split(b"\n")[1:],
+	t.eq([l for l in r.stdout.split(b"\n")[1:]
+	      if not l.startswith(b"cold read:")], r0.stdout.split(b"\n")[1:],
 	     "sample: inspect --tensors URL lists what the local file does")
 	idx = os.path.join(www, "sharded", "model.safetensors.index.json")
 	mark = srv.mark()
