@@ -16,7 +16,6 @@
 #include <curl/curl.h>
 
 #include "error.h"
-#include "http_disk.h"
 
 #define HTTP_HEADER_FILE_MAX	(64u << 10)
 

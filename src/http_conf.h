@@ -10,7 +10,9 @@
 
 #include <stdint.h>
 
-#include "source_http.h"
+#include "http_options.h"
+
+#define HDISK_DEFAULT_MAX	(10ull << 30)	/* cache_max by default */
 
 struct curl_slist;
 struct err;

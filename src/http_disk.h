@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HDISK_DEFAULT_MAX	(10ull << 30)
 
 struct hdisk_obj;
 

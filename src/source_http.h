@@ -6,7 +6,8 @@
  * http_set_options() once, before the first open; without it the
  * environment (STFS_HTTP_*) and the defaults below apply.
  *
- * The parts: http_conf.c (settings, header file), http_url.c (CURLU),
+ * The parts: http_options.h (what front ends set), http_conf.c (settings,
+ * header file), http_url.c (CURLU),
  * http_transport.h + http_curl.c (one GET), http_fetch.c (checks,
  * retries, redirects, validators), http_cache.c (blocks), http_prefetch.c
  * (reads, read-ahead, workers), source_http.c (the source).
@@ -17,64 +18,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "http_options.h"
+
 struct err;
 struct source;
-
-#define HTTP_HEAD_BYTES		(64u << 10)	/* the speculative first GET */
-#define HTTP_BLOCK_BYTES	(1u << 20)	/* cache granularity */
-#define HTTP_DEFAULT_CACHE_MB	256u
-#define HTTP_DEFAULT_TIMEOUT_S	10u	/* connect / stall, per attempt */
-#define HTTP_DEFAULT_TRIES	3	/* attempts per request */
-#define HTTP_DEFAULT_READAHEAD_MB 64u	/* read-ahead window cap */
-#define HTTP_DEFAULT_CONNECTIONS 8u	/* read-ahead worker threads */
-
-/* Priorities passed to the log callback: the syslog values, which are
- * also fuse_log()'s FUSE_LOG_* values. */
-#define HTTP_LOG_ERR		3
-#define HTTP_LOG_WARNING	4
-#define HTTP_LOG_NOTICE		5
-#define HTTP_LOG_INFO		6
-
-struct http_options {
-	/* A file of request headers, one "Name: value" per line (blank lines
-	 * and lines starting with '#' are skipped); a line without a colon
-	 * is taken as a bare token and sent as "Authorization: Bearer LINE".
-	 * NULL: $STFS_HTTP_HEADER_FILE, if set.  The file is read once, by
-	 * http_set_options() (or the first open); its contents never appear
-	 * in messages. */
-	const char *header_file;
-	const char *ca_file;	/* CA bundle (PEM); NULL: $STFS_HTTP_CA_FILE
-				   or the system store */
-	int insecure;		/* 1: do not verify TLS certificates or host
-				   names (also $STFS_HTTP_INSECURE=1) */
-	unsigned cache_mb;	/* block cache size; 0: default */
-	unsigned timeout_s;	/* connect timeout and stall timeout of one
-				   attempt; 0: default */
-	unsigned tries;		/* attempts per request (transient failures
-				   are retried); 0: default */
-	unsigned readahead_mb;	/* largest read-ahead window; 0: default */
-	unsigned connections;	/* read-ahead workers; 0: default */
-	/* Where messages go (object changed, server unreachable or back);
-	 * msg has no newline.  NULL: syslog(3).  The daemon passes a wrapper
-	 * around fuse_log(), so that they follow its other messages. */
-	void (*log)(int prio, const char *msg);
-	/* The disk cache: cache 1 on, -1 off, 0 the default (on, unless
-	 * $STFS_CACHE=off); cache_dir NULL: $STFS_CACHE_DIR, else
-	 * $XDG_CACHE_HOME/stfs or ~/.cache/stfs; cache_max a size such as
-	 * "10G" (NULL: $STFS_CACHE_MAX, else 10 GiB). */
-	int cache;
-	const char *cache_dir;
-	const char *cache_max;
-};
-
-/* Set the options for every later source_open_http().  0, or -1 with *e
- * (ERR_USAGE: unreadable or malformed header file).  Fields left 0/NULL
- * fall back to the environment, then to the defaults. */
-int http_set_options(const struct http_options *o, struct err *e);
-
-/* The longest a single read waits for a server that does not answer,
- * in seconds: tries * timeout_s, backoff included. */
-unsigned http_read_bound_s(void);
 
 /* How a remote object is opened (hf://, s3:// and plain URLs alike).
  * Zero-initialized fields mean "not given". */
