@@ -91,9 +91,15 @@ sniff_text(const unsigned char *p, size_t n, char *out, size_t cap)
 
 	if (starts(p, n, "version https://git-lfs", 23)) {
 		const unsigned char *s = memmem(p, n, "\nsize ", 6);
+		const unsigned char *end = p + n;
 		unsigned long long real = 0;
+		int digits = 0;
 
-		if (s && sscanf((const char *)s + 6, "%llu", &real) == 1)
+		/* p is not NUL-terminated: no sscanf, digits within n */
+		for (s = s ? s + 6 : end; s < end && *s >= '0' && *s <= '9' &&
+		     digits < 19; s++, digits++)
+			real = real * 10 + (unsigned)(*s - '0');
+		if (digits)
 			snprintf(out, cap, "a Git LFS pointer, not the file "
 				 "(%llu bytes): the repository was cloned "
 				 "without git-lfs; run `git lfs pull` in it",
