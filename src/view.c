@@ -102,6 +102,10 @@ classify(const struct view *v, uint64_t ino, struct node *n)
 		n->idx = (uint32_t)(k / v->nmirrors);
 		return 0;
 	}
+	if (view_stfs_owns(v, ino)) {
+		n->kind = view_stfs_kind(v, ino);
+		return 0;
+	}
 	if (view_vst_owns(v, ino)) {
 		n->kind = view_vst_kind(v, ino);
 		return n->kind == VIEW_NONE ? -1 : 0;
@@ -202,6 +206,13 @@ listed_vst(const struct view *v)
 	return v->opts.views == VIEW_VIEWS_VISIBLE && v->ino_vst ? 1 : 0;
 }
 
+/* .stfs/ listed at the root (after .safetensors/). */
+static uint64_t
+listed_stfs(const struct view *v)
+{
+	return v->opts.views == VIEW_VIEWS_VISIBLE && v->ino_stfs ? 1 : 0;
+}
+
 /* --- lookup ---------------------------------------------------------------- */
 
 static int
@@ -228,6 +239,8 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 
 	if (v->multi)
 		return vm_lookup(v, parent, name, len);
+	if (view_stfs_owns(v, parent))
+		return view_stfs_lookup(v, parent, name, len);
 	if (view_vst_owns(v, parent))
 		return view_vst_lookup(v, parent, name, len);
 	if (classify(v, parent, &n) || n.kind != VIEW_DIR)
@@ -253,6 +266,8 @@ view_lookup(const struct view *v, uint64_t parent, const char *name,
 				return v->ino_views + j;
 		if (v->ino_vst && is(name, len, ".safetensors"))
 			return v->ino_vst;
+		if (v->ino_stfs && view_stfs_is_root_name(name, len))
+			return v->ino_stfs;
 	}
 	/* Encoded tensor names never end in ".json" (rule 3), and no tree
 	 * component holds a '.', so the suffix always means "this file of
@@ -292,6 +307,8 @@ view_nchildren(const struct view *v, uint64_t dir)
 
 	if (v->multi)
 		return vm_nchildren(v, dir);
+	if (view_stfs_owns(v, dir))
+		return view_stfs_nchildren(v, dir);
 	if (view_vst_owns(v, dir))
 		return view_vst_nchildren(v, dir);
 	if (classify(v, dir, &n) || n.kind != VIEW_DIR)
@@ -303,7 +320,7 @@ view_nchildren(const struct view *v, uint64_t dir)
 		return (uint64_t)d->nsub + d->nfile;
 	return (uint64_t)d->nsub + 2 * (uint64_t)d->nfile +
 	       (n.idx == LAYOUT_ROOT ? root_head(v) + listed_mirrors(v) +
-		listed_vst(v) : 0);
+		listed_vst(v) + listed_stfs(v) : 0);
 }
 
 uint64_t
@@ -315,6 +332,8 @@ view_child(const struct view *v, uint64_t dir, uint64_t k)
 
 	if (v->multi)
 		return vm_child(v, dir, k);
+	if (view_stfs_owns(v, dir))
+		return view_stfs_child(v, dir, k);
 	if (view_vst_owns(v, dir))
 		return view_vst_child(v, dir, k);
 	if (k >= view_nchildren(v, dir))
@@ -334,8 +353,13 @@ view_child(const struct view *v, uint64_t dir, uint64_t k)
 		/* mirror views come last: out of the way of `ls -f` */
 		if (k >= d->nsub + 2 * (uint64_t)d->nfile) {
 			k -= d->nsub + 2 * (uint64_t)d->nfile;
-			return k < listed_mirrors(v) ? v->ino_views + k :
-			       v->ino_vst;
+			if (k < listed_mirrors(v))
+				return v->ino_views + k;
+			k -= listed_mirrors(v);
+			if (k < listed_vst(v))
+				return v->ino_vst;
+			return k - listed_vst(v) < listed_stfs(v) ?
+			       v->ino_stfs : 0;
 		}
 	}
 	if (k < d->nsub)
@@ -358,6 +382,8 @@ view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 
 	if (v->multi)
 		return vm_name(v, ino, out);
+	if (view_stfs_owns(v, ino))
+		return view_stfs_name(v, ino, out);
 	if (view_vst_owns(v, ino))
 		return view_vst_name(v, ino, out);
 	if (classify(v, ino, &n))
@@ -416,6 +442,8 @@ view_size(const struct view *v, uint64_t ino)
 
 	if (v->multi)
 		return vm_size(v, ino);
+	if (view_stfs_owns(v, ino))
+		return view_stfs_size(v, ino);
 	if (view_vst_owns(v, ino))
 		return view_vst_size(v, ino);
 	if (classify(v, ino, &n))
@@ -461,13 +489,16 @@ dir_subdirs(const struct view *v, uint64_t ino)
 	struct node n;
 	uint64_t k;
 
+	if (view_stfs_owns(v, ino))
+		return 0;
 	if (view_vst_owns(v, ino))
 		return view_vst_subdirs(v, ino);
 	if (classify(v, ino, &n) || n.kind != VIEW_DIR || n.shards)
 		return 0;
 	k = v->layout->dirs[n.idx].nsub;
 	if (ino == VIEW_ROOT_INO)	/* listed mirror views, __shards__ */
-		k += listed_mirrors(v) + listed_vst(v) + (v->ino_shards != 0);
+		k += listed_mirrors(v) + listed_vst(v) + listed_stfs(v) +
+		     (v->ino_shards != 0);
 	return k;
 }
 
@@ -721,6 +752,12 @@ view_build_label(const struct model *m, const struct view_opts *opts,
 	v->ino_dirs = v->ino_vfiles + v->nmirrors * (uint64_t)m->ntensors;
 	v->ninodes = v->ino_dirs - 1 +
 		     (1 + v->nmirrors) * (uint64_t)(l->ndirs - 1);
+	/* .stfs/ and its stats.json, before .safetensors/, which owns
+	 * every inode after its first */
+	if (v->opts.views != VIEW_VIEWS_OFF) {
+		v->ino_stfs = v->ninodes + 1;
+		v->ninodes += 2;
+	}
 	if (view_vst_build(v, e) || build_sidecar_sizes(v, e) ||
 	    (m->sharded && build_shards(v, e)))
 		goto fail;

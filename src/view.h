@@ -194,6 +194,8 @@ struct view {
 	uint64_t ino_vst;	/* .safetensors/ and its files (view_vst.c),
 				   after every other inode; 0 if views off */
 	struct view_vst *vst;	/* its prefix table, built on first use */
+	uint64_t ino_stfs;	/* .stfs/, ino_stfs + 1 its stats.json
+				   (view_stfs.c); 0 if views off */
 
 	unsigned nmirrors;	/* mirror views (0 when views are off) */
 	uint64_t ino_views;	/* mirror view j's directory: ino_views + j */
@@ -252,6 +254,11 @@ void view_free(struct view *v);
 
 /* What an inode is (VIEW_NONE when it does not exist). */
 enum view_kind view_kind(const struct view *v, uint64_t ino);
+
+/* 1 when ino's content changes while mounted (.stfs/stats.json of a
+ * remote model): open it with direct_io, never cache its pages.  ino 0:
+ * 1 when any file is (then opens must reach the file system). */
+int view_volatile(const struct view *v, uint64_t ino);
 
 /* Inode of name[0..len) in directory parent, or 0 when absent (or when
  * parent is not a directory).  O(1). */

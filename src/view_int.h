@@ -90,4 +90,20 @@ int view_vst_read(const struct view *v, uint64_t ino, uint64_t off,
 void view_vst_for_source(const struct view *v, const struct source *src,
 			 void (*fn)(uint64_t ino, void *arg), void *arg);
 
+/* The .stfs/ directory (view_stfs.c), inodes ino_stfs (the directory)
+ * and ino_stfs + 1 (stats.json); view.c hands them to these. */
+int view_stfs_owns(const struct view *v, uint64_t ino);
+enum view_kind view_stfs_kind(const struct view *v, uint64_t ino);
+int view_stfs_is_root_name(const char *name, size_t len);
+uint64_t view_stfs_lookup(const struct view *v, uint64_t parent,
+			  const char *name, size_t len);
+uint64_t view_stfs_nchildren(const struct view *v, uint64_t dir);
+uint64_t view_stfs_child(const struct view *v, uint64_t dir, uint64_t k);
+size_t view_stfs_name(const struct view *v, uint64_t ino,
+		      char out[VIEW_NAME_MAX + 1]);
+uint64_t view_stfs_size(const struct view *v, uint64_t ino);
+int view_stfs_read(const struct view *v, uint64_t ino, uint64_t off,
+		   size_t size, struct view_segs *out);
+int view_stfs_volatile(const struct view *v, uint64_t ino);
+
 #endif

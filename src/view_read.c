@@ -139,6 +139,17 @@ view_fetch(const struct view *v, const struct model_tensor *mt, uint64_t off,
 }
 
 int
+view_volatile(const struct view *v, uint64_t ino)
+{
+	const struct view *sv;
+	uint64_t l;
+
+	if (v->multi)
+		return (sv = vm_sub(v, ino, &l)) ? view_volatile(sv, l) : 0;
+	return view_stfs_volatile(v, ino);
+}
+
+int
 view_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	  struct view_segs *out)
 {
@@ -159,6 +170,9 @@ view_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		return -ENOENT;
 	if (k == VIEW_DIR)
 		return -EISDIR;
+	/* rendered now, at its current length, not the one stat saw */
+	if (view_stfs_owns(v, ino))
+		return view_stfs_read(v, ino, off, size, out);
 	if (off >= len || size == 0)
 		return 0;
 	if (size > len - off)

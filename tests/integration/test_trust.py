@@ -388,6 +388,57 @@ def case_disk(t, d, www):
 			% total)
 
 
+# ---- 16.7 ------------------------------------------------------------------
+
+def case_stfs(t, d, www):
+	"""MNT/.stfs/stats.json: hidden, current, equal to the server's log."""
+	S = harness.SrcFile(os.path.join(www, "multi.safetensors"))
+	with httpd.Server(www) as srv:
+		url = srv.url("multi.safetensors") + "?sig=SECRET"
+		with harness.Mount(t, url, args=["-o", "http_readahead_mb=1"],
+				   env=env_clean()) as m:
+			t.check(".stfs" not in os.listdir(m.path),
+				"stfs: .stfs is not listed")
+			p = os.path.join(m.path, ".stfs", "stats.json")
+			with open(p) as f:
+				before = json.load(f)
+			for n in ["t00", "t01"]:
+				with open(os.path.join(m.path, n), "rb") as f:
+					t.check(f.read() == S.read(S.by_name[n]),
+						"stfs: %s byte-exact" % n)
+			# read-ahead may still be under way: wait (bounded) until
+			# the server's log stands still
+			for _ in range(50):
+				n = len(srv.log)
+				time.sleep(0.1)
+				if len(srv.log) == n:
+					break
+			with open(p) as f:
+				text = f.read()
+			st = json.loads(text)
+			log = list(srv.log)
+			t.eq(os.path.getsize(p) > 0, True, "stfs: stat size")
+			t.check("SECRET" not in text, "stfs: no query in it")
+			src = st["sources"][0]
+			data = [r for r in log if r["range"] and r["status"] == 206]
+			t.check(src["requests"]["data"] > 0, "stfs: data requests")
+			t.eq(src["requests"]["data"] + src["requests"]["header"],
+			     len(data), "stfs: requests equal the server log")
+			t.eq(src["bytes_fetched"], sum(r["bytes"] for r in data),
+			     "stfs: bytes equal the server log")
+			t.check(src["requests"]["data"] >
+				before["sources"][0]["requests"]["data"],
+				"stfs: the counters moved (not a cached page)")
+		with harness.Mount(t, url, args=["-o", "views=visible"],
+				   env=env_clean()) as m:
+			t.check(".stfs" in os.listdir(m.path),
+				"stfs: listed with views=visible")
+		with harness.Mount(t, url, args=["-o", "views=off"],
+				   env=env_clean()) as m:
+			t.check(not os.path.exists(os.path.join(m.path, ".stfs")),
+				"stfs: absent with views=off")
+
+
 def run_all(t):
 	d = harness.tmpdir("trust")
 	www = os.path.join(d, "www")
@@ -407,7 +458,7 @@ def run_all(t):
 			 ("hung", case_hung), ("restart", case_restart),
 			 ("resolve", case_resolve), ("etag", case_etag),
 			 ("badtotal", case_badtotal), ("perms", case_perms),
-			 ("disk", case_disk)]:
+			 ("disk", case_disk), ("stfs", case_stfs)]:
 		if not only or name in only:
 			print("case %s" % name, flush=True)
 			fn(t, d, www)
