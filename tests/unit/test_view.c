@@ -363,9 +363,9 @@ START_TEST(test_listing)
 	/* the root files, data and sidecar per tensor; .npy/ and .txt/
 	 * are hidden */
 	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT);
-	/* plus the root, .npy/, .txt/, .stats/ and each tensor's .npy,
-	 * .txt and .stats file */
-	ck_assert_uint_eq(view->ino_vst - 1, 1 + n + 3 + 3 * MODEL_NT);
+	/* plus the root, .npy/, .txt/, .stats/, each tensor's .npy,
+	 * .txt and .stats file, .stfs/ and its stats.json */
+	ck_assert_uint_eq(view->ino_vst - 1, 1 + n + 3 + 3 * MODEL_NT + 2);
 	ck_assert_uint_ge(view->ninodes, view->ino_vst + 2);
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
@@ -736,9 +736,9 @@ START_TEST(test_sharded)
 		view_name(v2, ino, name);
 		ck_assert_uint_eq(view_lookup(v2, 1, name, strlen(name)), ino);
 	}
-	/* + .npy/, .txt/, .stats/ and the 3 view files of each of the 2
-	 * tensors */
-	ck_assert_uint_eq(v2->ino_vst - 1, 1 + 2 + 4 + 1 + 2 + 3 + 6);
+	/* + .npy/, .txt/, .stats/, the 3 view files of each of the 2
+	 * tensors, .stfs/ and its stats.json */
+	ck_assert_uint_eq(v2->ino_vst - 1, 1 + 2 + 4 + 1 + 2 + 3 + 6 + 2);
 
 	ino = view_lookup(v2, shards, "s-1.safetensors.json", 20);
 	ck_assert_int_eq(view_kind(v2, ino), VIEW_BLOB);
@@ -801,7 +801,7 @@ START_TEST(test_views_option)
 
 	o.views = VIEW_VIEWS_VISIBLE;
 	ck_assert_int_eq(view_build(model, &o, &vis, &e), 0);
-	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 4);
+	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 5);
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n), name);
 	ck_assert_str_eq(name, ".npy");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 1), name);
@@ -810,9 +810,11 @@ START_TEST(test_views_option)
 	ck_assert_str_eq(name, ".stats");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 3), name);
 	ck_assert_str_eq(name, ".safetensors");
+	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 4), name);
+	ck_assert_str_eq(name, ".stfs");
 	ck_assert_uint_eq(view_lookup(vis, 1, ".npy", 4), npy);
 	view_stat(vis, VIEW_ROOT_INO, &st);
-	ck_assert_uint_eq(st.st_nlink, 2 + 4);
+	ck_assert_uint_eq(st.st_nlink, 2 + 5);	/* + .stfs/ */
 	ck_assert_uint_eq(vis->ninodes, view->ninodes);
 
 	o.views = VIEW_VIEWS_OFF;
