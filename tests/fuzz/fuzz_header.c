@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype.h"
-#include "error.h"
-#include "header.h"
-#include "nametab.h"
-#include "source.h"
+#include "format/dtype.h"
+#include "base/error.h"
+#include "format/safetensors/header.h"
+#include "base/nametab.h"
+#include "source/source.h"
 
 #define CHECK(cond) do { \
 	if (!(cond)) { \

@@ -16,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "header.h"
-#include "model.h"
-#include "nametab.h"
-#include "source.h"
-#include "summary.h"
+#include "base/error.h"
+#include "format/safetensors/header.h"
+#include "model/model.h"
+#include "base/nametab.h"
+#include "source/source.h"
+#include "model/summary.h"
 
 #define CHECK(cond) do { \
 	if (!(cond)) { \

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
+#include "view/names.h"
 
 #define CHECK(cond) do { \
 	if (!(cond)) { \

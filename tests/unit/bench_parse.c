@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "header.h"
+#include "base/error.h"
+#include "format/safetensors/header.h"
 
 /* VmRSS or VmHWM from /proc/self/status, in KiB. */
 static long

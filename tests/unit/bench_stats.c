@@ -1,7 +1,7 @@
-/* bench_stats.c - throughput of tstats over in-memory data (for
+/* bench_stats.c - throughput of tensor_stats over in-memory data (for
  * scripts/bench-stats; not a test, asserts nothing).  Prints, per dtype,
- * the bytes per second of CPU time of one thread: tstats_feed() in 4 MiB
- * chunks as stfs-inspect --stats and .stats/ use it, then tstats_finish().
+ * the bytes per second of CPU time of one thread: tensor_stats_feed() in 4 MiB
+ * chunks as stfs-inspect --stats and .stats/ use it, then tensor_stats_finish().
  */
 #include <math.h>
 #include <stdint.h>
@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "npy.h"
-#include "tstats.h"
+#include "view/npy.h"
+#include "view/tensor_stats.h"
 
-#define CHUNK (TSTATS_GRAIN * 87381)
+#define CHUNK (TENSOR_STATS_GRAIN * 87381)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -55,18 +55,18 @@ bench(const char *label, enum dtype d, const uint8_t *buf, size_t len,
 	int r;
 
 	for (r = 0; r < runs; r++) {
-		struct tstats_acc a;
-		struct tstats s;
+		struct tensor_stats_acc a;
+		struct tensor_stats s;
 		size_t off;
 		double t0;
 
-		if (tstats_init(&a, d))
+		if (tensor_stats_init(&a, d))
 			exit(2);
 		t0 = cpu_seconds();
 		for (off = 0; off < len; off += CHUNK)
-			tstats_feed(&a, buf + off,
+			tensor_stats_feed(&a, buf + off,
 				    len - off < CHUNK ? len - off : CHUNK);
-		tstats_finish(&a, &s);
+		tensor_stats_finish(&a, &s);
 		t0 = cpu_seconds() - t0;
 		if (t0 < best)
 			best = t0;

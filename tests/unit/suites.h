@@ -11,10 +11,10 @@ Suite *view_suite(void);	/* test_view.c */
 Suite *npy_suite(void);		/* test_npy.c */
 Suite *txt_suite(void);		/* test_txt.c */
 Suite *layout_suite(void);	/* test_layout.c */
-Suite *vst_suite(void);		/* test_vst.c */
+Suite *repack_suite(void);		/* test_repack.c */
 Suite *catalog_suite(void);	/* test_catalog.c */
 Suite *srcpool_suite(void);	/* test_srcpool.c */
-Suite *lazy_suite(void);	/* test_lazy.c */
+Suite *memo_suite(void);	/* test_memo.c */
 Suite *s3conf_suite(void);	/* test_s3conf.c */
 Suite *http_suite(void);	/* test_http.c */
 Suite *nametab_suite(void);	/* test_nametab.c */

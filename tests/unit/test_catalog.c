@@ -1,5 +1,5 @@
 /* test_catalog.c - discovery of models in directory trees and in the
- * Hugging Face hub cache (src/catalog.c, src/catalog_hub.c).
+ * Hugging Face hub cache (src/model/catalog.c, src/model/hub_cache.c).
  *
  * Every fixture is made here: tiny valid safetensors files, indexes,
  * symlinks, a hub cache with blobs/, snapshots/ and refs/main.
@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "catalog.h"
-#include "error.h"
-#include "model.h"
+#include "model/catalog.h"
+#include "base/error.h"
+#include "model/model.h"
 #include "suites.h"
 
 

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "header.h"
-#include "source.h"
+#include "base/error.h"
+#include "format/safetensors/header.h"
+#include "source/source.h"
 #include "suites.h"
 
 #define DESER ERR_INVALID_HEADER_DESERIALIZATION

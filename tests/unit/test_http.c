@@ -14,14 +14,14 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "error.h"
-#include "http_cache.h"
-#include "http_conf.h"
-#include "http_disk.h"
-#include "http_prefetch.h"
-#include "http_transport.h"
-#include "source.h"
-#include "source_http.h"
+#include "base/error.h"
+#include "source/http/http_cache.h"
+#include "source/http/http_conf.h"
+#include "source/http/http_disk.h"
+#include "source/http/http_prefetch.h"
+#include "source/http/http_transport.h"
+#include "source/source.h"
+#include "source/http/source_http.h"
 #include "suites.h"
 
 #define OBJ_SIZE ((20u << 20) + 12345)	/* 21 blocks, the last one short */

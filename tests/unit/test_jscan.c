@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jscan.h"
+#include "format/safetensors/jscan.h"
 #include "suites.h"
 
 /* Scan a whole document; 0 when it is valid JSON, else -1 with the

@@ -1,4 +1,4 @@
-/* test_layout.c - flat and tree layouts (src/layout.c): directories from
+/* test_layout.c - flat and tree layouts (src/view/layout.c): directories from
  * dotted names, per-component encoding, the leaf-and-prefix rule, and
  * that every path maps back to its tensor name.
  */
@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "header.h"
-#include "layout.h"
-#include "model.h"
-#include "names.h"
+#include "base/error.h"
+#include "format/safetensors/header.h"
+#include "view/layout.h"
+#include "model/model.h"
+#include "view/names.h"
 #include "suites.h"
 
 /* A model with only what the layout reads: the tensor names. */

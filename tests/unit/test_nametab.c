@@ -1,4 +1,4 @@
-/* test_nametab.c - the keyed name table (src/nametab.c): SipHash-2-4
+/* test_nametab.c - the keyed name table (src/base/nametab.c): SipHash-2-4
  * against the reference vectors, table behaviour, and the flooding bound:
  * names crafted to collide in the unkeyed FNV-1a table that stfs used
  * before cost no more than random names. */
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "names.h"
-#include "nametab.h"
+#include "view/names.h"
+#include "base/nametab.h"
 #include "suites.h"
 
 /* ---- SipHash-2-4 ------------------------------------------------------ */

@@ -1,4 +1,4 @@
-/* test_npy.c - the .npy view (src/npy.c): the float decoders against
+/* test_npy.c - the .npy view (src/view/npy.c): the float decoders against
  * hand-computed encodings, the sub-byte packing, NPY 1.0/2.0 headers (as
  * numpy 1.24's np.save writes them) and random access to decoded data.
  */
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "header.h"
-#include "npy.h"
-#include "window.h"
+#include "base/buf.h"
+#include "format/safetensors/header.h"
+#include "view/npy.h"
+#include "view/element_window.h"
 #include "suites.h"
 
 /* A tensor built by hand (no parsing involved). */
@@ -531,28 +531,28 @@ START_TEST(test_window_clamp)
 	uint64_t e0 = 77, e1 = 77;
 
 	/* 3 elements of 4 bytes: [0, 12) */
-	ck_assert_uint_eq(window_clamp(3, 4, 0, 12, &e0, &e1), 12);
+	ck_assert_uint_eq(element_window_clamp(3, 4, 0, 12, &e0, &e1), 12);
 	ck_assert_uint_eq(e0, 0);
 	ck_assert_uint_eq(e1, 3);
-	ck_assert_uint_eq(window_clamp(3, 4, 5, 2, &e0, &e1), 2);
+	ck_assert_uint_eq(element_window_clamp(3, 4, 5, 2, &e0, &e1), 2);
 	ck_assert_uint_eq(e0, 1);	/* bytes 5, 6: inside element 1 */
 	ck_assert_uint_eq(e1, 2);
-	ck_assert_uint_eq(window_clamp(3, 4, 7, 2, &e0, &e1), 2);
+	ck_assert_uint_eq(element_window_clamp(3, 4, 7, 2, &e0, &e1), 2);
 	ck_assert_uint_eq(e0, 1);	/* bytes 7, 8 straddle 1 and 2 */
 	ck_assert_uint_eq(e1, 3);
-	ck_assert_uint_eq(window_clamp(3, 4, 10, 100, &e0, &e1), 2);
+	ck_assert_uint_eq(element_window_clamp(3, 4, 10, 100, &e0, &e1), 2);
 	ck_assert_uint_eq(e0, 2);
 	ck_assert_uint_eq(e1, 3);
 	/* empty windows leave e0, e1 alone */
 	e0 = e1 = 77;
-	ck_assert_uint_eq(window_clamp(3, 4, 12, 1, &e0, &e1), 0);
-	ck_assert_uint_eq(window_clamp(3, 4, 13, 1, &e0, &e1), 0);
-	ck_assert_uint_eq(window_clamp(3, 4, 0, 0, &e0, &e1), 0);
-	ck_assert_uint_eq(window_clamp(0, 4, 0, 8, &e0, &e1), 0);
+	ck_assert_uint_eq(element_window_clamp(3, 4, 12, 1, &e0, &e1), 0);
+	ck_assert_uint_eq(element_window_clamp(3, 4, 13, 1, &e0, &e1), 0);
+	ck_assert_uint_eq(element_window_clamp(3, 4, 0, 0, &e0, &e1), 0);
+	ck_assert_uint_eq(element_window_clamp(0, 4, 0, 8, &e0, &e1), 0);
 	ck_assert_uint_eq(e0, 77);
 	ck_assert_uint_eq(e1, 77);
 	/* a text stride (width 15 + 1), far into a huge tensor: O(1) */
-	ck_assert_uint_eq(window_clamp(1ull << 40, 16, (1ull << 44) - 20,
+	ck_assert_uint_eq(element_window_clamp(1ull << 40, 16, (1ull << 44) - 20,
 				       100, &e0, &e1), 20);
 	ck_assert_uint_eq(e0, (1ull << 40) - 2);
 	ck_assert_uint_eq(e1, 1ull << 40);

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "s3_int.h"
+#include "base/error.h"
+#include "source/s3/s3_int.h"
 #include "suites.h"
 
 static char home[64];

@@ -1,4 +1,4 @@
-/* test_shards.c - the sharded index reader (src/shards.c) via model_open. */
+/* test_shards.c - the sharded index reader (src/model/shards.c) via model_open. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "model.h"
-#include "summary.h"
+#include "base/error.h"
+#include "model/model.h"
+#include "model/summary.h"
 
 
 /* Merged tensor by exact name, or NULL: a plain scan. */

@@ -1,5 +1,5 @@
 /* test_srcpool.c - the bounded descriptor pool of local sources
- * (src/srcpool.c): never more than its maximum open (pinned ones aside),
+ * (src/source/srcpool.c): never more than its maximum open (pinned ones aside),
  * least recently used closed first, a reopen finds the same file or says
  * -ESTALE.
  */
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "srcpool.h"
+#include "source/srcpool.h"
 #include "suites.h"
 
 #define N 50

@@ -1,4 +1,4 @@
-/* test_txt.c - the text view (src/txt.c): widths are the maxima of every
+/* test_txt.c - the text view (src/view/txt.c): widths are the maxima of every
  * code of the small formats, texts read back to the same value, the
  * fixed-width layout, and random access to any byte range.
  */
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "header.h"
-#include "npy.h"
-#include "txt.h"
+#include "format/safetensors/header.h"
+#include "view/npy.h"
+#include "view/txt.h"
 #include "suites.h"
 
 static struct tensor

@@ -1,5 +1,5 @@
-/* test_view.c - file name encoding (src/names.c) and the view layer
- * (src/view.c): lookups, listing, attributes, sidecars, inode stability.
+/* test_view.c - file name encoding (src/view/names.c) and the view layer
+ * (src/view/view.c): lookups, listing, attributes, sidecars, inode stability.
  */
 #include <check.h>
 #include <errno.h>
@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "error.h"
-#include "model.h"
-#include "names.h"
-#include "source.h"
-#include "view.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "model/model.h"
+#include "view/names.h"
+#include "source/source.h"
+#include "view/view.h"
 #include "suites.h"
 
 /* --- names ------------------------------------------------------------- */
@@ -854,7 +854,7 @@ seg_bytes(const struct view_segs *s)
 }
 
 /* Every window of every file reads, through its segments, the same
- * bytes as a whole read; the shapes are the ones fsll relies on. */
+ * bytes as a whole read; the shapes are the ones adapter relies on. */
 START_TEST(test_read_segments)
 {
 	struct view_segs s = VIEW_SEGS_INIT;

@@ -1,0 +1,29 @@
+/* text.h - the small string helpers every layer needs once: suffix tests,
+ * hex digits, percent-encoding and -decoding (RFC 3986).  One copy here
+ * instead of one per module.  No I/O, no global state.
+ */
+#ifndef STFS_TEXT_H
+#define STFS_TEXT_H
+
+#include <stddef.h>
+
+/* 1 when s ends with suffix (both NUL-terminated). */
+int text_ends_with(const char *s, const char *suffix);
+
+/* The value of one hex digit (either case), or -1. */
+int text_hexval(int c);
+
+/* Percent-encode n bytes of s: every byte but the unreserved ones
+ * (A-Z a-z 0-9 - . _ ~) and those in keep (may be NULL, e.g. "/")
+ * becomes %XX (upper case, as SigV4 and RFC 3986 want).  Malloc'd,
+ * NUL-terminated; NULL without memory. */
+char *text_pct_encode(const char *s, size_t n, const char *keep);
+
+/* Percent-decode n bytes of s into a malloc'd NUL-terminated string;
+ * *outlen (may be NULL) gets its length.  NULL when out of memory, on a
+ * malformed escape, or when a decoded byte is in refuse (may be NULL;
+ * a NUL byte is always refused). */
+char *text_pct_decode(const char *s, size_t n, const char *refuse,
+		      size_t *outlen);
+
+#endif

@@ -1,0 +1,284 @@
+/* inspect.c - stfs-inspect: the command line and the dispatch to one mode
+ * (inspect_summary.c by default; one file per further mode).  Validates
+ * and summarizes safetensors models without mounting anything.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "cli/inspect.h"
+#include "model/model.h"
+#ifdef STFS_HAVE_HTTP
+#include "source/hub/hub.h"
+#include "source/http/source_http.h"
+#endif
+
+static void
+usage(FILE *out)
+{
+	fputs("usage: stfs-inspect [--json] [--tensors] [--sort=KEY] [--group[=DEPTH]]\n"
+	      "                    [--quiet] SOURCE...\n"
+	      "       stfs-inspect --merge SOURCE -o OUT.safetensors\n"
+	      "       stfs-inspect --extract PREFIX [--strip] SOURCE -o OUT.safetensors\n"
+	      "       stfs-inspect --stats [--json] [--quiet] SOURCE\n"
+	      "       stfs-inspect --diff [--json] [--quiet] A B\n"
+	      "\n"
+	      "Validate a safetensors model as strictly as the reference reader and\n"
+	      "summarize it: tensor count, data and header bytes, parameters (element\n"
+	      "count) per dtype, and __metadata__.  Only the header is read.\n"
+	      "\n"
+	      "SOURCE is a .safetensors file, a model.safetensors.index.json of a\n"
+	      "sharded set, a directory, a Hugging Face hub cache (its root, a\n"
+	      "models--ORG--NAME repo or a snapshot), an http(s):// URL of one,\n"
+	      "or hf://ORG/NAME[@REVISION][/SUBFOLDER] (a Hugging Face Hub model;\n"
+	      "token from HF_TOKEN or $HF_HOME/token, see stfs-inspect(1)), or\n"
+	      "s3://BUCKET/KEY, s3://BUCKET/PREFIX/, s3://BUCKET/ (AWS_* variables\n"
+	      "and ~/.aws as the AWS CLI reads them; STFS_S3_ANONYMOUS=1: unsigned).\n"
+	      "A directory holding several models (a folder of models, a pipeline,\n"
+	      "the hub cache) gives one block per model, headed \"== PATH ==\", as\n"
+	      "do several SOURCEs; --json then prints {\"models\": [...]}, each the\n"
+	      "usual object plus \"path\" and \"dir\" (its directory in the mount).\n"
+	      "\n"
+	      "  -j, --json      print one JSON object (the mount's __summary__.json)\n"
+	      "  -t, --tensors   also list every tensor: name dtype shape data_offsets\n"
+	      "                  bytes (with --json: a \"tensor_list\" array)\n"
+	      "      --sort=KEY  order of --tensors and --group: offset (file order,\n"
+	      "                  the default), name, or size (largest first);\n"
+	      "                  alone it implies --tensors\n"
+	      "      --group[=DEPTH]  sum tensors, parameters and bytes by dotted-name\n"
+	      "                  prefix: the first DEPTH components, or without DEPTH\n"
+	      "                  each tensor's module (its name minus the last\n"
+	      "                  component); with --json: a \"groups\" array\n"
+	      "      --stats     numerical health: per tensor min, max, mean, std over\n"
+	      "                  the finite decoded values, counts of nan, +inf, -inf,\n"
+	      "                  zeros, subnormals; exit 1 when any NaN or Inf\n"
+	      "      --diff      compare two SOURCEs A and B: tensors only in A, only\n"
+	      "                  in B, with another dtype, shape or bytes (read and\n"
+	      "                  compared up to the first difference), __metadata__\n"
+	      "                  keys; exit 0 identical, 1 different, 2 trouble\n"
+	      "  -q, --quiet     print nothing; only the exit status tells\n"
+	      "      --merge     write the whole model (every shard) as one\n"
+	      "                  .safetensors file: the mount's\n"
+	      "                  .safetensors/model.safetensors, byte for byte\n"
+	      "      --extract=PREFIX  write the tensors named PREFIX.* as one file\n"
+	      "                  (.safetensors/PREFIX.safetensors)\n"
+	      "      --strip     with --extract: drop \"PREFIX.\" from the names\n"
+	      "                  (.safetensors/strip/PREFIX.safetensors)\n"
+	      "  -o, --output=OUT  the file --merge/--extract write (- for stdout);\n"
+	      "                  never one of the sources\n"
+	      "      --header-file=PATH  http(s): request headers, \"Name: value\" per\n"
+	      "                  line (e.g. Authorization: Bearer ...) or a bare token\n"
+	      "      --ca-file=PATH      http(s): CA bundle to trust (PEM)\n"
+	      "      --insecure  http(s): do not verify TLS certificates\n"
+	      "  -h, --help      this text\n"
+	      "  -V, --version   print the version\n"
+	      "\n"
+	      "Exit status: 0 valid, 1 invalid (stderr: file, the reference error\n"
+	      "name such as InvalidOffset, and what is wrong; with --stats: a NaN or\n"
+	      "Inf found), 2 usage or I/O error.\n",
+	      out);
+}
+
+/* Remote settings; the token file is read here, never echoed. */
+static int
+set_http(const char *header_file, const char *ca_file, int insecure,
+	 struct err *e)
+{
+#ifdef STFS_HAVE_HTTP
+	struct http_options o = { 0 };
+
+	if (!header_file && !ca_file && !insecure)
+		return 0;
+	o.header_file = header_file;
+	o.ca_file = ca_file;
+	o.insecure = insecure;
+	return http_set_options(&o, e);
+#else
+	(void)ca_file;
+	if (!header_file && !ca_file && !insecure)
+		return 0;
+	(void)header_file;
+	return err_set(e, ERR_USAGE, "built without HTTP support");
+#endif
+}
+
+/* hf:// sources: TLS settings for the endpoint; the token comes from the
+ * Hub's conventions, never from a header file (which would also reach the
+ * CDN a redirect points at). */
+static int
+set_hub(const struct inspect_opts *o, const char *header_file,
+	const char *ca_file, int insecure, struct err *e)
+{
+#ifdef STFS_HAVE_HTTP
+	struct hub_options ho = { ca_file, insecure };
+	int i;
+
+	for (i = 0; i < o->nsources; i++)
+		if (hub_is_uri(o->sources[i]) && header_file)
+			return err_set(e, ERR_USAGE, "--header-file does not "
+				       "apply to hf:// sources: give the token "
+				       "with HF_TOKEN or in $HF_HOME/token");
+	hub_set_options(&ho);
+#else
+	(void)o;
+	(void)header_file;
+	(void)ca_file;
+	(void)insecure;
+#endif
+	return 0;
+}
+
+int
+inspect_open(const struct inspect_opts *o, const char *source,
+	     struct model **out)
+{
+	struct err e = { 0 };
+
+#ifdef STFS_HAVE_HTTP
+	if (hub_is_uri(source) ? hub_open_model(source, out, &e) :
+	    model_open(source, out, &e)) {
+#else
+	if (model_open(source, out, &e)) {
+#endif
+		err_where(&e, source);
+		if (!o->quiet)
+			err_print("stfs-inspect", &e);
+		return err_exit_status(e.code);
+	}
+	return 0;
+}
+
+/* --group=DEPTH: 1..1000 dotted components; 0 or -1. */
+static int
+parse_depth(const char *s, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (end == s || *end || v < 1 || v > 1000)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+typedef int (*inspect_mode)(const struct inspect_opts *o);
+
+/* Record the mode an option asks for; two different modes are a usage
+ * error.  0 or -1. */
+static int
+set_mode(inspect_mode *mode, inspect_mode want, const char *opt)
+{
+	if (*mode && *mode != want) {
+		fprintf(stderr, "stfs-inspect: %s cannot be combined with "
+			"another mode (try --help)\n", opt);
+		return -1;
+	}
+	*mode = want;
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "tensors", no_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "header-file", required_argument, NULL, 'H' },
+		{ "ca-file", required_argument, NULL, 'C' },
+		{ "insecure", no_argument, NULL, 'k' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "group", optional_argument, NULL, 'g' },
+		/* modes and their options: add one line each, below */
+		{ "merge", no_argument, NULL, 'M' },
+		{ "extract", required_argument, NULL, 'X' },
+		{ "strip", no_argument, NULL, 'S' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "stats", no_argument, NULL, 1001 },
+		{ "diff", no_argument, NULL, 1002 },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *header_file = NULL, *ca_file = NULL;
+	struct inspect_opts o = { 0 };
+	inspect_mode mode = NULL;
+	int insecure = 0, sort_given = 0, c, rc;
+	struct err e = { 0 };
+
+	while ((c = getopt_long(argc, argv, "jtqhVo:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': o.json = 1; break;
+		case 't': o.tensors = 1; break;
+		case 'q': o.quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("stfs-inspect %s\n", STFS_VERSION); return 0;
+		case 'H': header_file = optarg; break;
+		case 'C': ca_file = optarg; break;
+		case 'k': insecure = 1; break;
+		case 's':
+			o.sort = inspect_parse_sort(optarg);
+			if (o.sort < 0) {
+				fprintf(stderr, "stfs-inspect: --sort=%s: "
+					"expected size, name or offset\n",
+					optarg);
+				return 2;
+			}
+			sort_given = 1;
+			break;
+		case 'g':
+			o.group = 1;
+			if (optarg && parse_depth(optarg, &o.group_depth)) {
+				fprintf(stderr, "stfs-inspect: --group=%s: "
+					"expected a depth from 1 to 1000\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 1001:
+			if (set_mode(&mode, inspect_stats, "--stats"))
+				return 2;
+			break;
+		case 1002:
+			if (set_mode(&mode, inspect_diff, "--diff"))
+				return 2;
+			break;
+		/* modes: case X: if (set_mode(&mode, inspect_X, "--X")) return 2; break; */
+		case 'M': if (set_mode(&mode, inspect_merge, "--merge")) return 2; break;
+		case 'X': if (set_mode(&mode, inspect_merge, "--extract")) return 2;
+			  if (o.extract) { fputs("stfs-inspect: one --extract at a time\n", stderr); return 2; }
+			  o.extract = optarg; break;
+		case 'S': o.strip = 1; break;
+		case 'o': o.output = optarg; break;
+		default: usage(stderr); return 2;
+		}
+	}
+	/* --sort alone means "list the tensors in this order" */
+	if (sort_given && !o.group)
+		o.tensors = 1;
+	if (!mode)
+		mode = inspect_summary;
+	if ((o.output || o.strip) && mode != inspect_merge) {
+		fputs("stfs-inspect: -o and --strip go with --merge or "
+		      "--extract (try --help)\n", stderr);
+		return 2;
+	}
+	o.nsources = argc - optind;
+	o.sources = argv + optind;
+	if (o.nsources < 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (set_http(header_file, ca_file, insecure, &e) ||
+	    set_hub(&o, header_file, ca_file, insecure, &e)) {
+		if (!o.quiet)
+			err_print("stfs-inspect", &e);
+		return 2;
+	}
+	rc = mode(&o);
+	if (fflush(stdout) != 0 && rc == 0)
+		rc = 2;
+	return rc;
+}

@@ -1,0 +1,57 @@
+/* inspect.h - stfs-inspect's modes.  inspect.c parses the command line
+ * into struct inspect_opts and calls one mode; each mode lives in a file
+ * of its own (inspect_summary.c, inspect_diff.c, ...), so adding one is a
+ * new file, a field or two here, and a line in inspect.c's tables.
+ */
+#ifndef STFS_INSPECT_H
+#define STFS_INSPECT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+struct model;
+
+/* --sort keys */
+enum {
+	INSPECT_SORT_OFFSET,	/* default: shard, then file order */
+	INSPECT_SORT_NAME,	/* bytewise */
+	INSPECT_SORT_SIZE,	/* largest first, then by name */
+};
+
+struct inspect_opts {
+	int json;		/* --json */
+	int tensors;		/* --tensors */
+	int quiet;		/* --quiet */
+	int sort;		/* --sort=KEY: INSPECT_SORT_* */
+	int group;		/* --group[=DEPTH] given */
+	int group_depth;	/* DEPTH; 0: by module (name minus last part) */
+	const char *extract;	/* --extract PREFIX (inspect_merge.c) */
+	int strip;		/* --strip */
+	const char *output;	/* -o OUT */
+	int nsources;		/* operands after the options */
+	char **sources;
+};
+
+/* Open SOURCE as a model, printing the one-line error unless quiet.
+ * 0, or the exit status to return (1 invalid, 2 I/O or usage). */
+int inspect_open(const struct inspect_opts *o, const char *source,
+		 struct model **out);
+
+/* Modes: each returns the process's exit status. */
+int inspect_summary(const struct inspect_opts *o);
+int inspect_merge(const struct inspect_opts *o);	/* --merge, --extract */
+int inspect_stats(const struct inspect_opts *o);	/* inspect_stats.c */
+int inspect_diff(const struct inspect_opts *o);		/* inspect_diff.c */
+
+/* inspect_tensors.c: INSPECT_SORT_* of "offset", "name", "size"; -1. */
+int inspect_parse_sort(const char *s);
+/* The --tensors listing and the --group table on stdout; 0 or -1 (out of
+ * memory). */
+int inspect_print_tensors(const struct inspect_opts *o, const struct model *m);
+int inspect_print_groups(const struct inspect_opts *o, const struct model *m);
+/* Add "tensor_list" (--tensors) and "groups" (--group) to a summary
+ * object; 0 or -1. */
+int inspect_add_json(const struct inspect_opts *o, const struct model *m,
+		     json_t *root);
+
+#endif

@@ -1,0 +1,521 @@
+/* inspect_diff.c - stfs-inspect --diff A B: which tensors differ between
+ * two SOURCEs.  Names only in A, only in B, and in both with a different
+ * dtype, shape or bytes; identical ones counted; __metadata__ keys
+ * compared too.  Bytes are compared by reading both sides in chunks,
+ * stopping at the first difference.  Exit status as cmp(1): 0 identical,
+ * 1 different, 2 trouble.
+ *
+ * A SOURCE may be a tree of models (catalog.h): a tensor is then named by
+ * its path in the mount, DIR/NAME, so models are paired by directory and
+ * a model only on one side shows as its tensors only on that side.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/catalog.h"
+#include "base/error.h"
+#include "cli/inspect.h"
+#include "model/model.h"
+#include "model/summary.h"
+
+#define CHUNK (4u << 20)
+
+/* One tensor of a side, under the name it is compared by. */
+struct item {
+	const struct model *m;
+	const struct model_tensor *mt;
+	const char *dir;	/* its model's directory ("" for one model) */
+	char *q;		/* DIR/NAME, or NAME when dir is "" */
+	size_t ql;
+};
+
+/* One SOURCE: its items in catalog order, and their indices sorted by
+ * name for lookups by binary search (no hash table: names come from files
+ * anyone may have written). */
+struct side {
+	struct catalog *c;
+	size_t n;
+	struct item *it;
+	size_t *ix;
+};
+
+struct diff {
+	const struct inspect_opts *o;
+	struct side a, b;
+	uint8_t *ba, *bb;	/* one chunk of each side */
+	uint64_t total, done;	/* bytes to compare (both sides count once) */
+	struct timespec last;
+	int tty;
+	uint64_t identical, ndiff;
+	json_t *only_a, *only_b, *changed;	/* --json */
+};
+
+static int
+cmp_name(const char *a, size_t na, const char *b, size_t nb)
+{
+	int c = memcmp(a, b, na < nb ? na : nb);
+
+	return c ? c : (na > nb) - (na < nb);
+}
+
+static const struct side *qsort_side;
+
+static int
+cmp_ix(const void *x, const void *y)
+{
+	const struct item *a = &qsort_side->it[*(const size_t *)x];
+	const struct item *b = &qsort_side->it[*(const size_t *)y];
+
+	return cmp_name(a->q, a->ql, b->q, b->ql);
+}
+
+/* Open SOURCE and list its tensors.  0, or the exit status. */
+static int
+side_open(const struct inspect_opts *o, const char *source, struct side *s)
+{
+	struct err e = { 0 };
+	size_t k, i, n = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (catalog_open(source, NULL, &s->c, &e)) {
+		err_where(&e, source);
+		if (!o->quiet)
+			err_print("stfs-inspect", &e);
+		return 2;	/* 1 means "different" here */
+	}
+	for (k = 0; k < s->c->n; k++)
+		n += s->c->entries[k].model->ntensors;
+	s->it = calloc(n ? n : 1, sizeof(*s->it));
+	s->ix = malloc((n ? n : 1) * sizeof(*s->ix));
+	if (!s->it || !s->ix)
+		return -1;
+	for (k = 0; k < s->c->n; k++) {
+		const struct catalog_entry *x = &s->c->entries[k];
+		size_t dl = strlen(x->dir);
+
+		for (i = 0; i < x->model->ntensors; i++) {
+			struct item *it = &s->it[s->n];
+			const struct tensor *t = x->model->tensors[i].t;
+
+			it->m = x->model;
+			it->mt = &x->model->tensors[i];
+			it->dir = x->dir;
+			it->ql = (dl ? dl + 1 : 0) + t->name_len;
+			it->q = malloc(it->ql + 1);
+			if (!it->q)
+				return -1;
+			if (dl) {
+				memcpy(it->q, x->dir, dl);
+				it->q[dl] = '/';
+			}
+			memcpy(it->q + (dl ? dl + 1 : 0), t->name, t->name_len);
+			it->q[it->ql] = '\0';
+			s->ix[s->n] = s->n;
+			s->n++;
+		}
+	}
+	qsort_side = s;
+	qsort(s->ix, s->n, sizeof(*s->ix), cmp_ix);
+	return 0;
+}
+
+static void
+side_free(struct side *s)
+{
+	size_t i;
+
+	for (i = 0; s->it && i < s->n; i++)
+		free(s->it[i].q);
+	free(s->it);
+	free(s->ix);
+	catalog_free(s->c);
+}
+
+static const struct item *
+side_find(const struct side *s, const struct item *x)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct item *y = &s->it[s->ix[mid]];
+		int c = cmp_name(x->q, x->ql, y->q, y->ql);
+
+		if (!c)
+			return y;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static void
+progress(struct diff *d)
+{
+	struct timespec now;
+
+	if (!d->tty)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec == d->last.tv_sec &&
+	    now.tv_nsec - d->last.tv_nsec < 200000000L)
+		return;
+	d->last = now;
+	fprintf(stderr, "\rdiff: compared %" PRIu64 " of %" PRIu64 " MiB",
+		d->done >> 20, d->total >> 20);
+}
+
+/* Compare the bytes of two tensors of equal length.  0 equal, 1 different
+ * (*at: the first differing byte), -errno on a read error (*side: which
+ * one could not be read). */
+static int
+same_bytes(struct diff *d, const struct item *x, const struct item *y,
+	   uint64_t *at, const struct item **side)
+{
+	uint64_t len = model_tensor_nbytes(x->mt), off = 0;
+	uint64_t pa = model_tensor_offset(x->m, x->mt);
+	uint64_t pb = model_tensor_offset(y->m, y->mt);
+
+	while (off < len) {
+		size_t n = len - off < CHUNK ? (size_t)(len - off) : CHUNK, k;
+		int rc;
+
+		rc = source_pread(x->m->shards[x->mt->shard].src, d->ba, n,
+				  pa + off);
+		if (rc) {
+			*side = x;
+			return rc;
+		}
+		rc = source_pread(y->m->shards[y->mt->shard].src, d->bb, n,
+				  pb + off);
+		if (rc) {
+			*side = y;
+			return rc;
+		}
+		d->done += n;
+		progress(d);
+		if (memcmp(d->ba, d->bb, n)) {
+			for (k = 0; d->ba[k] == d->bb[k]; k++)
+				;
+			*at = off + k;
+			d->done += len - off - n;	/* skipped */
+			return 1;
+		}
+		off += n;
+	}
+	return 0;
+}
+
+static void
+print_shape(const struct tensor *t)
+{
+	uint32_t k;
+
+	printf("%s [", dtype_info(t->dtype)->name);
+	for (k = 0; k < t->rank; k++)
+		printf("%s%" PRIu64, k ? ", " : "", t->shape[k]);
+	putchar(']');
+}
+
+static json_t *
+shape_json(const struct tensor *t)
+{
+	json_t *a = json_array();
+	uint32_t k;
+
+	for (k = 0; a && k < t->rank; k++)
+		json_array_append_new(a, json_integer((json_int_t)t->shape[k]));
+	return json_pack("{s:s, s:o}", "dtype", dtype_info(t->dtype)->name,
+			 "shape", a);
+}
+
+static void
+clear_line(struct diff *d)
+{
+	if (d->tty)
+		fputs("\r\033[K", stderr);
+}
+
+static void
+report_only(struct diff *d, const struct item *x, const char *which,
+	    json_t *list)
+{
+	d->ndiff++;
+	if (d->o->quiet)
+		return;
+	if (list) {
+		json_array_append_new(list, json_stringn(x->q, x->ql));
+		return;
+	}
+	clear_line(d);
+	printf("only in %s: ", which);
+	summary_print_name(stdout, x->q, x->ql);
+	putchar('\n');
+}
+
+static void
+report_changed(struct diff *d, const struct item *x, const struct item *y,
+	       const char *what, uint64_t at)
+{
+	const struct tensor *tx = x->mt->t, *ty = y->mt->t;
+
+	d->ndiff++;
+	if (d->o->quiet)
+		return;
+	if (d->changed) {
+		json_t *j = json_pack("{s:s%, s:s, s:o, s:o}",
+				      "name", x->q, x->ql,
+				      "what", what, "a", shape_json(tx),
+				      "b", shape_json(ty));
+
+		if (j && !strcmp(what, "bytes"))
+			json_object_set_new(j, "first_difference",
+					    json_integer((json_int_t)at));
+		json_array_append_new(d->changed, j);
+		return;
+	}
+	clear_line(d);
+	printf("%s: ", what);
+	summary_print_name(stdout, x->q, x->ql);
+	if (!strcmp(what, "bytes")) {
+		printf(": first difference at byte %" PRIu64 " of %" PRIu64 "\n",
+		       at, tx->end - tx->begin);
+		return;
+	}
+	fputs(": ", stdout);
+	print_shape(tx);
+	fputs(" -> ", stdout);
+	print_shape(ty);
+	putchar('\n');
+}
+
+static int
+same_shape(const struct tensor *x, const struct tensor *y)
+{
+	return x->rank == y->rank &&
+	       !memcmp(x->shape, y->shape, x->rank * sizeof(*x->shape));
+}
+
+static json_t *
+metadata_of(const struct model *m)
+{
+	json_t *j = json_loads(m->metadata_json, JSON_ALLOW_NUL, NULL);
+
+	if (!json_is_object(j)) {
+		json_decref(j);
+		j = json_object();
+	}
+	return j;
+}
+
+/* "DIR: KEY" in a tree, "KEY" for one model. */
+static json_t *
+meta_key(const char *dir, const char *k)
+{
+	char *s;
+	json_t *j;
+
+	if (!*dir)
+		return json_string(k);
+	if (asprintf(&s, "%s: %s", dir, k) < 0)
+		return NULL;
+	j = json_string(s);
+	free(s);
+	return j;
+}
+
+/* __metadata__ keys only in A, only in B, or with another value, for
+ * every pair of models with the same directory.  Returns the number of
+ * differences; fills *out (--json) or prints. */
+static uint64_t
+diff_metadata(struct diff *d, json_t **out)
+{
+	json_t *oa = json_array(), *ob = json_array(), *ch = json_array(), *v;
+	const struct catalog *ca = d->a.c, *cb = d->b.c;
+	uint64_t n = 0;
+	size_t i, j;
+
+	for (i = 0; i < ca->n; i++)
+		for (j = 0; j < cb->n; j++) {
+			const char *dir = ca->entries[i].dir, *k;
+			json_t *ma, *mb;
+
+			if (strcmp(dir, cb->entries[j].dir))
+				continue;
+			ma = metadata_of(ca->entries[i].model);
+			mb = metadata_of(cb->entries[j].model);
+			json_object_foreach(ma, k, v) {
+				json_t *w = json_object_get(mb, k);
+
+				if (!w || !json_equal(v, w)) {
+					json_array_append_new(w ? ch : oa,
+							      meta_key(dir, k));
+					n++;
+				}
+			}
+			json_object_foreach(mb, k, v)
+				if (!json_object_get(ma, k)) {
+					json_array_append_new(ob, meta_key(dir, k));
+					n++;
+				}
+			json_decref(ma);
+			json_decref(mb);
+		}
+	if (d->only_a) {
+		*out = json_pack("{s:o, s:o, s:o}", "only_in_a", oa,
+				 "only_in_b", ob, "changed", ch);
+		return n;
+	}
+	if (!d->o->quiet) {
+		json_array_foreach(oa, i, v)
+			printf("metadata only in A: %s\n", json_string_value(v));
+		json_array_foreach(ob, i, v)
+			printf("metadata only in B: %s\n", json_string_value(v));
+		json_array_foreach(ch, i, v)
+			printf("metadata changed: %s\n", json_string_value(v));
+	}
+	json_decref(oa);
+	json_decref(ob);
+	json_decref(ch);
+	return n;
+}
+
+static int
+run_diff(struct diff *d)
+{
+	json_t *meta = NULL;
+	uint64_t inboth = 0;
+	size_t i;
+
+	for (i = 0; i < d->a.n; i++) {
+		const struct item *x = &d->a.it[i], *y = side_find(&d->b, x);
+
+		if (y && x->mt->t->dtype == y->mt->t->dtype &&
+		    same_shape(x->mt->t, y->mt->t))
+			d->total += model_tensor_nbytes(x->mt);
+	}
+	for (i = 0; i < d->a.n; i++) {
+		const struct item *x = &d->a.it[i], *y = side_find(&d->b, x);
+		const struct item *bad = NULL;
+		uint64_t at = 0;
+		int rc;
+
+		if (!y) {
+			report_only(d, x, "A", d->only_a);
+			continue;
+		}
+		inboth++;
+		if (x->mt->t->dtype != y->mt->t->dtype) {
+			report_changed(d, x, y, "dtype", 0);
+			continue;
+		}
+		if (!same_shape(x->mt->t, y->mt->t)) {
+			report_changed(d, x, y, "shape", 0);
+			continue;
+		}
+		rc = same_bytes(d, x, y, &at, &bad);
+		if (rc < 0) {
+			clear_line(d);
+			if (!d->o->quiet)
+				fprintf(stderr, "stfs-inspect: %s: %s: cannot "
+					"read tensor %s (was the source "
+					"changed?)\n", bad->m->shards[
+					bad->mt->shard].src->name,
+					strerror(-rc), bad->mt->t->name);
+			return 2;
+		}
+		if (rc)
+			report_changed(d, x, y, "bytes", at);
+		else
+			d->identical++;
+	}
+	for (i = 0; i < d->b.n; i++)
+		if (!side_find(&d->a, &d->b.it[i]))
+			report_only(d, &d->b.it[i], "B", d->only_b);
+	clear_line(d);
+	d->ndiff += diff_metadata(d, &meta);
+	if (d->o->quiet) {
+		json_decref(meta);
+	} else if (d->only_a) {
+		json_t *root = json_pack("{s:s, s:s, s:b, s:I, s:I, s:o, s:o, "
+					 "s:o, s:o}",
+					 "a", d->o->sources[0],
+					 "b", d->o->sources[1],
+					 "same", d->ndiff == 0,
+					 "identical", (json_int_t)d->identical,
+					 "in_both", (json_int_t)inboth,
+					 "only_in_a", d->only_a,
+					 "only_in_b", d->only_b,
+					 "changed", d->changed,
+					 "metadata", meta ? meta : json_null());
+		char *text = root ? json_dumps(root, JSON_PRESERVE_ORDER |
+					       JSON_INDENT(2)) : NULL;
+
+		d->only_a = d->only_b = d->changed = NULL;
+		json_decref(root);
+		if (!text) {
+			fputs("stfs-inspect: out of memory\n", stderr);
+			return 2;
+		}
+		puts(text);
+		free(text);
+	} else {
+		printf("identical: %" PRIu64 " of %" PRIu64 " tensors in both "
+		       "(A has %zu, B has %zu)\n", d->identical, inboth,
+		       d->a.n, d->b.n);
+	}
+	return d->ndiff ? 1 : 0;
+}
+
+int
+inspect_diff(const struct inspect_opts *o)
+{
+	struct diff d;
+	int rc;
+
+	if (o->nsources != 2) {
+		fputs("stfs-inspect: --diff takes two SOURCEs: A B "
+		      "(try --help)\n", stderr);
+		return 2;
+	}
+	memset(&d, 0, sizeof(d));
+	d.o = o;
+	rc = side_open(o, o->sources[0], &d.a);
+	if (!rc)
+		rc = side_open(o, o->sources[1], &d.b);
+	if (!rc) {
+		d.tty = !o->quiet && isatty(STDERR_FILENO);
+		d.ba = malloc(CHUNK);
+		d.bb = malloc(CHUNK);
+		if (o->json && !o->quiet) {
+			d.only_a = json_array();
+			d.only_b = json_array();
+			d.changed = json_array();
+		}
+		if (!d.ba || !d.bb || (o->json && !o->quiet &&
+				       (!d.only_a || !d.only_b || !d.changed)))
+			rc = -1;
+	}
+	if (!rc)
+		rc = run_diff(&d);
+	if (rc < 0) {
+		fputs("stfs-inspect: out of memory\n", stderr);
+		rc = 2;
+	}
+	json_decref(d.only_a);
+	json_decref(d.only_b);
+	json_decref(d.changed);
+	free(d.ba);
+	free(d.bb);
+	side_free(&d.a);
+	side_free(&d.b);
+	return rc;
+}

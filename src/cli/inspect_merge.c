@@ -1,0 +1,311 @@
+/* inspect_merge.c - stfs-inspect --merge / --extract PREFIX [--strip]:
+ * write the virtual safetensors file a mount shows under .safetensors/
+ * (repack.h) to OUT, byte for byte, for machines without FUSE.
+ *
+ * Data is copied with copy_file_range(2) from local sources (no trip
+ * through user space) and with source_pread() from remote ones.  OUT is
+ * written under a temporary name in its directory and renamed at the
+ * end, so an interrupted run leaves no half file under OUT's name; an
+ * OUT that is one of the sources is refused before anything is written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "cli/inspect.h"
+#include "model/model.h"
+#include "source/source.h"
+#include "model/repack.h"
+
+#define CHUNK (16u << 20)	/* per copy call: progress stays lively */
+
+struct progress {
+	int on;			/* stderr is a terminal and not --quiet */
+	uint64_t done, total;
+	struct timespec last;
+};
+
+static void
+progress_show(struct progress *p, int final)
+{
+	struct timespec now;
+
+	if (!p->on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!final && (now.tv_sec - p->last.tv_sec) * 1000000000L +
+	    (now.tv_nsec - p->last.tv_nsec) < 200000000L)
+		return;
+	p->last = now;
+	fprintf(stderr, "\rstfs-inspect: %.1f of %.1f MiB (%3d%%)%s",
+		(double)p->done / 1048576.0, (double)p->total / 1048576.0,
+		p->total ? (int)(p->done * 100 / p->total) : 100,
+		final ? "\n" : "");
+}
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Copy source bytes [off, off + len) to fd at its current position;
+ * in_fd: the source's descriptor, or < 0. */
+static int
+copy_range_fd(struct source *s, int in_fd, uint64_t off, uint64_t len,
+	      int fd, struct progress *pr, char **bounce, struct err *e)
+{
+	int use_cfr = in_fd >= 0;
+
+	while (len) {
+		size_t n = len < CHUNK ? (size_t)len : CHUNK;
+		int rc;
+
+		if (use_cfr) {
+			loff_t in = (loff_t)off;
+			ssize_t c = copy_file_range(in_fd, &in, fd, NULL, n, 0);
+
+			if (c > 0) {
+				off += (uint64_t)c;
+				len -= (uint64_t)c;
+				pr->done += (uint64_t)c;
+				progress_show(pr, 0);
+				continue;
+			}
+			if (c < 0 && errno == EINTR)
+				continue;
+			if (c == 0) {
+				err_where(e, s->name);
+				return err_set(e, ERR_IO, "source ends early: "
+					       "it changed since it was opened");
+			}
+			/* other file systems, pipes: copy through memory */
+			use_cfr = 0;
+		}
+		if (!*bounce && !(*bounce = malloc(CHUNK)))
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		rc = source_pread(s, *bounce, n, off);
+		if (rc) {
+			err_where(e, s->name);
+			return err_set(e, ERR_IO, "read failed: %s",
+				       strerror(-rc));
+		}
+		if (write_all(fd, *bounce, n))
+			return err_set(e, ERR_IO, "write failed: %s",
+				       strerror(errno));
+		off += n;
+		len -= n;
+		pr->done += n;
+		progress_show(pr, 0);
+	}
+	return 0;
+}
+
+/* The source's descriptor is pinned for the copy (source_fd_get). */
+static int
+copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
+	   struct progress *pr, char **bounce, struct err *e)
+{
+	int in_fd = source_fd_get(s), rc;
+
+	rc = copy_range_fd(s, in_fd, off, len, fd, pr, bounce, e);
+	if (in_fd >= 0)
+		source_fd_put(s, in_fd);
+	return rc;
+}
+
+static int
+copy_file(struct repack *v, struct repack_file *f, int fd, struct progress *pr,
+	  struct err *e)
+{
+	const struct model *m = repack_model(v);
+	struct repack_seg segs[64];
+	uint64_t off = 0, covered;
+	char *bounce = NULL;
+	int rc = 0;
+
+	while (rc == 0 && off < repack_file_size(f)) {
+		size_t k, i;
+
+		k = repack_file_map(f, off, UINT64_MAX, segs, 64, &covered);
+		for (i = 0; rc == 0 && i < k; i++) {
+			if (segs[i].mem) {
+				if (write_all(fd, segs[i].mem, segs[i].len))
+					rc = err_set(e, ERR_IO, "write failed: "
+						     "%s", strerror(errno));
+				pr->done += segs[i].len;
+			} else {
+				rc = copy_range(m->shards[segs[i].shard].src,
+						segs[i].off, segs[i].len, fd,
+						pr, &bounce, e);
+			}
+		}
+		off += covered;
+	}
+	free(bounce);
+	return rc;
+}
+
+/* Refuse an OUT that is (a link to) a source file or the index. */
+static int
+check_out(const struct model *m, const char *out, struct err *e)
+{
+	struct stat so, ss;
+	size_t i;
+
+	if (stat(out, &so) != 0)
+		return 0;
+	err_where(e, out);
+	if (!S_ISREG(so.st_mode))
+		return err_set(e, ERR_USAGE, "not a regular file; name a "
+			       "file to write");
+	for (i = 0; i < m->nshards; i++) {
+		struct source *s = m->shards[i].src;
+		int fd = source_fd_get(s), same;
+
+		same = fd >= 0 && fstat(fd, &ss) == 0 &&
+		       ss.st_dev == so.st_dev && ss.st_ino == so.st_ino;
+		if (fd >= 0)
+			source_fd_put(s, fd);
+		if (same)
+			return err_set(e, ERR_USAGE, "is the source `%s`; "
+				       "stfs never writes to a source: name "
+				       "another OUT", s->name);
+	}
+	if (m->index_path && stat(m->index_path, &ss) == 0 &&
+	    ss.st_dev == so.st_dev && ss.st_ino == so.st_ino)
+		return err_set(e, ERR_USAGE, "is the index of SOURCE; name "
+			       "another OUT");
+	return 0;
+}
+
+static int
+write_out(const struct inspect_opts *o, struct repack *v, size_t id,
+	  struct err *e)
+{
+	struct progress pr = { 0 };
+	struct repack_file *f;
+	char *tmp = NULL;
+	int fd, rc, to_stdout = strcmp(o->output, "-") == 0;
+
+	if (!to_stdout && check_out(repack_model(v), o->output, e))
+		return -1;
+	if (repack_size(v, id, o->strip, &pr.total, e) ||
+	    repack_file_get(v, id, o->strip, &f, e))
+		return -1;
+	if (to_stdout) {
+		fd = STDOUT_FILENO;
+	} else {
+		if (asprintf(&tmp, "%s.stfs-XXXXXX", o->output) < 0) {
+			repack_file_put(v, f);
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		}
+		fd = mkstemp(tmp);
+		if (fd < 0) {
+			err_where(e, o->output);
+			rc = err_set(e, ERR_IO, "cannot create a file next to "
+				     "it: %s", strerror(errno));
+			free(tmp);
+			repack_file_put(v, f);
+			return rc;
+		}
+		/* mkstemp makes 0600; give OUT what a new file gets */
+		{
+			mode_t um = umask(0);
+
+			umask(um);
+			fchmod(fd, 0666 & ~um);
+		}
+	}
+	pr.on = !o->quiet && isatty(STDERR_FILENO);
+	rc = copy_file(v, f, fd, &pr, e);
+	progress_show(&pr, 1);
+	repack_file_put(v, f);
+	if (!to_stdout) {
+		if (rc == 0 && fsync(fd) != 0)
+			rc = err_set(e, ERR_IO, "write failed: %s",
+				     strerror(errno));
+		if (close(fd) != 0 && rc == 0)
+			rc = err_set(e, ERR_IO, "write failed: %s",
+				     strerror(errno));
+		if (rc == 0 && rename(tmp, o->output) != 0)
+			rc = err_set(e, ERR_IO, "cannot rename %s: %s", tmp,
+				     strerror(errno));
+		if (rc)
+			unlink(tmp);
+		if (rc)
+			err_where(e, o->output);
+		free(tmp);
+	}
+	return rc;
+}
+
+int
+inspect_merge(const struct inspect_opts *o)
+{
+	struct err e = { 0 };
+	struct model *m;
+	struct repack *v;
+	size_t id = REPACK_WHOLE;
+	int rc;
+
+	if (o->nsources != 1) {
+		fputs("stfs-inspect: --merge and --extract take exactly one "
+		      "SOURCE (try --help)\n", stderr);
+		return 2;
+	}
+	if (!o->output) {
+		fputs("stfs-inspect: --merge and --extract need -o OUT "
+		      "(a .safetensors file to write, or - for stdout)\n",
+		      stderr);
+		return 2;
+	}
+	if (o->strip && !o->extract) {
+		fputs("stfs-inspect: --strip goes with --extract PREFIX\n",
+		      stderr);
+		return 2;
+	}
+	rc = inspect_open(o, o->sources[0], &m);
+	if (rc)
+		return rc;
+	if (repack_open(m, &v, &e)) {
+		model_free(m);
+		if (!o->quiet)
+			err_print("stfs-inspect", &e);
+		return 2;
+	}
+	if (o->extract) {
+		id = repack_find(v, o->extract, strlen(o->extract));
+		if (id == REPACK_WHOLE) {
+			err_where(&e, o->sources[0]);
+			err_set(&e, ERR_USAGE, "no tensor name starts with "
+				"\"%s.\"; see the names with stfs-inspect "
+				"--tensors", o->extract);
+		}
+	}
+	if (!e.code)
+		write_out(o, v, id, &e);
+	rc = e.code ? err_exit_status(e.code) : 0;
+	if (e.code && !o->quiet)
+		err_print("stfs-inspect", &e);
+	repack_free(v);
+	model_free(m);
+	return rc;
+}

@@ -1,0 +1,269 @@
+/* inspect_stats.c - stfs-inspect --stats: numerical health of every
+ * tensor (tensor_stats.h), NaN and Inf flagged; exit status 1 when a tensor
+ * holds either.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "model/catalog.h"
+#include "base/error.h"
+#include "cli/inspect.h"
+#include "model/model.h"
+#include "model/summary.h"
+#include "view/tensor_stats.h"
+
+/* A progress line on a terminal: bytes done of the model's total. */
+struct progress {
+	int on;
+	uint64_t base, total;
+	struct timespec last;
+};
+
+static void
+progress_cb(void *arg, uint64_t done)
+{
+	struct progress *p = arg;
+	struct timespec now;
+
+	if (!p->on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec == p->last.tv_sec &&
+	    now.tv_nsec - p->last.tv_nsec < 200000000L && done)
+		return;
+	p->last = now;
+	fprintf(stderr, "\rstats: %" PRIu64 " of %" PRIu64 " MiB", (p->base + done) >> 20,
+		p->total >> 20);
+}
+
+static void
+print_row(const struct model_tensor *mt, const struct tensor_stats *s)
+{
+	summary_print_name(stdout, mt->t->name, mt->t->name_len);
+	printf(" %s", dtype_info(s->dtype)->name);
+	if (s->kind != TENSOR_STATS_FLOAT && s->finite) {
+		if (s->kind == TENSOR_STATS_SIGNED)
+			printf(" min=%" PRId64 " max=%" PRId64, s->imin, s->imax);
+		else
+			printf(" min=%" PRIu64 " max=%" PRIu64, s->umin, s->umax);
+		printf(" mean=%.6g std=%.6g zeros=%" PRIu64 "\n", s->mean,
+		       s->std, s->zeros);
+		return;
+	}
+	printf(" min=%.6g max=%.6g mean=%.6g std=%.6g", s->min, s->max,
+	       s->mean, s->std);
+	if (s->kind == TENSOR_STATS_FLOAT)
+		printf(" nan=%" PRIu64 " +inf=%" PRIu64 " -inf=%" PRIu64
+		       " zeros=%" PRIu64 " subnormals=%" PRIu64 "%s\n",
+		       s->nan, s->pinf, s->ninf, s->zeros, s->subnormals,
+		       tensor_stats_bad(s) ? "  <-- NaN/Inf" : "");
+	else
+		printf(" zeros=%" PRIu64 "\n", s->zeros);
+}
+
+/* Append one object of tensor_stats_json() as an element of an array two
+ * levels deep.  0 or -1. */
+static int
+add_indented(struct buf *b, const char *text, int first)
+{
+	int rc = buf_adds(b, first ? "\n    " : ",\n    ");
+
+	for (; !rc && *text; text++) {
+		if (*text == '\n' && !text[1])
+			break;
+		rc = buf_add(b, text, 1);
+		if (!rc && *text == '\n')
+			rc = buf_adds(b, "    ");
+	}
+	return rc;
+}
+
+/* The state of one run over every model of a SOURCE. */
+struct run {
+	const struct inspect_opts *o;
+	struct progress pr;
+	struct buf objs;	/* --json: the tensors' objects, as text */
+	json_t *bad;		/* --json: names holding NaN or Inf */
+	uint64_t nbad, ntensors;
+	int multi;		/* several models: qualify by directory */
+};
+
+/* "DIR/NAME" for a tensor of a model in a tree, else NAME; malloc'd. */
+static char *
+qualified(const char *dir, const struct tensor *t, size_t *len)
+{
+	size_t dl = strlen(dir);
+	char *q = malloc(dl + 1 + t->name_len + 1);
+
+	if (!q)
+		return NULL;
+	memcpy(q, dir, dl);
+	q[dl] = '/';
+	memcpy(q + (dl ? dl + 1 : 0), t->name, t->name_len);
+	*len = (dl ? dl + 1 : 0) + t->name_len;
+	q[*len] = '\0';
+	return q;
+}
+
+/* One model's tensors.  0, 2 (read error, reported) or -1 (memory). */
+static int
+stats_model(struct run *r, const struct model *m, const char *dir)
+{
+	const struct inspect_opts *o = r->o;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < m->ntensors; i++) {
+		const struct model_tensor *mt = &m->tensors[i];
+		struct tensor_stats s;
+		size_t ql;
+		char *q;
+
+		rc = tensor_stats_tensor(m->shards[mt->shard].src,
+				   model_tensor_offset(m, mt), mt->t, &s,
+				   progress_cb, &r->pr);
+		r->pr.base += model_tensor_nbytes(mt);
+		if (rc == -ENOMEM)
+			return -1;
+		if (rc) {
+			if (r->pr.on)
+				fputc('\n', stderr);
+			if (!o->quiet)
+				fprintf(stderr, "stfs-inspect: %s: %s: cannot "
+					"read tensor %s (was the source changed?)\n",
+					m->shards[mt->shard].src->name,
+					strerror(-rc), mt->t->name);
+			return 2;
+		}
+		r->ntensors++;
+		if (tensor_stats_bad(&s))
+			r->nbad++;
+		if (o->quiet)
+			continue;
+		if (o->json) {
+			char *text = tensor_stats_json(&s, mt->t->name,
+						 mt->t->name_len);
+			int bad;
+
+			/* kept as text: jansson cannot hold a U64 max */
+			if (!text)
+				return -1;
+			if (r->multi) {
+				/* the model's directory, right after "{" */
+				struct buf t = BUF_INIT;
+
+				bad = buf_adds(&t, "{\n  \"dir\": ") ||
+				      buf_add_json_string(&t, dir, strlen(dir)) ||
+				      buf_adds(&t, ",") || buf_adds(&t, text + 1);
+				free(text);
+				text = bad ? NULL : buf_steal(&t);
+				buf_free(&t);
+				if (!text)
+					return -1;
+			}
+			bad = add_indented(&r->objs, text, r->ntensors == 1);
+			free(text);
+			if (bad)
+				return -1;
+			if (!tensor_stats_bad(&s))
+				continue;
+			q = qualified(r->multi ? dir : "", mt->t, &ql);
+			if (!q || json_array_append_new(r->bad,
+							json_stringn(q, ql))) {
+				free(q);
+				return -1;
+			}
+			free(q);
+			continue;
+		}
+		if (r->pr.on)
+			fputs("\r\033[K", stderr);
+		print_row(mt, &s);
+	}
+	return 0;
+}
+
+int
+inspect_stats(const struct inspect_opts *o)
+{
+	struct run r;
+	struct catalog *c;
+	struct err e = { 0 };
+	size_t i, k;
+	int rc = 0;
+
+	if (o->nsources != 1) {
+		fputs("stfs-inspect: --stats takes exactly one SOURCE "
+		      "(try --help)\n", stderr);
+		return 2;
+	}
+	if (catalog_open(o->sources[0], NULL, &c, &e)) {
+		err_where(&e, o->sources[0]);
+		if (!o->quiet)
+			err_print("stfs-inspect", &e);
+		return err_exit_status(e.code);
+	}
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.pr.on = !o->quiet && isatty(STDERR_FILENO);
+	r.multi = c->n != 1 || c->entries[0].dir[0];
+	for (k = 0; k < c->n; k++)
+		for (i = 0; i < c->entries[k].model->ntensors; i++)
+			r.pr.total += model_tensor_nbytes(
+				&c->entries[k].model->tensors[i]);
+	if (o->json && !(r.bad = json_array()))
+		rc = -1;
+	for (k = 0; !rc && k < c->n; k++) {
+		if (r.multi && !o->json && !o->quiet)
+			printf("%s== %s ==\n", k ? "\n" : "",
+			       c->entries[k].dir[0] ? c->entries[k].dir : ".");
+		rc = stats_model(&r, c->entries[k].model, c->entries[k].dir);
+	}
+	if (r.pr.on)
+		fputs("\r\033[K", stderr);
+	if (!rc && o->json && !o->quiet) {
+		json_t *src = json_string(c->label ? c->label : o->sources[0]);
+		char *a = src ? json_dumps(src, JSON_ENCODE_ANY) : NULL;
+		char *b = json_dumps(r.bad, JSON_INDENT(2));
+
+		json_decref(src);
+		if (a && b) {
+			printf("{\n  \"source\": %s,\n  \"tensors\": [%s%s],\n"
+			       "  \"nan_or_inf\": ", a,
+			       r.objs.len ? r.objs.data : "",
+			       r.objs.len ? "\n  " : "");
+			/* the array one level in */
+			for (char *p = b; *p; p++) {
+				putchar(*p);
+				if (*p == '\n')
+					fputs("  ", stdout);
+			}
+			fputs("\n}\n", stdout);
+		} else {
+			rc = -1;
+		}
+		free(a);
+		free(b);
+	} else if (!rc && !o->quiet) {
+		printf("%s%" PRIu64 " of %" PRIu64 " tensor%s hold%s NaN or Inf\n",
+		       r.multi ? "\n" : "", r.nbad, r.ntensors,
+		       r.ntensors == 1 ? "" : "s", r.ntensors == 1 ? "s" : "");
+	}
+	buf_free(&r.objs);
+	json_decref(r.bad);
+	catalog_free(c);
+	if (rc < 0) {
+		fputs("stfs-inspect: out of memory\n", stderr);
+		return 2;
+	}
+	if (rc)
+		return rc;
+	return r.nbad ? 1 : 0;
+}

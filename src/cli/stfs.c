@@ -1,0 +1,953 @@
+/* stfs.c - mount a safetensors model read-only as a directory.
+ *
+ *   stfs [options] SOURCE MOUNTPOINT
+ *   mount.stfs SOURCE MOUNTPOINT [-s] [-f] [-n] [-v] [-o opts]
+ *
+ * The same binary is installed as mount.stfs and mount.fuse.stfs so that
+ * mount(8) and fstab (type fuse.stfs) can use it.  Invoked under such a
+ * name it follows the mount helper convention: -f means "fake" (validate,
+ * do not mount) and -s, -n, -v are accepted and ignored.
+ *
+ * The model is opened and validated completely before anything is
+ * mounted; the command returns once the mount exists (fuse_daemonize()
+ * after fuse_session_mount()), and the daemon then logs to syslog.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "model/catalog.h"
+#include "base/error.h"
+#include "fuse/adapter.h"
+#include "model/model.h"
+#include "source/source.h"
+#ifdef STFS_HAVE_HTTP
+#include "source/hub/hub.h"
+#include "source/http/source_http.h"
+#endif
+#ifdef STFS_HAVE_S3
+#include "source/s3/s3.h"
+#endif
+#include "view/view.h"
+
+#define PROG "stfs"
+#define DEFAULT_READAHEAD_KIB 512
+
+struct stfs_opts {
+	char *source;
+	char *shown;		/* source as fsname and logs show it */
+	char *mountpoint;
+	char *extra;		/* a third positional argument: an error */
+	char *fsname;		/* absolute path (or URL) of SOURCE */
+	unsigned readahead;	/* KiB; 0 leaves the kernel's default */
+	unsigned uid, gid;
+	int uid_set, gid_set;
+	int tree;		/* -o tree: dotted names become directories */
+	char *views;		/* -o views=hidden|visible|off */
+#ifdef STFS_HAVE_HTTP
+	struct {		/* for http(s):// sources, see source_http.h */
+		char *header_file, *ca_file;
+		int insecure;
+		unsigned cache_mb, timeout_s, tries, readahead_mb, connections;
+		int disk;	/* -o cache=on (1) / off (-1) */
+		char *cache_dir, *cache_max;
+	} http;
+#endif
+#ifdef STFS_HAVE_S3
+	int s3_anonymous;	/* -o s3_anonymous: unsigned requests */
+#endif
+	enum view_views views_mode;	/* parsed from views */
+	int helper;		/* invoked as mount.stfs / mount.fuse.stfs */
+	int fake;		/* helper -f: validate only */
+	int show_help, show_version;
+};
+
+enum {
+	KEY_HELP,
+	KEY_VERSION,
+	KEY_F,			/* foreground, or fake in helper mode */
+	KEY_S,			/* single-threaded, or sloppy in helper mode */
+	KEY_HELPER_ONLY,	/* -n, -v: helper noise */
+};
+
+#define STFS_OPT(t, p, v) { t, offsetof(struct stfs_opts, p), v }
+
+static const struct fuse_opt stfs_opt_spec[] = {
+	STFS_OPT("readahead=%u", readahead, 0),
+	STFS_OPT("tree", tree, 1),
+	STFS_OPT("flat", tree, 0),
+	STFS_OPT("views=%s", views, 0),
+	STFS_OPT("uid=%u", uid, 0),
+	STFS_OPT("uid=", uid_set, 1),
+	STFS_OPT("gid=%u", gid, 0),
+	STFS_OPT("gid=", gid_set, 1),
+#ifdef STFS_HAVE_HTTP
+	STFS_OPT("header_file=%s", http.header_file, 0),
+	STFS_OPT("ca_file=%s", http.ca_file, 0),
+	STFS_OPT("insecure", http.insecure, 1),
+	STFS_OPT("http_cache_mb=%u", http.cache_mb, 0),
+	STFS_OPT("http_timeout=%u", http.timeout_s, 0),
+	STFS_OPT("http_tries=%u", http.tries, 0),
+	STFS_OPT("http_readahead_mb=%u", http.readahead_mb, 0),
+	STFS_OPT("http_connections=%u", http.connections, 0),
+	STFS_OPT("cache=on", http.disk, 1),
+	STFS_OPT("cache=off", http.disk, -1),
+	STFS_OPT("cache_dir=%s", http.cache_dir, 0),
+	STFS_OPT("cache_max=%s", http.cache_max, 0),
+#endif
+#ifdef STFS_HAVE_S3
+	STFS_OPT("s3_anonymous", s3_anonymous, 1),
+#endif
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-f", KEY_F),
+	FUSE_OPT_KEY("-s", KEY_S),
+	FUSE_OPT_KEY("-n", KEY_HELPER_ONLY),
+	FUSE_OPT_KEY("-v", KEY_HELPER_ONLY),
+	/* fstab noise: meaningful to mount(8), not to a FUSE mount. */
+	FUSE_OPT_KEY("auto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("noauto", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("user", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nouser", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("users", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("_netdev", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("rw", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_END
+};
+
+/* Ranges of the numeric -o options (issue 14.8).  fuse_opt's %u is
+ * sscanf: "-1" becomes 4294967295 and too many digits wrap, so every value
+ * is checked here first, strictly (decimal digits only), and a bad one is
+ * a one-line usage error naming the option and its range. */
+struct num_range {
+	const char *name;
+	unsigned long long min, max;
+	const char *unit;
+};
+
+static const struct num_range num_ranges[] = {
+	{ "readahead", 0, 65536, "KiB" },
+	{ "uid", 0, 4294967294ULL, "" },	/* (uid_t)-1 means "none" */
+	{ "gid", 0, 4294967294ULL, "" },
+#ifdef STFS_HAVE_HTTP
+	{ "http_cache_mb", 1, 65536, "MiB" },
+	{ "http_timeout", 1, 3600, "s" },
+	{ "http_tries", 1, 100, "" },
+	{ "http_readahead_mb", 1, 4096, "MiB" },
+	{ "http_connections", 1, 64, "" },
+#endif
+};
+
+/* Check one "name=value" of a -o list (len bytes at opt). */
+static int
+check_num_opt(const char *opt, size_t len, struct err *e)
+{
+	for (size_t i = 0; i < sizeof(num_ranges) / sizeof(num_ranges[0]); i++) {
+		const struct num_range *r = &num_ranges[i];
+		size_t n = strlen(r->name), k;
+		unsigned long long v = 0;
+		int ok;
+
+		if (len <= n || strncmp(opt, r->name, n) != 0 || opt[n] != '=')
+			continue;
+		ok = len > n + 1 && len - n - 1 <= 20;
+		for (k = n + 1; ok && k < len; k++) {
+			unsigned d = (unsigned)(opt[k] - '0');
+
+			ok = d <= 9 && v <= (r->max - d) / 10;
+			v = v * 10 + d;
+		}
+		if (ok && v >= r->min)
+			return 0;
+		return err_set(e, ERR_USAGE, "-o %.*s: %s must be a whole number "
+			       "from %llu to %llu%s%s", (int)len, opt, r->name,
+			       r->min, r->max, r->unit[0] ? " " : "", r->unit);
+	}
+	return 0;
+}
+
+/* Every -o list of the command line ("-o a,b" and "-oa,b"). */
+static int
+check_num_opts(int argc, char **argv, struct err *e)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *list = NULL, *p;
+
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+			list = argv[++i];
+		else if (strncmp(argv[i], "-o", 2) == 0)
+			list = argv[i] + 2;
+		for (p = list; p && *p;) {
+			size_t n = strcspn(p, ",");
+
+			if (check_num_opt(p, n, e) != 0)
+				return -1;
+			p += n + (p[n] == ',');
+		}
+	}
+	return 0;
+}
+
+static int
+opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct stfs_opts *o = data;
+	char **slot;
+
+	(void)outargs;
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		slot = !o->source ? &o->source :
+		       !o->mountpoint ? &o->mountpoint : &o->extra;
+		if (!*slot)
+			*slot = strdup(arg);
+		return *slot ? 0 : -1;
+	case KEY_HELP:
+		o->show_help = 1;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = 1;
+		return 0;
+	case KEY_F:
+		if (o->helper) {
+			o->fake = 1;
+			return 0;
+		}
+		return 1;
+	case KEY_S:
+	case KEY_HELPER_ONLY:
+		/* In stfs mode libfuse decides (-s is single-threaded; -n
+		 * and -v end up as unknown options). */
+		return o->helper ? 0 : 1;
+	default:
+		return 1;
+	}
+}
+
+static void
+usage(FILE *out, const char *prog)
+{
+	fprintf(out,
+"usage: %s [options] SOURCE MOUNTPOINT\n"
+"       mount.stfs SOURCE MOUNTPOINT [-f] [-o options]\n"
+"\n"
+"Mount a safetensors model read-only as a directory of plain files.\n"
+"SOURCE is a .safetensors file, a model.safetensors.index.json of a\n"
+"sharded set, a directory holding either, a Hugging Face hub cache repo\n"
+"(models--ORG--NAME: its refs/main snapshot) or snapshot, or an http(s)://\n"
+"URL.  It is validated as strictly as the reference reader before\n"
+"anything is mounted.\n"
+"\n"
+"Layout of MOUNTPOINT:\n"
+"  NAME                 one per tensor: exactly its bytes (mmap works)\n"
+"  NAME.json            its description: name, dtype, shape, data_offsets,\n"
+"                       nbytes, numel, offset, numpy, decode, source\n"
+"  __metadata__.json    the model's __metadata__\n"
+"  __summary__.json     totals: tensors, bytes, parameters per dtype, ...\n"
+"  __shards__/          sharded sets: SHARD.json, each shard's totals and\n"
+"                       own __metadata__\n"
+"  .npy/NAME.npy        NPY file for np.load (mmap too): the bytes, or for\n"
+"                       BF16, F8_*, F6_*, F4 their exact float32 decoding\n"
+"  .txt/NAME.txt        the values as text, one row of the last dimension\n"
+"                       per line, fixed width (np.loadtxt reads it back)\n"
+"  .safetensors/        model.safetensors (every shard as one file),\n"
+"                       PREFIX.safetensors per module (names kept) and\n"
+"                       strip/PREFIX.safetensors (\"PREFIX.\" removed)\n"
+"  (.npy/, .txt/ and .safetensors/ are not listed unless -o views=visible:\n"
+"  ls -a, du, cp -r do not see them; open them by path)\n"
+"Tensor files carry xattrs user.safetensors.{name,dtype,shape,offset,\n"
+"nbytes} (getfattr -d).\n"
+"NAME is the tensor name with '/', '%%', control bytes and a few others\n"
+"written %%XX (man stfs, File names); the sidecar keeps the exact name.\n"
+"\n"
+"stfs options:\n"
+"  -o tree              split names at '.' into directories: a.b.c is\n"
+"                       a/b/c (sidecar a/b/c.json); a.b next to a.b.c is\n"
+"                       a/b/__tensor__; .npy/ and .txt/ follow (man stfs)\n"
+"  -o views=WHEN        .npy/, .txt/, .safetensors/: hidden (default: not\n"
+"                       listed, so du, cp -r, tar, find see only the\n"
+"                       model; reachable by path), visible (listed), off\n"
+"  -o readahead=KiB     kernel readahead of the mount, 0-65536 (default %u;\n"
+"                       0 keeps the kernel's 128); needs root, else ignored\n"
+"  -o uid=N,gid=N       owner of the files, 0-4294967294 (default: the\n"
+"                       source's)\n"
+"  -o auto_unmount      unmount when the daemon dies (killed, crashed):\n"
+"                       no stale \"Transport endpoint is not connected\"\n"
+"                       mount point; recommended in fstab\n"
+"  -h, --help           this text\n"
+"  -V, --version        print the version\n"
+"\n",
+		prog, DEFAULT_READAHEAD_KIB);
+#ifdef STFS_HAVE_HTTP
+	fprintf(out,
+"http(s):// sources (defaults from STFS_HTTP_* variables, docs/remote.md):\n"
+"  -o header_file=PATH  request headers, \"Name: value\" per line, or a bare\n"
+"                       token for \"Authorization: Bearer\" (never logged)\n"
+"  -o ca_file=PATH      CA bundle (PEM) instead of the system store\n"
+"  -o insecure          do not verify TLS certificates\n"
+"  -o http_cache_mb=N   block cache size, 1-65536 (default %u)\n"
+"  -o http_timeout=S    connect/stall timeout per attempt, 1-3600 (default %u)\n"
+"  -o http_tries=N      a read waits at most N x http_timeout, N 1-100\n"
+"                       (default %u)\n"
+"  -o http_readahead_mb=N  largest read-ahead window, 1-4096 (default %u)\n"
+"  -o http_connections=N   read-ahead connections, 1-64 (default %u)\n"
+"  -o cache=on|off      keep fetched blocks on disk (default on)\n"
+"  -o cache_dir=DIR     disk cache (default $XDG_CACHE_HOME/stfs or\n"
+"                       ~/.cache/stfs), shared by mounts\n"
+"  -o cache_max=SIZE    disk cache limit, e.g. 10G (default), 512M\n"
+"\n",
+		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
+		HTTP_DEFAULT_READAHEAD_MB, HTTP_DEFAULT_CONNECTIONS);
+	fputs(
+"hf://ORG/NAME[@REVISION][/SUBFOLDER]: a model on the Hugging Face Hub,\n"
+"pinned to one commit at mount.  HF_ENDPOINT, the token from HF_TOKEN or\n"
+"$HF_HOME/token (sent to the endpoint only), the local hub cache\n"
+"(HF_HUB_CACHE) and HF_HUB_OFFLINE=1 work as in huggingface_hub.\n"
+"\n", out);
+#endif
+#ifdef STFS_HAVE_S3
+	fprintf(out,
+"s3://BUCKET/KEY, s3://BUCKET/PREFIX/, s3://BUCKET/ (AWS_* variables and\n"
+"~/.aws files as the AWS CLI reads them; AWS_ENDPOINT_URL for MinIO, R2...):\n"
+"  -o s3_anonymous      unsigned requests, for public buckets\n"
+"\n");
+#endif
+	fputs(
+"Files are readable by whoever may read the source file (its read bits);\n"
+"other users need -o allow_other as well.  The mount is always\n"
+"ro,default_permissions, and runs in the background (logging to syslog)\n"
+"unless -f is given.  Unmount with fusermount3 -u MOUNTPOINT, umount, or\n"
+"SIGTERM to the daemon.  As mount.stfs (mount helper) -f means fake: check\n"
+"SOURCE and MOUNTPOINT, mount nothing; -s, -n, -v are ignored.\n"
+"\n"
+"Exit status: 0 mounted (or valid), 1 invalid safetensors, 2 usage or\n"
+"I/O error (unreadable SOURCE, unusable MOUNTPOINT, mount failed).\n"
+"\n", out);
+}
+
+/* --- messages ------------------------------------------------------------ */
+
+enum log_mode {
+	LOGTO_STDERR,		/* before the mount: one line each */
+	LOGTO_CAPTURE,		/* around libfuse calls: keep the first error */
+	LOGTO_SYSLOG,		/* daemonized */
+};
+
+static enum log_mode log_mode;
+static char log_captured[ERR_DETAIL_MAX];
+static int log_line_done;	/* the captured text ended with a newline */
+
+static void
+stfs_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	size_t n;
+
+	switch (log_mode) {
+	case LOGTO_SYSLOG:
+		/* fuse_log_level mirrors the syslog priorities. */
+		vsyslog((int)level, fmt, ap);
+		return;
+	case LOGTO_CAPTURE:
+		/* libfuse builds some messages from several calls ("unknown
+		 * option(s): `" then each option): gather them all and make
+		 * one line of them. */
+		if (level > FUSE_LOG_ERR)
+			return;
+		n = strlen(log_captured);
+		if (n && log_line_done && n + 2 < sizeof(log_captured)) {
+			memcpy(log_captured + n, "; ", 3);
+			n += 2;
+		}
+		vsnprintf(log_captured + n, sizeof(log_captured) - n, fmt, ap);
+		log_line_done = 0;
+		for (; log_captured[n]; n++) {
+			if (log_captured[n] != '\n')
+				continue;
+			log_line_done = !log_captured[n + 1];
+			log_captured[n] = log_line_done ? '\0' : ' ';
+		}
+		return;
+	case LOGTO_STDERR:
+		if (level <= FUSE_LOG_WARNING)
+			fputs(PROG ": ", stderr);
+		vfprintf(stderr, fmt, ap);
+		return;
+	}
+}
+
+/* Turn what libfuse logged into the one error line. */
+static void
+captured_err(struct err *e, enum err_code code, const char *where,
+	     const char *fallback)
+{
+	const char *msg = log_captured[0] ? log_captured : fallback;
+
+	/* libfuse prefixes its messages with "fuse: ". */
+	if (strncmp(msg, "fuse: ", 6) == 0)
+		msg += 6;
+	err_set(e, code, "%s", msg);
+	err_where(e, where);
+	log_captured[0] = '\0';
+	log_line_done = 0;
+}
+
+/* --- mount point and readahead ------------------------------------------ */
+
+/* Undo the octal escapes (\040 for ' ', ...) of a mountinfo field. */
+static void
+unescape_field(char *s)
+{
+	char *o = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+}
+
+/* Device number (maj:min) of the newest fuse.stfs mount on mnt, from
+ * /proc/self/mountinfo: stat()ing the mount point instead would send a
+ * request to this very daemon, whose loop is not running yet. */
+static int
+mount_devno(const char *mnt, char *devno, size_t cap)
+{
+	char *line = NULL, *save, *f[6], *p;
+	size_t n = 0;
+	int found = 0, i;
+	FILE *fp;
+
+	fp = fopen("/proc/self/mountinfo", "re");
+	if (!fp)
+		return -1;
+	while (getline(&line, &n, fp) > 0) {
+		/* id parent maj:min root mountpoint opts [tags...] - type */
+		for (i = 0, p = line; i < 5; i++, p = NULL) {
+			f[i] = strtok_r(p, " \n", &save);
+			if (!f[i])
+				break;
+		}
+		if (i < 5)
+			continue;
+		while ((f[5] = strtok_r(NULL, " \n", &save)) &&
+		       strcmp(f[5], "-") != 0)
+			;
+		if (!f[5] || !(f[5] = strtok_r(NULL, " \n", &save)))
+			continue;
+		unescape_field(f[4]);
+		if (strcmp(f[4], mnt) == 0 && strcmp(f[5], "fuse.stfs") == 0 &&
+		    strlen(f[2]) < cap) {
+			strcpy(devno, f[2]);
+			found = 1;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return found ? 0 : -1;
+}
+
+/* Mounting over files hides them until the unmount: allowed (FUSE 3 has
+ * no "nonempty" option), but rarely meant. */
+static void
+warn_nonempty(const char *shown, const char *path)
+{
+	struct dirent *d;
+	DIR *dp = opendir(path);
+	int n = 0;
+
+	if (!dp)
+		return;
+	while (!n && (d = readdir(dp)))
+		n = strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
+	closedir(dp);
+	if (n)
+		fprintf(stderr, PROG ": warning: %s is not empty: its files are "
+			"hidden while the model is mounted there\n", shown);
+}
+
+static int
+check_mountpoint(const char *path, char **resolved, struct err *e)
+{
+	char devno[64];
+	struct stat st;
+
+	/* Name the mount point even if an earlier step left a where. */
+	err_reset_where(e);
+	err_where(e, path);
+	*resolved = realpath(path, NULL);
+	if (!*resolved && errno == ENOENT)
+		return err_set(e, ERR_IO, "mount point: %s (create it: mkdir -p "
+			       "%s)", strerror(errno), path);
+	if (!*resolved)
+		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
+	if (stat(*resolved, &st) != 0)
+		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return err_set(e, ERR_IO, "mount point: %s",
+			       strerror(ENOTDIR));
+	/* Stacking a second stfs on the first hides it and leaves its
+	 * daemon running unseen: almost always a script run twice. */
+	if (mount_devno(*resolved, devno, sizeof(devno)) == 0)
+		return err_set(e, ERR_IO, "mount point: already an stfs mount "
+			       "(unmount it first: fusermount3 -u %s)", path);
+	err_reset_where(e);
+	warn_nonempty(path, *resolved);
+	return 0;
+}
+
+/* FUSE read requests are as large as the readahead window (128 KiB by
+ * default), and 512 KiB measured ~1.5x faster with splice.  The knob is
+ * /sys/class/bdi/MAJ:MIN/read_ahead_kb; it is found right after mounting
+ * and written from the first request after INIT (see adapter.h), since the
+ * INIT reply would lower it again.  Only root may write it; anyone else
+ * silently keeps the default. */
+struct readahead {
+	char path[128];
+	unsigned kib;
+};
+
+static int
+readahead_find(struct readahead *ra, const char *mnt, unsigned kib)
+{
+	char devno[64];
+
+	ra->kib = kib;
+	if (kib == 0 || mount_devno(mnt, devno, sizeof(devno)) != 0)
+		return -1;
+	snprintf(ra->path, sizeof(ra->path), "/sys/class/bdi/%s/read_ahead_kb",
+		 devno);
+	return 0;
+}
+
+static void
+readahead_apply(void *arg)
+{
+	const struct readahead *ra = arg;
+	char val[32];
+	int fd, n;
+
+	fd = open(ra->path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = snprintf(val, sizeof(val), "%u\n", ra->kib);
+	if (write(fd, val, (size_t)n) != n)
+		fuse_log(FUSE_LOG_DEBUG, "readahead=%u not applied: %s\n",
+			 ra->kib, strerror(errno));
+	close(fd);
+}
+
+/* -o ro,default_permissions,subtype=stfs,fsname=SOURCE, appended after
+ * the user's options so that ro wins; fsname makes mount(8), findmnt and
+ * df show SOURCE (its absolute path, whatever the directory stfs ran in),
+ * and giving it keeps libfuse from adding subtype=<argv0>. */
+static int
+add_mount_opts(struct fuse_args *args, const char *source)
+{
+	char *fsname = NULL, *opts = NULL, maxread[32];
+	int rc = -1;
+
+	/* After the user's options, so that it wins (see adapter.h). */
+	snprintf(maxread, sizeof(maxread), "max_read=%u", ADAPTER_MAX_READ);
+	if (asprintf(&fsname, "fsname=%s", source) < 0)
+		return -1;
+	if (fuse_opt_add_opt(&opts, "ro") == 0 &&
+	    fuse_opt_add_opt(&opts, "default_permissions") == 0 &&
+	    fuse_opt_add_opt(&opts, maxread) == 0 &&
+	    fuse_opt_add_opt(&opts, "subtype=stfs") == 0 &&
+	    fuse_opt_add_opt_escaped(&opts, fsname) == 0 &&
+	    fuse_opt_add_arg(args, "-o") == 0 &&
+	    fuse_opt_add_arg(args, opts) == 0)
+		rc = 0;
+	free(fsname);
+	free(opts);
+	return rc;
+}
+
+/* --- main ---------------------------------------------------------------- */
+
+static int
+is_helper_name(const char *argv0)
+{
+	const char *base = strrchr(argv0, '/');
+
+	base = base ? base + 1 : argv0;
+	return strncmp(base, "mount.", 6) == 0;
+}
+
+static int
+run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
+    const char *mnt, struct err *e)
+{
+	struct view_model *vm;
+	size_t i;
+	struct fuse_cmdline_opts cmd = { 0 };
+	struct fuse_loop_config *loop;
+	struct adapter fs = { 0 };
+	struct fuse_session *se;
+	struct view_opts vo = { 0 };
+	struct view *v = NULL;
+	struct readahead ra;
+	int ret = -1;
+
+	vo.set_uid = o->uid_set;
+	vo.uid = o->uid;
+	vo.set_gid = o->gid_set;
+	vo.gid = o->gid;
+	vo.tree = o->tree;
+	vo.views = o->views_mode;
+	/* One model at "" is exactly the single-model view; several are a
+	 * tree (view.h: view_build_multi). */
+	vm = calloc(c->n, sizeof(*vm));
+	if (!vm)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	for (i = 0; i < c->n; i++) {
+		vm[i].dir = c->entries[i].dir;
+		vm[i].label = c->entries[i].label;
+		vm[i].model = c->entries[i].model;
+	}
+	ret = view_build_multi(vm, c->n, &vo, &v, e);
+	free(vm);
+	if (ret != 0) {
+		err_where(e, o->shown ? o->shown : o->source);
+		return -1;
+	}
+	ret = -1;
+	if (add_mount_opts(args, o->fsname ? o->fsname : o->shown) != 0) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto err_out1;
+	}
+	log_mode = LOGTO_CAPTURE;
+	fs.view = v;
+	adapter_setup(&fs);
+	fs.conn_opts = fuse_parse_conn_info_opts(args);
+	if (!fs.conn_opts || fuse_parse_cmdline(args, &cmd) != 0) {
+		captured_err(e, ERR_USAGE, "", "bad options");
+		goto err_out1;
+	}
+	if (o->fake) {
+		ret = 0;
+		goto err_out1;
+	}
+
+	se = fuse_session_new(args, &adapter_ops, sizeof(adapter_ops), &fs);
+	fs.se = se;
+	if (!se) {
+		captured_err(e, ERR_USAGE, "", "cannot create the session");
+		goto err_out1;
+	}
+	if (fuse_set_signal_handlers(se) != 0) {
+		captured_err(e, ERR_IO, "", "cannot set signal handlers");
+		goto err_out2;
+	}
+	if (fuse_session_mount(se, mnt) != 0) {
+		captured_err(e, ERR_IO, o->mountpoint, "mount failed");
+		goto err_out3;
+	}
+	log_mode = LOGTO_STDERR;
+	if (readahead_find(&ra, mnt, o->readahead) == 0) {
+		fs.after_init = readahead_apply;
+		fs.after_init_arg = &ra;
+	}
+
+	if (!cmd.foreground) {
+		openlog(PROG, LOG_PID, LOG_DAEMON);
+		log_mode = LOGTO_SYSLOG;
+	}
+	/* The parent exits 0 here, the mount already in place. */
+	if (fuse_daemonize(cmd.foreground) != 0) {
+		err_set(e, ERR_IO, "cannot go to the background");
+		goto err_out4;
+	}
+	if (!cmd.foreground)
+		syslog(LOG_INFO, "mounted %s on %s",
+		       o->fsname ? o->fsname : o->shown, mnt);
+
+	if (cmd.singlethread) {
+		ret = fuse_session_loop(se);
+	} else {
+		loop = fuse_loop_cfg_create();
+		if (!loop) {
+			fuse_log(FUSE_LOG_ERR, "out of memory\n");
+			goto err_out4;
+		}
+		/* A /dev/fuse clone per worker spreads the readahead
+		 * requests of parallel readers over threads. */
+		fuse_loop_cfg_set_clone_fd(loop, 1);
+		fuse_loop_cfg_set_max_threads(loop, cmd.max_threads);
+		/* UINT_MAX means "not given"; 3.14 would warn about it. */
+		if (cmd.max_idle_threads != UINT_MAX)
+			fuse_loop_cfg_set_idle_threads(loop,
+						       cmd.max_idle_threads);
+		ret = fuse_session_loop_mt(se, loop);
+		fuse_loop_cfg_destroy(loop);
+	}
+	/* A signal (SIGTERM, SIGINT, SIGHUP) ends the loop with its number:
+	 * that is a clean unmount, not a failure. */
+	if (ret > 0)
+		ret = 0;
+
+err_out4:
+	fuse_session_unmount(se);
+err_out3:
+	fuse_remove_signal_handlers(se);
+err_out2:
+	fuse_session_destroy(se);
+err_out1:
+	if (fs.view)
+		adapter_cleanup(&fs);
+	free(cmd.mountpoint);
+	free(fs.conn_opts);
+	view_free(v);
+	return ret;
+}
+
+/* Trees of thousands of models: the soft descriptor limit goes up to the
+ * hard one.  Nothing depends on it (the source descriptor pool stays
+ * within whatever limit there is, srcpool.h); it only leaves more of them
+ * open. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* SOURCE through the catalog (a file, an index, a directory, the hub
+ * cache, a URL); o->fsname becomes its absolute path. */
+static int
+open_source(struct stfs_opts *o, struct catalog **out, struct err *e)
+{
+	struct catalog *c = NULL;
+	struct stat st;
+
+	if (catalog_open(o->source, NULL, &c, e) != 0) {
+		/* "stfs ~/models/x.safetensors ~/models" the wrong way round:
+		 * a directory without models, a model file as mount point. */
+		if (e->code == ERR_USAGE && stat(o->source, &st) == 0 &&
+		    S_ISDIR(st.st_mode) &&
+		    (ends_with(o->mountpoint, ".safetensors") ||
+		     ends_with(o->mountpoint, ".safetensors.index.json"))) {
+			size_t n = strlen(e->detail);
+
+			snprintf(e->detail + n, sizeof(e->detail) - n, "; did "
+				 "you swap SOURCE and MOUNTPOINT? (usage: %s "
+				 "[options] SOURCE MOUNTPOINT)", PROG);
+		}
+		return -1;
+	}
+	o->fsname = c->label;
+	c->label = NULL;
+	*out = c;
+	return 0;
+}
+
+#ifdef STFS_HAVE_HTTP
+/* The HTTP source's messages (object changed, server gone and back) go
+ * where the daemon's own go: stderr, then syslog. */
+static void
+http_log(int prio, const char *msg)
+{
+	fuse_log((enum fuse_log_level)prio, "%s\n", msg);
+}
+
+static int
+setup_http(const struct stfs_opts *o, struct err *e)
+{
+	struct http_options ho = { 0 };
+
+	ho.header_file = o->http.header_file;
+	ho.ca_file = o->http.ca_file;
+	ho.insecure = o->http.insecure;
+	ho.cache_mb = o->http.cache_mb;
+	ho.timeout_s = o->http.timeout_s;
+	ho.tries = o->http.tries;
+	ho.readahead_mb = o->http.readahead_mb;
+	ho.connections = o->http.connections;
+	ho.log = http_log;
+	ho.cache = o->http.disk;
+	ho.cache_dir = o->http.cache_dir;
+	ho.cache_max = o->http.cache_max;
+	return http_set_options(&ho, e);
+}
+
+/* hf://: the token comes from the Hub's conventions (HF_TOKEN, the token
+ * file) and goes to the endpoint only; a header file would also reach the
+ * CDN, so it is refused here. */
+static int
+setup_hub(struct stfs_opts *o, struct err *e)
+{
+	struct hub_options hopt = { 0 };
+
+	if (o->http.header_file)
+		return err_set(e, ERR_USAGE, "header_file does not apply to "
+			       "hf:// sources: give the token with HF_TOKEN "
+			       "or in $HF_HOME/token");
+	hopt.ca_file = o->http.ca_file;
+	hopt.insecure = o->http.insecure;
+	hub_set_options(&hopt);
+	return setup_http(o, e);
+}
+#endif
+
+/* ps and /proc/PID/cmdline show argv for the life of the mount: a URL's
+ * query (presigned signatures) and user info are blanked there, in place
+ * (issue 14.5); the URL itself lives on in o->source. */
+static void
+hide_url_secrets(int argc, char **argv, const char *source, const char *shown)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		size_t n = strlen(argv[i]), k = strlen(shown);
+		char *q;
+
+		if (strcmp(argv[i], source) != 0)
+			continue;
+		if (k <= n) {
+			memcpy(argv[i], shown, k);
+			memset(argv[i] + k, 0, n - k);
+		} else if ((q = strpbrk(argv[i], "?#")) != NULL) {
+			memset(q, 0, strlen(q));
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct stfs_opts o = { 0 };
+	struct err e = { 0 };
+	struct catalog *cat = NULL;
+	char *mnt = NULL;
+	int status = 0;
+
+	fuse_set_log_func(stfs_log);
+	raise_nofile();
+	o.readahead = DEFAULT_READAHEAD_KIB;
+	o.helper = argc > 0 && is_helper_name(argv[0]);
+	if (check_num_opts(argc, argv, &e) != 0)
+		goto out;
+	if (fuse_opt_parse(&args, &o, stfs_opt_spec, opt_proc) != 0) {
+		err_set(&e, ERR_USAGE, "bad options (see %s --help)", PROG);
+		goto out;
+	}
+	if (o.show_help) {
+		usage(stdout, PROG);
+		fuse_cmdline_help();
+		fuse_lowlevel_help();
+		goto out;
+	}
+	if (o.show_version) {
+		printf("%s %s (libfuse %s)\n", PROG, STFS_VERSION,
+		       fuse_pkgversion());
+		goto out;
+	}
+	if (o.views && strcmp(o.views, "hidden") == 0) {
+		o.views_mode = VIEW_VIEWS_HIDDEN;
+	} else if (o.views && strcmp(o.views, "visible") == 0) {
+		o.views_mode = VIEW_VIEWS_VISIBLE;
+	} else if (o.views && strcmp(o.views, "off") == 0) {
+		o.views_mode = VIEW_VIEWS_OFF;
+	} else if (o.views) {
+		err_set(&e, ERR_USAGE, "-o views=%s: say hidden, visible or "
+			"off", o.views);
+		goto out;
+	}
+	if (!o.source || !o.mountpoint || o.extra) {
+		err_set(&e, ERR_USAGE, "%s (usage: %s [options] SOURCE "
+			"MOUNTPOINT; see --help)",
+			o.extra ? "too many arguments" :
+			"SOURCE and MOUNTPOINT are required", PROG);
+		goto out;
+	}
+	o.shown = source_display(o.source);
+	if (!o.shown) {
+		err_set(&e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (source_is_url(o.source))
+		hide_url_secrets(argc, argv, o.source, o.shown);
+
+#ifdef STFS_HAVE_HTTP
+	/* Only for URLs: a local mount must not depend on a token file. */
+	if (source_is_url(o.source) && setup_http(&o, &e) != 0)
+		goto out;
+	if (hub_is_uri(o.source) && setup_hub(&o, &e) != 0)
+		goto out;
+#endif
+#ifdef STFS_HAVE_S3
+	if (o.s3_anonymous) {
+		struct s3_options so = { .anonymous = 1 };
+
+		s3_set_options(&so);
+	}
+#endif
+	/* Validate everything before touching the mount point. */
+	if (open_source(&o, &cat, &e) != 0) {
+		err_where(&e, o.source);
+		goto out;
+	}
+	memset(&e, 0, sizeof(e));	/* model_open may leave a where */
+	if (check_mountpoint(o.mountpoint, &mnt, &e) != 0)
+		goto out;
+	if (run(&args, &o, cat, mnt, &e) != 0 && e.code == ERR_OK)
+		status = 1;
+
+out:
+	if (e.code != ERR_OK) {
+		if (log_mode == LOGTO_SYSLOG)
+			syslog(LOG_ERR, "%s: %s: %s", e.where,
+			       err_name(e.code), e.detail);
+		else
+			err_print(PROG, &e);
+		status = err_exit_status(e.code);
+	}
+	catalog_free(cat);
+	free(mnt);
+	free(o.source);
+	free(o.shown);
+	free(o.mountpoint);
+	free(o.extra);
+	free(o.views);
+	free(o.fsname);
+#ifdef STFS_HAVE_HTTP
+	free(o.http.header_file);
+	free(o.http.ca_file);
+	free(o.http.cache_dir);
+	free(o.http.cache_max);
+#endif
+	fuse_opt_free_args(&args);
+	return status;
+}

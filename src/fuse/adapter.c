@@ -1,0 +1,885 @@
+/* adapter.c - FUSE low-level operations over a view (see adapter.h).
+ *
+ * Handlers run concurrently on libfuse's worker threads.  The view is
+ * immutable and scratch memory, segments and pipes are per thread; the
+ * only lock guards the queue of stale sources, taken once per source
+ * that changes, never on the read path.
+ */
+#include "fuse/adapter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "source/source.h"
+#include "view/view.h"
+
+#define UNUSED __attribute__((unused))
+
+static inline struct adapter *
+adapter_data(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static inline const struct view *
+adapter_view(fuse_req_t req)
+{
+	return adapter_data(req)->view;
+}
+
+/* Run the after_init hook once.  Called by the handlers a first access
+ * goes through (lookup, getattr, statfs, opendir); by the time a file is
+ * opened its readahead is settled. */
+static void
+first_request(fuse_req_t req)
+{
+	struct adapter *fs = adapter_data(req);
+
+	if (__atomic_load_n(&fs->after_init_done, __ATOMIC_ACQUIRE))
+		return;
+	if (__atomic_exchange_n(&fs->after_init_done, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (fs->after_init)
+		fs->after_init(fs->after_init_arg);
+}
+
+/* --- per-thread state -------------------------------------------------- */
+
+/* What each worker thread keeps between requests: a scratch buffer (for
+ * directory listings, xattrs and copied reads), the segments of the last
+ * read, and a pipe of its own that replies are spliced through. */
+struct tls {
+	struct buf buf;
+	struct view_segs segs;
+	int pipe[2];		/* both ends O_NONBLOCK */
+	size_t pipe_size;	/* capacity in bytes, 0: no pipe (yet) */
+	int no_pipe;		/* making one failed: copy instead */
+};
+
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+
+static void
+pipe_close(struct tls *t)
+{
+	if (t->pipe_size) {
+		close(t->pipe[0]);
+		close(t->pipe[1]);
+	}
+	t->pipe_size = 0;
+}
+
+static void
+tls_destroy(void *p)
+{
+	struct tls *t = p;
+
+	buf_free(&t->buf);
+	view_segs_free(&t->segs);
+	pipe_close(t);
+	free(t);
+}
+
+static void
+tls_key_create(void)
+{
+	/* Failure leaves the key unusable; tls() then reports ENOMEM. */
+	if (pthread_key_create(&tls_key, tls_destroy) != 0)
+		tls_key = (pthread_key_t)-1;
+}
+
+static struct tls *
+tls(void)
+{
+	struct tls *t;
+
+	pthread_once(&tls_once, tls_key_create);
+	if (tls_key == (pthread_key_t)-1)
+		return NULL;
+	t = pthread_getspecific(tls_key);
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t || pthread_setspecific(tls_key, t) != 0) {
+			free(t);
+			return NULL;
+		}
+	}
+	return t;
+}
+
+/* An empty buffer with room for n bytes, reused by this thread for every
+ * listing and xattr; NULL when out of memory. */
+static struct buf *
+scratch(size_t n)
+{
+	struct tls *t = tls();
+
+	if (!t)
+		return NULL;
+	t->buf.len = 0;
+	if (buf_reserve(&t->buf, n))
+		return NULL;
+	return &t->buf;
+}
+
+/* --- stale sources ------------------------------------------------------ */
+
+struct adapter_stale {
+	struct source *src;
+	struct adapter_stale *next;
+};
+
+/* The stale hook (source.h): runs once per source, on the thread that
+ * saw the change, maybe inside a request handler. */
+static void
+on_stale(struct source *src, const char *why, void *arg)
+{
+	struct adapter *fs = arg;
+	struct adapter_stale *q;
+
+	fuse_log(FUSE_LOG_ERR, "%s: changed while mounted (%s): every "
+		 "further read of it fails with EIO; replace a mounted model "
+		 "by renaming a new file over it, and remount to see the new "
+		 "one\n", src->name, why);
+	q = malloc(sizeof(*q));
+	if (!q)
+		return;		/* its pages stay cached: still one version */
+	q->src = src;
+	pthread_mutex_lock(&fs->stale_lock);
+	q->next = fs->stale;
+	fs->stale = q;
+	pthread_cond_signal(&fs->stale_cond);
+	pthread_mutex_unlock(&fs->stale_lock);
+}
+
+static void
+inval_one(uint64_t ino, void *arg)
+{
+	/* -ENOENT: the kernel has no such inode cached, nothing to drop. */
+	fuse_lowlevel_notify_inval_inode(arg, (fuse_ino_t)ino, 0, 0);
+}
+
+static void *
+stale_main(void *arg)
+{
+	struct adapter *fs = arg;
+	struct adapter_stale *q;
+
+	pthread_mutex_lock(&fs->stale_lock);
+	for (;;) {
+		while (!fs->stale && !fs->stale_stop)
+			pthread_cond_wait(&fs->stale_cond, &fs->stale_lock);
+		if (fs->stale_stop)
+			break;
+		q = fs->stale;
+		fs->stale = q->next;
+		pthread_mutex_unlock(&fs->stale_lock);
+		if (fs->se)
+			view_for_source(fs->view, q->src, inval_one, fs->se);
+		free(q);
+		pthread_mutex_lock(&fs->stale_lock);
+	}
+	pthread_mutex_unlock(&fs->stale_lock);
+	return NULL;
+}
+
+void
+adapter_setup(struct adapter *fs)
+{
+	pthread_mutex_init(&fs->stale_lock, NULL);
+	pthread_cond_init(&fs->stale_cond, NULL);
+	source_set_stale_hook(on_stale, fs);
+}
+
+static void
+stale_stop(struct adapter *fs)
+{
+	if (!fs->stale_running)
+		return;
+	pthread_mutex_lock(&fs->stale_lock);
+	fs->stale_stop = 1;
+	pthread_cond_signal(&fs->stale_cond);
+	pthread_mutex_unlock(&fs->stale_lock);
+	pthread_join(fs->stale_thread, NULL);
+	fs->stale_running = 0;
+}
+
+void
+adapter_cleanup(struct adapter *fs)
+{
+	struct adapter_stale *q;
+
+	source_set_stale_hook(NULL, NULL);
+	stale_stop(fs);
+	while ((q = fs->stale)) {
+		fs->stale = q->next;
+		free(q);
+	}
+	pthread_cond_destroy(&fs->stale_cond);
+	pthread_mutex_destroy(&fs->stale_lock);
+}
+
+static void
+adapter_destroy(void *userdata)
+{
+	stale_stop(userdata);
+}
+
+/* --- session ----------------------------------------------------------- */
+
+static void
+adapter_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct adapter *fs = userdata;
+
+	/* fuse_reply_data() only splices page-cache pages into /dev/fuse
+	 * when this is wanted, and it is off by default in libfuse 3.14;
+	 * without it the fd path is a slow pread + copy. */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	/* Readahead of large tensors arrives as background requests; the
+	 * kernel default of 12 in flight starves parallel readers. */
+	conn->max_background = ADAPTER_MAX_BACKGROUND;
+	conn->congestion_threshold = ADAPTER_MAX_BACKGROUND * 3 / 4;
+	conn->time_gran = 1;
+	conn->max_read = ADAPTER_MAX_READ;		/* see adapter.h */
+	/* Always READDIRPLUS, not the kernel's adaptive mode: that one
+	 * lists with plain READDIR once the first chunk is done, and then
+	 * (with the listing cached) `ls -l` of 100k tensors costs 200k
+	 * LOOKUPs: 17 s instead of 1.7 s, measured. */
+	if (conn->capable & FUSE_CAP_READDIRPLUS) {
+		conn->want |= FUSE_CAP_READDIRPLUS;
+		conn->want &= ~FUSE_CAP_READDIRPLUS_AUTO;
+	}
+	/* Files need no per-open state (sidecars are rendered on read), so
+	 * let open() be answered by the kernel: it then sends no OPEN and
+	 * RELEASE at all and keeps the page cache (FOPEN_KEEP_CACHE).  50k
+	 * open+read+close: 5.4 s -> 1.1 s cold, 2.3 s -> 0.3 s cached. */
+	if ((conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) &&
+	    !view_volatile(fs->view, 0))	/* it needs direct_io */
+		__atomic_store_n(&fs->no_open, 1, __ATOMIC_RELAXED);
+	/* The user's -o max_background=, splice_move, ... win. */
+	if (fs->conn_opts)
+		fuse_apply_conn_info_opts(fs->conn_opts, conn);
+	/* Here, not before: fuse_daemonize() forks, and threads do not
+	 * follow.  Without the thread a stale source still fails its reads;
+	 * only its cached pages are not dropped. */
+	if (pthread_create(&fs->stale_thread, NULL, stale_main, fs) == 0)
+		fs->stale_running = 1;
+}
+
+/* --- names and attributes ---------------------------------------------- */
+
+static void
+fill_entry(const struct view *v, fuse_ino_t ino, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = ino;
+	e->attr_timeout = ADAPTER_TIMEOUT;
+	e->entry_timeout = ADAPTER_TIMEOUT;
+	if (ino)
+		view_stat(v, ino, &e->attr);
+}
+
+static void
+adapter_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	const struct view *v = adapter_view(req);
+	struct fuse_entry_param e;
+
+	first_request(req);
+
+	if (view_kind(v, parent) != VIEW_DIR) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	/* ino 0 with a timeout is a negative entry the kernel caches: the
+	 * tree never changes, so a miss stays a miss. */
+	fill_entry(v, view_lookup(v, parent, name, strlen(name)), &e);
+	fuse_reply_entry(req, &e);
+}
+
+static void
+adapter_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi UNUSED)
+{
+	struct stat st;
+
+	first_request(req);
+
+	if (view_stat(adapter_view(req), ino, &st) != 0)
+		fuse_reply_err(req, ENOENT);
+	else
+		fuse_reply_attr(req, &st, ADAPTER_TIMEOUT);
+}
+
+static void
+adapter_statfs(fuse_req_t req, fuse_ino_t ino UNUSED)
+{
+	const struct view *v = adapter_view(req);
+	struct statvfs sv;
+
+	first_request(req);
+
+	/* Like squashfs: the size of everything, nothing free, so df shows
+	 * the model's size and 100 % use. */
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = 4096;
+	sv.f_frsize = 4096;
+	sv.f_blocks = (v->total_bytes + 4095) / 4096;
+	sv.f_files = v->ninodes;
+	sv.f_namemax = VIEW_NAME_MAX;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* --- files ------------------------------------------------------------- */
+
+static void
+adapter_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	switch (view_kind(adapter_view(req), ino)) {
+	case VIEW_NONE:
+		fuse_reply_err(req, ENOENT);
+		return;
+	case VIEW_DIR:
+		fuse_reply_err(req, EISDIR);
+		return;
+	default:
+		break;
+	}
+	/* ENOSYS here means "no open needed" to the kernel (see init); the
+	 * mount is read-only, so the VFS already refused any write open. */
+	if (__atomic_load_n(&adapter_data(req)->no_open, __ATOMIC_RELAXED)) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY ||
+	    (fi->flags & (O_TRUNC | O_APPEND))) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	/* Contents never change: keep the page cache across opens and skip
+	 * the FLUSH round trip on every close. */
+	fi->keep_cache = 1;
+	fi->noflush = 1;
+	fi->fh = 0;
+	/* .stfs/stats.json: every read asks for the current counters */
+	if (view_volatile(adapter_view(req), ino)) {
+		fi->keep_cache = 0;
+		fi->direct_io = 1;
+	}
+	fuse_reply_open(req, fi);
+}
+
+/* --- reads: executing the view's segments --------------------------------
+ *
+ * view_read() says what a reply is made of; this only moves the bytes,
+ * with one rule: a reply is exactly the length the view answered (the
+ * request capped at the file's end) or an error, never shorter.  The
+ * kernel takes a short reply for the end of the file and lowers the
+ * inode's size for as long as it caches the attributes (a year here).
+ * So the bytes are first gathered in full - spliced into a pipe of this
+ * thread's, or read into memory - and counted, the sources verified
+ * (source_verify: a source changed or truncated since it was opened fails
+ * every later read with EIO), and only then handed to the kernel. */
+
+/* Largest reply plus room for a rendered header and page-unaligned
+ * ranges: every spliced page takes one pipe slot whatever its fill. */
+#define PIPE_BYTES (2 * ADAPTER_MAX_READ)
+
+static int
+pipe_open(struct tls *t)
+{
+	if (t->pipe_size)
+		return 0;
+	if (t->no_pipe || pipe2(t->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		goto fail;
+	/* Without CAP_SYS_RESOURCE up to /proc/sys/fs/pipe-max-size (1 MiB
+	 * by default) is allowed. */
+	if (fcntl(t->pipe[1], F_SETPIPE_SZ, PIPE_BYTES) < 0) {
+		close(t->pipe[0]);
+		close(t->pipe[1]);
+		goto fail;
+	}
+	t->pipe_size = PIPE_BYTES;
+	return 0;
+fail:
+	t->no_pipe = 1;
+	return -1;
+}
+
+/* Pipe slots (pages) the segments take: a source range one per page it
+ * touches, memory one per page of its length plus one. */
+static uint64_t
+pipe_slots(const struct view_segs *s)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct view_seg *g = &s->seg[i];
+
+		if (g->kind == VIEW_SEG_SOURCE)
+			n += (g->off + g->len + 4095) / 4096 - g->off / 4096;
+		else
+			n += g->len / 4096 + 1;
+	}
+	return n;
+}
+
+/* Splice len bytes of fd at off into the pipe: 0, or a positive errno
+ * (EIO when the file ends early, EAGAIN when the pipe is full). */
+static int
+splice_in(int fd, uint64_t off, size_t len, int pw)
+{
+	loff_t pos = (loff_t)off;
+
+	while (len) {
+		ssize_t n = splice(fd, &pos, pw, NULL, len,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		if (n == 0)
+			return EIO;	/* the source ends early */
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+write_in(int pw, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(pw, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Verify every source the segments read (after reading them). */
+static int
+verify_sources(const struct view_segs *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->seg[i].kind == VIEW_SEG_SOURCE &&
+		    source_verify(s->seg[i].src) != 0)
+			return EIO;
+	return 0;
+}
+
+/* Fill this thread's pipe with the segments and reply from it (zero copy
+ * for source ranges: the pipe holds references to their page-cache
+ * pages).  1 when it could not (no pipe, a source without descriptor,
+ * too many slots, the pipe full): then nothing was replied and the pipe
+ * is empty. */
+static int
+reply_pipe(fuse_req_t req, struct tls *t)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(t->segs.len);
+	const struct view_segs *s = &t->segs;
+	int rc = 0, left, written = 0;
+	size_t i;
+
+	if (pipe_open(t) || pipe_slots(s) > t->pipe_size / 4096)
+		return 1;
+	for (i = 0; i < s->n && !rc; i++) {
+		const struct view_seg *g = &s->seg[i];
+		int fd;
+
+		if (g->kind == VIEW_SEG_MEM) {
+			rc = write_in(t->pipe[1], view_seg_mem(s, g), g->len);
+			written = 1;
+			continue;
+		}
+		fd = source_fd_get(g->src);
+		if (fd == -EOPNOTSUPP) {
+			/* no descriptor (remote): copy instead, keeping the
+			 * pipe when nothing went in yet */
+			if (!written)
+				return 1;
+			rc = EAGAIN;
+			break;
+		}
+		if (fd < 0) {
+			/* reopened from the pool and no longer the file
+			 * opened (-ESTALE), or no descriptor to be had */
+			rc = EIO;
+			break;
+		}
+		written = 1;
+		rc = splice_in(fd, g->off, g->len, t->pipe[1]);
+		source_fd_put(g->src, fd);
+	}
+	/* Also after a failure: a change gets noticed (and logged) now. */
+	if (verify_sources(s))
+		rc = EIO;
+	if (rc) {
+		pipe_close(t);	/* drop what went in */
+		if (rc == EAGAIN || rc == EINVAL)
+			return 1;
+		fuse_reply_err(req, rc);
+		return 0;
+	}
+	bv.buf[0].flags = FUSE_BUF_IS_FD;
+	bv.buf[0].fd = t->pipe[0];
+	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+	/* An interrupted request leaves bytes behind: start afresh. */
+	if (ioctl(t->pipe[0], FIONREAD, &left) != 0 || left != 0)
+		pipe_close(t);
+	return 0;
+}
+
+/* The copying way: every segment into this thread's buffer. */
+static void
+reply_copy(fuse_req_t req, struct tls *t)
+{
+	const struct view_segs *s = &t->segs;
+	size_t i, at = 0;
+	int rc = 0;
+
+	t->buf.len = 0;
+	if (buf_reserve(&t->buf, s->len)) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	for (i = 0; i < s->n && !rc; i++) {
+		const struct view_seg *g = &s->seg[i];
+
+		if (g->kind == VIEW_SEG_MEM)
+			memcpy(t->buf.data + at, view_seg_mem(s, g), g->len);
+		else if (source_pread(g->src, t->buf.data + at, g->len,
+				      g->off) < 0)
+			rc = EIO;
+		at += g->len;
+	}
+	if (verify_sources(s))
+		rc = EIO;
+	if (rc)
+		fuse_reply_err(req, rc);
+	else
+		fuse_reply_buf(req, t->buf.data, s->len);
+}
+
+static void
+adapter_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	  struct fuse_file_info *fi UNUSED)
+{
+	struct tls *t = tls();
+	const struct view_segs *s;
+	size_t i;
+	int rc, src = 0;
+
+	if (!t) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	rc = view_read(adapter_view(req), ino, (uint64_t)off, size, &t->segs);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	s = &t->segs;
+	for (i = 0; i < s->n; i++)
+		src |= s->seg[i].kind == VIEW_SEG_SOURCE;
+	/* Memory only (sidecars, JSON, text, decoded data): one reply. */
+	if (!src) {
+		if (s->n == 1)
+			fuse_reply_buf(req, view_seg_mem(s, &s->seg[0]),
+				       s->seg[0].len);
+		else if (s->n == 0)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			reply_copy(req, t);
+		return;
+	}
+	if (reply_pipe(req, t))
+		reply_copy(req, t);
+}
+
+/* --- directories ------------------------------------------------------- */
+
+static void
+adapter_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	first_request(req);
+	switch (view_kind(adapter_view(req), ino)) {
+	case VIEW_DIR:
+		break;
+	case VIEW_NONE:
+		fuse_reply_err(req, ENOENT);
+		return;
+	default:
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	/* Let the kernel cache the listing too (it never changes). */
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+/* Directory offsets: 0 ".", 1 "..", 2 + k the k-th child; each entry
+ * carries the offset of the next one. */
+static void
+do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
+{
+	const struct view *v = adapter_view(req);
+	char name[VIEW_NAME_MAX + 1];
+	struct fuse_entry_param e;
+	uint64_t k, n = view_nchildren(v, ino);
+	size_t used = 0, len;
+	struct buf *b;
+
+	if (view_kind(v, ino) != VIEW_DIR) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	b = scratch(size);
+	if (!b) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	for (k = (uint64_t)off; k < n + 2; k++) {
+		fuse_ino_t child;
+
+		if (k < 2) {
+			/* The kernel ignores attributes of "." and "..";
+			 * ino 0 keeps it from taking a lookup reference. */
+			strcpy(name, k ? ".." : ".");
+			fill_entry(v, 0, &e);
+			view_stat(v, ino, &e.attr);
+		} else {
+			child = view_child(v, ino, k - 2);
+			view_name(v, child, name);
+			fill_entry(v, child, &e);
+		}
+		if (plus)
+			len = fuse_add_direntry_plus(req, b->data + used,
+						     size - used, name, &e,
+						     (off_t)(k + 1));
+		else
+			len = fuse_add_direntry(req, b->data + used,
+						size - used, name, &e.attr,
+						(off_t)(k + 1));
+		if (len > size - used)
+			break;	/* did not fit: the kernel asks again */
+		used += len;
+	}
+	fuse_reply_buf(req, b->data, used);
+}
+
+static void
+adapter_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	     struct fuse_file_info *fi UNUSED)
+{
+	do_readdir(req, ino, size, off, 0);
+}
+
+static void
+adapter_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		 struct fuse_file_info *fi UNUSED)
+{
+	do_readdir(req, ino, size, off, 1);
+}
+
+/* --- everything that would write --------------------------------------- */
+
+static void
+adapter_setattr(fuse_req_t req, fuse_ino_t ino UNUSED, struct stat *attr UNUSED,
+	     int to_set UNUSED, struct fuse_file_info *fi UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_mknod(fuse_req_t req, fuse_ino_t parent UNUSED, const char *name UNUSED,
+	   mode_t mode UNUSED, dev_t rdev UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_mkdir(fuse_req_t req, fuse_ino_t parent UNUSED, const char *name UNUSED,
+	   mode_t mode UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_unlink(fuse_req_t req, fuse_ino_t parent UNUSED, const char *name UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_symlink(fuse_req_t req, const char *link UNUSED,
+	     fuse_ino_t parent UNUSED, const char *name UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_rename(fuse_req_t req, fuse_ino_t parent UNUSED, const char *name UNUSED,
+	    fuse_ino_t newparent UNUSED, const char *newname UNUSED,
+	    unsigned int flags UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_link(fuse_req_t req, fuse_ino_t ino UNUSED, fuse_ino_t newparent UNUSED,
+	  const char *newname UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_write(fuse_req_t req, fuse_ino_t ino UNUSED, const char *buf UNUSED,
+	   size_t size UNUSED, off_t off UNUSED,
+	   struct fuse_file_info *fi UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_create(fuse_req_t req, fuse_ino_t parent UNUSED, const char *name UNUSED,
+	    mode_t mode UNUSED, struct fuse_file_info *fi UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+/* --- extended attributes ------------------------------------------------ */
+
+/* The xattr size protocol: size 0 asks for the length, a smaller buffer
+ * is ERANGE. */
+static void
+reply_sized(fuse_req_t req, const char *data, size_t len, size_t size)
+{
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (size < len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, data, len);
+}
+
+static void
+adapter_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	const struct view *v = adapter_view(req);
+	struct buf *b;
+	int rc;
+
+	if (view_kind(v, ino) == VIEW_NONE) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	b = scratch(256);
+	if (!b) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	rc = view_xattr_get(v, ino, name, b);
+	if (rc < 0) {
+		fuse_reply_err(req, rc == -2 ? EIO : ENOMEM);
+	} else if (rc > 0) {
+		/* Only user.* exists here: for security.*, system.* (ACLs)
+		 * and trusted.* say "not supported", which also lets ls(1)
+		 * stop asking for every file of the mount. */
+		fuse_reply_err(req, strncmp(name, "user.", 5) == 0 ?
+			       ENODATA : EOPNOTSUPP);
+	} else {
+		reply_sized(req, b->data, b->len, size);
+	}
+}
+
+static void
+adapter_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	const struct view *v = adapter_view(req);
+	struct buf *b;
+
+	if (view_kind(v, ino) == VIEW_NONE) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	b = scratch(256);
+	if (!b || view_xattr_list(v, ino, b) != 0) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	reply_sized(req, b->data, b->len, size);
+}
+
+static void
+adapter_setxattr(fuse_req_t req, fuse_ino_t ino UNUSED, const char *name UNUSED,
+	      const char *value UNUSED, size_t size UNUSED, int flags UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_removexattr(fuse_req_t req, fuse_ino_t ino UNUSED,
+		 const char *name UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void
+adapter_fallocate(fuse_req_t req, fuse_ino_t ino UNUSED, int mode UNUSED,
+	       off_t offset UNUSED, off_t length UNUSED,
+	       struct fuse_file_info *fi UNUSED)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+/* Not implemented on purpose: forget (inodes are permanent), access
+ * (default_permissions makes the kernel check), flush (noflush),
+ * release/releasedir (no per-open state). */
+const struct fuse_lowlevel_ops adapter_ops = {
+	.init = adapter_init,
+	.destroy = adapter_destroy,
+	.lookup = adapter_lookup,
+	.getattr = adapter_getattr,
+	.statfs = adapter_statfs,
+	.open = adapter_open,
+	.read = adapter_read,
+	.opendir = adapter_opendir,
+	.readdir = adapter_readdir,
+	.readdirplus = adapter_readdirplus,
+	.setattr = adapter_setattr,
+	.mknod = adapter_mknod,
+	.mkdir = adapter_mkdir,
+	.unlink = adapter_unlink,
+	.rmdir = adapter_unlink,
+	.symlink = adapter_symlink,
+	.rename = adapter_rename,
+	.link = adapter_link,
+	.write = adapter_write,
+	.create = adapter_create,
+	.getxattr = adapter_getxattr,
+	.listxattr = adapter_listxattr,
+	.setxattr = adapter_setxattr,
+	.removexattr = adapter_removexattr,
+	.fallocate = adapter_fallocate,
+};

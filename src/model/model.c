@@ -1,0 +1,98 @@
+/* model.c - the model: one merged table of tensors over its shards.
+ * model_open() (resolving a SOURCE) is in model_open.c, above shards.c;
+ * this file sits below both and knows nothing of indexes. */
+#include "model/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+
+/* Pretty JSON object of a header's __metadata__ pairs, in header order. */
+static char *
+render_metadata(const struct header *h)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+	int bad = 0;
+
+	if (h->nmeta == 0)
+		return strdup("{}\n");
+	bad |= buf_adds(&b, "{\n");
+	for (i = 0; i < h->nmeta; i++) {
+		const struct meta_pair *p = &h->meta[i];
+
+		bad |= buf_adds(&b, "  ");
+		bad |= buf_add_json_string(&b, p->key, p->key_len);
+		bad |= buf_adds(&b, ": ");
+		bad |= buf_add_json_string(&b, p->val, p->val_len);
+		bad |= buf_adds(&b, i + 1 < h->nmeta ? ",\n" : "\n");
+	}
+	bad |= buf_adds(&b, "}\n");
+	if (bad) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_steal(&b);
+}
+
+int
+model_from_single(const char *arg, struct source *src, struct header *h,
+		  struct model **out, struct err *e)
+{
+	struct model *m;
+	size_t i;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		goto oom;
+	m->shards = calloc(1, sizeof(*m->shards));
+	m->tensors = calloc(h->ntensors ? h->ntensors : 1, sizeof(*m->tensors));
+	m->arg = source_display(arg);
+	if (!m->shards || !m->tensors || !m->arg)
+		goto oom;
+	m->shards[0].name = strdup(src->base);
+	if (!m->shards[0].name)
+		goto oom;
+	m->shards[0].src = src;
+	m->shards[0].hdr = h;
+	m->nshards = 1;
+	src = NULL;
+	h = NULL;
+	m->ntensors = m->shards[0].hdr->ntensors;
+	for (i = 0; i < m->ntensors; i++) {
+		m->tensors[i].t = &m->shards[0].hdr->tensors[i];
+		m->tensors[i].shard = 0;
+	}
+	m->metadata_json = render_metadata(m->shards[0].hdr);
+	if (!m->metadata_json)
+		goto oom;
+	*out = m;
+	return 0;
+oom:
+	source_close(src);
+	header_free(h);
+	model_free(m);
+	return err_set(e, ERR_NO_MEMORY, "out of memory");
+}
+
+void
+model_free(struct model *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nshards; i++) {
+		free(m->shards[i].name);
+		source_close(m->shards[i].src);
+		header_free(m->shards[i].hdr);
+	}
+	free(m->shards);
+	free(m->tensors);
+	free(m->metadata_json);
+	free(m->index_path);
+	free(m->arg);
+	free(m);
+}

@@ -1,0 +1,70 @@
+/* model.h - what a SOURCE argument names: one safetensors file, or a
+ * sharded set (model.safetensors.index.json, or a directory holding one),
+ * merged into one table of tensors.  Everything is validated before
+ * model_open() returns; nothing is mounted by this layer.
+ */
+#ifndef STFS_MODEL_H
+#define STFS_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/safetensors/header.h"
+#include "source/source.h"
+
+struct err;
+
+struct shard {
+	char *name;		/* file name as in the index (or the basename) */
+	struct source *src;
+	struct header *hdr;
+};
+
+struct model_tensor {
+	const struct tensor *t;	/* owned by shards[shard].hdr */
+	uint32_t shard;
+};
+
+struct model {
+	char *arg;		/* SOURCE as given */
+	int sharded;		/* 1 when opened through an index */
+	char *index_path;	/* the index file (sharded only) */
+
+	size_t nshards;
+	struct shard *shards;
+
+	size_t ntensors;
+	struct model_tensor *tensors;	/* shard order, then file order */
+
+	/* The __metadata__.json content: the file's __metadata__ object
+	 * ("{}" when absent) or, for a sharded set, the index's "metadata". */
+	char *metadata_json;
+
+};
+
+/* Open SOURCE: a .safetensors file, an index file, or a directory holding
+ * an index (or exactly one .safetensors file).  0 or -1 with *e.
+ * Defined in model_open.c, above shards.c (which builds sharded models
+ * with the functions below). */
+int model_open(const char *source, struct model **out, struct err *e);
+
+/* Wrap an already parsed single file (takes ownership of src and h). */
+int model_from_single(const char *arg, struct source *src, struct header *h,
+		      struct model **out, struct err *e);
+
+/* Absolute byte offset of a tensor in its shard's source. */
+static inline uint64_t
+model_tensor_offset(const struct model *m, const struct model_tensor *mt)
+{
+	return m->shards[mt->shard].hdr->data_start + mt->t->begin;
+}
+
+static inline uint64_t
+model_tensor_nbytes(const struct model_tensor *mt)
+{
+	return mt->t->end - mt->t->begin;
+}
+
+void model_free(struct model *m);
+
+#endif

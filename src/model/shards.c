@@ -1,0 +1,465 @@
+/* shards.c - sharded sets: read model.safetensors.index.json, open and
+ * validate every shard, and check the weight_map against their contents.
+ *
+ * The index is an allow-list: every tensor of every shard must be listed,
+ * under the shard that holds it, and every listed tensor must exist.
+ */
+#include "model/shards.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "model/model.h"
+#include "base/nametab.h"
+#include "format/sniff.h"
+
+#define INDEX_MAX_BYTES (256u << 20)	/* far above any real index */
+#define SHARDS_MAX 100000
+
+/* nametab callback: is merged tensor id the name k? */
+static int
+tensor_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
+{
+	const struct model *m = ctx;
+	const struct tensor *t = m->tensors[id].t;
+
+	return t->name_len == k->len && memcmp(t->name, k->name, k->len) == 0;
+}
+
+static int
+index_error(struct err *e, const char *where, const char *fmt, const char *a,
+	    const char *b)
+{
+	/* The index is at fault: name it, not the shard read last. */
+	err_reset_where(e);
+	err_where(e, where);
+	return err_set(e, ERR_INVALID_INDEX, fmt, a, b);
+}
+
+/* Read the whole index file (local or remote) through a source. */
+static char *
+read_index(const char *path, size_t *len, struct err *e)
+{
+	struct source *src;
+	char *text;
+	int rc;
+
+	if (source_open(path, &src, e))
+		return NULL;
+	if (src->size > INDEX_MAX_BYTES) {
+		err_set(e, ERR_INVALID_INDEX, "index is %llu bytes, more than "
+			"the %u allowed", (unsigned long long)src->size,
+			INDEX_MAX_BYTES);
+		source_close(src);
+		return NULL;
+	}
+	text = malloc((size_t)src->size + 1);
+	if (!text) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		source_close(src);
+		return NULL;
+	}
+	rc = source_pread(src, text, (size_t)src->size, 0);
+	if (rc) {
+		err_set(e, ERR_IO, "cannot read: %s", strerror(-rc));
+		free(text);
+		source_close(src);
+		return NULL;
+	}
+	text[src->size] = '\0';
+	*len = (size_t)src->size;
+	source_close(src);
+	return text;
+}
+
+/* A shard name must name a .safetensors file under the index's
+ * directory: relative, no "..", no backslash, no empty component.  The
+ * index is untrusted input; symlinks the directory holds are not. */
+static const char *
+bad_shard_name(const char *name)
+{
+	const char *p = name;
+	size_t n = strlen(name);
+
+	if (n == 0)
+		return "is empty";
+	if (name[0] == '/')
+		return "is an absolute path";
+	if (strchr(name, '\\'))
+		return "contains a backslash";
+	if (strstr(name, "://"))
+		return "is a URL";
+	if (n < 12 || strcmp(name + n - 12, ".safetensors") != 0)
+		return "does not end in .safetensors";
+	while (*p) {
+		const char *slash = strchr(p, '/');
+		size_t k = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (k == 0)
+			return "has an empty path component";
+		if ((k == 1 && p[0] == '.') || (k == 2 && !strncmp(p, "..", 2)))
+			return "has a . or .. component";
+		p += k + (slash ? 1 : 0);
+	}
+	return NULL;
+}
+
+/* Directory part of an index path or URL, with a trailing '/' ("" for a
+ * bare file name). */
+static char *
+base_of(const char *index_path)
+{
+	const char *end = index_path + strlen(index_path);
+	const char *q = strpbrk(index_path, "?#");
+	const char *slash;
+	char *dir;
+
+	if (source_is_url(index_path) && q)
+		end = q;
+	slash = end;
+	while (slash > index_path && slash[-1] != '/')
+		slash--;
+	dir = strndup(index_path, (size_t)(slash - index_path));
+	return dir;
+}
+
+/* Join the base and a shard name; URLs get unsafe bytes percent-encoded. */
+static char *
+shard_path(const char *base, const char *name, int url)
+{
+	struct buf b = BUF_INIT;
+	const unsigned char *p;
+	int bad = buf_adds(&b, base);
+
+	for (p = (const unsigned char *)name; *p; p++) {
+		if (!url || (*p >= 'a' && *p <= 'z') || (*p >= 'A' &&
+		    *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("-._~/", *p))
+			bad |= buf_add(&b, p, 1);
+		else
+			bad |= buf_addf(&b, "%%%02X", *p);
+	}
+	if (bad) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_steal(&b);
+}
+
+static void
+raise_fd_limit(size_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want + 64 &&
+	    rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The distinct shard names of the weight_map, sorted (as transformers). */
+static int
+collect_shards(json_t *wmap, const char ***names, size_t *count,
+	       const char *index_path, struct err *e)
+{
+	size_t n = 0, i, k = 0;
+	const char *key, **v;
+	json_t *val;
+
+	v = malloc((json_object_size(wmap) + 1) * sizeof(*v));
+	if (!v)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	json_object_foreach(wmap, key, val) {
+		if (!json_is_string(val) ||
+		    strlen(json_string_value(val)) != json_string_length(val)) {
+			free(v);
+			return index_error(e, index_path, "weight_map value of "
+					   "`%s` is not a file name%s", key, "");
+		}
+		v[n++] = json_string_value(val);
+	}
+	qsort(v, n, sizeof(*v), cmp_str);
+	for (i = 0; i < n; i++)
+		if (k == 0 || strcmp(v[k - 1], v[i]) != 0)
+			v[k++] = v[i];
+	if (k > SHARDS_MAX) {
+		free(v);
+		return index_error(e, index_path, "too many shards%s%s", "",
+				   "");
+	}
+	*names = v;
+	*count = k;
+	return 0;
+}
+
+static int
+open_shards(struct model *m, const char **names, const char *index_path,
+	    struct err *e)
+{
+	int url = source_is_url(index_path);
+	char *base = base_of(index_path);
+	size_t i;
+	int rc = 0;
+
+	if (!base)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	raise_fd_limit(m->nshards);
+	for (i = 0; rc == 0 && i < m->nshards; i++) {
+		struct shard *sh = &m->shards[i];
+		const char *why = bad_shard_name(names[i]);
+		char *path;
+
+		if (why) {
+			rc = index_error(e, index_path, "shard name `%s` %s",
+					 names[i], why);
+			break;
+		}
+		sh->name = strdup(names[i]);
+		path = shard_path(base, names[i], url);
+		if (!sh->name || !path) {
+			free(path);
+			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		/* Errors from here on are about the shard's own file. */
+		err_reset_where(e);
+		/* Symlinks in the directory are followed, wherever they
+		 * point (the hub cache links every shard into ../../blobs/):
+		 * they are the user's; only the index's names are checked.
+		 * source_open_local() still wants a regular file. */
+		if (source_open(path, &sh->src, e))
+			rc = -1;
+		else if (sniff_header_read(sh->src, &sh->hdr, e))
+			rc = source_blame(sh->src, e);
+		free(path);
+	}
+	free(base);
+	return rc;
+}
+
+/* Two shard names that open one local file (a symlink to the other, a
+ * hard link): the index lists one file twice. */
+static int
+same_file(const struct source *a, const struct source *b)
+{
+	return a->ino != 0 && a->dev == b->dev &&
+	       a->ino == b->ino;
+}
+
+/* Build the merged table (and tab, its names); a name in two shards is an
+ * error. */
+static int
+merge(struct model *m, struct nametab *tab, const char *index_path,
+      struct err *e)
+{
+	size_t total = 0, i, j;
+
+	for (i = 0; i < m->nshards; i++)
+		total += m->shards[i].hdr->ntensors;
+	if (total > NAMETAB_ID_MAX)
+		return index_error(e, index_path, "more than %s%s tensors",
+				   "2^32", "");
+	m->tensors = calloc(total ? total : 1, sizeof(*m->tensors));
+	if (!m->tensors || nametab_init(tab, total, tensor_eq, m) < 0)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+
+	for (i = 0; i < m->nshards; i++) {
+		const struct shard *sh = &m->shards[i];
+
+		for (j = 0; j < sh->hdr->ntensors; j++) {
+			const struct tensor *t = &sh->hdr->tensors[j];
+			struct nametab_key k;
+			long other;
+			char q[160];
+
+			m->tensors[m->ntensors].t = t;
+			m->tensors[m->ntensors].shard = (uint32_t)i;
+			nametab_key(&k, 0, t->name, t->name_len);
+			other = nametab_put(tab, &k, (uint32_t)m->ntensors);
+			if (other == -2)
+				return err_set(e, ERR_NO_MEMORY, "out of memory");
+			if (other >= 0) {
+				char both[512];
+
+				const struct shard *o =
+					&m->shards[m->tensors[other].shard];
+
+				err_quote(q, sizeof(q), t->name, t->name_len);
+				snprintf(both, sizeof(both), "`%s` and `%s`%s",
+					 o->name, sh->name,
+					 same_file(o->src, sh->src) ?
+					 ", which are the same file (one "
+					 "name links to the other's file)" : "");
+				return index_error(e, index_path, "tensor %s is "
+						   "in two shards: %s", q, both);
+			}
+			m->ntensors++;
+		}
+	}
+	return 0;
+}
+
+/* The index is an allow-list: every tensor is listed under the shard that
+ * holds it, and every listed tensor exists. */
+static int
+check_weight_map(struct model *m, const struct nametab *tab, json_t *wmap,
+		 const char *index_path, struct err *e)
+{
+	size_t i;
+	void *it;
+	char q[160];
+
+	for (i = 0; i < m->ntensors; i++) {
+		const struct tensor *t = m->tensors[i].t;
+		const char *held = m->shards[m->tensors[i].shard].name;
+		json_t *want = json_object_getn(wmap, t->name, t->name_len);
+
+		err_quote(q, sizeof(q), t->name, t->name_len);
+		if (!want)
+			return index_error(e, index_path, "tensor %s of shard "
+					   "`%s` is not in the weight_map", q,
+					   held);
+		if (strcmp(json_string_value(want), held) != 0)
+			return index_error(e, index_path, "tensor %s is in "
+					   "shard `%s`, but the weight_map "
+					   "says otherwise", q, held);
+	}
+	if (m->ntensors == json_object_size(wmap))
+		return 0;
+	for (it = json_object_iter(wmap); it;
+	     it = json_object_iter_next(wmap, it)) {
+		const char *key = json_object_iter_key(it);
+		size_t klen = json_object_iter_key_len(it);
+		struct nametab_key k;
+
+		nametab_key(&k, 0, key, klen);
+		if (nametab_find(tab, &k) < 0) {
+			err_quote(q, sizeof(q), key, klen);
+			return index_error(e, index_path, "weight_map lists %s "
+					   "in shard `%s`, which has no such "
+					   "tensor", q, json_string_value(
+					   json_object_iter_value(it)));
+		}
+	}
+	return 0;
+}
+
+static char *
+render_index_metadata(json_t *meta)
+{
+	struct buf b = BUF_INIT;
+	char *text;
+
+	if (!json_is_object(meta))
+		return strdup("{}\n");
+	text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!text || buf_adds(&b, text) || buf_adds(&b, "\n")) {
+		free(text);
+		buf_free(&b);
+		return NULL;
+	}
+	free(text);
+	return buf_steal(&b);
+}
+
+static int
+parse_index(struct model *m, const char *text, size_t len, json_t **wmap_out,
+	    const char *index_path, struct err *e)
+{
+	const char **names = NULL;
+	json_t *root, *wmap, *meta;
+	json_error_t je;
+	int rc = -1;
+
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+			  &je);
+	if (!root) {
+		err_where(e, index_path);
+		return err_set(e, ERR_INVALID_INDEX, "not valid JSON: %s "
+			       "(line %d, column %d)", je.text, je.line,
+			       je.column);
+	}
+	wmap = json_object_get(root, "weight_map");
+	meta = json_object_get(root, "metadata");
+	if (!json_is_object(wmap)) {
+		index_error(e, index_path, "no \"weight_map\" object: not a "
+			    "safetensors index%s%s", "", "");
+		goto out;
+	}
+	if (meta && !json_is_object(meta) && !json_is_null(meta)) {
+		index_error(e, index_path, "\"metadata\" is not an "
+			    "object%s%s", "", "");
+		goto out;
+	}
+	m->metadata_json = render_index_metadata(meta);
+	if (collect_shards(wmap, &names, &m->nshards, index_path, e))
+		goto out;
+	m->shards = calloc(m->nshards ? m->nshards : 1, sizeof(*m->shards));
+	if (!m->shards || !m->metadata_json) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (open_shards(m, names, index_path, e))
+		goto out;
+	*wmap_out = json_incref(wmap);
+	rc = 0;
+out:
+	free(names);
+	json_decref(root);
+	return rc;
+}
+
+int
+shards_open_index(const char *dir, const char *index_path,
+		  struct model **out, struct err *e)
+{
+	struct model *m;
+	struct nametab tab = { 0 };
+	json_t *wmap = NULL;
+	size_t len;
+	char *text;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	m->sharded = 1;
+	m->arg = source_display(dir ? dir : index_path);
+	m->index_path = strdup(index_path);
+	if (!m->arg || !m->index_path) {
+		model_free(m);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	text = read_index(index_path, &len, e);
+	if (!text) {
+		model_free(m);
+		return -1;
+	}
+	if (parse_index(m, text, len, &wmap, index_path, e) ||
+	    merge(m, &tab, index_path, e) ||
+	    check_weight_map(m, &tab, wmap, index_path, e)) {
+		free(text);
+		json_decref(wmap);
+		nametab_free(&tab);
+		model_free(m);
+		return -1;
+	}
+	free(text);
+	json_decref(wmap);
+	nametab_free(&tab);
+	*out = m;
+	return 0;
+}

@@ -1,0 +1,368 @@
+/* summary.c - the summary object shared by stfs-inspect and the mount. */
+#include "model/summary.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "format/dtype.h"
+#include "model/model.h"
+
+struct totals {
+	uint64_t tensors, bytes, header_bytes, file_bytes, params;
+	uint64_t params_by[DTYPE__COUNT];
+	uint64_t count_by[DTYPE__COUNT];
+};
+
+static void
+add_shard(struct totals *tt, const struct shard *sh)
+{
+	size_t i;
+
+	tt->header_bytes += sh->hdr->header_len;
+	tt->file_bytes += sh->hdr->file_size;
+	for (i = 0; i < sh->hdr->ntensors; i++) {
+		const struct tensor *t = &sh->hdr->tensors[i];
+
+		tt->tensors++;
+		tt->bytes += t->end - t->begin;
+		tt->params += t->numel;
+		tt->params_by[t->dtype] += t->numel;
+		tt->count_by[t->dtype]++;
+	}
+}
+
+/* {dtype: n} for the dtypes present, widest first like the writer. */
+static json_t *
+per_dtype(const uint64_t *v, const uint64_t *present)
+{
+	json_t *o = json_object();
+	int d;
+
+	for (d = DTYPE__COUNT - 1; o && d >= 0; d--)
+		if (present[d])
+			json_object_set_new(o, dtype_info((enum dtype)d)->name,
+					    json_integer((json_int_t)v[d]));
+	return o;
+}
+
+static json_t *
+header_metadata(const struct header *h)
+{
+	json_t *o = json_object();
+	size_t i;
+
+	for (i = 0; o && i < h->nmeta; i++)
+		json_object_setn_new(o, h->meta[i].key, h->meta[i].key_len,
+				     json_stringn(h->meta[i].val,
+						  h->meta[i].val_len));
+	return o;
+}
+
+static json_t *
+totals_json(const struct totals *tt)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:I, s:o}",
+			 "tensors", (json_int_t)tt->tensors,
+			 "bytes", (json_int_t)tt->bytes,
+			 "header_bytes", (json_int_t)tt->header_bytes,
+			 "file_bytes", (json_int_t)tt->file_bytes,
+			 "parameters", per_dtype(tt->params_by, tt->count_by),
+			 "parameters_total", (json_int_t)tt->params,
+			 "dtypes", per_dtype(tt->count_by, tt->count_by));
+}
+
+static char *dump_root(json_t *root, int pretty);
+
+/* 1 when config.json next to the model (the directory of its file or
+ * index) says "tie_word_embeddings": true: the file then stores the input
+ * embeddings once and loaders re-tie lm_head to them.  Local sources only;
+ * a missing, unreadable or odd config says nothing. */
+int
+summary_tied(const struct model *m)
+{
+	const char *name, *slash;
+	struct stat st;
+	json_t *cfg;
+	char *path;
+	int tied;
+
+	if (!m->nshards || !m->shards[0].src || source_is_url(m->arg))
+		return 0;
+	name = m->shards[0].src->name;
+	slash = strrchr(name, '/');
+	if (asprintf(&path, "%.*sconfig.json", slash ? (int)(slash - name + 1) : 0,
+		     name) < 0)
+		return 0;
+	/* a config is a few KiB: do not load a huge file by mistake */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (1 << 24)) {
+		free(path);
+		return 0;
+	}
+	cfg = json_load_file(path, 0, NULL);
+	free(path);
+	tied = json_is_true(json_object_get(cfg, "tie_word_embeddings"));
+	json_decref(cfg);
+	return tied;
+}
+
+static json_t *
+summary_object(const struct model *m)
+{
+	struct totals all;
+	json_t *root, *meta, *shards = NULL;
+	size_t i;
+
+	memset(&all, 0, sizeof(all));
+	for (i = 0; i < m->nshards; i++)
+		add_shard(&all, &m->shards[i]);
+	root = totals_json(&all);
+	if (!root)
+		return NULL;
+	if (m->sharded)
+		meta = json_loads(m->metadata_json, JSON_ALLOW_NUL, NULL);
+	else
+		meta = header_metadata(m->shards[0].hdr);
+	json_object_set_new(root, "metadata", meta ? meta : json_object());
+	json_object_set_new(root, "source", json_string(m->arg));
+	json_object_set_new(root, "format", json_string(
+		m->sharded ? "safetensors-sharded" : "safetensors"));
+	if (summary_tied(m))
+		json_object_set_new(root, "tie_word_embeddings", json_true());
+	if (!m->sharded)
+		return root;
+
+	shards = json_array();
+	for (i = 0; shards && i < m->nshards; i++) {
+		struct totals one;
+		json_t *s;
+
+		memset(&one, 0, sizeof(one));
+		add_shard(&one, &m->shards[i]);
+		s = totals_json(&one);
+		if (!s)
+			continue;
+		json_object_set_new(s, "name", json_string(m->shards[i].name));
+		json_object_set_new(s, "metadata",
+				    header_metadata(m->shards[i].hdr));
+		json_array_append_new(shards, s);
+	}
+	json_object_set_new(root, "shards", shards);
+	return root;
+}
+
+static json_t *
+tensor_list(const struct model *m)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a && i < m->ntensors; i++) {
+		const struct tensor *t = m->tensors[i].t;
+		json_t *shape = json_array(), *o;
+		uint32_t k;
+
+		for (k = 0; shape && k < t->rank; k++)
+			json_array_append_new(shape,
+					      json_integer((json_int_t)t->shape[k]));
+		o = json_pack("{s:s%, s:s, s:o, s:[I,I], s:I}",
+			      "name", t->name, (size_t)t->name_len,
+			      "dtype", dtype_info(t->dtype)->name,
+			      "shape", shape,
+			      "data_offsets", (json_int_t)t->begin,
+			      (json_int_t)t->end,
+			      "offset", (json_int_t)model_tensor_offset(
+				      m, &m->tensors[i]));
+		if (o && m->sharded)
+			json_object_set_new(o, "shard", json_string(
+				m->shards[m->tensors[i].shard].name));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+char *
+summary_json_ex(const struct model *m, int pretty, int tensors)
+{
+	json_t *root = summary_object(m);
+
+	if (root && tensors)
+		json_object_set_new(root, "tensor_list", tensor_list(m));
+	return dump_root(root, pretty);
+}
+
+char *
+summary_json(const struct model *m, int pretty)
+{
+	return dump_root(summary_object(m), pretty);
+}
+
+static char *
+dump_root(json_t *root, int pretty)
+{
+	char *text, *out;
+	size_t n;
+
+	if (!root)
+		return NULL;
+	text = json_dumps(root, JSON_PRESERVE_ORDER |
+			  (pretty ? JSON_INDENT(2) : JSON_COMPACT));
+	json_decref(root);
+	if (!text)
+		return NULL;
+	n = strlen(text);
+	out = realloc(text, n + 2);
+	if (!out) {
+		free(text);
+		return NULL;
+	}
+	out[n] = '\n';
+	out[n + 1] = '\0';
+	return out;
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *
+grouped(char *buf, uint64_t v)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* 1 for bytes that would move the cursor or start an escape sequence on a
+ * terminal: C0 controls, DEL, and the C1 controls U+0080-U+009F (UTF-8
+ * 0xC2 0x80-0x9F, which also covers CSI U+009B). */
+static size_t
+control_len(const unsigned char *p, size_t left)
+{
+	if (p[0] < 0x20 || p[0] == 0x7f)
+		return 1;
+	if (p[0] == 0xc2 && left > 1 && p[1] >= 0x80 && p[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+/* A name for a terminal: as is, or a JSON string literal with every
+ * control character escaped when it holds anything that would break a
+ * line-per-tensor listing or drive the terminal. */
+void
+summary_print_name(FILE *out, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, k;
+
+	for (i = 0; i < len; i++)
+		if (control_len(p + i, len - i) || p[i] == '"' || p[i] == ' ' ||
+		    p[i] == '\\')
+			break;
+	if (i == len && len > 0) {
+		fwrite(s, 1, len, out);
+		return;
+	}
+	fputc('"', out);
+	for (i = 0; i < len; i += k ? k : 1) {
+		k = control_len(p + i, len - i);
+		if (k == 2)
+			fprintf(out, "\\u%04x", p[i + 1]);
+		else if (k == 1)
+			fprintf(out, "\\u%04x", p[i]);
+		else if (p[i] == '"' || p[i] == '\\')
+			fprintf(out, "\\%c", p[i]);
+		else
+			fputc(p[i], out);
+	}
+	fputc('"', out);
+}
+
+/* "metadata:" then one "  key: value" line per entry (values as JSON
+ * when they are not strings, as in a sharded index). */
+static void
+print_metadata(FILE *out, const struct model *m)
+{
+	json_t *o = json_loads(m->metadata_json, JSON_ALLOW_NUL, NULL);
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(o) || json_object_size(o) == 0) {
+		fputs("metadata:    (none)\n", out);
+		json_decref(o);
+		return;
+	}
+	fputs("metadata:\n", out);
+	json_object_foreach(o, key, v) {
+		char *text = json_is_string(v) ? NULL :
+			json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+		fputs("  ", out);
+		summary_print_name(out, key, strlen(key));
+		fputs(": ", out);
+		if (json_is_string(v))
+			summary_print_name(out, json_string_value(v),
+				   json_string_length(v));
+		else
+			fputs(text ? text : "?", out);
+		fputc('\n', out);
+		free(text);
+	}
+	json_decref(o);
+}
+
+void
+summary_print_text(FILE *out, const struct model *m, int tensors)
+{
+	struct totals tt;
+	char a[32], b[32];
+	size_t i;
+	int d;
+
+	memset(&tt, 0, sizeof(tt));
+	for (i = 0; i < m->nshards; i++)
+		add_shard(&tt, &m->shards[i]);
+	fprintf(out, "source:      %s\n", m->arg);
+	if (m->sharded)
+		fprintf(out, "shards:      %zu\n", m->nshards);
+	fprintf(out, "tensors:     %s\n", grouped(a, tt.tensors));
+	fprintf(out, "data bytes:  %s\n", grouped(a, tt.bytes));
+	fprintf(out, "header:      %s bytes\n", grouped(a, tt.header_bytes));
+	fprintf(out, "parameters:  %s\n", grouped(a, tt.params));
+	for (d = DTYPE__COUNT - 1; d >= 0; d--)
+		if (tt.count_by[d])
+			fprintf(out, "  %-12s %s in %s tensor%s\n",
+				dtype_info((enum dtype)d)->name,
+				grouped(a, tt.params_by[d]),
+				grouped(b, tt.count_by[d]),
+				tt.count_by[d] == 1 ? "" : "s");
+	print_metadata(out, m);
+	if (summary_tied(m))
+		fputs("tied:        config.json says tie_word_embeddings: the "
+		      "output layer (lm_head)\n"
+		      "             shares the input embeddings, stored once; "
+		      "loaders re-tie it\n", out);
+	if (!tensors)
+		return;
+	fputs("tensors (name dtype shape data_offsets):\n", out);
+	for (i = 0; i < m->ntensors; i++) {
+		const struct tensor *t = m->tensors[i].t;
+		uint32_t k;
+
+		summary_print_name(out, t->name, t->name_len);
+		fprintf(out, " %s [", dtype_info(t->dtype)->name);
+		for (k = 0; k < t->rank; k++)
+			fprintf(out, "%s%" PRIu64, k ? ", " : "", t->shape[k]);
+		fprintf(out, "] [%" PRIu64 ", %" PRIu64 "]", t->begin, t->end);
+		if (m->sharded)
+			fprintf(out, " %s", m->shards[m->tensors[i].shard].name);
+		fputc('\n', out);
+	}
+}

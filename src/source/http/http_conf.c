@@ -1,0 +1,379 @@
+/* http_conf.c - settings of the HTTP(S) sources: defaults, environment,
+ * http_set_options(), the header file, messages and clocks. */
+#include "source/http/http_conf.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "base/error.h"
+
+#define HTTP_HEADER_FILE_MAX	(64u << 10)
+
+struct http_conf hconf;
+
+static pthread_once_t conf_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t conf_lock = PTHREAD_MUTEX_INITIALIZER;
+static int headers_loaded;
+
+void
+hconf_log(int prio, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (hconf.log)
+		hconf.log(prio, msg);
+	else
+		syslog(prio, "%s", msg);	/* never stderr: may be a daemon */
+}
+
+uint64_t
+hconf_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void
+hconf_sleep_ms(uint64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+uint64_t
+hconf_bound_ms(void)
+{
+	return (uint64_t)hconf.tries * hconf.timeout_s * 1000;
+}
+
+static int
+env_flag(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+static unsigned
+env_uint(const char *name, unsigned dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return dflt;
+	n = strtoul(v, &end, 10);
+	return *end || n > 1000000 ? dflt : (unsigned)n;
+}
+
+int
+hconf_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long n;
+	char *end;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if ((*end == 'B' || *end == 'b') && shift)
+		end++;
+	if (*end || (shift && n > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)n << shift;
+	return 0;
+}
+
+/* $XDG_CACHE_HOME/stfs, else ~/.cache/stfs. */
+static char *
+default_cache_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	char *d = NULL;
+
+	if (x && *x == '/') {
+		if (asprintf(&d, "%s/stfs", x) < 0)
+			d = NULL;
+	} else if (home && *home) {
+		if (asprintf(&d, "%s/.cache/stfs", home) < 0)
+			d = NULL;
+	}
+	return d;
+}
+
+static void
+conf_init(void)
+{
+	const char *ca = getenv("STFS_HTTP_CA_FILE");
+	const char *dc = getenv("STFS_CACHE"), *dd = getenv("STFS_CACHE_DIR");
+	const char *dm = getenv("STFS_CACHE_MAX");
+
+	hconf.insecure = env_flag("STFS_HTTP_INSECURE");
+	if (ca && *ca)
+		hconf.ca_file = strdup(ca);
+	hconf.cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
+					       HTTP_DEFAULT_CACHE_MB) << 20;
+	hconf.timeout_s = env_uint("STFS_HTTP_TIMEOUT", HTTP_DEFAULT_TIMEOUT_S);
+	/* STFS_HTTP_RETRIES counts the extra attempts (0: try once). */
+	hconf.tries = env_uint("STFS_HTTP_RETRIES", HTTP_DEFAULT_TRIES - 1) + 1;
+	hconf.ra_max = (uint64_t)env_uint("STFS_HTTP_READAHEAD_MB",
+					  HTTP_DEFAULT_READAHEAD_MB) << 20;
+	hconf.max_workers = env_uint("STFS_HTTP_CONNECTIONS",
+				     HTTP_DEFAULT_CONNECTIONS);
+	if (hconf.timeout_s == 0)
+		hconf.timeout_s = HTTP_DEFAULT_TIMEOUT_S;
+	if (hconf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
+		hconf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	hconf.disk_on = !(dc && strcmp(dc, "off") == 0);
+	hconf.disk_dir = dd && *dd ? strdup(dd) : default_cache_dir();
+	if (!dm || hconf_parse_size(dm, &hconf.disk_max) != 0)
+		hconf.disk_max = HDISK_DEFAULT_MAX;
+}
+
+int
+hconf_ready(struct err *e)
+{
+	(void)e;
+	pthread_once(&conf_once, conf_init);
+	return 0;
+}
+
+unsigned
+http_read_bound_s(void)
+{
+	pthread_once(&conf_once, conf_init);
+	return hconf.tries * hconf.timeout_s;
+}
+
+static int
+valid_header_name(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!strchr("!#$%&'*+-.^_`|~", s[i]) &&
+		    !((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z')))
+			return 0;
+	return 1;
+}
+
+/* One line of the header file as a header, or NULL (no memory). */
+static char *
+header_line(char *line)
+{
+	char *hdr;
+
+	if (strchr(line, ':'))
+		return strdup(line);
+	if (asprintf(&hdr, "Authorization: Bearer %s", line) < 0)
+		return NULL;
+	return hdr;
+}
+
+/* Split text into header lines; *list grows. */
+static int
+parse_header_text(const char *path, char *text, struct curl_slist **list,
+		  struct err *e)
+{
+	char *line, *next;
+	unsigned lineno = 0;
+
+	for (line = text; line && *line; line = next) {
+		struct curl_slist *tmp;
+		char *end, *colon, *hdr;
+
+		lineno++;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		end = line + strlen(line);
+		while (end > line && (end[-1] == '\r' || end[-1] == ' ' ||
+				      end[-1] == '\t'))
+			*--end = '\0';
+		while (*line == ' ' || *line == '\t')
+			line++;
+		if (*line == '\0' || *line == '#')
+			continue;
+		if (strchr(line, '\r'))
+			return err_set(e, ERR_USAGE, "header file %s, line %u: "
+				       "stray carriage return", path, lineno);
+		colon = strchr(line, ':');
+		if (colon && !valid_header_name(line, (size_t)(colon - line)))
+			return err_set(e, ERR_USAGE, "header file %s, line %u: "
+				       "not \"Name: value\"", path, lineno);
+		hdr = header_line(line);
+		tmp = hdr ? curl_slist_append(*list, hdr) : NULL;
+		if (hdr) {
+			explicit_bzero(hdr, strlen(hdr));
+			free(hdr);
+		}
+		if (!tmp)
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		*list = tmp;
+	}
+	return 0;
+}
+
+int
+hconf_load_header_file(const char *path, struct curl_slist **out,
+		       struct err *e)
+{
+	struct curl_slist *list = NULL;
+	struct stat st;
+	char *text;
+	size_t n;
+	FILE *f;
+	int rc = 0;
+
+	f = fopen(path, "re");
+	if (!f)
+		return err_set(e, ERR_USAGE, "cannot read the header file %s: %s",
+			       path, strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+		fprintf(stderr, "%s: warning: the header file %s is readable "
+			"by group or others (mode %04o); chmod 600 it\n",
+			program_invocation_short_name, path,
+			(unsigned)(st.st_mode & 07777));
+	text = calloc(1, HTTP_HEADER_FILE_MAX + 1);
+	if (!text) {
+		fclose(f);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	n = fread(text, 1, HTTP_HEADER_FILE_MAX + 1, f);
+	if (ferror(f) || n > HTTP_HEADER_FILE_MAX)
+		rc = err_set(e, ERR_USAGE, "header file %s: %s", path,
+			     ferror(f) ? "read error" : "larger than 64 KiB");
+	else if (memchr(text, '\0', n))
+		rc = err_set(e, ERR_USAGE, "header file %s holds a NUL byte",
+			     path);
+	else
+		rc = parse_header_text(path, text, &list, e);
+	explicit_bzero(text, HTTP_HEADER_FILE_MAX + 1);
+	free(text);
+	fclose(f);
+	if (rc) {
+		curl_slist_free_all(list);
+		return rc;
+	}
+	*out = list;
+	return 0;
+}
+
+int
+http_set_options(const struct http_options *o, struct err *e)
+{
+	struct curl_slist *list = NULL;
+	const char *hf;
+	int rc = 0;
+
+	if (hconf_ready(e))
+		return -1;
+	hf = o->header_file;
+	if (!hf && getenv("STFS_HTTP_HEADER_FILE") &&
+	    *getenv("STFS_HTTP_HEADER_FILE"))
+		hf = getenv("STFS_HTTP_HEADER_FILE");
+	if (hf && hconf_load_header_file(hf, &list, e))
+		return -1;
+	pthread_mutex_lock(&conf_lock);
+	curl_slist_free_all(hconf.headers);
+	hconf.headers = list;
+	headers_loaded = 1;
+	if (o->ca_file) {
+		free(hconf.ca_file);
+		hconf.ca_file = strdup(o->ca_file);
+		if (!hconf.ca_file)
+			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	if (o->insecure)
+		hconf.insecure = 1;
+	if (o->cache_mb)
+		hconf.cache_bytes = (uint64_t)o->cache_mb << 20;
+	if (hconf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
+		hconf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	if (o->timeout_s)
+		hconf.timeout_s = o->timeout_s;
+	if (o->tries)
+		hconf.tries = o->tries;
+	if (o->readahead_mb)
+		hconf.ra_max = (uint64_t)o->readahead_mb << 20;
+	if (o->connections)
+		hconf.max_workers = o->connections;
+	if (o->log)
+		hconf.log = o->log;
+	if (o->cache)
+		hconf.disk_on = o->cache > 0;
+	if (o->cache_dir) {
+		char cwd[4096];
+
+		free(hconf.disk_dir);
+		/* absolute: the daemon changes to / when it forks */
+		if (o->cache_dir[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+			if (asprintf(&hconf.disk_dir, "%s/%s", cwd,
+				     o->cache_dir) < 0)
+				hconf.disk_dir = NULL;
+		} else {
+			hconf.disk_dir = strdup(o->cache_dir);
+		}
+		if (!hconf.disk_dir)
+			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	if (o->cache_max && hconf_parse_size(o->cache_max, &hconf.disk_max))
+		rc = err_set(e, ERR_USAGE, "cache_max=%s: not a size (e.g. "
+			     "10G, 512M)", o->cache_max);
+	pthread_mutex_unlock(&conf_lock);
+	return rc;
+}
+
+int
+hconf_headers(struct err *e)
+{
+	const char *hf = getenv("STFS_HTTP_HEADER_FILE");
+	struct curl_slist *list = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&conf_lock);
+	if (!headers_loaded) {
+		if (hf && *hf)
+			rc = hconf_load_header_file(hf, &list, e);
+		if (rc == 0) {
+			hconf.headers = list;
+			headers_loaded = 1;
+		}
+	}
+	pthread_mutex_unlock(&conf_lock);
+	return rc;
+}

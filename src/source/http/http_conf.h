@@ -1,0 +1,63 @@
+/* http_conf.h - settings of the HTTP(S) sources, the header file, logging.
+ *
+ * One process-wide set of settings: the defaults, overridden by the
+ * environment (STFS_HTTP_*), overridden by http_set_options().  They are
+ * fixed once the first source is open; the other http_* modules read
+ * hconf directly.
+ */
+#ifndef STFS_HTTP_CONF_H
+#define STFS_HTTP_CONF_H
+
+#include <stdint.h>
+
+#include "source/http/http_options.h"
+
+#define HDISK_DEFAULT_MAX	(10ull << 30)	/* cache_max by default */
+
+struct curl_slist;
+struct err;
+
+struct http_conf {
+	struct curl_slist *headers;	/* header file lines (may hold a token) */
+	char *ca_file;
+	int insecure;
+	uint64_t cache_bytes;
+	unsigned timeout_s;
+	unsigned tries;
+	uint64_t ra_max;
+	unsigned max_workers;
+	void (*log)(int prio, const char *msg);
+	int disk_on;			/* the disk cache (http_disk.c) */
+	char *disk_dir;
+	uint64_t disk_max;
+};
+
+extern struct http_conf hconf;
+
+/* Fill hconf from the environment once; 0 or -1 with *e. */
+int hconf_ready(struct err *e);
+
+/* Load $STFS_HTTP_HEADER_FILE unless http_set_options() ran. */
+int hconf_headers(struct err *e);
+
+/* Parse a header file into a list of "Name: value" lines: blank and '#'
+ * lines skipped, a line without a colon is "Authorization: Bearer LINE".
+ * Messages name the file and line, never the contents.  A file readable
+ * by group or others draws a warning on stderr (as ssh does for keys). */
+int hconf_load_header_file(const char *path, struct curl_slist **out,
+			   struct err *e);
+
+void hconf_log(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* "10G", "512M", "1048576": bytes (K, M, G, T are powers of 1024).
+ * 0, or -1 when malformed. */
+int hconf_parse_size(const char *s, uint64_t *out);
+
+uint64_t hconf_now_ms(void);
+void hconf_sleep_ms(uint64_t ms);
+
+/* How long one read may wait for the network, in ms (tries * timeout). */
+uint64_t hconf_bound_ms(void);
+
+#endif

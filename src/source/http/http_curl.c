@@ -1,0 +1,362 @@
+/* http_curl.c - the libcurl transport: one GET, no redirects followed.
+ *
+ * libcurl easy handles may not be used by two threads at once and sharing
+ * the connection cache between threads is a known libcurl bug (KNOWN_BUGS
+ * "A shared connection cache is not thread-safe"), so each thread keeps
+ * its own easy handle, and with it its own keep-alive connection; DNS and
+ * TLS sessions are shared through a CURLSH.
+ */
+#include "source/http/http_transport.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "source/http/http_conf.h"
+
+static struct {
+	pthread_once_t once;
+	int failed;
+	CURLSH *share;
+	pthread_mutex_t share_lock[CURL_LOCK_DATA_LAST];
+	pthread_key_t handle_key;
+} K = {
+	.once = PTHREAD_ONCE_INIT,
+};
+
+static const struct http_transport *current;
+
+static void
+share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *u)
+{
+	(void)h;
+	(void)access;
+	(void)u;
+	pthread_mutex_lock(&K.share_lock[data]);
+}
+
+static void
+share_unlock(CURL *h, curl_lock_data data, void *u)
+{
+	(void)h;
+	(void)u;
+	pthread_mutex_unlock(&K.share_lock[data]);
+}
+
+static void
+handle_free(void *h)
+{
+	curl_easy_cleanup(h);
+}
+
+static void
+curl_init(void)
+{
+	int i;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    pthread_key_create(&K.handle_key, handle_free) != 0) {
+		K.failed = 1;
+		return;
+	}
+	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
+		pthread_mutex_init(&K.share_lock[i], NULL);
+	K.share = curl_share_init();
+	if (K.share) {
+		curl_share_setopt(K.share, CURLSHOPT_LOCKFUNC, share_lock);
+		curl_share_setopt(K.share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+		curl_share_setopt(K.share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+		curl_share_setopt(K.share, CURLSHOPT_SHARE,
+				  CURL_LOCK_DATA_SSL_SESSION);
+	}
+}
+
+/* This thread's easy handle, with the options that never change. */
+static CURL *
+thread_handle(void)
+{
+	CURL *h = pthread_getspecific(K.handle_key);
+
+	if (h)
+		return h;
+	h = curl_easy_init();
+	if (!h)
+		return NULL;
+	if (pthread_setspecific(K.handle_key, h) != 0) {
+		curl_easy_cleanup(h);
+		return NULL;
+	}
+	if (K.share)
+		curl_easy_setopt(h, CURLOPT_SHARE, K.share);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	/* Redirects are followed by http_fetch.c, which keeps headers
+	 * with their origin and refuses https -> http. */
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "stfs/" STFS_VERSION);
+	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 256L << 10);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	if (hconf.insecure) {
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (hconf.ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, hconf.ca_file);
+	return h;
+}
+
+struct xchg {
+	struct htr_resp *r;
+	const struct htr_sink *sink;
+	int headed;		/* sink->head() called */
+	int mode;		/* its answer */
+};
+
+static void
+copy_value(char *dst, size_t cap, const char *v, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, v, n);
+	dst[n] = '\0';
+}
+
+static int
+parse_u64(const char **p, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *s = *p;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	while (*s >= '0' && *s <= '9') {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+/* "bytes FIRST-LAST/TOTAL", "bytes FIRST-LAST/(star)" or "bytes (star)/TOTAL". */
+static void
+parse_content_range(struct htr_resp *r, const char *v)
+{
+	const char *p = v;
+
+	if (strncasecmp(p, "bytes", 5) != 0)
+		return;
+	p += 5;
+	while (*p == ' ')
+		p++;
+	if (*p == '*') {
+		p++;
+	} else {
+		if (parse_u64(&p, &r->r_first) || *p++ != '-' ||
+		    parse_u64(&p, &r->r_last) || r->r_last < r->r_first)
+			return;
+		r->have_range = 1;
+	}
+	if (*p++ != '/')
+		return;
+	if (*p == '*')
+		return;
+	if (parse_u64(&p, &r->r_total) == 0)
+		r->total_known = 1;
+}
+
+static void
+status_line(struct htr_resp *r, const char *p, size_t n)
+{
+	const char *sp = memchr(p, ' ', n);
+	size_t k;
+
+	memset(r, 0, sizeof(*r));
+	if (!sp)
+		return;
+	/* "HTTP/1.1 206 Partial Content", "HTTP/2 206" */
+	for (k = (size_t)(sp - p) + 1; k < n && p[k] >= '0' && p[k] <= '9'; k++)
+		r->status = r->status * 10 + (p[k] - '0');
+}
+
+static size_t
+header_cb(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct xchg *x = ud;
+	struct htr_resp *r = x->r;
+	size_t n = size * nmemb;
+	char line[HTTP_LOCATION_MAX + 64];
+	char *colon, *v, *end;
+
+	if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+		status_line(r, p, n);
+		return n;
+	}
+	if (n >= sizeof(line))
+		return n;	/* nothing we read is that long */
+	memcpy(line, p, n);
+	line[n] = '\0';
+	colon = strchr(line, ':');
+	if (!colon)
+		return n;
+	*colon = '\0';
+	v = colon + 1;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	end = v + strlen(v);
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' ||
+			   end[-1] == ' ' || end[-1] == '\t'))
+		*--end = '\0';
+	if (strcasecmp(line, "Content-Range") == 0) {
+		parse_content_range(r, v);
+	} else if (strcasecmp(line, "Content-Length") == 0) {
+		const char *q = v;
+
+		r->have_clen = parse_u64(&q, &r->clen) == 0 && *q == '\0';
+	} else if (strcasecmp(line, "ETag") == 0) {
+		copy_value(r->etag, sizeof(r->etag), v, (size_t)(end - v));
+	} else if (strcasecmp(line, "Last-Modified") == 0) {
+		copy_value(r->lastmod, sizeof(r->lastmod), v, (size_t)(end - v));
+	} else if (strcasecmp(line, "Location") == 0) {
+		copy_value(r->location, sizeof(r->location), v,
+			   (size_t)(end - v));
+	}
+	return n;
+}
+
+static size_t
+write_cb(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct xchg *x = ud;
+	size_t n = size * nmemb;
+
+	if (!x->headed) {
+		x->headed = 1;
+		x->mode = x->sink->head(x->sink->ud, x->r);
+	}
+	if (x->mode == HTR_DISCARD)
+		return n;
+	if (x->mode != HTR_TAKE || x->sink->body(x->sink->ud, p, n) != HTR_TAKE) {
+		x->mode = HTR_STOP;
+		return 0;	/* abort: CURLE_WRITE_ERROR */
+	}
+	return n;
+}
+
+static int
+curl_transient(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+	case CURLE_HTTP3:
+	case CURLE_QUIC_CONNECT_ERROR:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int
+curl_get(const struct http_transport *t, const struct htr_req *q,
+	 struct htr_resp *r, const struct htr_sink *sink, char *why,
+	 size_t whylen)
+{
+	struct xchg x = { .r = r, .sink = sink };
+	char errbuf[CURL_ERROR_SIZE] = "";
+	char range[64];
+	CURL *h;
+	CURLcode rc;
+
+	(void)t;
+	memset(r, 0, sizeof(*r));
+	h = thread_handle();
+	if (!h) {
+		snprintf(why, whylen, "cannot create a libcurl handle");
+		return HTR_FAIL;
+	}
+	snprintf(range, sizeof(range), "%llu-%llu",
+		 (unsigned long long)q->start,
+		 (unsigned long long)(q->start + q->len - 1));
+	curl_easy_setopt(h, CURLOPT_URL, q->url);
+	curl_easy_setopt(h, CURLOPT_RANGE, range);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, q->headers);
+	if (q->sigv4) {
+		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, q->sigv4->provider);
+		curl_easy_setopt(h, CURLOPT_USERNAME, q->sigv4->access_key);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, q->sigv4->secret_key);
+	} else {
+		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, NULL);
+		curl_easy_setopt(h, CURLOPT_USERNAME, NULL);
+		curl_easy_setopt(h, CURLOPT_PASSWORD, NULL);
+		curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+	}
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)q->timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)q->connect_ms);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+			 (long)((q->connect_ms + 999) / 1000));
+	rc = curl_easy_perform(h);
+	/* Do not leave pointers to this stack frame in the handle. */
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, NULL);
+	if (x.mode == HTR_STOP)
+		return HTR_ABORTED;
+	if (rc != CURLE_OK) {
+		snprintf(why, whylen, "%s", errbuf[0] ? errbuf :
+			 curl_easy_strerror(rc));
+		return curl_transient(rc) ? HTR_NET : HTR_FAIL;
+	}
+	if (!x.headed) {
+		/* no body: the sink still judges the headers */
+		x.headed = 1;
+		if (sink->head(sink->ud, r) == HTR_STOP)
+			return HTR_ABORTED;
+	}
+	return HTR_DONE;
+}
+
+static const struct http_transport curl_transport = {
+	.get = curl_get,
+};
+
+const struct http_transport *
+htr_curl(void)
+{
+	pthread_once(&K.once, curl_init);
+	return K.failed ? NULL : &curl_transport;
+}
+
+const struct http_transport *
+htr_current(void)
+{
+	return current ? current : htr_curl();
+}
+
+void
+htr_set(const struct http_transport *t)
+{
+	current = t;
+}

@@ -1,0 +1,362 @@
+/* http_disk.c - the persistent disk cache of remote blocks (see
+ * http_disk.h for what it promises). */
+#include "source/http/http_disk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "source/http/http_conf.h"
+
+#define TRAILER_MAGIC	"STFSBLK1"
+#define TRAILER_LEN	16		/* magic + 64-bit checksum */
+#define IDENT_MAX	4096
+
+struct hdisk_obj {
+	int dfd;			/* DIR/v1/KK/KEY */
+};
+
+static int broken;			/* atomic: off after a failure */
+static uint64_t written;		/* atomic: bytes since the last trim */
+static int trimmed;			/* atomic: trimmed at the first open */
+
+static uint64_t
+mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* A checksum against torn or damaged files (not against an adversary:
+ * the files are the user's own, mode 0600), 8 bytes at a time. */
+static uint64_t
+checksum(const char *p, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ull), w;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h = (h << 29) | (h >> 35);
+	}
+	for (; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return mix64(h);
+}
+
+static void
+off_with_warning(const char *what, int err)
+{
+	if (!__atomic_exchange_n(&broken, 1, __ATOMIC_RELAXED))
+		hconf_log(HTTP_LOG_WARNING, "disk cache %s: %s (%s); blocks "
+			  "are not cached on disk any more in this process",
+			  hconf.disk_dir ? hconf.disk_dir : "?", what,
+			  strerror(err));
+}
+
+/* mkdir -p, 0700 for what is made here. */
+static int
+make_dirs(const char *path)
+{
+	char *p = strdup(path), *s;
+	int rc = 0;
+
+	if (!p)
+		return -1;
+	for (s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+
+			*s = '\0';
+			if (mkdir(p, 0700) < 0 && errno != EEXIST)
+				rc = -1;
+			*s = c;
+			if (!c || rc)
+				break;
+		}
+	}
+	free(p);
+	return rc;
+}
+
+/* Write buf to dfd/name through a temporary file and a rename. */
+static int
+write_file(int dfd, const char *name, const char *a, size_t alen,
+	   const char *b, size_t blen)
+{
+	static unsigned seq;
+	char tmp[96];
+	int fd, saved;
+
+	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%u", (long)getpid(),
+		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, a, alen) != (ssize_t)alen ||
+	    (blen && write(fd, b, blen) != (ssize_t)blen) || close(fd) < 0) {
+		saved = errno ? errno : ENOSPC;	/* a short write: full */
+		unlinkat(dfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	if (renameat(dfd, tmp, dfd, name) < 0) {
+		saved = errno;
+		unlinkat(dfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/* The object's identity in its directory: the hash names it, the file
+ * "ident" proves it (a hash collision is a miss, never wrong bytes). */
+static int
+check_ident(int dfd, const char *ident)
+{
+	char buf[IDENT_MAX + 1];
+	size_t n = strlen(ident);
+	ssize_t got;
+	int fd = openat(dfd, "ident", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return write_file(dfd, "ident", ident, n, NULL, 0);
+	got = read(fd, buf, sizeof(buf));
+	close(fd);
+	return got == (ssize_t)n && memcmp(buf, ident, n) == 0 ? 0 : -1;
+}
+
+struct hdisk_obj *
+hdisk_open(const char *url, const char *etag, uint64_t size)
+{
+	struct hdisk_obj *d;
+	char *ident = NULL, *dir = NULL;
+	uint64_t h1, h2;
+	int dfd;
+
+	if (!hconf.disk_on || !hconf.disk_dir ||
+	    __atomic_load_n(&broken, __ATOMIC_RELAXED) || !etag || !*etag ||
+	    strncmp(etag, "W/", 2) == 0)
+		return NULL;
+	if (asprintf(&ident, "stfs disk cache v1\n%s\n%s\n%llu\n", url, etag,
+		     (unsigned long long)size) < 0)
+		return NULL;
+	if (strlen(ident) > IDENT_MAX) {
+		free(ident);
+		return NULL;
+	}
+	h1 = checksum(ident, strlen(ident), 1);
+	h2 = checksum(ident, strlen(ident), 0x5bd1e995);
+	if (asprintf(&dir, "%s/v1/%02x/%016llx%016llx", hconf.disk_dir,
+		     (unsigned)(h1 >> 56), (unsigned long long)h1,
+		     (unsigned long long)h2) < 0) {
+		free(ident);
+		return NULL;
+	}
+	d = NULL;
+	/* The limit may be lower than last time: enforce it once. */
+	if (!__atomic_exchange_n(&trimmed, 1, __ATOMIC_RELAXED))
+		hdisk_trim(hconf.disk_max);
+	if (make_dirs(dir) < 0) {
+		off_with_warning("cannot make the directory", errno);
+	} else if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		if (check_ident(dfd, ident) == 0 && (d = calloc(1, sizeof(*d))))
+			d->dfd = dfd;
+		else
+			close(dfd);
+	}
+	free(ident);
+	free(dir);
+	return d;
+}
+
+void
+hdisk_close(struct hdisk_obj *d)
+{
+	if (d) {
+		close(d->dfd);
+		free(d);
+	}
+}
+
+int
+hdisk_get(struct hdisk_obj *d, uint64_t idx, char *buf, size_t len)
+{
+	char name[32], trailer[TRAILER_LEN];
+	struct stat st;
+	uint64_t sum;
+	int fd, ok = 0;
+
+	if (!d || __atomic_load_n(&broken, __ATOMIC_RELAXED))
+		return 0;
+	snprintf(name, sizeof(name), "%llu", (unsigned long long)idx);
+	fd = openat(d->dfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size == len + TRAILER_LEN &&
+	    pread(fd, buf, len, 0) == (ssize_t)len &&
+	    pread(fd, trailer, TRAILER_LEN, (off_t)len) == TRAILER_LEN &&
+	    memcmp(trailer, TRAILER_MAGIC, 8) == 0) {
+		memcpy(&sum, trailer + 8, 8);
+		ok = sum == checksum(buf, len, idx);
+	}
+	if (ok)
+		futimens(fd, NULL);	/* recently used: evicted last */
+	close(fd);
+	if (!ok)
+		unlinkat(d->dfd, name, 0);	/* torn or damaged */
+	return ok;
+}
+
+void
+hdisk_put(struct hdisk_obj *d, uint64_t idx, const char *buf, size_t len)
+{
+	char name[32], trailer[TRAILER_LEN];
+	uint64_t sum = checksum(buf, len, idx);
+
+	if (!d || __atomic_load_n(&broken, __ATOMIC_RELAXED))
+		return;
+	snprintf(name, sizeof(name), "%llu", (unsigned long long)idx);
+	memcpy(trailer, TRAILER_MAGIC, 8);
+	memcpy(trailer + 8, &sum, 8);
+	errno = 0;
+	if (write_file(d->dfd, name, buf, len, trailer, TRAILER_LEN) < 0) {
+		off_with_warning("cannot write a block", errno);
+		return;
+	}
+	if (__atomic_add_fetch(&written, len, __ATOMIC_RELAXED) >=
+	    hconf.disk_max / 16) {
+		__atomic_store_n(&written, 0, __ATOMIC_RELAXED);
+		hdisk_trim(hconf.disk_max);
+	}
+}
+
+/* ---- eviction ----------------------------------------------------------- */
+
+struct entry {
+	struct timespec mtime;
+	uint64_t size;
+	char *path;
+};
+
+struct entries {
+	struct entry *v;
+	size_t n, cap;
+	uint64_t total;
+};
+
+static int
+add_entry(struct entries *es, const char *path, const struct stat *st)
+{
+	if (es->n == es->cap) {
+		size_t cap = es->cap ? es->cap * 2 : 1024;
+		struct entry *v = realloc(es->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		es->v = v;
+		es->cap = cap;
+	}
+	es->v[es->n].mtime = st->st_mtim;
+	es->v[es->n].size = (uint64_t)st->st_size;
+	es->v[es->n].path = strdup(path);
+	if (!es->v[es->n].path)
+		return -1;
+	es->total += (uint64_t)st->st_size;
+	es->n++;
+	return 0;
+}
+
+/* Every block file under dir, depth levels down. */
+static void
+walk(const char *dir, int depth, struct entries *es)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+
+	if (!dp)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		char *p;
+		struct stat st;
+
+		if (de->d_name[0] == '.' || strcmp(de->d_name, "ident") == 0)
+			continue;
+		if (asprintf(&p, "%s/%s", dir, de->d_name) < 0)
+			break;
+		if (lstat(p, &st) == 0) {
+			if (depth > 0 && S_ISDIR(st.st_mode))
+				walk(p, depth - 1, es);
+			else if (depth == 0 && S_ISREG(st.st_mode))
+				add_entry(es, p, &st);
+		}
+		free(p);
+	}
+	closedir(dp);
+}
+
+static int
+older(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	return 0;
+}
+
+uint64_t
+hdisk_trim(uint64_t max)
+{
+	struct entries es = { 0 };
+	char *root = NULL, *lock = NULL;
+	uint64_t total;
+	size_t i;
+	int lfd;
+
+	if (!hconf.disk_dir || asprintf(&root, "%s/v1", hconf.disk_dir) < 0)
+		return 0;
+	if (asprintf(&lock, "%s/lock", hconf.disk_dir) < 0) {
+		free(root);
+		return 0;
+	}
+	/* One trimmer at a time across mounts; a busy one does our work. */
+	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0) {
+		if (lfd >= 0)
+			close(lfd);
+		free(root);
+		free(lock);
+		return 0;
+	}
+	walk(root, 2, &es);
+	total = es.total;
+	if (total > max) {
+		uint64_t goal = max - max / 10;	/* some room before the next */
+
+		qsort(es.v, es.n, sizeof(*es.v), older);
+		for (i = 0; i < es.n && total > goal; i++)
+			if (unlink(es.v[i].path) == 0 || errno == ENOENT)
+				total -= es.v[i].size;
+	}
+	for (i = 0; i < es.n; i++)
+		free(es.v[i].path);
+	free(es.v);
+	close(lfd);
+	free(root);
+	free(lock);
+	return total;
+}

@@ -1,0 +1,563 @@
+/* http_fetch.c - trustworthy ranged GETs of one remote object.
+ *
+ * Every response is checked: status 206, the exact range asked for, the
+ * same total size and validators.  A data request carries If-Match with
+ * the strong ETag seen at open (If-Range with Last-Modified without one);
+ * 412, 200, another size or ETag mean the object changed: the object turns
+ * stale and every later read fails, so bytes of two versions never mix.
+ *
+ * Transient failures (connect errors, timeouts, resets, 5xx, 408, 429) are
+ * retried with exponential backoff (at most 2 s apart) until the deadline
+ * the caller gives, the per-read bound: a server restart shorter than the
+ * bound costs only latency.
+ *
+ * Redirects are followed here, not by libcurl: the user's headers, tokens
+ * and SigV4 signatures go only to the origin (scheme, host, port) of the
+ * URL they were given for, and an https:// URL never follows a redirect to
+ * plain http://.  The final location is remembered, so that a file costs
+ * one resolve per mount rather than one per block, until it expires (the
+ * presigned URL's own expiry, else an hour) or answers 401/403/410; then
+ * the URL is resolved again and the request retried at once.
+ */
+#include "source/http/http_fetch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "source/http/http_conf.h"
+
+#define HOLD_MS		1000	/* a failed range fails at once this long */
+#define TROUBLE_MS	2000	/* after a failure, other ranges ... */
+#define QUICK_MS	500	/* ... get this long, not a whole bound */
+#define MAX_HOPS	10
+#define BACKOFF_MAX_MS	2000
+#define LAST_TRY_MS	200	/* a last attempt needs this much time */
+#define TARGET_TTL_S	3600	/* a target without a stated expiry */
+#define TARGET_MARGIN_S	30
+
+static int
+append(struct curl_slist **l, const char *line)
+{
+	struct curl_slist *tmp = curl_slist_append(*l, line);
+
+	if (!tmp)
+		return -1;
+	*l = tmp;
+	return 0;
+}
+
+int
+hobj_init(struct hobj *o, const char *url, const char *display,
+	  const struct curl_slist *headers, const struct http_sigv4 *sig,
+	  const char *session_token)
+{
+	const struct curl_slist *l;
+
+	memset(o, 0, sizeof(*o));
+	pthread_mutex_init(&o->lock, NULL);
+	o->tr = htr_current();
+	o->url = strdup(url);
+	o->display = display ? strdup(display) : hurl_redact(url);
+	if (!o->url || !o->display)
+		return -1;
+	if (hurl_origin(url, o->origin, sizeof(o->origin)))
+		o->origin[0] = '\0';	/* curl will say what is wrong */
+	for (l = headers; l; l = l->next)
+		if (append(&o->hdrs_origin, l->data))
+			return -1;
+	if (sig && sig->provider) {
+		o->sig.provider = strdup(sig->provider);
+		o->sig.access_key = strdup(sig->access_key ? sig->access_key : "");
+		o->sig.secret_key = strdup(sig->secret_key ? sig->secret_key : "");
+		if (!o->sig.provider || !o->sig.access_key || !o->sig.secret_key)
+			return -1;
+	}
+	if (session_token && *session_token) {
+		char *line;
+		int bad;
+
+		if (asprintf(&line, "x-amz-security-token: %s",
+			     session_token) < 0)
+			return -1;
+		bad = append(&o->hdrs_origin, line);
+		explicit_bzero(line, strlen(line));
+		free(line);
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+free_secret(const char *s)
+{
+	if (s) {
+		explicit_bzero((char *)s, strlen(s));
+		free((char *)s);
+	}
+}
+
+void
+hobj_fini(struct hobj *o)
+{
+	curl_slist_free_all(o->hdrs_origin);
+	curl_slist_free_all(o->hdrs_other);
+	free(o->url);
+	free(o->display);
+	free(o->target);
+	free((char *)o->sig.provider);
+	free_secret(o->sig.access_key);
+	free_secret(o->sig.secret_key);
+	pthread_mutex_destroy(&o->lock);
+}
+
+int
+hobj_validators(struct hobj *o, const char *etag, const char *lastmod)
+{
+	char line[HTTP_VALIDATOR_MAX + 16];
+
+	snprintf(o->etag, sizeof(o->etag), "%s", etag ? etag : "");
+	snprintf(o->lastmod, sizeof(o->lastmod), "%s", lastmod ? lastmod : "");
+	line[0] = '\0';
+	/* If-Match compares strongly: a weak ETag would always fail (unless
+	 * the caller knows better: S3). */
+	if (o->etag[0] && (o->if_match || strncmp(o->etag, "W/", 2) != 0))
+		snprintf(line, sizeof(line), "If-Match: %s", o->etag);
+	else if (o->lastmod[0])
+		snprintf(line, sizeof(line), "If-Range: %s", o->lastmod);
+	if (line[0] && (append(&o->hdrs_origin, line) ||
+			append(&o->hdrs_other, line)))
+		return -1;
+	return 0;
+}
+
+static int
+verdict(struct hget *g, int v, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int
+verdict(struct hget *g, int v, const char *fmt, ...)
+{
+	va_list ap;
+
+	g->verdict = v;
+	va_start(ap, fmt);
+	vsnprintf(g->why, sizeof(g->why), fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+static int
+status_transient(long status)
+{
+	return status >= 500 || status == 408 || status == 429;
+}
+
+static int
+is_redirect(const struct htr_resp *r)
+{
+	return (r->status == 301 || r->status == 302 || r->status == 303 ||
+		r->status == 307 || r->status == 308) && r->location[0];
+}
+
+static int
+vet_probe(struct hget *g, const struct htr_resp *r)
+{
+	if (r->status == 206) {
+		if (!r->have_range || !r->total_known || r->r_first != 0 ||
+		    r->r_last >= r->r_total || r->r_last >= g->len)
+			return verdict(g, XF_FAIL, "bad Content-Range in the "
+				       "answer to a range request (a server "
+				       "fault)");
+		if (r->have_clen && r->clen != r->r_last + 1)
+			return verdict(g, XF_FAIL, "Content-Length %llu does "
+				       "not match Content-Range (a server "
+				       "fault)", (unsigned long long)r->clen);
+		return verdict(g, XF_OK, "ok");
+	}
+	if (r->status == 200)
+		return verdict(g, XF_OK, "ok");
+	if (r->status == 416 && r->total_known && r->r_total == 0)
+		return verdict(g, XF_OK, "empty");
+	if (r->status == 412)
+		return verdict(g, XF_CHANGED, "the object changed since it "
+			       "was listed (HTTP 412)");
+	return verdict(g, XF_FAIL, "HTTP status %ld", r->status);
+}
+
+/* Judge a final response from its status line and headers. */
+static int
+vet(struct hobj *o, struct hget *g, const struct htr_resp *r)
+{
+	if (status_transient(r->status))
+		return verdict(g, XF_RETRY, "HTTP status %ld", r->status);
+	if (g->probe)
+		return vet_probe(g, r);
+	if (r->status == 412)
+		return verdict(g, XF_CHANGED, "HTTP status 412 to If-Match: "
+			       "the ETag changed");
+	if (r->status == 200 || r->status == 416)
+		return verdict(g, XF_CHANGED, "HTTP status %ld to a range "
+			       "request", r->status);
+	if (r->status != 206)
+		return verdict(g, XF_FAIL, "HTTP status %ld", r->status);
+	if (!r->total_known || r->r_total != o->size)
+		return verdict(g, XF_CHANGED, "the size is not %llu any more",
+			       (unsigned long long)o->size);
+	if (o->etag[0] && r->etag[0] && strcmp(o->etag, r->etag) != 0)
+		return verdict(g, XF_CHANGED, "the ETag changed");
+	if (!o->etag[0] && o->lastmod[0] && r->lastmod[0] &&
+	    strcmp(o->lastmod, r->lastmod) != 0)
+		return verdict(g, XF_CHANGED, "Last-Modified changed");
+	if (!r->have_range || r->r_first != g->start ||
+	    r->r_last != g->start + g->len - 1)
+		return verdict(g, XF_FAIL, "the server sent another range "
+			       "than the one asked for");
+	return verdict(g, XF_OK, "ok");
+}
+
+/* State of one exchange, for the sink callbacks. */
+struct hop {
+	struct hobj *o;
+	struct hget *g;
+	int refusable;		/* a cached target: 401/403/410 re-resolve */
+	int taken;		/* the body is g's */
+};
+
+static int
+sink_head(void *ud, const struct htr_resp *r)
+{
+	struct hop *h = ud;
+
+	if (is_redirect(r))
+		return HTR_DISCARD;
+	if (h->refusable && (r->status == 401 || r->status == 403 ||
+			     r->status == 410))
+		return HTR_DISCARD;
+	h->taken = 1;
+	h->g->resp = *r;
+	return vet(h->o, h->g, r) == XF_OK ? HTR_TAKE : HTR_STOP;
+}
+
+static int
+sink_body(void *ud, const char *p, size_t n)
+{
+	struct hop *h = ud;
+	struct hget *g = h->g;
+
+	if (n > g->len - g->got) {
+		if (g->probe && h->g->resp.status == 200)
+			verdict(g, XF_FAIL, "the server ignores Range requests "
+				"(it answered 200 with the whole object)");
+		else
+			verdict(g, XF_FAIL, "the server sent more bytes than "
+				"asked for");
+		return HTR_STOP;
+	}
+	hstat_add(&h->o->stats.bytes, n);
+	g->data(g, p, n);
+	g->got += n;
+	return HTR_TAKE;
+}
+
+/* The URL to ask now: the cached target while it is good. */
+static char *
+start_url(struct hobj *o, int *cached)
+{
+	char *u = NULL;
+
+	pthread_mutex_lock(&o->lock);
+	*cached = 0;
+	if (o->target && time(NULL) < o->target_until) {
+		u = strdup(o->target);
+		*cached = u != NULL;
+	}
+	pthread_mutex_unlock(&o->lock);
+	return u ? u : strdup(o->url);
+}
+
+static void
+set_target(struct hobj *o, const char *url)
+{
+	time_t exp = hurl_expiry(url), now = time(NULL);
+	char *copy = url ? strdup(url) : NULL;
+
+	pthread_mutex_lock(&o->lock);
+	free(o->target);
+	o->target = copy;
+	o->target_until = exp ? exp - TARGET_MARGIN_S : now + TARGET_TTL_S;
+	pthread_mutex_unlock(&o->lock);
+}
+
+static int
+same_origin(const struct hobj *o, const char *url)
+{
+	char origin[HURL_ORIGIN_MAX];
+
+	return o->origin[0] && hurl_origin(url, origin, sizeof(origin)) == 0 &&
+	       strcmp(origin, o->origin) == 0;
+}
+
+/* One attempt: the request and the redirects it leads to.  XF_*. */
+static int
+attempt(struct hobj *o, struct hget *g, uint64_t deadline)
+{
+	struct hop h = { .o = o, .g = g };
+	int cached, hops, redirected = 0, refused = 0, r = XF_FAIL;
+	char *url = start_url(o, &cached);
+
+	h.refusable = cached;
+	for (hops = 0; url && hops <= MAX_HOPS; hops++) {
+		int home = same_origin(o, url);
+		struct htr_req q = {
+			.url = url, .start = g->start, .len = g->len,
+			.headers = home ? o->hdrs_origin : o->hdrs_other,
+			.sigv4 = home && o->sig.provider ? &o->sig : NULL,
+		};
+		struct htr_sink sink = { sink_head, sink_body, &h };
+		struct htr_resp resp;
+		uint64_t now = hconf_now_ms();
+		int tr;
+		char *next;
+
+		if (now >= deadline) {
+			r = verdict(g, XF_FAIL, "no answer within %u s",
+				    http_read_bound_s());
+			break;
+		}
+		q.timeout_ms = deadline - now;
+		q.connect_ms = hconf.timeout_s * 1000ull;
+		if (q.connect_ms > q.timeout_ms)
+			q.connect_ms = q.timeout_ms;
+		g->got = 0;
+		g->verdict = XF_OK;
+		h.taken = 0;
+		tr = o->tr->get(o->tr, &q, &resp, &sink, g->why, sizeof(g->why));
+		if (tr == HTR_NET) {
+			hstat_add(&o->stats.errors[HS_ERR_NET], 1);
+			r = XF_RETRY;
+			break;
+		}
+		if (tr == HTR_FAIL) {
+			hstat_add(&o->stats.errors[HS_ERR_NET], 1);
+			r = g->verdict = XF_FAIL;	/* g->why is set */
+			break;
+		}
+		if (h.taken) {
+			hstat_add(&o->stats.requests[g->kind], 1);
+			r = g->verdict;
+			if (r == XF_OK && redirected)
+				set_target(o, url);
+			else if (r == XF_OK && refused)
+				set_target(o, NULL);	/* no redirect now */
+			break;
+		}
+		if (h.refusable && !is_redirect(&resp)) {
+			/* The cached target refused (expired signature):
+			 * resolve again, once.  The old target stays until
+			 * a new one replaces it, so that concurrent requests
+			 * do not all resolve. */
+			hstat_add(&o->stats.requests[g->kind], 1);
+			h.refusable = 0;
+			refused = 1;
+			free(url);
+			url = strdup(o->url);
+			continue;
+		}
+		hstat_add(&o->stats.requests[HS_REQ_RESOLVE], 1);
+		next = hurl_resolve(url, resp.location);
+		if (next && hurl_is_https(url) && !hurl_is_https(next)) {
+			char *d = hurl_redact(next);
+
+			r = verdict(g, XF_FAIL, "refusing the redirect from "
+				    "https:// to %s (a downgrade to plain "
+				    "http)", d ? d : "http://");
+			free(d);
+			free(next);
+			break;
+		}
+		if (!next) {
+			r = verdict(g, XF_FAIL, "a redirect to a bad URL");
+			break;
+		}
+		free(url);
+		url = next;
+		redirected = 1;
+		h.refusable = 0;
+	}
+	if (url && hops > MAX_HOPS)
+		r = verdict(g, XF_FAIL, "more than %d redirects", MAX_HOPS);
+	if (!url)
+		r = verdict(g, XF_FAIL, "out of memory");
+	free(url);
+	if (r == XF_OK && !g->probe && g->got != g->len)
+		r = verdict(g, XF_RETRY, "short body (%llu of %llu bytes)",
+			    (unsigned long long)g->got,
+			    (unsigned long long)g->len);
+	if (r == XF_OK && g->probe) {
+		const struct htr_resp *p = &g->resp;
+
+		if ((p->status == 206 && g->got != p->r_last + 1) ||
+		    (p->status == 200 && p->have_clen && p->clen != g->got))
+			r = verdict(g, XF_RETRY, "short body");
+	}
+	if (r == XF_RETRY && g->resp.status && status_transient(g->resp.status))
+		hstat_add(&o->stats.errors[HS_ERR_STATUS], 1);
+	else if (r == XF_CHANGED)
+		hstat_add(&o->stats.errors[HS_ERR_CHANGED], 1);
+	else if (r == XF_FAIL && h.taken)
+		hstat_add(&o->stats.errors[g->resp.status == 206 ?
+			  HS_ERR_PROTOCOL : HS_ERR_STATUS], 1);
+	return r;
+}
+
+static int
+past_head(void *ud, const struct htr_resp *r)
+{
+	*(long *)ud = r->status;
+	return HTR_STOP;	/* the status says it all */
+}
+
+static int
+past_body(void *ud, const char *p, size_t n)
+{
+	(void)ud;
+	(void)p;
+	(void)n;
+	return HTR_STOP;
+}
+
+int
+hobj_serves_past(struct hobj *o)
+{
+	long status = 0;
+	int cached;
+	char why[200];
+	char *url = start_url(o, &cached);
+	int home = url && same_origin(o, url);
+	struct htr_req q = {
+		.url = url, .start = o->size, .len = 1,
+		.headers = home ? o->hdrs_origin : o->hdrs_other,
+		.sigv4 = home && o->sig.provider ? &o->sig : NULL,
+		.timeout_ms = hconf.timeout_s * 1000ull,
+		.connect_ms = hconf.timeout_s * 1000ull,
+	};
+	struct htr_sink sink = { past_head, past_body, &status };
+	struct htr_resp resp;
+
+	if (!url)
+		return 0;
+	o->tr->get(o->tr, &q, &resp, &sink, why, sizeof(why));
+	free(url);
+	return status == 206 || status == 200;
+}
+
+static void
+hold(struct hobj *o, uint64_t start, uint64_t end)
+{
+	pthread_mutex_lock(&o->lock);
+	o->hold[o->next_hold].start = start;
+	o->hold[o->next_hold].end = end;
+	o->hold[o->next_hold].until_ms = hconf_now_ms() + HOLD_MS;
+	o->next_hold = (o->next_hold + 1) % HOBJ_HOLDS;
+	pthread_mutex_unlock(&o->lock);
+}
+
+int
+hobj_held(struct hobj *o, uint64_t start, uint64_t end)
+{
+	uint64_t now = hconf_now_ms();
+	int i, held = 0;
+
+	pthread_mutex_lock(&o->lock);
+	for (i = 0; i < HOBJ_HOLDS; i++)
+		if (o->hold[i].until_ms > now && start < o->hold[i].end &&
+		    o->hold[i].start < end)
+			held = 1;
+	pthread_mutex_unlock(&o->lock);
+	return held;
+}
+
+static void
+note_result(struct hobj *o, struct hget *g, int r, uint64_t start,
+	    uint64_t end)
+{
+	if (r == XF_OK) {
+		__atomic_store_n(&o->trouble_until, 0, __ATOMIC_RELAXED);
+		if (__atomic_exchange_n(&o->failing, 0, __ATOMIC_RELAXED))
+			hconf_log(HTTP_LOG_NOTICE, "%s: the server answers "
+				  "again", o->display);
+		return;
+	}
+	if (r == XF_CHANGED) {
+		if (!__atomic_exchange_n(&o->stale, 1, __ATOMIC_RELAXED))
+			hconf_log(HTTP_LOG_ERR, "%s: the remote object changed "
+				  "since it was opened (%s); every read now "
+				  "fails with EIO", o->display, g->why);
+		return;
+	}
+	if (g->probe)
+		return;		/* the open reports it */
+	hold(o, start, end);
+	__atomic_store_n(&o->trouble_until, hconf_now_ms() + TROUBLE_MS,
+			 __ATOMIC_RELAXED);
+	if (!__atomic_exchange_n(&o->failing, 1, __ATOMIC_RELAXED))
+		hconf_log(HTTP_LOG_ERR, "%s: GET bytes %llu-%llu failed: %s; "
+			  "reads fail with EIO until the server answers",
+			  o->display, (unsigned long long)start,
+			  (unsigned long long)(end - 1), g->why);
+}
+
+int
+hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline)
+{
+	uint64_t start = g->start, end = g->start + g->len;
+	uint64_t now = hconf_now_ms();
+	unsigned n;
+	int r;
+
+	/* The kernel follows a failed read with read-ahead of the ranges
+	 * after it: against a server that just failed, those get a short
+	 * try (enough for a server that is back), not a whole bound each,
+	 * so that a reader waits one bound in total. */
+	if (!g->probe && now < __atomic_load_n(&o->trouble_until,
+					       __ATOMIC_RELAXED) &&
+	    deadline > now + QUICK_MS)
+		deadline = now + QUICK_MS;
+	for (n = 0; ; n++) {
+		uint64_t pause;
+
+		if (__atomic_load_n(&o->stale, __ATOMIC_RELAXED)) {
+			r = verdict(g, XF_CHANGED, "the object changed");
+			return r;	/* logged once already */
+		}
+		r = attempt(o, g, deadline);
+		if (r != XF_RETRY)
+			break;
+		/* Retry until the deadline, not a number of times: a
+		 * restarting server costs latency, not an error. */
+		pause = (250ull << (n < 3 ? n : 3)) + hconf_now_ms() % 100;
+		if (pause > BACKOFF_MAX_MS)
+			pause = BACKOFF_MAX_MS;
+		now = hconf_now_ms();
+		if (now + LAST_TRY_MS >= deadline) {
+			r = XF_FAIL;
+			break;
+		}
+		if (now + pause + LAST_TRY_MS > deadline)
+			pause = deadline - LAST_TRY_MS - now;
+		hconf_sleep_ms(pause);
+		hstat_add(&o->stats.retries, 1);
+		if (g->again && g->again(g)) {
+			r = XF_OK;	/* everything arrived after all */
+			break;
+		}
+	}
+	note_result(o, g, r, start, end);
+	return r;
+}

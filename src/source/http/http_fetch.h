@@ -1,0 +1,98 @@
+/* http_fetch.h - ranged GETs of one remote object, with everything that
+ * makes them trustworthy: response checks, retries with backoff within a
+ * deadline, redirects followed by hand (headers stay with their origin,
+ * no https -> http), the redirect target cached until it expires or is
+ * refused, validators (If-Match) so that two versions never mix.
+ */
+#ifndef STFS_HTTP_FETCH_H
+#define STFS_HTTP_FETCH_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "source/http/http_stats.h"
+#include "source/http/http_transport.h"
+#include "source/http/http_url.h"
+
+struct curl_slist;
+
+enum {
+	XF_OK,
+	XF_RETRY,	/* transient: try again */
+	XF_FAIL,	/* this read fails, later ones may work */
+	XF_CHANGED,	/* the object is not the one opened */
+};
+
+#define HOBJ_HOLDS	16
+
+struct hobj {
+	const struct http_transport *tr;
+	char *url;			/* as given: may hold secrets */
+	char *display;			/* for messages */
+	char origin[HURL_ORIGIN_MAX];
+	struct curl_slist *hdrs_origin;	/* user headers + validators */
+	struct curl_slist *hdrs_other;	/* validators only */
+	struct http_sigv4 sig;		/* provider NULL: unsigned */
+	int if_match;			/* If-Match even with a weak ETag */
+	uint64_t size;
+	char etag[HTTP_VALIDATOR_MAX];
+	char lastmod[HTTP_VALIDATOR_MAX];
+	int stale;		/* atomic: object changed, every read fails */
+	int failing;		/* atomic: last transfer failed (for logs) */
+	uint64_t trouble_until;	/* atomic: after a failure, new requests
+				   get a short deadline until then */
+	pthread_mutex_t lock;	/* target, holds */
+	char *target;		/* where the URL redirects to, or NULL */
+	time_t target_until;	/* realtime: resolve again after this */
+	struct {		/* ranges that just failed: fail at once */
+		uint64_t start, end, until_ms;
+	} hold[HOBJ_HOLDS];
+	unsigned next_hold;
+	struct http_stats stats;
+};
+
+/* One ranged GET in progress. */
+struct hget {
+	int probe;		/* the open request: any answer may size it */
+	int kind;		/* HS_REQ_*, for the counters */
+	uint64_t start, len;	/* asked for; again() may shrink it */
+	/* Before a retry: move start/len past what arrived; 1 when
+	 * nothing is left to fetch.  NULL: fetch it all again. */
+	int (*again)(struct hget *g);
+	/* Body bytes at start + got (got grows after the call). */
+	void (*data)(struct hget *g, const char *p, size_t n);
+	void *ud;
+	uint64_t got;
+	struct htr_resp resp;	/* the answer that was taken */
+	int verdict;
+	char why[200];
+};
+
+/* 0, or -1 (no memory).  url and display are copied; headers are the
+ * lines to send to url's origin only (copied). */
+int hobj_init(struct hobj *o, const char *url, const char *display,
+	      const struct curl_slist *headers,
+	      const struct http_sigv4 *sig, const char *session_token);
+void hobj_fini(struct hobj *o);
+
+/* Set the validators (after the probe, or known in advance) and build
+ * the data request headers: If-Match with a strong ETag, else If-Range
+ * with Last-Modified.  0 or -1 (no memory). */
+int hobj_validators(struct hobj *o, const char *etag, const char *lastmod);
+
+/* The GET, retried until deadline (hconf_now_ms() clock).  XF_*; g->why
+ * says what went wrong.  Updates stale/failing/holds and logs. */
+int hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline);
+
+/* 1 when the server sends bytes at offset size, i.e. the total its
+ * Content-Range gave is wrong (one request, no retries); 0 otherwise. */
+int hobj_serves_past(struct hobj *o);
+
+/* 1 when [start, end) overlaps a range that failed within the last
+ * second: the kernel retries a failed read at once, and that retry
+ * should not wait for a dead server again. */
+int hobj_held(struct hobj *o, uint64_t start, uint64_t end);
+
+#endif

@@ -1,0 +1,608 @@
+/* http_prefetch.c - cached reads, read streams, the read-ahead workers. */
+#include "source/http/http_prefetch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source/http/http_conf.h"
+
+#define SEQ_BACK	(1u << 20)	/* reordering a stream tolerates */
+#define SEQ_GAP		(2u << 20)	/* forward skip still "sequential" */
+#define REQ_BLOCKS	8		/* read-ahead request: 8 MiB */
+#define SPLIT_BLOCKS	32		/* demand runs above 32 MiB go parallel */
+#define MAX_WORKERS	64
+
+enum { JOB_QUEUED, JOB_RUNNING };
+
+struct hjob {
+	struct hpf_src *ps;
+	int state;
+	TAILQ_ENTRY(hjob) q;
+	unsigned n;
+	struct hblock *blocks[];	/* consecutive */
+};
+
+TAILQ_HEAD(hjobq, hjob);
+TAILQ_HEAD(hsrcs, hpf_src);
+
+/* All under the cache lock. */
+static struct {
+	pthread_once_t once;
+	pthread_cond_t work;		/* the queue has jobs */
+	struct hjobq queue;
+	unsigned nworkers, idle;
+	int stop;			/* hpf_shutdown(): workers leave */
+	pthread_t threads[MAX_WORKERS];
+	pid_t pid;			/* the process the workers belong to */
+	struct hsrcs srcs;		/* open sources (for their streams) */
+} P = {
+	.once = PTHREAD_ONCE_INIT,
+	.queue = TAILQ_HEAD_INITIALIZER(P.queue),
+	.srcs = TAILQ_HEAD_INITIALIZER(P.srcs),
+};
+
+static void
+pf_init(void)
+{
+	pthread_cond_init(&P.work, NULL);
+}
+
+void
+hpf_add(struct hpf_src *ps)
+{
+	pthread_once(&P.once, pf_init);
+	hcache_lock();
+	TAILQ_INSERT_TAIL(&P.srcs, ps, link);
+	hcache_unlock();
+}
+
+/* ---- jobs --------------------------------------------------------------- */
+
+static struct hjob *
+job_new(struct hpf_src *ps, struct hblock **blocks, unsigned n)
+{
+	struct hjob *j = calloc(1, sizeof(*j) + n * sizeof(j->blocks[0]));
+	unsigned i;
+
+	if (!j)
+		return NULL;
+	j->ps = ps;
+	j->n = n;
+	j->state = JOB_QUEUED;
+	for (i = 0; i < n; i++) {
+		j->blocks[i] = blocks[i];
+		blocks[i]->job = j;
+	}
+	return j;
+}
+
+/* Settle a job's blocks, wake the waiters, free the job. */
+static void
+job_finish(struct hjob *j, int ok)
+{
+	unsigned i;
+
+	for (i = 0; i < j->n; i++) {
+		struct hblock *b = j->blocks[i];
+
+		b->job = NULL;
+		if (b->state == HB_READY)
+			continue;	/* filled while the transfer went on */
+		if (ok)
+			hcache_ready(b);
+		else
+			hcache_failed(b);
+	}
+	if (j->state == JOB_RUNNING)
+		j->ps->running--;
+	else
+		TAILQ_REMOVE(&P.queue, j, q);
+	hcache_broadcast();
+	free(j);
+}
+
+/* Failed: the queued read-ahead of the same source would wait for the
+ * same dead server; drop it (later reads queue it again). */
+static void
+cancel_queued(struct hpf_src *ps)
+{
+	struct hjob *j, *next;
+
+	for (j = TAILQ_FIRST(&P.queue); j; j = next) {
+		next = TAILQ_NEXT(j, q);
+		if (j->ps == ps)
+			job_finish(j, 0);
+	}
+}
+
+void
+hpf_block_done(struct hblock *b)
+{
+	hcache_lock();
+	hcache_ready(b);
+	hcache_unlock();
+}
+
+/* Transfer a RUNNING job's range (lock not held), then settle it. */
+static void
+job_run(struct hjob *j, uint64_t deadline)
+{
+	struct hpf_src *ps = j->ps;
+	int ok = ps->ops->fetch(ps, j->blocks, j->n, deadline) == 0;
+
+	hcache_lock();
+	job_finish(j, ok);
+	if (!ok)
+		cancel_queued(ps);
+	hcache_unlock();
+}
+
+static void
+job_start(struct hjob *j)
+{
+	if (j->state == JOB_QUEUED)
+		TAILQ_REMOVE(&P.queue, j, q);
+	j->state = JOB_RUNNING;
+	j->ps->running++;
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct hjob *j;
+
+	(void)arg;
+	hcache_lock();
+	for (;;) {
+		while (TAILQ_EMPTY(&P.queue) && !P.stop) {
+			P.idle++;
+			hcache_cond_wait(&P.work);
+			P.idle--;
+		}
+		if (P.stop)
+			break;
+		j = TAILQ_FIRST(&P.queue);
+		job_start(j);
+		hcache_unlock();
+		job_run(j, hconf_now_ms() + hconf_bound_ms());
+		hcache_lock();
+	}
+	hcache_unlock();
+	return NULL;
+}
+
+/* Wake idle workers, or start new ones, for njobs new jobs. */
+static void
+kick_workers(unsigned njobs)
+{
+	sigset_t all, old;
+
+	if (P.pid != getpid()) {
+		/* A fork left the workers behind in the parent. */
+		P.pid = getpid();
+		P.nworkers = P.idle = 0;
+	}
+	if (P.idle) {
+		pthread_cond_broadcast(&P.work);
+		njobs = njobs > P.idle ? njobs - P.idle : 0;
+	}
+	if (njobs == 0 || P.nworkers >= hconf.max_workers ||
+	    P.nworkers >= MAX_WORKERS || P.stop)
+		return;
+	/* Workers take no signals: they belong to the FUSE threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (njobs-- && P.nworkers < hconf.max_workers &&
+	       P.nworkers < MAX_WORKERS) {
+		if (pthread_create(&P.threads[P.nworkers], NULL, worker_main,
+				   NULL) != 0)
+			break;	/* readers fetch their own blocks anyway */
+		P.nworkers++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- read-ahead ------------------------------------------------------------ */
+
+static size_t
+block_len(const struct hpf_src *ps, uint64_t idx)
+{
+	uint64_t left = ps->size - idx * HTTP_BLOCK_BYTES;
+
+	return left < HTTP_BLOCK_BYTES ? (size_t)left : HTTP_BLOCK_BYTES;
+}
+
+/* Queue a job for run[0..n) at the back; 0, or -1 (the blocks are
+ * dropped). */
+static int
+queue_run(struct hpf_src *ps, struct hblock **run, unsigned n)
+{
+	struct hjob *j = job_new(ps, run, n);
+
+	if (!j) {
+		while (n)
+			hcache_failed(run[--n]);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&P.queue, j, q);
+	return 0;
+}
+
+/* Queue read-ahead jobs for the missing blocks of [from, to); returns where
+ * it stopped (to, or earlier when the cache is full). */
+static uint64_t
+queue_range(struct hpf_src *ps, uint64_t from, uint64_t to, unsigned *njobs)
+{
+	struct hblock *run[REQ_BLOCKS];
+	unsigned nrun = 0;
+	uint64_t idx, last = (to - 1) / HTTP_BLOCK_BYTES;
+	uint64_t reached = from;
+
+	for (idx = from / HTTP_BLOCK_BYTES; idx <= last; idx++) {
+		struct hblock *b = hcache_lookup(ps, idx);
+
+		if (!b) {
+			b = hcache_new(ps, idx, block_len(ps, idx), 1);
+			if (!b)
+				break;
+			run[nrun++] = b;
+			b = NULL;
+		}
+		if (nrun && (b || nrun == REQ_BLOCKS || idx == last)) {
+			if (queue_run(ps, run, nrun))
+				break;
+			(*njobs)++;
+			nrun = 0;
+		}
+		reached = (idx + 1) * HTTP_BLOCK_BYTES;
+	}
+	/* stopped early with a partial run: queue what we have */
+	if (nrun && queue_run(ps, run, nrun) == 0)
+		(*njobs)++;
+	return reached < to ? reached : to;
+}
+
+/* Streams that read sequentially within the last second, in every open
+ * source: together they share half of the cache for read-ahead, so that
+ * one stream's read-ahead does not evict another's before it is read. */
+static unsigned
+active_streams(uint64_t now)
+{
+	struct hpf_src *ps;
+	unsigned n = 0;
+	int i;
+
+	TAILQ_FOREACH(ps, &P.srcs, link)
+		for (i = 0; i < HPF_STREAMS; i++) {
+			struct hpf_stream *s = &ps->streams[i];
+
+			if (s->live && s->window > HTTP_BLOCK_BYTES &&
+			    s->used + 1000 > now)
+				n++;
+		}
+	return n ? n : 1;
+}
+
+/* The stream a read at off continues, or NULL after starting a new one
+ * in the least recently used slot. */
+static struct hpf_stream *
+find_stream(struct hpf_src *ps, uint64_t off, uint64_t end, uint64_t now)
+{
+	struct hpf_stream *victim = &ps->streams[0];
+	int i;
+
+	for (i = 0; i < HPF_STREAMS; i++) {
+		struct hpf_stream *s = &ps->streams[i];
+
+		if (s->live && off + SEQ_BACK >= s->next &&
+		    off <= s->next + SEQ_GAP)
+			return s;
+		if (!s->live || (victim->live && s->used < victim->used))
+			victim = s;
+	}
+	/* A new stream: no read-ahead until it proves sequential. */
+	victim->live = 1;
+	victim->next = end;
+	victim->window = HTTP_BLOCK_BYTES;
+	victim->ra_end = end;
+	victim->used = now;
+	return NULL;
+}
+
+/* The largest window a stream may have now. */
+static uint64_t
+window_cap(uint64_t now)
+{
+	uint64_t cap = hconf.cache_bytes / 2 / active_streams(now);
+
+	if (cap > hconf.cache_bytes / 4)
+		cap = hconf.cache_bytes / 4;
+	if (cap > hconf.ra_max)
+		cap = hconf.ra_max;
+	if (cap < 2 * (uint64_t)HTTP_BLOCK_BYTES)
+		cap = 2 * (uint64_t)HTTP_BLOCK_BYTES;
+	return cap;
+}
+
+/* Follow the streams of ps; a read continuing one grows its window and
+ * tops up the read-ahead. */
+static void
+readahead(struct hpf_src *ps, uint64_t off, uint64_t end, uint64_t now,
+	  unsigned *njobs)
+{
+	struct hpf_stream *st = find_stream(ps, off, end, now);
+	uint64_t target;
+
+	if (!st)
+		return;
+	st->used = now;
+	if (end > st->next)
+		st->next = end;
+	if (st->ra_end < st->next)
+		st->ra_end = st->next;
+	st->window *= 2;
+	if (st->ra_end >= ps->size || hconf.ra_max == 0 ||
+	    st->ra_end - st->next >= st->window / 2) {
+		if (st->window > hconf.ra_max)
+			st->window = hconf.ra_max > HTTP_BLOCK_BYTES ?
+				     hconf.ra_max : HTTP_BLOCK_BYTES;
+		return;
+	}
+	if (st->window > window_cap(now))
+		st->window = window_cap(now);
+	if (ps->stats)
+		hstat_max(&ps->stats->ra_window, st->window);
+	target = st->next + st->window;
+	target = (target + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
+		 HTTP_BLOCK_BYTES;
+	if (target > ps->size)
+		target = ps->size;
+	if (target > st->ra_end)
+		st->ra_end = queue_range(ps, st->ra_end, target, njobs);
+}
+
+/* ---- one read ------------------------------------------------------------ */
+
+struct rd {
+	struct hpf_src *ps;
+	uint64_t off, end, b0, n;
+	uint64_t deadline;
+	struct hblock **blks;
+	struct hjob *mine;	/* fetched by this thread first */
+	unsigned njobs;		/* jobs queued for the workers */
+	int rc;
+};
+
+/* A run of fresh blocks becomes a job: the first one is this thread's,
+ * the others go to the front of the queue (ahead of read-ahead). */
+static void
+demand_job(struct rd *r, struct hblock **run, unsigned nrun)
+{
+	struct hjob *j = job_new(r->ps, run, nrun);
+
+	if (!j) {
+		while (nrun)
+			hcache_failed(run[--nrun]);
+		r->rc = -ENOMEM;
+	} else if (!r->mine) {
+		r->mine = j;
+		j->state = JOB_RUNNING;
+		r->ps->running++;
+	} else {
+		TAILQ_INSERT_HEAD(&P.queue, j, q);
+		r->njobs++;
+	}
+}
+
+/* Reference every block of the read, creating the missing ones (lock
+ * held).  Runs of missing blocks become one request each, split for
+ * parallelism only when large (a header read stays one request). */
+static void
+pin_blocks(struct rd *r)
+{
+	struct hblock *run[SPLIT_BLOCKS];
+	unsigned nrun = 0, split = r->n > SPLIT_BLOCKS ? REQ_BLOCKS :
+				   SPLIT_BLOCKS;
+	uint64_t i;
+
+	for (i = 0; i < r->n && r->rc == 0; i++) {
+		uint64_t idx = r->b0 + i;
+		struct hblock *b = hcache_lookup(r->ps, idx);
+		int fresh = 0;
+
+		if (b) {
+			if (r->ps->stats)
+				hstat_add(&r->ps->stats->hits, 1);
+		} else if (r->ps->ops->held(r->ps, idx * HTTP_BLOCK_BYTES,
+					    (idx + 1) * HTTP_BLOCK_BYTES)) {
+			r->rc = -EIO;	/* the server just failed us here */
+		} else if (!(b = hcache_new(r->ps, idx, block_len(r->ps, idx),
+					    0))) {
+			r->rc = -ENOMEM;
+		} else {
+			fresh = 1;
+			run[nrun++] = b;
+			if (r->ps->stats)
+				hstat_add(&r->ps->stats->misses, 1);
+		}
+		if (b) {
+			b->refs++;
+			r->blks[i] = b;
+		}
+		if (nrun && r->rc) {
+			while (nrun)	/* the read fails: fetch nothing */
+				hcache_failed(run[--nrun]);
+		} else if (nrun && (!fresh || nrun == split || i == r->n - 1)) {
+			demand_job(r, run, nrun);
+			nrun = 0;
+		}
+	}
+}
+
+/* A queued job one of our blocks waits for, or NULL; 1 in *loading when
+ * some block is still LOADING. */
+static struct hjob *
+queued_job(struct rd *r, int *loading)
+{
+	uint64_t i;
+
+	*loading = 0;
+	for (i = 0; i < r->n; i++) {
+		struct hblock *b = r->blks[i];
+
+		if (!b || b->state != HB_LOADING)
+			continue;
+		*loading = 1;
+		if (b->job && b->job->state == JOB_QUEUED)
+			return b->job;
+	}
+	return NULL;
+}
+
+/* Until every block settled (lock held): fetch queued ones ourselves
+ * rather than wait behind other work, wait for the others. */
+static void
+wait_blocks(struct rd *r)
+{
+	uint64_t i;
+
+	while (r->rc == 0) {
+		int loading;
+		struct hjob *j = queued_job(r, &loading);
+
+		if (j) {
+			uint64_t s = j->blocks[0]->idx * HTTP_BLOCK_BYTES;
+
+			if (r->ps->ops->held(r->ps, s, s + (uint64_t)j->n *
+					     HTTP_BLOCK_BYTES)) {
+				job_finish(j, 0);
+				break;
+			}
+			job_start(j);
+			hcache_unlock();
+			job_run(j, r->deadline);
+			hcache_lock();
+			continue;
+		}
+		if (!loading)
+			break;
+		/* Someone else is fetching it with a deadline of its own;
+		 * ours bounds the wait whatever happens. */
+		if (hcache_wait(r->deadline + 1000) == ETIMEDOUT)
+			r->rc = -EIO;
+	}
+	for (i = 0; i < r->n && r->rc == 0; i++)
+		if (!r->blks[i] || r->blks[i]->state != HB_READY)
+			r->rc = -EIO;
+}
+
+/* READY blocks are immutable and our references keep them. */
+static void
+copy_out(struct rd *r, void *buf)
+{
+	uint64_t i;
+
+	for (i = 0; i < r->n; i++) {
+		struct hblock *b = r->blks[i];
+		uint64_t bstart = b->idx * HTTP_BLOCK_BYTES;
+		uint64_t from = r->off > bstart ? r->off : bstart;
+		uint64_t to = r->end < bstart + b->len ? r->end :
+			      bstart + b->len;
+
+		memcpy((char *)buf + (from - r->off), b->data +
+		       (from - bstart), (size_t)(to - from));
+	}
+}
+
+/* Drop our references; blocks read from become the most recent. */
+static void
+unpin(struct rd *r)
+{
+	uint64_t i;
+
+	for (i = 0; i < r->n; i++) {
+		struct hblock *b = r->blks[i];
+
+		if (!b)
+			continue;
+		if (r->rc == 0 && b->state == HB_READY)
+			hcache_touch(b);
+		hcache_unref(b);
+	}
+}
+
+int
+hpf_read(struct hpf_src *ps, void *buf, size_t len, uint64_t off)
+{
+	uint64_t now = hconf_now_ms();
+	struct rd r = {
+		.ps = ps, .off = off, .end = off + len,
+		.b0 = off / HTTP_BLOCK_BYTES,
+		.deadline = now + hconf_bound_ms(),
+	};
+
+	r.n = (r.end - 1) / HTTP_BLOCK_BYTES - r.b0 + 1;
+	r.blks = calloc((size_t)r.n, sizeof(*r.blks));
+	if (!r.blks)
+		return -ENOMEM;
+	hcache_lock();
+	pin_blocks(&r);
+	if (r.rc == 0)
+		readahead(ps, r.off, r.end, now, &r.njobs);
+	if (r.njobs)
+		kick_workers(r.njobs);
+	hcache_unlock();
+
+	if (r.mine)
+		job_run(r.mine, r.deadline);
+
+	hcache_lock();
+	wait_blocks(&r);
+	hcache_unlock();
+	if (r.rc == 0)
+		copy_out(&r, buf);
+	hcache_lock();
+	unpin(&r);
+	hcache_unlock();
+	free(r.blks);
+	return r.rc;
+}
+
+void
+hpf_shutdown(void)
+{
+	pthread_t t[MAX_WORKERS];
+	unsigned i, n;
+
+	pthread_once(&P.once, pf_init);
+	hcache_lock();
+	if (P.pid != getpid())
+		P.nworkers = P.idle = 0;	/* a fork's: not ours */
+	P.stop = 1;
+	pthread_cond_broadcast(&P.work);
+	n = P.nworkers;
+	memcpy(t, P.threads, n * sizeof(t[0]));
+	hcache_unlock();
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	hcache_lock();
+	P.nworkers = P.idle = 0;
+	P.stop = 0;
+	hcache_unlock();
+}
+
+void
+hpf_remove(struct hpf_src *ps)
+{
+	hcache_lock();
+	TAILQ_REMOVE(&P.srcs, ps, link);
+	cancel_queued(ps);
+	while (ps->running)
+		hcache_wait(hconf_now_ms() + 1000);
+	hcache_drop(ps);
+	hcache_unlock();
+}

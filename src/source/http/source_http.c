@@ -1,0 +1,472 @@
+/* source_http.c - a read-only source over HTTP(S) range requests.
+ *
+ * Open costs one request: a speculative GET of the first 64 KiB, which
+ * gives the object's size (Content-Range), its validators (ETag,
+ * Last-Modified) and, for almost every safetensors file, the whole header,
+ * so header_read()'s two preads are served from memory.  When the caller
+ * knows size and ETag (a listing said so), open sends nothing.
+ *
+ * Everything else goes through the block cache and the read-ahead of
+ * http_prefetch.c, whose requests are the ranged GETs of http_fetch.c
+ * (checked, retried within the per-read bound, redirects resolved once).
+ */
+#include "source/source.h"
+#include "source/http/source_http.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "base/error.h"
+#include "source/http/http_cache.h"
+#include "source/http/http_conf.h"
+#include "source/http/http_disk.h"
+#include "source/http/http_fetch.h"
+#include "source/http/http_prefetch.h"
+
+struct http_src {
+	struct hobj obj;
+	struct hpf_src pf;
+	struct hdisk_obj *disk;	/* NULL: no disk cache for this one */
+	char *head;		/* bytes [0, head_len) from the open request */
+	size_t head_len;
+};
+
+#define SRC_OF(ps) \
+	((struct http_src *)((char *)(ps) - offsetof(struct http_src, pf)))
+
+/* ---- fetching blocks ----------------------------------------------------- */
+
+/* A ranged GET filling consecutive blocks; a retry asks only for the
+ * blocks not complete yet (the others are READY and may be being read). */
+struct blockget {
+	struct hget g;
+	struct http_src *hs;
+	struct hblock **blocks;
+	unsigned n, done;
+};
+
+static void
+blocks_data(struct hget *g, const char *p, size_t n)
+{
+	struct blockget *bg = (struct blockget *)g;
+	uint64_t pos = g->start + g->got;
+
+	while (n) {
+		struct hblock *b = bg->blocks[pos / HTTP_BLOCK_BYTES -
+					      bg->blocks[0]->idx];
+		size_t bo = (size_t)(pos % HTTP_BLOCK_BYTES);
+		size_t k = b->len - bo < n ? b->len - bo : n;
+
+		memcpy(b->data + bo, p, k);
+		p += k;
+		n -= k;
+		pos += k;
+		if (bo + k == b->len) {
+			/* on disk before any reader is woken: a reader that
+			 * returns and unmounts must not race the write */
+			hdisk_put(bg->hs->disk, b->idx, b->data, b->len);
+			hpf_block_done(b);	/* immutable from here on */
+			bg->done++;
+		}
+	}
+}
+
+static void
+blocks_range(struct blockget *bg)
+{
+	struct hblock *f = bg->blocks[bg->done];
+	struct hblock *l = bg->blocks[bg->n - 1];
+
+	bg->g.start = f->idx * HTTP_BLOCK_BYTES;
+	bg->g.len = (l->idx - f->idx) * HTTP_BLOCK_BYTES + l->len;
+}
+
+static int
+blocks_again(struct hget *g)
+{
+	struct blockget *bg = (struct blockget *)g;
+
+	if (bg->done == bg->n)
+		return 1;
+	blocks_range(bg);
+	return 0;
+}
+
+/* One ranged GET for n consecutive blocks. */
+static int
+fetch_run(struct http_src *hs, struct hblock **blocks, unsigned n,
+	  uint64_t deadline)
+{
+	struct blockget bg = {
+		.g = { .kind = HS_REQ_DATA, .again = blocks_again,
+		       .data = blocks_data },
+		.hs = hs, .blocks = blocks, .n = n,
+	};
+
+	blocks_range(&bg);
+	return hobj_fetch(&hs->obj, &bg.g, deadline) == XF_OK ? 0 : -1;
+}
+
+/* From the disk cache into b: 1 on a hit (b is READY then). */
+static int
+from_disk(struct http_src *hs, struct hblock *b)
+{
+	if (!hs->disk || !hdisk_get(hs->disk, b->idx, b->data, b->len))
+		return 0;
+	hstat_add(&hs->obj.stats.disk_hits, 1);
+	return 1;
+}
+
+/* The blocks the disk cache has are read from it; each run of the others
+ * costs one request. */
+static int
+pf_fetch(struct hpf_src *ps, struct hblock **blocks, unsigned n,
+	 uint64_t deadline)
+{
+	struct http_src *hs = SRC_OF(ps);
+	unsigned i = 0, j;
+
+	while (i < n) {
+		if (from_disk(hs, blocks[i])) {
+			hpf_block_done(blocks[i++]);
+			continue;
+		}
+		for (j = i + 1; j < n && !from_disk(hs, blocks[j]); j++)
+			;
+		if (fetch_run(hs, blocks + i, j - i, deadline))
+			return -1;
+		if (j < n)
+			hpf_block_done(blocks[j]);	/* read from disk */
+		i = j + 1;
+	}
+	return 0;
+}
+
+static int
+pf_held(struct hpf_src *ps, uint64_t start, uint64_t end)
+{
+	return hobj_held(&SRC_OF(ps)->obj, start, end);
+}
+
+static const struct hpf_ops pf_ops = {
+	.fetch = pf_fetch,
+	.held = pf_held,
+};
+
+/* ---- the source ops ---------------------------------------------------- */
+
+static int
+http_pread(struct source *s, void *buf, size_t len, uint64_t off)
+{
+	struct http_src *hs = s->priv;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	if (off > hs->obj.size || len > hs->obj.size - off)
+		return -EIO;
+	if (__atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
+		return -EIO;
+	if (off + len <= hs->head_len) {
+		memcpy(buf, hs->head + off, len);
+		return 0;
+	}
+	rc = hpf_read(&hs->pf, buf, len, off);
+	if (rc == 0 && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
+		rc = -EIO;	/* never hand out bytes once a change is seen */
+	return rc;
+}
+
+static void
+http_src_free(struct http_src *hs)
+{
+	if (!hs)
+		return;
+	hdisk_close(hs->disk);
+	hobj_fini(&hs->obj);
+	free(hs->head);
+	free(hs);
+}
+
+/* One line at close (unmount): what this source cost. */
+static void
+log_stats(struct http_src *hs)
+{
+	const struct http_stats *st = &hs->obj.stats;
+	uint64_t req = 0, err = 0;
+	int i;
+
+	for (i = 0; i < HS_REQ_KINDS; i++)
+		req += hstat_get(&st->requests[i]);
+	for (i = 0; i < HS_ERR_KINDS; i++)
+		err += hstat_get(&st->errors[i]);
+	hconf_log(HTTP_LOG_INFO, "%s: %llu requests (%llu header, %llu data, "
+		  "%llu resolve), %llu bytes fetched, blocks: %llu cached, "
+		  "%llu missed, %llu from disk; %llu retries, %llu failed "
+		  "attempts",
+		  hs->obj.display, (unsigned long long)req,
+		  (unsigned long long)hstat_get(&st->requests[HS_REQ_HEADER]),
+		  (unsigned long long)hstat_get(&st->requests[HS_REQ_DATA]),
+		  (unsigned long long)hstat_get(&st->requests[HS_REQ_RESOLVE]),
+		  (unsigned long long)hstat_get(&st->bytes),
+		  (unsigned long long)hstat_get(&st->hits),
+		  (unsigned long long)hstat_get(&st->misses),
+		  (unsigned long long)hstat_get(&st->disk_hits),
+		  (unsigned long long)hstat_get(&st->retries),
+		  (unsigned long long)err);
+}
+
+static void
+http_close(struct source *s)
+{
+	struct http_src *hs = s->priv;
+
+	if (!hs)
+		return;
+	log_stats(hs);
+	hpf_remove(&hs->pf);
+	http_src_free(hs);
+	s->priv = NULL;
+}
+
+static const struct source_ops http_ops = {
+	.pread = http_pread,
+	.close = http_close,
+};
+
+json_t *
+source_http_stats(struct source *s)
+{
+	struct http_src *hs;
+	const struct http_stats *st;
+
+	if (!s || s->ops != &http_ops || !(hs = s->priv))
+		return NULL;
+	st = &hs->obj.stats;
+#define N(x) json_integer((json_int_t)hstat_get(&(x)))
+	return json_pack("{s:s, s:{s:o, s:o, s:o, s:o}, s:o, s:{s:o, s:o}, "
+			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:b}",
+		"source", hs->obj.display,
+		"requests",
+		  "header", N(st->requests[HS_REQ_HEADER]),
+		  "data", N(st->requests[HS_REQ_DATA]),
+		  "list", N(st->requests[HS_REQ_LIST]),
+		  "resolve", N(st->requests[HS_REQ_RESOLVE]),
+		"bytes_fetched", N(st->bytes),
+		"blocks",
+		  "cache_hits", N(st->hits),
+		  "cache_misses", N(st->misses),
+		"retries", N(st->retries),
+		"failed_attempts",
+		  "network", N(st->errors[HS_ERR_NET]),
+		  "http_status", N(st->errors[HS_ERR_STATUS]),
+		  "changed", N(st->errors[HS_ERR_CHANGED]),
+		  "protocol", N(st->errors[HS_ERR_PROTOCOL]),
+		"readahead_window_max", N(st->ra_window),
+		"disk_cache_hits", N(st->disk_hits),
+		"stale", __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED));
+#undef N
+}
+
+int
+source_http_size_wrong(struct source *s)
+{
+	struct http_src *hs = s->ops == &http_ops ? s->priv : NULL;
+
+	return hs && hobj_serves_past(&hs->obj);
+}
+
+int
+source_http_verify(struct source *s)
+{
+	struct http_src *hs = s->ops == &http_ops ? s->priv : NULL;
+
+	return hs && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED) ?
+	       -ESTALE : 0;
+}
+
+/* ---- open ---------------------------------------------------------------- */
+
+static void
+head_data(struct hget *g, const char *p, size_t n)
+{
+	memcpy((char *)g->ud + g->got, p, n);
+}
+
+/* The open request: size, validators and the first 64 KiB. */
+static int
+probe(struct http_src *hs, struct err *e)
+{
+	struct hget g = {
+		.probe = 1, .kind = HS_REQ_HEADER, .start = 0,
+		.len = HTTP_HEAD_BYTES, .data = head_data,
+	};
+
+	hs->head = malloc(HTTP_HEAD_BYTES);
+	if (!hs->head)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	g.ud = hs->head;
+	if (hobj_fetch(&hs->obj, &g, hconf_now_ms() + hconf_bound_ms()) !=
+	    XF_OK)
+		return err_set(e, ERR_IO, "cannot fetch: %s", g.why);
+	if (g.resp.status == 206) {
+		hs->obj.size = g.resp.r_total;
+		hs->head_len = (size_t)g.got;
+	} else if (g.resp.status == 200) {
+		hs->obj.size = g.got;	/* the whole object fit */
+		hs->head_len = (size_t)g.got;
+	} else {
+		hs->obj.size = 0;	/* 416 "bytes * /0": empty */
+		hs->head_len = 0;
+	}
+	if (hs->obj.etag[0])
+		return 0;	/* known, and the answer matched it */
+	if (hobj_validators(&hs->obj, g.resp.etag, g.resp.lastmod))
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	return 0;
+}
+
+/* The headers for the URL's origin: the header file's, then the
+ * caller's. */
+static int
+origin_headers(const struct http_src_opts *o, struct curl_slist **out)
+{
+	struct curl_slist *l, *list = NULL, *tmp;
+	const char *const *h;
+
+	/* S3 wants the payload hash signed: that of an empty body. */
+	if (o->aws_sigv4 && !(list = curl_slist_append(list,
+			"x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92"
+			"427ae41e4649b934ca495991b7852b855")))
+		goto fail;
+	if (!o->no_header_file && !o->aws_sigv4)
+		for (l = hconf.headers; l; l = l->next) {
+			if (!(tmp = curl_slist_append(list, l->data)))
+				goto fail;
+			list = tmp;
+		}
+	for (h = o->headers; h && *h; h++) {
+		if (!(tmp = curl_slist_append(list, *h)))
+			goto fail;
+		list = tmp;
+	}
+	*out = list;
+	return 0;
+fail:
+	curl_slist_free_all(list);
+	return -1;
+}
+
+static void
+fill_source(struct source *s, struct http_src *hs,
+	    const struct http_src_opts *o)
+{
+	s->ops = &http_ops;
+	s->fd = -1;
+	s->size = hs->obj.size;
+	s->mode = 0444;
+	s->uid = getuid();
+	s->gid = getgid();
+	s->mtime.tv_sec = o->mtime;
+	if (!o->mtime && hs->obj.lastmod[0]) {
+		time_t t = curl_getdate(hs->obj.lastmod, NULL);
+
+		if (t != (time_t)-1)
+			s->mtime.tv_sec = t;
+	}
+	if (s->mtime.tv_sec == 0)
+		clock_gettime(CLOCK_REALTIME, &s->mtime);
+	s->ctime = s->mtime;
+	s->priv = hs;
+}
+
+int
+source_open_http_opts(const char *url, const struct http_src_opts *o,
+		      struct source **out, struct err *e)
+{
+	struct http_sigv4 sig = { 0 };
+	static const struct http_src_opts none;
+	struct curl_slist *hdrs = NULL;
+	struct http_src *hs = NULL;
+	struct source *s = NULL;
+	char *shown;
+
+	if (!o)
+		o = &none;
+	shown = o->display ? strdup(o->display) : hurl_redact(url);
+
+	*out = NULL;
+	err_where(e, shown ? shown : "remote source");
+	sig.provider = o->aws_sigv4;
+	sig.access_key = o->aws_key;
+	sig.secret_key = o->aws_secret;
+	if (hconf_ready(e) || hconf_headers(e))
+		goto fail;
+	if (!htr_current()) {
+		err_set(e, ERR_IO, "cannot initialize libcurl");
+		goto fail;
+	}
+	hs = calloc(1, sizeof(*hs));
+	s = calloc(1, sizeof(*s));
+	if (!hs || !s || !shown || origin_headers(o, &hdrs) ||
+	    hobj_init(&hs->obj, url, shown, hdrs, &sig, o->aws_token) ||
+	    !(s->name = strdup(shown)) ||
+	    !(s->base = o->base ? strdup(o->base) : hurl_base(url))) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto fail;
+	}
+	curl_slist_free_all(hdrs);
+	hdrs = NULL;
+	hs->obj.if_match = o->if_match || o->aws_sigv4;
+	if (o->etag && o->etag[0] &&
+	    hobj_validators(&hs->obj, o->etag, NULL)) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto fail;
+	}
+	if (o->size_known && o->etag && o->etag[0])
+		hs->obj.size = o->size;
+	else if (probe(hs, e))
+		goto fail;
+	fill_source(s, hs, o);
+	/* Identity: the URL without user info and query (or the caller's
+	 * name for it: bucket/key, repo/file), the ETag, the size. */
+	hs->disk = hdisk_open(o->display ? o->display : hs->obj.display,
+			      hs->obj.etag, hs->obj.size);
+	hs->pf.ops = &pf_ops;
+	hs->pf.size = hs->obj.size;
+	hs->pf.stats = &hs->obj.stats;
+	hpf_add(&hs->pf);
+	free(shown);
+	*out = s;
+	return 0;
+
+fail:
+	curl_slist_free_all(hdrs);
+	if (hs) {
+		hobj_fini(&hs->obj);
+		free(hs->head);
+		free(hs);
+	}
+	if (s) {
+		free(s->name);
+		free(s->base);
+		free(s);
+	}
+	free(shown);
+	return -1;
+}
+
+int
+source_open_http(const char *url, struct source **out, struct err *e)
+{
+	struct http_src_opts o = { 0 };
+
+	return source_open_http_opts(url, &o, out, e);
+}

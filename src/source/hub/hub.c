@@ -1,0 +1,907 @@
+/* hub.c - hf://ORG/NAME[@REV][/SUBDIR]: pin, list, pick the models.
+ *
+ * Requests a mount makes (online, nothing cached): one GET of
+ * /api/models/ORG/NAME/revision/REV (the commit sha and the file list),
+ * then per safetensors or index file one GET of resolve/SHA/FILE (with
+ * the token; a redirect for large files) and one ranged GET of the first
+ * 64 KiB at the signed location (the header), all files at once.  Files in
+ * the local hub cache cost nothing; HF_HUB_OFFLINE=1 costs nothing at all.
+ *
+ * The models: every *.safetensors.index.json is a sharded model, every
+ * *.safetensors that no index of its folder lists is a model of its own.
+ * One model in all: it is the root.  Several (a pipeline: unet/, vae/,
+ * text_encoder/, ...): each gets its folder, or folder/STEM when a folder
+ * holds several or has models in its subfolders (STEM: the file name
+ * without .safetensors or .safetensors.index.json), as catalog.c does for
+ * local directories.
+ */
+#include "source/hub/hub.h"
+#include "source/hub/hub_int.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "base/error.h"
+#include "format/safetensors/header.h"
+#include "model/model.h"
+#include "model/shards.h"
+#include "source/source.h"
+
+#define HUB_DEFAULT_ENDPOINT	"https://huggingface.co"
+#define HUB_TOKEN_MAX		4096
+#define HUB_FILES_MAX		100000
+#define HUB_DEPTH_MAX		16
+
+struct hub_cfg hub_cfg;
+
+static struct hub_options opts;
+
+void
+hub_set_options(const struct hub_options *o)
+{
+	opts = *o;
+}
+
+int
+hub_is_uri(const char *name)
+{
+	return strncmp(name, "hf://", 5) == 0;
+}
+
+/* ---- the environment, as huggingface_hub reads it ----------------------- */
+
+static int
+env_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "on") == 0 ||
+		     strcasecmp(v, "yes") == 0 || strcasecmp(v, "true") == 0);
+}
+
+static const char *
+env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* "~/x" -> "$HOME/x" (huggingface_hub expands the user in these paths). */
+static char *
+expand_home(const char *p)
+{
+	const char *home = getenv("HOME");
+	char *out;
+
+	if (p[0] != '~' || (p[1] && p[1] != '/'))
+		return strdup(p);
+	if (!home || !*home) {
+		struct passwd *pw = getpwuid(getuid());
+
+		home = pw ? pw->pw_dir : "/";
+	}
+	if (asprintf(&out, "%s%s", home, p + 1) < 0)
+		return NULL;
+	return out;
+}
+
+static char *
+hf_home(void)
+{
+	const char *v = env_set("HF_HOME"), *xdg = env_set("XDG_CACHE_HOME");
+	char *out;
+
+	if (v)
+		return expand_home(v);
+	if (xdg) {
+		if (asprintf(&out, "%s/huggingface", xdg) < 0)
+			return NULL;
+		return out;
+	}
+	return expand_home("~/.cache/huggingface");
+}
+
+/* A token may not carry bytes that would end the header line. */
+static int
+token_ok(const char *t)
+{
+	for (; *t; t++)
+		if ((unsigned char)*t < 0x21 || *t == 0x7f)
+			return 0;
+	return 1;
+}
+
+static char *
+trimmed(const char *s, size_t n)
+{
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	return n ? strndup(s, n) : NULL;
+}
+
+static int
+read_token_file(const char *path, struct err *e)
+{
+	char buf[HUB_TOKEN_MAX + 1];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;	/* no token: anonymous */
+		err_where(e, path);
+		return err_set(e, ERR_USAGE, "cannot read the token file: %s",
+			       strerror(errno));
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (n > HUB_TOKEN_MAX) {
+		err_where(e, path);
+		return err_set(e, ERR_USAGE, "the token file is larger than "
+			       "%u bytes", HUB_TOKEN_MAX);
+	}
+	hub_cfg.token = trimmed(buf, n);
+	snprintf(hub_cfg.token_from, sizeof(hub_cfg.token_from), "%s", path);
+	explicit_bzero(buf, sizeof(buf));
+	return 0;
+}
+
+static int
+load_config(struct err *e)
+{
+	const char *ep = env_set("HF_ENDPOINT"), *v, *slash;
+	char *home;
+
+	if (hub_cfg.endpoint)
+		return 0;
+	/* The range source would send those headers to the CDN too. */
+	if (env_set("STFS_HTTP_HEADER_FILE")) {
+		err_where(e, "STFS_HTTP_HEADER_FILE");
+		return err_set(e, ERR_USAGE, "does not apply to hf:// sources "
+			       "(its headers would reach the CDN): unset it and "
+			       "give the token with HF_TOKEN or in "
+			       "$HF_HOME/token");
+	}
+	hub_cfg.endpoint = strdup(ep ? ep : HUB_DEFAULT_ENDPOINT);
+	home = hf_home();
+	if (!hub_cfg.endpoint || !home) {
+		free(home);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	while (strlen(hub_cfg.endpoint) > 8 &&
+	       hub_cfg.endpoint[strlen(hub_cfg.endpoint) - 1] == '/')
+		hub_cfg.endpoint[strlen(hub_cfg.endpoint) - 1] = '\0';
+	if (!source_is_url(hub_cfg.endpoint)) {
+		err_where(e, "HF_ENDPOINT");
+		return err_set(e, ERR_USAGE, "`%s` is not an http(s):// URL",
+			       hub_cfg.endpoint);
+	}
+	slash = strchr(strstr(hub_cfg.endpoint, "://") + 3, '/');
+	hub_cfg.origin = slash ? strndup(hub_cfg.endpoint,
+					 (size_t)(slash - hub_cfg.endpoint))
+			       : strdup(hub_cfg.endpoint);
+
+	if ((v = env_set("HF_TOKEN")) || (v = env_set("HUGGING_FACE_HUB_TOKEN"))) {
+		hub_cfg.token = trimmed(v, strlen(v));
+		snprintf(hub_cfg.token_from, sizeof(hub_cfg.token_from), "%s",
+			 env_set("HF_TOKEN") ? "HF_TOKEN" :
+			 "HUGGING_FACE_HUB_TOKEN");
+	} else if ((v = env_set("HF_TOKEN_PATH"))) {
+		char *p = expand_home(v);
+
+		if (!p || read_token_file(p, e)) {
+			free(p);
+			free(home);
+			return p ? -1 : err_set(e, ERR_NO_MEMORY, "oom");
+		}
+		free(p);
+	} else {
+		char *p = NULL;
+
+		if (asprintf(&p, "%s/token", home) < 0 || read_token_file(p, e)) {
+			free(p);
+			free(home);
+			return -1;
+		}
+		free(p);
+	}
+	if (hub_cfg.token && !token_ok(hub_cfg.token)) {
+		free(home);
+		err_where(e, hub_cfg.token_from);
+		return err_set(e, ERR_USAGE, "the Hub token holds spaces or "
+			       "control characters");
+	}
+	if ((v = env_set("HF_HUB_CACHE")) ||
+	    (v = env_set("HUGGINGFACE_HUB_CACHE")))
+		hub_cfg.cache = expand_home(v);
+	else if (asprintf(&hub_cfg.cache, "%s/hub", home) < 0)
+		hub_cfg.cache = NULL;
+	free(home);
+	hub_cfg.offline = env_true("HF_HUB_OFFLINE");
+	v = opts.ca_file ? opts.ca_file : env_set("STFS_HTTP_CA_FILE");
+	hub_cfg.ca_file = v ? strdup(v) : NULL;
+	hub_cfg.insecure = opts.insecure || env_true("STFS_HTTP_INSECURE");
+	if (!hub_cfg.origin || !hub_cfg.cache)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	return 0;
+}
+
+/* ---- hf://ORG/NAME[@REV][/SUBDIR] ------------------------------------------ */
+
+struct hub_ref {
+	char *repo;		/* ORG/NAME */
+	char *rev;		/* decoded; "main" by default */
+	char *sub;		/* "" or a/b */
+	char *cache_repo;	/* $HF_HUB_CACHE/models--ORG--NAME */
+};
+
+static int
+name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > 96 || (n <= 2 && strncmp(s, "..", n) == 0))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+			return 0;
+	return 1;
+}
+
+static int
+hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	       c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+static char *
+unescape(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+	size_t i;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+			*o++ = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+			i += 2;
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static int
+parse_uri(const char *uri, struct hub_ref *r, struct err *e)
+{
+	const char *p = uri + 5, *org_end, *name, *name_end, *rest;
+	char *sub, *c;
+
+	memset(r, 0, sizeof(*r));
+	org_end = strchr(p, '/');
+	if (!org_end || !name_ok(p, (size_t)(org_end - p)))
+		goto bad;
+	name = org_end + 1;
+	name_end = name + strcspn(name, "@/");
+	if (!name_ok(name, (size_t)(name_end - name)))
+		goto bad;
+	r->repo = strndup(p, (size_t)(name_end - p));
+	rest = name_end;
+	if (*rest == '@') {
+		size_t n = strcspn(rest + 1, "/");
+
+		if (n == 0)
+			goto bad;
+		r->rev = unescape(rest + 1, n);
+		rest += 1 + n;
+	} else {
+		r->rev = strdup("main");
+	}
+	if (*rest == '/')
+		rest++;
+	sub = r->sub = strdup(rest);
+	if (!r->repo || !r->rev || !sub)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	while (*sub && sub[strlen(sub) - 1] == '/')
+		sub[strlen(sub) - 1] = '\0';
+	/* no empty, "." or ".." component, no control bytes */
+	for (c = sub; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			goto bad;
+	if (*sub && (strstr(sub, "//") || strcmp(sub, ".") == 0 ||
+		     strcmp(sub, "..") == 0 || strncmp(sub, "../", 3) == 0 ||
+		     strncmp(sub, "./", 2) == 0 || strstr(sub, "/../") ||
+		     strstr(sub, "/./") ||
+		     (strlen(sub) >= 3 && strcmp(sub + strlen(sub) - 3, "/..") == 0)))
+		goto bad;
+	if (strstr(r->rev, "..") || r->rev[0] == '/')
+		goto bad;
+	if (asprintf(&r->cache_repo, "%s/models--%.*s--%.*s", hub_cfg.cache,
+		     (int)(org_end - p), p, (int)(name_end - name), name) < 0)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	return 0;
+bad:
+	err_where(e, uri);
+	return err_set(e, ERR_USAGE, "not an hf:// model URI: expected "
+		       "hf://ORG/NAME[@REVISION][/SUBFOLDER] (ORG and NAME of "
+		       "letters, digits, '-', '_', '.'; a revision holding '/' "
+		       "written with %%2F)");
+}
+
+static void
+ref_free(struct hub_ref *r)
+{
+	free(r->repo);
+	free(r->rev);
+	free(r->sub);
+	free(r->cache_repo);
+}
+
+/* ---- the file list: the API, or the local cache ------------------------- */
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static int
+names_add(struct names *l, const char *s, size_t len)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = strndup(s, len)))
+		return -1;
+	l->n++;
+	return 0;
+}
+
+static void
+names_free(struct names *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static int
+is_sha(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < HUB_SHA_LEN; i++)
+		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return 0;
+	return s[HUB_SHA_LEN] == '\0';
+}
+
+/* GET /api/models/ORG/NAME/revision/REV: the sha and the siblings. */
+static int
+list_online(const struct hub_ref *r, char *sha, struct names *files,
+	    struct hub_resp *resp, struct err *e)
+{
+	char *rev = hub_escape(r->rev, 0), *url = NULL;
+	json_t *root = NULL, *sib, *it;
+	json_error_t je;
+	size_t i;
+	int rc = -1;
+
+	if (!rev || asprintf(&url, "%s/api/models/%s/revision/%s",
+			     hub_cfg.endpoint, r->repo, rev) < 0) {
+		free(rev);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	free(rev);
+	if (hub_request(url, HUB_JSON_MAX, resp) != 0 || resp->status != 200) {
+		if (resp->status != 0)
+			hub_status_error(resp, r->repo, r->rev, NULL, e);
+		free(url);
+		return -1;	/* status 0: the caller may use the cache */
+	}
+	root = json_loadb(resp->body.data ? resp->body.data : "",
+			  resp->body.len, 0, &je);
+	it = root ? json_object_get(root, "sha") : NULL;
+	sib = root ? json_object_get(root, "siblings") : NULL;
+	if (!json_is_string(it) || !is_sha(json_string_value(it)) ||
+	    !json_is_array(sib) || json_array_size(sib) > HUB_FILES_MAX) {
+		err_where(e, url);
+		err_set(e, ERR_IO, "the Hub's answer has no commit sha and file "
+			"list (is HF_ENDPOINT a Hub?)");
+		goto out;
+	}
+	memcpy(sha, json_string_value(it), HUB_SHA_LEN + 1);
+	json_array_foreach(sib, i, it) {
+		json_t *f = json_object_get(it, "rfilename");
+
+		if (json_is_string(f) && names_add(files, json_string_value(f),
+						   json_string_length(f))) {
+			err_set(e, ERR_NO_MEMORY, "out of memory");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	free(url);
+	return rc;
+}
+
+/* The commit REV names in the cache: REV itself when it is a cached sha,
+ * else refs/REV. */
+static int
+cached_sha(const struct hub_ref *r, char *sha)
+{
+	char *p = NULL, buf[HUB_SHA_LEN + 8];
+	struct stat st;
+	FILE *f;
+	size_t n;
+
+	if (is_sha(r->rev)) {
+		if (asprintf(&p, "%s/snapshots/%s", r->cache_repo, r->rev) < 0)
+			return -1;
+		n = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+		free(p);
+		if (!n)
+			return -1;
+		memcpy(sha, r->rev, HUB_SHA_LEN + 1);
+		return 0;
+	}
+	if (asprintf(&p, "%s/refs/%s", r->cache_repo, r->rev) < 0)
+		return -1;
+	f = fopen(p, "re");
+	free(p);
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	while (n && isspace((unsigned char)buf[n - 1]))
+		n--;
+	buf[n] = '\0';
+	if (!is_sha(buf))
+		return -1;
+	memcpy(sha, buf, HUB_SHA_LEN + 1);
+	return 0;
+}
+
+/* A repo path from the Hub's answer: relative, no empty, "." or ".."
+ * component, no control bytes or backslash.  Others are ignored: they
+ * would reach outside the snapshot directory of the local cache. */
+static int
+path_ok(const char *p)
+{
+	const char *c = p;
+
+	if (!*p || *p == '/')
+		return 0;
+	for (; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '\\')
+			return 0;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+		if (*p == '/')
+			p++;
+		if (!*p && p[-1] == '/')
+			return 0;
+	}
+	return 1;
+}
+
+static int
+wanted(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 12 && strcmp(name + n - 12, ".safetensors") == 0) ||
+	       (n > 23 && strcmp(name + n - 23, ".safetensors.index.json") == 0);
+}
+
+/* The safetensors and index files of a cached snapshot, recursively. */
+static int
+walk(const char *root, const char *rel, int depth, struct names *out)
+{
+	char *dir = NULL;
+	struct dirent *d;
+	DIR *dp;
+	int rc = 0;
+
+	if (depth > HUB_DEPTH_MAX)
+		return 0;
+	if (asprintf(&dir, "%s%s%s", root, *rel ? "/" : "", rel) < 0)
+		return -1;
+	dp = opendir(dir);
+	free(dir);
+	if (!dp)
+		return 0;
+	while (rc == 0 && (d = readdir(dp))) {
+		char *child = NULL, *full = NULL;
+		struct stat st;
+
+		if (d->d_name[0] == '.')
+			continue;
+		if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "",
+			     d->d_name) < 0 ||
+		    asprintf(&full, "%s/%s", root, child) < 0) {
+			free(child);
+			rc = -1;
+			break;
+		}
+		if (stat(full, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				rc = walk(root, child, depth + 1, out);
+			else if (S_ISREG(st.st_mode) && wanted(d->d_name))
+				rc = names_add(out, child, strlen(child));
+		}
+		free(child);
+		free(full);
+	}
+	closedir(dp);
+	return rc;
+}
+
+/* ---- picking the models ----------------------------------------------------- */
+
+static const char *
+rel_of(const char *path, const char *sub)
+{
+	size_t n = strlen(sub);
+
+	if (!n)
+		return path;
+	if (strcmp(path, sub) == 0) {
+		const char *s = strrchr(path, '/');
+
+		return s ? s + 1 : path;
+	}
+	if (strncmp(path, sub, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return NULL;
+}
+
+static int
+is_index(const char *p)
+{
+	size_t n = strlen(p);
+
+	return n > 23 && strcmp(p + n - 23, ".safetensors.index.json") == 0;
+}
+
+static int
+cmp_model(const void *a, const void *b)
+{
+	return strcmp(((const struct hub_model *)a)->dir,
+		      ((const struct hub_model *)b)->dir);
+}
+
+/* Directory part of a relative path ("" at the top). */
+static char *
+dir_of(const char *rel)
+{
+	const char *s = strrchr(rel, '/');
+
+	return s ? strndup(rel, (size_t)(s - rel)) : strdup("");
+}
+
+struct pick {
+	const char *rel;	/* path below SUBDIR */
+	struct hub_file *f;
+	struct model *m;
+	int shard;		/* listed by an index of its folder */
+	int taken;		/* m moved into the tree */
+};
+
+/* Open the models of the opened files; fills t->models. */
+static int
+build(struct pick *pk, size_t n, struct hub_tree *t, struct err *e)
+{
+	size_t i, j, k = 0;
+
+	/* indexes first: their shards are not models of their own */
+	for (i = 0; i < n; i++) {
+		struct model *m;
+		char *d;
+
+		if (!is_index(pk[i].rel))
+			continue;
+		if (shards_open_index(NULL, pk[i].f->url, &m, e))
+			return -1;
+		pk[i].m = m;
+		d = dir_of(pk[i].rel);
+		for (j = 0; d && j < n; j++) {
+			char *dj = dir_of(pk[j].rel);
+			size_t s;
+			const char *base = strrchr(pk[j].rel, '/');
+
+			base = base ? base + 1 : pk[j].rel;
+			for (s = 0; dj && s < m->nshards; s++)
+				if (strcmp(d, dj) == 0 &&
+				    strcmp(m->shards[s].name, base) == 0)
+					pk[j].shard = 1;
+			free(dj);
+		}
+		free(d);
+	}
+	for (i = 0; i < n; i++) {
+		struct source *src;
+		struct header *h;
+
+		if (is_index(pk[i].rel) || pk[i].shard)
+			continue;
+		if (source_open(pk[i].f->url, &src, e))
+			return -1;
+		if (header_read(src, &h, e)) {
+			err_where(e, pk[i].f->url);
+			source_close(src);
+			return -1;
+		}
+		if (model_from_single(pk[i].f->url, src, h, &pk[i].m, e))
+			return -1;
+	}
+	for (i = 0; i < n; i++)
+		k += pk[i].m != NULL;
+	t->models = calloc(k ? k : 1, sizeof(*t->models));
+	if (!t->models)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	for (i = 0; i < n; i++) {
+		struct hub_model *hm;
+		char *d = dir_of(pk[i].rel);
+		const char *base = strrchr(pk[i].rel, '/');
+		size_t same = 0, blen;
+
+		if (!pk[i].m) {
+			free(d);
+			continue;
+		}
+		/* models in the same folder (those moved out already too);
+		 * a model below the folder counts too: the folder then
+		 * holds directories, not one model's files */
+		for (j = 0; j < n && d; j++) {
+			char *dj;
+			size_t dl = strlen(d);
+
+			if (!pk[j].m && !pk[j].taken)
+				continue;
+			dj = dir_of(pk[j].rel);
+			same += dj && (strcmp(d, dj) == 0 || (strncmp(d, dj,
+				       dl) == 0 && dj[dl] == '/'));
+			free(dj);
+		}
+		hm = &t->models[t->n++];
+		hm->model = pk[i].m;
+		pk[i].m = NULL;
+		pk[i].taken = 1;
+		hm->label = strdup(hm->model->arg);
+		base = base ? base + 1 : pk[i].rel;
+		blen = strlen(base) - (is_index(base) ? 23 : 12);
+		if (!d || !hm->label) {
+			free(d);
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		}
+		if (k == 1)
+			hm->dir = strdup("");
+		else if (same == 1 && *d)
+			hm->dir = strdup(d);
+		else if (asprintf(&hm->dir, "%s%s%.*s", d, *d ? "/" : "",
+				  (int)blen, base) < 0)
+			hm->dir = NULL;
+		free(d);
+		if (!hm->dir)
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	qsort(t->models, t->n, sizeof(*t->models), cmp_model);
+	return 0;
+}
+
+/* ---- hub_open ------------------------------------------------------------------ */
+
+void
+hub_tree_free(struct hub_tree *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->n; i++) {
+		free(t->models[i].dir);
+		free(t->models[i].label);
+		model_free(t->models[i].model);
+	}
+	free(t->models);
+	free(t->label);
+	free(t);
+}
+
+static int
+not_cached(const struct hub_ref *r, struct err *e)
+{
+	return err_set(e, ERR_IO, "%s@%s is not in the local hub cache (%s) "
+		       "and HF_HUB_OFFLINE is set, so the Hub is not asked: "
+		       "unset HF_HUB_OFFLINE, or download it first "
+		       "(huggingface-cli download %s --revision %s)", r->repo,
+		       r->rev, hub_cfg.cache, r->repo, r->rev);
+}
+
+int
+hub_open(const char *uri, struct hub_tree **out, struct err *e)
+{
+	struct hub_ref r;
+	struct names all = { 0 };
+	struct hub_resp resp = { 0 };
+	struct hub_file *files = NULL;
+	struct pick *pk = NULL;
+	struct hub_tree *t = NULL;
+	char sha[HUB_SHA_LEN + 1], *snap = NULL;
+	size_t i, n = 0, under = 0;
+	int rc = -1, offline;
+
+	*out = NULL;
+	memset(&r, 0, sizeof(r));
+	if (load_config(e))
+		return -1;
+	if (parse_uri(uri, &r, e)) {
+		ref_free(&r);
+		return -1;
+	}
+	offline = hub_cfg.offline;
+	if (!offline && list_online(&r, sha, &all, &resp, e) != 0) {
+		/* no answer at all: the cache may still have it */
+		if (resp.status != 0 || cached_sha(&r, sha) != 0) {
+			if (resp.status == 0)
+				hub_status_error(&resp, r.repo, r.rev, NULL, e);
+			err_where(e, uri);
+			goto out;
+		}
+		memset(e, 0, sizeof(*e));
+		fprintf(stderr, "stfs: %s: no answer from %s (%s): using the "
+			"local hub cache\n", uri, hub_cfg.endpoint, resp.why);
+		offline = 1;
+		names_free(&all);
+	}
+	if (offline && cached_sha(&r, sha) != 0) {
+		err_where(e, uri);
+		not_cached(&r, e);
+		goto out;
+	}
+	if (asprintf(&snap, "%s/snapshots/%s", r.cache_repo, sha) < 0) {
+		snap = NULL;
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (offline && walk(snap, "", 0, &all) != 0) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	files = calloc(all.n ? all.n : 1, sizeof(*files));
+	pk = calloc(all.n ? all.n : 1, sizeof(*pk));
+	if (!files || !pk) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < all.n; i++) {
+		const char *rel = rel_of(all.v[i], r.sub);
+		struct hub_file *f = &files[n];
+		char *local = NULL;
+		struct stat st;
+
+		if (!path_ok(all.v[i]))
+			continue;
+		under += rel != NULL;
+		if (!rel || !wanted(all.v[i]))
+			continue;
+		f->path = all.v[i];
+		f->url = hub_resolve_url(r.repo, sha, f->path);
+		if (asprintf(&local, "%s/%s", snap, f->path) < 0 || !f->url) {
+			free(local);
+			err_set(e, ERR_NO_MEMORY, "out of memory");
+			goto out;
+		}
+		if (stat(local, &st) == 0 && S_ISREG(st.st_mode))
+			f->local = local;
+		else
+			free(local);
+		pk[n].rel = rel;
+		pk[n].f = f;
+		n++;
+	}
+	err_where(e, uri);
+	if (!under && *r.sub) {
+		err_set(e, ERR_IO, "%s has no folder or file `%s` at %s%s",
+			r.repo, r.sub, r.rev, offline ? " (in the local hub "
+			"cache)" : "");
+		goto out;
+	}
+	if (n == 0) {
+		err_set(e, ERR_IO, "no .safetensors files in %s%s%s at %s%s",
+			r.repo, *r.sub ? "/" : "", r.sub, r.rev, offline ?
+			" (in the local hub cache)" : "");
+		goto out;
+	}
+	err_reset_where(e);
+	if (hub_open_files(files, n, e) != 0)
+		goto out;
+	t = calloc(1, sizeof(*t));
+	if (!t || asprintf(&t->label, "hf://%s@%s%s%s", r.repo, sha,
+			   *r.sub ? "/" : "", r.sub) < 0) {
+		if (t)
+			t->label = NULL;
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (build(pk, n, t, e) != 0)
+		goto out;
+	*out = t;
+	t = NULL;
+	rc = 0;
+out:
+	hub_files_release();
+	for (i = 0; pk && i < n; i++)
+		model_free(pk[i].m);
+	for (i = 0; files && i < n; i++) {
+		free(files[i].url);
+		free(files[i].local);
+	}
+	free(files);
+	free(pk);
+	hub_tree_free(t);
+	hub_resp_free(&resp);
+	names_free(&all);
+	free(snap);
+	ref_free(&r);
+	return rc;
+}
+
+int
+hub_open_model(const char *uri, struct model **out, struct err *e)
+{
+	struct hub_tree *t;
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	if (hub_open(uri, &t, e))
+		return -1;
+	if (t->n == 1) {
+		*out = t->models[0].model;
+		t->models[0].model = NULL;
+		hub_tree_free(t);
+		return 0;
+	}
+	for (i = 0; i < t->n && i < 8; i++)
+		buf_addf(&b, "%s%s", i ? ", " : "", t->models[i].dir);
+	err_where(e, uri);
+	err_set(e, ERR_USAGE, "holds %zu models (%s%s): name one, e.g. "
+		"%s/%s", t->n, b.data ? b.data : "", t->n > 8 ? ", ..." : "",
+		uri, t->models[0].dir);
+	buf_free(&b);
+	hub_tree_free(t);
+	return -1;
+}

@@ -1,0 +1,94 @@
+/* hub_int.h - what the hub_*.c files share; not for other modules. */
+#ifndef STFS_HUB_INT_H
+#define STFS_HUB_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+
+struct err;
+struct source;
+
+#define HUB_SHA_LEN	40
+#define HUB_SMALL_MAX	(64u << 20)	/* files the Hub serves itself */
+#define HUB_JSON_MAX	(64u << 20)	/* API answers */
+#define HUB_PARALLEL	16		/* concurrent opens */
+
+/* The conventions huggingface_hub follows (constants.py), read once. */
+struct hub_cfg {
+	char *endpoint;		/* HF_ENDPOINT without a trailing '/' */
+	char *origin;		/* scheme://host[:port] of the endpoint */
+	char *token;		/* NULL: anonymous */
+	char token_from[320];	/* "HF_TOKEN", the file, ...: messages */
+	char *cache;		/* HF_HUB_CACHE */
+	int offline;		/* HF_HUB_OFFLINE */
+	char *ca_file;
+	int insecure;
+};
+extern struct hub_cfg hub_cfg;
+
+/* One answer of the endpoint (redirects are not followed). */
+struct hub_resp {
+	long status;			/* 0: no answer (transport error) */
+	struct buf body;
+	char *location;			/* absolute redirect target */
+	char commit[HUB_SHA_LEN + 1];	/* X-Repo-Commit */
+	char etag[256];			/* X-Linked-Etag, else ETag */
+	uint64_t size;			/* X-Linked-Size, else Content-Length */
+	int have_size;
+	char error_code[64];		/* X-Error-Code */
+	char error_msg[256];		/* X-Error-Message */
+	char why[256];			/* transport error, for messages */
+};
+
+/* GET url (with the token when url is on the endpoint's origin); the body
+ * is kept up to body_max bytes (more: a transport error).  Transient
+ * failures are retried a few times.  0 when an answer came (any status),
+ * -1 when none did (r->why says why). */
+int hub_request(const char *url, size_t body_max, struct hub_resp *r);
+void hub_resp_free(struct hub_resp *r);
+
+/* Turn a non-2xx answer into a one-line error for what (e.g. "revision
+ * `main` of org/name"): 401/403 say how to give a token, 404 says which of
+ * repo, revision or file the Hub did not find.  Returns -1. */
+int hub_status_error(const struct hub_resp *r, const char *repo,
+		     const char *rev, const char *file, struct err *e);
+
+/* The URL of repo's file at sha: {endpoint}/{repo}/resolve/{sha}/{path},
+ * path percent-encoded except '/'. */
+char *hub_resolve_url(const char *repo, const char *sha, const char *path);
+
+/* Percent-encode s for a URL path (keep: unreserved and, if keep_slash,
+ * '/'). */
+char *hub_escape(const char *s, int keep_slash);
+
+/* ---- hub_src.c ------------------------------------------------------- */
+
+/* A file of the pinned commit, to be opened.  local: its path in the hub
+ * cache snapshot (opened locally); else resolved through url. */
+struct hub_file {
+	char *path;		/* repo path */
+	char *url;		/* resolve URL: the name source_open() sees */
+	char *local;		/* snapshot path, or NULL */
+	struct source *src;	/* after hub_open_files(), until taken */
+	int rc;
+	struct err err;
+};
+
+/* Open every file, up to HUB_PARALLEL at once, and register them so that
+ * source_open(f->url) hands them out (model_open and the sharded-index
+ * reader open files by name).  0, or -1 with *e from the first failure
+ * in list order. */
+int hub_open_files(struct hub_file *files, size_t n, struct err *e);
+
+/* Forget the registered files (closing those nobody took). */
+void hub_files_release(void);
+
+/* Open one remote file through its resolve URL (also used on demand for
+ * files not pre-opened, and to re-resolve). */
+int hub_src_open(const char *url, const char *path, struct source **out,
+		 struct err *e);
+
+#endif

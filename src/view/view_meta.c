@@ -1,0 +1,158 @@
+/* view_meta.c - what the view says about a tensor besides its bytes: the
+ * JSON sidecar and the extended attributes (see view.h). */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "format/dtype.h"
+#include "format/safetensors/header.h"
+#include "model/model.h"
+#include "source/source.h"
+#include "view/view.h"
+#include "view/view_int.h"
+
+/* A pretty JSON array of integers, as jansson's JSON_INDENT(2) lays it
+ * out one level down: one element per line, "[]" when empty. */
+static int
+add_u64_array(struct buf *b, const uint64_t *a, size_t n)
+{
+	int bad = 0;
+	size_t i;
+
+	if (n == 0)
+		return buf_adds(b, "[]");
+	bad |= buf_adds(b, "[\n");
+	for (i = 0; i < n; i++) {
+		bad |= buf_adds(b, "    ");
+		bad |= buf_add_u64(b, a[i]);
+		bad |= buf_adds(b, i + 1 < n ? ",\n" : "\n");
+	}
+	bad |= buf_adds(b, "  ]");
+	return bad ? -1 : 0;
+}
+
+int
+view_sidecar_render(const struct model *m, const struct model_tensor *mt,
+	       struct buf *b)
+{
+	const struct tensor *t = mt->t;
+	const struct dtype_info *di = dtype_info(t->dtype);
+	const struct source *src = m->shards[mt->shard].src;
+	uint64_t offs[2] = { t->begin, t->end };
+	int bad = 0;
+
+	bad |= buf_adds(b, "{\n  \"name\": ");
+	bad |= buf_add_json_string(b, t->name, t->name_len);
+	bad |= buf_adds(b, ",\n  \"dtype\": ");
+	bad |= buf_add_json_string(b, di->name, strlen(di->name));
+	bad |= buf_adds(b, ",\n  \"shape\": ");
+	bad |= add_u64_array(b, t->shape, t->rank);
+	bad |= buf_adds(b, ",\n  \"data_offsets\": ");
+	bad |= add_u64_array(b, offs, 2);
+	bad |= buf_adds(b, ",\n  \"nbytes\": ");
+	bad |= buf_add_u64(b, t->end - t->begin);
+	bad |= buf_adds(b, ",\n  \"numel\": ");
+	bad |= buf_add_u64(b, t->numel);
+	bad |= buf_adds(b, ",\n  \"offset\": ");
+	bad |= buf_add_u64(b, model_tensor_offset(m, mt));
+	bad |= buf_adds(b, ",\n  \"numpy\": ");
+	if (di->numpy) {
+		bad |= buf_add_json_string(b, di->numpy, strlen(di->numpy));
+	} else {
+		bad |= buf_adds(b, "null");
+		if (di->note) {
+			bad |= buf_adds(b, ",\n  \"decode\": ");
+			bad |= buf_add_json_string(b, di->note,
+						   strlen(di->note));
+		}
+	}
+	bad |= buf_adds(b, ",\n  \"source\": ");
+	bad |= buf_add_json_string(b, src->base, strlen(src->base));
+	bad |= buf_adds(b, "\n}\n");
+	return bad ? -1 : 0;
+}
+
+int
+view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
+{
+	const struct model_tensor *mt = view_tensor(v, ino);
+	const struct view *sv;
+	uint64_t l;
+
+	if (v->multi)
+		return (sv = vm_sub(v, ino, &l)) ?
+		       view_render_sidecar(sv, l, out) : -1;
+	if (!mt)
+		return -1;
+	return view_sidecar_render(v->model, mt, out);
+}
+
+/* --- extended attributes ---------------------------------------------- */
+
+#define XATTR_PREFIX "user.safetensors."
+
+static const char *const xattr_names[] = {
+	"name", "dtype", "shape", "offset", "nbytes",
+};
+
+int
+view_xattr_list(const struct view *v, uint64_t ino, struct buf *out)
+{
+	size_t i;
+
+	if (view_kind(v, ino) != VIEW_TENSOR)
+		return 0;
+	for (i = 0; i < sizeof(xattr_names) / sizeof(xattr_names[0]); i++)
+		if (buf_adds(out, XATTR_PREFIX) ||
+		    buf_add(out, xattr_names[i], strlen(xattr_names[i]) + 1))
+			return -1;
+	return 0;
+}
+
+int
+view_xattr_get(const struct view *v, uint64_t ino, const char *name,
+	       struct buf *out)
+{
+	const struct model_tensor *mt = view_tensor(v, ino);
+	const struct tensor *t;
+	size_t plen = strlen(XATTR_PREFIX);
+	const struct view *sv;
+	int bad = 0, rc;
+	uint32_t i;
+	uint64_t l;
+
+	if (v->multi)
+		return (sv = vm_sub(v, ino, &l)) ?
+		       view_xattr_get(sv, l, name, out) : 1;
+	if (!mt || view_kind(v, ino) != VIEW_TENSOR ||
+	    strncmp(name, XATTR_PREFIX, plen) != 0)
+		return 1;
+	name += plen;
+	t = mt->t;
+	if (strcmp(name, "name") == 0) {
+		bad = buf_add(out, t->name, t->name_len);
+	} else if (strcmp(name, "dtype") == 0) {
+		bad = buf_adds(out, dtype_info(t->dtype)->name);
+	} else if (strcmp(name, "shape") == 0) {
+		bad = buf_adds(out, "[");
+		for (i = 0; i < t->rank; i++) {
+			if (i)
+				bad |= buf_adds(out, ",");
+			bad |= buf_add_u64(out, t->shape[i]);
+		}
+		bad |= buf_adds(out, "]");
+	} else if (strcmp(name, "offset") == 0) {
+		bad = buf_add_u64(out, model_tensor_offset(v->model, mt));
+	} else if (strcmp(name, "nbytes") == 0) {
+		bad = buf_add_u64(out, model_tensor_nbytes(mt));
+	} else if (strcmp(name, "sha256") == 0) {
+		/* not listed: it reads the whole tensor, and cp -a or
+		 * getfattr -d would ask for every file's */
+		rc = view_sha256(v, mt, out);
+		return rc == 0 ? 0 : rc == -ENOMEM ? -1 : -2;
+	} else {
+		return 1;
+	}
+	return bad ? -1 : 0;
+}

@@ -1,0 +1,680 @@
+/* view_multi.c - a tree of models (view_build_multi, view.h): directories
+ * that lead to models, each model a view of its own under its directory.
+ *
+ * Inode numbers: the model in slot s (1-based, in the order given) owns
+ * (s << 32) | i for each inode i of its own view, so its root directory is
+ * (s << 32) | 1 and every lookup is a shift and an array index.  Slot 0
+ * holds the tree's own nodes: 1 the root, 2 the root __summary__.json,
+ * 2 + d the tree directory d >= 1.
+ *
+ * Memory: per model its view (view.h) and two copied strings; per tree
+ * directory 32 bytes; a table of 32-bit slots for lookups by (directory,
+ * name), hashed with the process key of nametab.h.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "format/dtype.h"
+#include "base/error.h"
+#include "format/safetensors/header.h"
+#include "model/model.h"
+#include "base/nametab.h"
+#include "view/view.h"
+#include "view/view_int.h"
+
+#define SUMMARY_NAME "__summary__.json"
+#define INO_SUMMARY 2
+#define SLOT_SHIFT 32
+#define LOCAL_MASK 0xffffffffull
+
+/* A name in a tree directory: a subdirectory or a model's directory. */
+struct edge {
+	uint32_t parent;	/* tree directory */
+	uint32_t name_len;
+	const char *name;	/* in the owning dir string, not terminated */
+	uint64_t ino;
+};
+
+struct tdir {
+	uint32_t kid, nkid;	/* kids[kid .. kid + nkid): inodes, by name */
+	uint32_t nsubdirs;
+	uint32_t edge;		/* its own edge (not for the root) */
+};
+
+struct vm_model {
+	char *dir;
+	char *label;
+	struct view *view;
+};
+
+struct view_multi {
+	size_t n;
+	struct vm_model *models;
+	size_t ndirs;		/* tree directories, the root included */
+	struct tdir *dirs;
+	size_t nedges;
+	struct edge *edges;
+	uint64_t *kids;
+	uint32_t *table;	/* edge index + 1, 0 empty */
+	size_t mask;
+	char *summary;
+	size_t summary_len;
+};
+
+/* --- inode arithmetic --------------------------------------------------- */
+
+static inline uint64_t
+slot_of(uint64_t ino)
+{
+	return ino >> SLOT_SHIFT;
+}
+
+static inline uint64_t
+local_of(uint64_t ino)
+{
+	return ino & LOCAL_MASK;
+}
+
+/* The model view behind ino and its local inode, or NULL for slot 0 and
+ * unknown slots. */
+static const struct view *
+sub(const struct view *v, uint64_t ino, uint64_t *local)
+{
+	uint64_t s = slot_of(ino);
+
+	if (s == 0 || s > v->multi->n)
+		return NULL;
+	*local = local_of(ino);
+	return v->multi->models[s - 1].view;
+}
+
+static inline uint64_t
+global(uint64_t slot, uint64_t local)
+{
+	return local ? (slot << SLOT_SHIFT) | local : 0;
+}
+
+/* Tree directory d of a slot-0 inode, or -1. */
+static long
+tdir_of(const struct view *v, uint64_t ino)
+{
+	if (ino == VIEW_ROOT_INO)
+		return 0;
+	if (ino > INO_SUMMARY && ino - INO_SUMMARY < v->multi->ndirs)
+		return (long)(ino - INO_SUMMARY);
+	return -1;
+}
+
+static uint64_t
+tdir_ino(size_t d)
+{
+	return d == 0 ? VIEW_ROOT_INO : INO_SUMMARY + d;
+}
+
+/* --- the (directory, name) table ---------------------------------------- */
+
+static uint64_t
+edge_hash(const struct view_multi *m, uint32_t parent, const char *name,
+	  size_t len)
+{
+	/* The process's keyed hash (nametab.h): names come from directory
+	 * trees, listings and the Hub, which an adversary may choose. */
+	struct nametab_key k;
+
+	(void)m;
+	nametab_key(&k, parent, name, len);
+	return k.hash;
+}
+
+/* Index of the edge (parent, name), or -1; *slot gets its table slot or
+ * the empty one it would take. */
+static long
+edge_find(const struct view_multi *m, uint32_t parent, const char *name,
+	  size_t len, size_t *slot)
+{
+	size_t i = (size_t)edge_hash(m, parent, name, len) & m->mask;
+
+	for (;; i = (i + 1) & m->mask) {
+		const struct edge *e;
+
+		if (!m->table[i]) {
+			if (slot)
+				*slot = i;
+			return -1;
+		}
+		e = &m->edges[m->table[i] - 1];
+		if (e->parent == parent && e->name_len == len &&
+		    memcmp(e->name, name, len) == 0)
+			return (long)(m->table[i] - 1);
+	}
+}
+
+/* --- public functions, multi-model side (called from view*.c) ----------- */
+
+enum view_kind
+vm_kind(const struct view *v, uint64_t ino)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+
+	if (s)
+		return view_kind(s, l);
+	if (ino == INO_SUMMARY)
+		return VIEW_BLOB;
+	return tdir_of(v, ino) >= 0 ? VIEW_DIR : VIEW_NONE;
+}
+
+uint64_t
+vm_lookup(const struct view *v, uint64_t parent, const char *name, size_t len)
+{
+	const struct view_multi *m = v->multi;
+	uint64_t l;
+	const struct view *s = sub(v, parent, &l);
+	long d, e;
+
+	if (s)
+		return global(slot_of(parent), view_lookup(s, l, name, len));
+	d = tdir_of(v, parent);
+	if (d < 0)
+		return 0;
+	if (d == 0 && len == strlen(SUMMARY_NAME) &&
+	    memcmp(name, SUMMARY_NAME, len) == 0)
+		return INO_SUMMARY;
+	e = edge_find(m, (uint32_t)d, name, len, NULL);
+	return e < 0 ? 0 : m->edges[e].ino;
+}
+
+uint64_t
+vm_nchildren(const struct view *v, uint64_t dir)
+{
+	uint64_t l;
+	const struct view *s = sub(v, dir, &l);
+	long d;
+
+	if (s)
+		return view_nchildren(s, l);
+	d = tdir_of(v, dir);
+	if (d < 0)
+		return 0;
+	return v->multi->dirs[d].nkid + (d == 0);
+}
+
+uint64_t
+vm_child(const struct view *v, uint64_t dir, uint64_t k)
+{
+	const struct view_multi *m = v->multi;
+	uint64_t l;
+	const struct view *s = sub(v, dir, &l);
+	long d;
+
+	if (s)
+		return global(slot_of(dir), view_child(s, l, k));
+	d = tdir_of(v, dir);
+	if (d < 0)
+		return 0;
+	if (d == 0) {
+		if (k == 0)
+			return INO_SUMMARY;
+		k--;
+	}
+	if (k >= m->dirs[d].nkid)
+		return 0;
+	return m->kids[m->dirs[d].kid + k];
+}
+
+size_t
+vm_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
+{
+	const struct view_multi *m = v->multi;
+	const struct edge *e = NULL;
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+	const char *dir, *slash;
+	long d;
+
+	if (s && l != VIEW_ROOT_INO)
+		return view_name(s, l, out);
+	if (s) {
+		dir = m->models[slot_of(ino) - 1].dir;
+		slash = strrchr(dir, '/');
+		dir = slash ? slash + 1 : dir;
+		strcpy(out, dir);	/* checked <= VIEW_NAME_MAX at build */
+		return strlen(out);
+	}
+	if (ino == INO_SUMMARY) {
+		strcpy(out, SUMMARY_NAME);
+		return strlen(out);
+	}
+	d = tdir_of(v, ino);
+	if (d > 0)
+		e = &m->edges[m->dirs[d].edge];
+	if (!e) {
+		out[0] = '\0';
+		return 0;
+	}
+	memcpy(out, e->name, e->name_len);
+	out[e->name_len] = '\0';
+	return e->name_len;
+}
+
+int
+vm_stat(const struct view *v, uint64_t ino, struct stat *st)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+	long d;
+
+	if (s) {
+		if (view_stat(s, l, st))
+			return -1;
+		st->st_ino = ino;
+		return 0;
+	}
+	d = tdir_of(v, ino);
+	if (d < 0 && ino != INO_SUMMARY)
+		return -1;
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_mtim = v->mtime;
+	st->st_ctim = v->ctime;
+	st->st_atim = v->mtime;
+	st->st_uid = v->uid;
+	st->st_gid = v->gid;
+	st->st_blksize = 4096;
+	if (d >= 0) {
+		st->st_mode = S_IFDIR | (v->mode & 0444) |
+			      ((v->mode & 0444) >> 2);
+		st->st_nlink = 2 + v->multi->dirs[d].nsubdirs;
+	} else {
+		st->st_mode = S_IFREG | (v->mode & 0444);
+		st->st_nlink = 1;
+		st->st_size = (off_t)v->multi->summary_len;
+		st->st_blocks = (blkcnt_t)((v->multi->summary_len + 511) / 512);
+	}
+	return 0;
+}
+
+uint64_t
+vm_size(const struct view *v, uint64_t ino)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+
+	if (s)
+		return view_size(s, l);
+	return ino == INO_SUMMARY ? v->multi->summary_len : 0;
+}
+
+const struct view *
+vm_sub(const struct view *v, uint64_t ino, uint64_t *local)
+{
+	return sub(v, ino, local);
+}
+
+const char *
+vm_blob(const struct view *v, uint64_t ino, size_t *len)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+
+	if (s)
+		return view_blob(s, l, len);
+	if (ino != INO_SUMMARY)
+		return NULL;
+	*len = v->multi->summary_len;
+	return v->multi->summary;
+}
+
+struct map_arg {
+	uint64_t slot;
+	void (*fn)(uint64_t ino, void *arg);
+	void *arg;
+};
+
+static void
+map_one(uint64_t ino, void *arg)
+{
+	struct map_arg *a = arg;
+
+	a->fn(global(a->slot, ino), a->arg);
+}
+
+void
+vm_for_source(const struct view *v, const struct source *src,
+	      void (*fn)(uint64_t ino, void *arg), void *arg)
+{
+	struct map_arg a = { 0, fn, arg };
+	size_t i;
+
+	for (i = 0; i < v->multi->n; i++) {
+		a.slot = i + 1;
+		view_for_source(v->multi->models[i].view, src, map_one, &a);
+	}
+}
+
+/* --- build ------------------------------------------------------------- */
+
+static int
+newer(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+/* A mount-relative directory: components joined by '/', each a valid
+ * file name (not empty, not "." or "..", at most VIEW_NAME_MAX bytes).
+ * Returns the number of components, or 0 when it is not valid. */
+static size_t
+dir_components(const char *dir)
+{
+	const char *p = dir, *q;
+	size_t n = 0;
+
+	if (!*dir)
+		return 0;
+	for (;;) {
+		q = strchr(p, '/');
+		if (!q)
+			q = p + strlen(p);
+		if (q == p || q - p > VIEW_NAME_MAX ||
+		    (q - p == 1 && p[0] == '.') ||
+		    (q - p == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		n++;
+		if (!*q)
+			return n;
+		p = q + 1;
+	}
+}
+
+static int
+cmp_kid_names(const void *a, const void *b, void *arg)
+{
+	const struct view *v = arg;
+	char na[VIEW_NAME_MAX + 1], nb[VIEW_NAME_MAX + 1];
+
+	vm_name(v, *(const uint64_t *)a, na);
+	vm_name(v, *(const uint64_t *)b, nb);
+	return strcmp(na, nb);
+}
+
+/* Place model slot s at its directory: intermediate directories as
+ * needed; refuse two things at one path. */
+static int
+place(struct view *v, size_t s, struct err *e)
+{
+	struct view_multi *m = v->multi;
+	const char *dir = m->models[s].dir, *p = dir, *q;
+	uint32_t parent = 0;
+	size_t slot;
+	long hit;
+
+	for (;;) {
+		int last;
+		struct edge *ed;
+
+		q = strchr(p, '/');
+		last = !q;
+		if (!q)
+			q = p + strlen(p);
+		hit = edge_find(m, parent, p, (size_t)(q - p), &slot);
+		if (hit >= 0) {
+			uint64_t ino = m->edges[hit].ino;
+
+			if (last)
+				return err_set(e, ERR_USAGE, "two things at the "
+					       "path %s: model %s and %s", dir,
+					       m->models[s].label,
+					       slot_of(ino) ? m->models[
+					       slot_of(ino) - 1].label :
+					       "a directory of other models");
+			if (slot_of(ino) != 0)
+				return err_set(e, ERR_USAGE, "model %s (at %s) "
+					       "would lie inside the directory "
+					       "of model %s (%.*s): nested "
+					       "models are not supported",
+					       m->models[s].label, dir,
+					       m->models[slot_of(ino) - 1].label,
+					       (int)(q - dir), dir);
+			parent = (uint32_t)tdir_of(v, ino);
+			p = q + 1;
+			continue;
+		}
+		if (parent == 0 && (size_t)(q - p) == strlen(SUMMARY_NAME) &&
+		    memcmp(p, SUMMARY_NAME, (size_t)(q - p)) == 0)
+			return err_set(e, ERR_USAGE, "model %s: its directory "
+				       "%s would hide the root's %s",
+				       m->models[s].label, dir, SUMMARY_NAME);
+		ed = &m->edges[m->nedges];
+		ed->parent = parent;
+		ed->name = p;
+		ed->name_len = (uint32_t)(q - p);
+		m->table[slot] = (uint32_t)++m->nedges;
+		m->dirs[parent].nkid++;
+		if (last) {
+			ed->ino = global(s + 1, VIEW_ROOT_INO);
+			m->dirs[parent].nsubdirs++;
+			return 0;
+		}
+		m->dirs[m->ndirs].edge = (uint32_t)(m->nedges - 1);
+		ed->ino = tdir_ino(m->ndirs);
+		m->dirs[parent].nsubdirs++;
+		parent = (uint32_t)m->ndirs++;
+		p = q + 1;
+	}
+}
+
+/* The root's __summary__.json: every model's path, source, tensors and
+ * parameters per dtype, in path order. */
+static int
+build_summary(struct view *v, const size_t *order)
+{
+	struct view_multi *m = v->multi;
+	json_t *root = json_object(), *arr = json_array();
+	uint64_t tensors = 0;
+	size_t i, j;
+	char *text;
+
+	if (!root || !arr)
+		goto fail;
+	for (i = 0; i < m->n; i++) {
+		const struct vm_model *vm = &m->models[order[i]];
+		const struct model *md = vm->view->model;
+		json_t *o = json_object(), *params = json_object();
+
+		if (!o || !params) {
+			json_decref(o);
+			json_decref(params);
+			goto fail;
+		}
+		for (j = 0; j < md->ntensors; j++) {
+			const struct tensor *t = md->tensors[j].t;
+			const char *dn = dtype_info(t->dtype)->name;
+			json_t *c = json_object_get(params, dn);
+
+			json_object_set_new(params, dn, json_integer(
+				(json_int_t)(t->numel +
+				(c ? (uint64_t)json_integer_value(c) : 0))));
+		}
+		tensors += md->ntensors;
+		json_object_set_new(o, "path", json_string(vm->dir));
+		json_object_set_new(o, "source", json_string(vm->label));
+		json_object_set_new(o, "tensors", json_integer(
+			(json_int_t)md->ntensors));
+		json_object_set_new(o, "parameters", params);
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "format", json_string("stfs-tree"));
+	json_object_set_new(root, "models", json_integer((json_int_t)m->n));
+	json_object_set_new(root, "tensors", json_integer((json_int_t)tensors));
+	json_object_set_new(root, "model_list", arr);
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!text)
+		return -1;
+	m->summary_len = strlen(text) + 1;
+	m->summary = realloc(text, m->summary_len + 1);
+	if (!m->summary) {
+		free(text);
+		return -1;
+	}
+	memcpy(m->summary + m->summary_len - 1, "\n", 2);
+	return 0;
+fail:
+	json_decref(root);
+	json_decref(arr);
+	return -1;
+}
+
+static const struct view_model *sort_base;
+
+static int
+cmp_dirs(const void *a, const void *b)
+{
+	return strcmp(sort_base[*(const size_t *)a].dir,
+		      sort_base[*(const size_t *)b].dir);
+}
+
+int
+view_build_multi(const struct view_model *models, size_t n,
+		 const struct view_opts *opts, struct view **out,
+		 struct err *e)
+{
+	struct view_multi *m;
+	struct view *v;
+	size_t i, d, bound = 1, tsize = 4, *order = NULL;
+
+	/* One model at the root is the single-model mount, exactly: its
+	 * summary says the SOURCE as given, as stfs-inspect does. */
+	if (n == 1 && !models[0].dir[0])
+		return view_build(models[0].model, opts, out, e);
+	if (n == 0)
+		return err_set(e, ERR_USAGE, "no model to mount");
+	if (n >= (1ull << 31))
+		return err_set(e, ERR_USAGE, "too many models (%zu)", n);
+	for (i = 0; i < n; i++) {
+		size_t c = dir_components(models[i].dir);
+
+		if (!c)
+			return err_set(e, ERR_USAGE, "model %s: %s is not a "
+				       "directory inside the mount%s",
+				       models[i].label, models[i].dir[0] ?
+				       models[i].dir : "\"\"", models[i].dir[0]
+				       ? "" : " (the root holds other models)");
+		bound += c;
+	}
+	if (bound >= UINT32_MAX / 4)
+		return err_set(e, ERR_USAGE, "too many directories");
+	while (tsize < 2 * bound)
+		tsize *= 2;
+	v = calloc(1, sizeof(*v));
+	m = calloc(1, sizeof(*m));
+	if (!v || !m) {
+		free(v);
+		free(m);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	v->multi = m;
+	if (opts)
+		v->opts = *opts;
+	m->models = calloc(n, sizeof(*m->models));
+	m->dirs = calloc(bound + 1, sizeof(*m->dirs));
+	m->edges = calloc(bound, sizeof(*m->edges));
+	m->table = calloc(tsize, sizeof(*m->table));
+	order = malloc(n * sizeof(*order));
+	if (!m->models || !m->dirs || !m->edges || !m->table || !order)
+		goto oom;
+	m->mask = tsize - 1;
+	m->ndirs = 1;
+	m->n = n;
+	for (i = 0; i < n; i++) {
+		m->models[i].dir = strdup(models[i].dir);
+		m->models[i].label = strdup(models[i].label);
+		if (!m->models[i].dir || !m->models[i].label)
+			goto oom;
+		order[i] = i;
+	}
+	sort_base = models;
+	qsort(order, n, sizeof(*order), cmp_dirs);
+	for (i = 0; i < n; i++)
+		if (place(v, order[i], e))
+			goto fail;
+	/* kids: count, offsets, fill, sort by name */
+	m->kids = malloc((m->nedges ? m->nedges : 1) * sizeof(*m->kids));
+	if (!m->kids)
+		goto oom;
+	for (d = 0, i = 0; d < m->ndirs; d++) {
+		m->dirs[d].kid = (uint32_t)i;
+		i += m->dirs[d].nkid;
+		m->dirs[d].nkid = 0;
+	}
+	for (i = 0; i < m->nedges; i++) {
+		struct tdir *td = &m->dirs[m->edges[i].parent];
+
+		m->kids[td->kid + td->nkid++] = m->edges[i].ino;
+	}
+	for (i = 0; i < n; i++) {
+		const struct view *s;
+
+		if (view_build_label(models[i].model, opts, models[i].label,
+				     &m->models[i].view, e))
+			goto fail;
+		s = m->models[i].view;
+		if (s->ninodes > LOCAL_MASK) {
+			err_set(e, ERR_USAGE, "model %s: too many files",
+				models[i].label);
+			goto fail;
+		}
+		v->ninodes += s->ninodes;
+		v->total_bytes += s->total_bytes;
+		v->mode = i ? v->mode & s->mode : s->mode;
+		if (i == 0 || newer(&s->mtime, &v->mtime))
+			v->mtime = s->mtime;
+		if (i == 0 || newer(&s->ctime, &v->ctime))
+			v->ctime = s->ctime;
+		if (i == 0) {
+			v->uid = s->uid;
+			v->gid = s->gid;
+		}
+	}
+	for (d = 0; d < m->ndirs; d++)
+		qsort_r(m->kids + m->dirs[d].kid, m->dirs[d].nkid,
+			sizeof(*m->kids), cmp_kid_names, v);
+	if (build_summary(v, order))
+		goto oom;
+	v->ninodes += m->ndirs + 1;
+	v->total_bytes += m->summary_len;
+	free(order);
+	*out = v;
+	return 0;
+oom:
+	err_set(e, ERR_NO_MEMORY, "out of memory");
+fail:
+	free(order);
+	view_free(v);
+	return -1;
+}
+
+void
+vm_free(struct view_multi *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; m->models && i < m->n; i++) {
+		view_free(m->models[i].view);
+		free(m->models[i].dir);
+		free(m->models[i].label);
+	}
+	free(m->models);
+	free(m->dirs);
+	free(m->edges);
+	free(m->kids);
+	free(m->table);
+	free(m->summary);
+	free(m);
+}

@@ -1,0 +1,495 @@
+/* view_safetensors.c - the .safetensors/ view: virtual safetensors files (repack.h)
+ * of the model, as files.
+ *
+ *   .safetensors/model.safetensors         the whole model, every shard
+ *   .safetensors/PREFIX.safetensors        the tensors named PREFIX.*
+ *   .safetensors/strip/PREFIX.safetensors  the same, "PREFIX." removed
+ *
+ * PREFIX is written names_encode(PREFIX) (names.h) followed by
+ * ".safetensors"; when that would not fit in 255 bytes (or names_encode
+ * had to hash it) the name is "%~" and the 16 hex digits of the FNV-1a
+ * hash of the prefix instead.  The prefix "model" has no file with its
+ * name kept (model.safetensors is the whole model); its stripped file
+ * exists.  A prefix whose stripped file would hold a tensor named
+ * "__metadata__" has no stripped file.
+ *
+ * Inodes, after every other inode of the view: ino_vst is .safetensors/,
+ * ino_vst + 1 strip/, ino_vst + 2 model.safetensors, and prefix id p
+ * (1..) ino_vst + 1 + 2p (names kept) and ino_vst + 2 + 2p (stripped).
+ * The number of prefixes is bounded at build by the number of '.' bytes
+ * in the names (one pass over the names, nothing else); the prefix table
+ * itself (repack_open: a sort of the names) is built on the first lookup or
+ * listing inside .safetensors/, so mounting costs what it did before.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "model/model.h"
+#include "view/names.h"
+#include "view/view.h"
+#include "view/view_int.h"
+#include "model/repack.h"
+
+#define REPACK_DIR ".safetensors"
+#define STRIP_DIR "strip"
+#define SUFFIX ".safetensors"
+#define SUFFIX_LEN 12
+#define WHOLE_NAME "model.safetensors"
+#define HASH_NAME_LEN (2 + 16)	/* "%~" and 16 hex digits */
+
+struct view_vst {
+	pthread_mutex_t lock;
+	struct repack *repack;	/* NULL until first needed; then fixed */
+	uint64_t pmax;		/* bound on the number of prefixes */
+	/* ids not listed, ascending: in .safetensors/ (the prefix
+	 * "model"), in strip/ (prefixes that cannot be stripped) */
+	size_t nskip_kept, nskip_strip;
+	size_t *skip_kept, *skip_strip;
+};
+
+/* --- build ------------------------------------------------------------- */
+
+int
+view_vst_build(struct view *v, struct err *e)
+{
+	const struct model *m = v->model;
+	struct view_vst *s;
+	uint64_t dots = 0;
+	size_t i;
+
+	v->ino_vst = 0;
+	if (v->opts.views == VIEW_VIEWS_OFF)
+		return 0;
+	for (i = 0; i < m->ntensors; i++) {
+		const char *p = m->tensors[i].t->name;
+		const char *end = p + m->tensors[i].t->name_len;
+
+		while ((p = memchr(p, '.', (size_t)(end - p)))) {
+			dots++;
+			p++;
+		}
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	pthread_mutex_init(&s->lock, NULL);
+	s->pmax = dots;
+	v->repack = s;
+	v->ino_vst = v->ninodes + 1;
+	v->ninodes = v->ino_vst + 2 + 2 * dots;
+	return 0;
+}
+
+void
+view_vst_free(struct view *v)
+{
+	struct view_vst *s = v->repack;
+
+	if (!s)
+		return;
+	repack_free(s->repack);
+	pthread_mutex_destroy(&s->lock);
+	free(s->skip_kept);
+	free(s->skip_strip);
+	free(s);
+	v->repack = NULL;
+}
+
+/* The prefix table, built once; NULL when out of memory (then the view
+ * shows an empty .safetensors/ and logs nothing: the next call retries). */
+static struct repack *
+get(const struct view *v)
+{
+	struct view_vst *s = v->repack;
+	struct repack *t = __atomic_load_n(&s->repack, __ATOMIC_ACQUIRE);
+	struct err e = { 0 };
+	size_t id, np, nk = 0, ns = 0;
+
+	if (t)
+		return t;
+	pthread_mutex_lock(&s->lock);
+	t = s->repack;
+	if (!t && repack_open(v->model, &t, &e) == 0) {
+		np = repack_nprefixes(t);
+		free(s->skip_kept);
+		free(s->skip_strip);
+		s->skip_kept = malloc(sizeof(size_t));
+		s->skip_strip = NULL;
+		id = repack_find(t, "model", 5);
+		if (id && s->skip_kept)
+			s->skip_kept[nk++] = id;
+		for (id = 1; id <= np; id++) {
+			size_t *q;
+
+			if (repack_offered(t, id, 1))
+				continue;
+			q = realloc(s->skip_strip, (ns + 1) * sizeof(*q));
+			if (!q)
+				break;
+			s->skip_strip = q;
+			s->skip_strip[ns++] = id;
+		}
+		if (!s->skip_kept || id <= np) {
+			repack_free(t);
+			t = NULL;
+		} else {
+			s->nskip_kept = nk;
+			s->nskip_strip = ns;
+			__atomic_store_n(&s->repack, t, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return t;
+}
+
+/* --- inodes -------------------------------------------------------------- */
+
+enum node { N_NONE, N_DIR, N_STRIP, N_FILE };
+
+/* What ino is; for a file, its prefix id and strip flag.  Does not
+ * build the prefix table: inodes of files are only handed out by
+ * lookup and listing, which do. */
+static enum node
+node_of(const struct view *v, uint64_t ino, size_t *id, int *strip)
+{
+	uint64_t k;
+
+	if (!v->ino_vst || ino < v->ino_vst || ino > v->ninodes)
+		return N_NONE;
+	if (ino == v->ino_vst)
+		return N_DIR;
+	if (ino == v->ino_vst + 1)
+		return N_STRIP;
+	k = ino - v->ino_vst - 2;	/* 0: whole; 2p - 1 kept, 2p strip */
+	*id = (size_t)((k + 1) / 2);
+	*strip = k && k % 2 == 0;
+	return N_FILE;
+}
+
+static uint64_t
+file_ino(const struct view *v, size_t id, int strip)
+{
+	if (id == REPACK_WHOLE)
+		return v->ino_vst + 2;
+	return v->ino_vst + 1 + 2 * (uint64_t)id + (strip ? 1 : 0);
+}
+
+int
+view_vst_owns(const struct view *v, uint64_t ino)
+{
+	size_t id;
+	int strip;
+
+	return node_of(v, ino, &id, &strip) != N_NONE;
+}
+
+/* 1 when the file exists: its prefix exists and is listed. */
+static int
+exists(const struct view *v, size_t id, int strip)
+{
+	const struct view_vst *s = v->repack;
+	struct repack *t = get(v);
+	size_t i;
+
+	if (!t || id > repack_nprefixes(t))
+		return 0;
+	if (id == REPACK_WHOLE)
+		return !strip;
+	for (i = 0; !strip && i < s->nskip_kept; i++)
+		if (s->skip_kept[i] == id)
+			return 0;
+	return repack_offered(t, id, strip);
+}
+
+enum view_kind
+view_vst_kind(const struct view *v, uint64_t ino)
+{
+	size_t id = 0;
+	int strip = 0;
+
+	switch (node_of(v, ino, &id, &strip)) {
+	case N_DIR:
+	case N_STRIP:
+		return VIEW_DIR;
+	case N_FILE:
+		if (__atomic_load_n(&v->repack->repack, __ATOMIC_ACQUIRE) &&
+		    !exists(v, id, strip))
+			return VIEW_NONE;
+		return id <= v->repack->pmax ? VIEW_VST : VIEW_NONE;
+	default:
+		return VIEW_NONE;
+	}
+}
+
+/* --- names ----------------------------------------------------------------- */
+
+/* The file name of (id) without the directory, NUL-terminated. */
+static size_t
+file_name(const struct repack *t, size_t id, char out[VIEW_NAME_MAX + 1])
+{
+	char enc[NAMES_MAX + 1];
+	const char *p;
+	size_t plen, n;
+
+	if (id == REPACK_WHOLE) {
+		memcpy(out, WHOLE_NAME, sizeof(WHOLE_NAME));
+		return sizeof(WHOLE_NAME) - 1;
+	}
+	p = repack_prefix(t, id, &plen);
+	n = names_encode(p, plen, enc);
+	if (n + SUFFIX_LEN > VIEW_NAME_MAX || memmem(enc, n, "%~", 2)) {
+		/* too long for a file name: the hash alone */
+		n = (size_t)snprintf(out, VIEW_NAME_MAX + 1, "%%~%016llx",
+				     (unsigned long long)names_fnv1a(p, plen));
+	} else {
+		memcpy(out, enc, n);
+	}
+	memcpy(out + n, SUFFIX, SUFFIX_LEN + 1);
+	return n + SUFFIX_LEN;
+}
+
+/* The prefix id a file name in .safetensors/ or strip/ names, or 0 (the
+ * whole model is handled by the caller). */
+static size_t
+id_of_name(const struct repack *t, const char *name, size_t len)
+{
+	char dec[VIEW_NAME_MAX], back[VIEW_NAME_MAX + 1];
+	size_t dlen, id, np;
+
+	if (len <= SUFFIX_LEN || len > VIEW_NAME_MAX ||
+	    memcmp(name + len - SUFFIX_LEN, SUFFIX, SUFFIX_LEN) != 0)
+		return 0;
+	if (len - SUFFIX_LEN == HASH_NAME_LEN && name[0] == '%' &&
+	    name[1] == '~') {
+		/* Only prefixes of 82 bytes or more can need a hashed name
+		 * (an encoded byte takes at most 3): a rare, linear path. */
+		np = repack_nprefixes(t);
+		for (id = 1; id <= np; id++) {
+			size_t plen;
+
+			repack_prefix(t, id, &plen);
+			if (plen >= (VIEW_NAME_MAX - SUFFIX_LEN) / 3 &&
+			    file_name(t, id, back) == len &&
+			    memcmp(back, name, len) == 0)
+				return id;
+		}
+		return 0;
+	}
+	if (names_decode(name, len - SUFFIX_LEN, dec, &dlen) != 0)
+		return 0;
+	id = repack_find(t, dec, dlen);
+	/* only the canonical spelling names the file */
+	if (!id || file_name(t, id, back) != len ||
+	    memcmp(back, name, len) != 0)
+		return 0;
+	return id;
+}
+
+uint64_t
+view_vst_lookup(const struct view *v, uint64_t parent, const char *name,
+		size_t len)
+{
+	struct repack *t;
+	size_t id = 0;
+	int strip = 0;
+	enum node n = node_of(v, parent, &id, &strip);
+
+	if (n != N_DIR && n != N_STRIP)
+		return 0;
+	strip = n == N_STRIP;
+	if (!strip && len == 5 && memcmp(name, STRIP_DIR, 5) == 0)
+		return v->ino_vst + 1;
+	t = get(v);
+	if (!t)
+		return 0;
+	if (!strip && len == sizeof(WHOLE_NAME) - 1 &&
+	    memcmp(name, WHOLE_NAME, len) == 0)
+		return file_ino(v, REPACK_WHOLE, 0);
+	id = id_of_name(t, name, len);
+	if (!id || !exists(v, id, strip) ||
+	    view_vst_size(v, file_ino(v, id, strip)) == 0)
+		return 0;	/* (no size: a header over 100 MB) */
+	return file_ino(v, id, strip);
+}
+
+uint64_t
+view_vst_nchildren(const struct view *v, uint64_t dir)
+{
+	const struct view_vst *s = v->repack;
+	struct repack *t;
+	size_t id;
+	int strip;
+	enum node n = node_of(v, dir, &id, &strip);
+
+	if (n != N_DIR && n != N_STRIP)
+		return 0;
+	t = get(v);
+	if (!t)
+		return n == N_DIR ? 1 : 0;
+	if (n == N_DIR)
+		return 2 + repack_nprefixes(t) - s->nskip_kept;
+	return repack_nprefixes(t) - s->nskip_strip;
+}
+
+/* The k-th listed id (0-based) of a list with the ids skip[0..n) left
+ * out (ascending). */
+static size_t
+nth_id(size_t k, const size_t *skip, size_t n)
+{
+	size_t id = k + 1, i;
+
+	for (i = 0; i < n && skip[i] <= id; i++)
+		id++;
+	return id;
+}
+
+uint64_t
+view_vst_child(const struct view *v, uint64_t dir, uint64_t k)
+{
+	const struct view_vst *s = v->repack;
+	size_t id;
+	int strip;
+	enum node n = node_of(v, dir, &id, &strip);
+
+	if (k >= view_vst_nchildren(v, dir))
+		return 0;
+	if (n == N_DIR) {
+		/* model.safetensors, strip/, then the prefixes */
+		if (k == 0)
+			return file_ino(v, REPACK_WHOLE, 0);
+		if (k == 1)
+			return v->ino_vst + 1;
+		return file_ino(v, nth_id((size_t)k - 2, s->skip_kept,
+					  s->nskip_kept), 0);
+	}
+	return file_ino(v, nth_id((size_t)k, s->skip_strip, s->nskip_strip),
+			1);
+}
+
+size_t
+view_vst_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
+{
+	struct repack *t;
+	size_t id = 0;
+	int strip = 0;
+
+	switch (node_of(v, ino, &id, &strip)) {
+	case N_DIR:
+		memcpy(out, REPACK_DIR, sizeof(REPACK_DIR));
+		return sizeof(REPACK_DIR) - 1;
+	case N_STRIP:
+		memcpy(out, STRIP_DIR, sizeof(STRIP_DIR));
+		return sizeof(STRIP_DIR) - 1;
+	case N_FILE:
+		t = get(v);
+		if (t && exists(v, id, strip))
+			return file_name(t, id, out);
+		/* fall through */
+	default:
+		out[0] = '\0';
+		return 0;
+	}
+}
+
+uint64_t
+view_vst_subdirs(const struct view *v, uint64_t ino)
+{
+	return ino == v->ino_vst ? 1 : 0;
+}
+
+uint64_t
+view_vst_size(const struct view *v, uint64_t ino)
+{
+	struct err e = { 0 };
+	struct repack *t;
+	uint64_t size;
+	size_t id = 0;
+	int strip = 0;
+
+	if (node_of(v, ino, &id, &strip) != N_FILE)
+		return 0;
+	t = get(v);
+	if (!t || !exists(v, id, strip) || repack_size(t, id, strip, &size, &e))
+		return 0;
+	return size;
+}
+
+int
+view_vst_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+	      struct view_segs *out)
+{
+	const struct model *m = v->model;
+	struct err e = { 0 };
+	struct repack_file *f;
+	struct repack_seg segs[16];
+	struct repack *t;
+	size_t id = 0;
+	int strip = 0, rc = 0;
+	uint64_t done = 0;
+
+	if (node_of(v, ino, &id, &strip) != N_FILE)
+		return -ENOENT;
+	t = get(v);
+	if (!t || !exists(v, id, strip))
+		return -ENOENT;
+	if (repack_file_get(t, id, strip, &f, &e))
+		return e.code == ERR_NO_MEMORY ? -ENOMEM : -EIO;
+	while (rc == 0 && done < size) {
+		uint64_t covered;
+		size_t k, i;
+
+		k = repack_file_map(f, off + done, size - done, segs, 16,
+				 &covered);
+		if (k == 0)
+			break;
+		for (i = 0; rc == 0 && i < k; i++) {
+			char *dst;
+
+			if (!segs[i].mem) {
+				rc = view_segs_add_source(out,
+					m->shards[segs[i].shard].src,
+					segs[i].off, (size_t)segs[i].len);
+				continue;
+			}
+			/* The header lives in the repack cache, which may drop
+			 * it once put: the reply gets a copy. */
+			dst = view_segs_render(out, (size_t)segs[i].len);
+			if (!dst)
+				rc = -ENOMEM;
+			else
+				memcpy(dst, segs[i].mem, (size_t)segs[i].len);
+		}
+		done += covered;
+	}
+	repack_file_put(t, f);
+	return rc;
+}
+
+/* A changed source: every virtual file that was handed out may hold its
+ * bytes; dropping the kernel's pages of all of them is simpler than
+ * finding which, and sources change rarely. */
+void
+view_vst_for_source(const struct view *v, const struct source *src,
+		    void (*fn)(uint64_t ino, void *arg), void *arg)
+{
+	struct repack *t;
+	size_t id, np;
+	int strip;
+
+	(void)src;
+	if (!v->ino_vst)
+		return;
+	t = __atomic_load_n(&v->repack->repack, __ATOMIC_ACQUIRE);
+	if (!t)
+		return;		/* no file was ever looked up */
+	fn(file_ino(v, REPACK_WHOLE, 0), arg);
+	np = repack_nprefixes(t);
+	for (id = 1; id <= np; id++)
+		for (strip = 0; strip < 2; strip++)
+			if (exists(v, id, strip))
+				fn(file_ino(v, id, strip), arg);
+}

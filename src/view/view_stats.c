@@ -1,0 +1,122 @@
+/* view_stats.c - the .stats/ mirror view: per tensor a JSON object of
+ * statistics over its decoded values (tensor_stats.h), computed on the first
+ * read of the file, kept for the mount's life (memo.h: concurrent first
+ * readers wait for one computation).  Every file has a fixed size, the
+ * widest the object can be, padded with spaces, so stat and listing cost
+ * nothing.  Also the sha256 xattr's computation, which shares the
+ * machinery.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/memo.h"
+#include "model/model.h"
+#include "view/tensor_sha256.h"
+#include "view/tensor_stats.h"
+#include "view/view.h"
+#include "view/view_int.h"
+
+struct fetch_at {
+	const struct view *v;
+	const struct model_tensor *mt;
+};
+
+static int
+fetch(void *arg, uint64_t off, size_t len, void *dst)
+{
+	struct fetch_at *f = arg;
+
+	return view_fetch(f->v, f->mt, off, len, dst);
+}
+
+static int
+compute_stats(void *arg, size_t i, struct buf *out)
+{
+	const struct view *v = arg;
+	struct fetch_at f = { v, &v->model->tensors[i] };
+	const struct tensor *t = f.mt->t;
+	struct tensor_stats s;
+	size_t len;
+	char *text;
+	int rc;
+
+	rc = tensor_stats_compute(t, fetch, &f, &s, NULL, NULL);
+	if (rc)
+		return rc;
+	text = tensor_stats_json_padded(&s, t->name, t->name_len, &len);
+	if (!text)
+		return -ENOMEM;
+	rc = buf_add(out, text, len) ? -ENOMEM : 0;
+	free(text);
+	return rc;
+}
+
+static uint64_t
+stats_file_size(const struct view *v, const struct model_tensor *mt)
+{
+	(void)v;
+	return tensor_stats_json_size(mt->t->name, mt->t->name_len);
+}
+
+static int
+stats_file_read(const struct view *v, const struct model_tensor *mt,
+		uint64_t off, size_t len, struct view_segs *out)
+{
+	struct buf b = BUF_INIT;
+	char *p;
+	int rc;
+
+	if (!v->memo_stats)
+		return -ENOMEM;
+	rc = memo_get(v->memo_stats, (size_t)(mt - v->model->tensors),
+		      compute_stats, (void *)v, &b);
+	if (!rc && off + len > b.len)
+		rc = -EIO;	/* cannot happen: the size is fixed */
+	if (!rc) {
+		p = view_segs_render(out, len);
+		if (p)
+			memcpy(p, b.data + off, len);
+		else
+			rc = -ENOMEM;
+	}
+	buf_free(&b);
+	return rc;
+}
+
+const struct view_mirror view_mirror_stats = {
+	.dir = ".stats",
+	.suffix = ".json",
+	.size = stats_file_size,
+	.read = stats_file_read,
+};
+
+static int
+compute_sha256(void *arg, size_t i, struct buf *out)
+{
+	const struct view *v = arg;
+	const struct model_tensor *mt = &v->model->tensors[i];
+	struct source *src = v->model->shards[mt->shard].src;
+	char hex[TENSOR_SHA256_HEX_LEN + 1];
+	int rc;
+
+	rc = tensor_sha256(src, model_tensor_offset(v->model, mt),
+			  model_tensor_nbytes(mt), hex);
+	/* a change that raced with the reads shows now */
+	if (!rc && source_verify(src) != 0)
+		rc = -EIO;
+	if (rc)
+		return rc;
+	return buf_add(out, hex, TENSOR_SHA256_HEX_LEN) ? -ENOMEM : 0;
+}
+
+int
+view_sha256(const struct view *v, const struct model_tensor *mt,
+	    struct buf *out)
+{
+	if (!v->memo_sha256)
+		return -ENOMEM;
+	return memo_get(v->memo_sha256, (size_t)(mt - v->model->tensors),
+			compute_sha256, (void *)v, out);
+}

@@ -1,0 +1,167 @@
+/* view_stfs.c - the hidden .stfs/ directory at the root: stats.json, per
+ * source of the model its display name and, for remote sources, the
+ * transfer counters (source_http_stats()).  The counters move while the
+ * mount lives, so the file is rendered on every stat and read, and adapter
+ * opens it with direct_io (view_volatile()): readers see the whole
+ * current object, never a page cached from an earlier size.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "model/model.h"
+#include "source/source.h"
+#include "source/http/source_http.h"
+#include "view/view.h"
+#include "view/view_int.h"
+
+#define STFS_DIR ".stfs"
+#define STFS_STATS "stats.json"
+
+int
+view_stfs_owns(const struct view *v, uint64_t ino)
+{
+	return v->ino_stfs && (ino == v->ino_stfs || ino == v->ino_stfs + 1);
+}
+
+enum view_kind
+view_stfs_kind(const struct view *v, uint64_t ino)
+{
+	return ino == v->ino_stfs ? VIEW_DIR : VIEW_BLOB;
+}
+
+int
+view_stfs_is_root_name(const char *name, size_t len)
+{
+	return len == strlen(STFS_DIR) && memcmp(name, STFS_DIR, len) == 0;
+}
+
+uint64_t
+view_stfs_lookup(const struct view *v, uint64_t parent, const char *name,
+		 size_t len)
+{
+	if (parent == v->ino_stfs && len == strlen(STFS_STATS) &&
+	    memcmp(name, STFS_STATS, len) == 0)
+		return v->ino_stfs + 1;
+	return 0;
+}
+
+uint64_t
+view_stfs_nchildren(const struct view *v, uint64_t dir)
+{
+	return dir == v->ino_stfs ? 1 : 0;
+}
+
+uint64_t
+view_stfs_child(const struct view *v, uint64_t dir, uint64_t k)
+{
+	return dir == v->ino_stfs && k == 0 ? v->ino_stfs + 1 : 0;
+}
+
+size_t
+view_stfs_name(const struct view *v, uint64_t ino,
+	       char out[VIEW_NAME_MAX + 1])
+{
+	const char *s = ino == v->ino_stfs ? STFS_DIR : STFS_STATS;
+
+	strcpy(out, s);
+	return strlen(s);
+}
+
+/* 1 when the file's content changes over the mount's life: some source
+ * of the model is remote.  ino 0: whether the view has such a file. */
+int
+view_stfs_volatile(const struct view *v, uint64_t ino)
+{
+	size_t i;
+
+	if (!v->ino_stfs || (ino && ino != v->ino_stfs + 1))
+		return 0;
+	for (i = 0; i < v->model->nshards; i++) {
+		json_t *j = source_http_stats(v->model->shards[i].src);
+
+		if (j) {
+			json_decref(j);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The current stats.json appended to b.  0 or -ENOMEM. */
+static int
+render(const struct view *v, struct buf *b)
+{
+	json_t *root = json_object(), *list = json_array();
+	char *text = NULL;
+	size_t i;
+	int rc = -ENOMEM;
+
+	if (!root || !list || json_object_set(root, "sources", list))
+		goto out;
+	for (i = 0; i < v->model->nshards; i++) {
+		struct source *src = v->model->shards[i].src;
+		json_t *s = source_http_stats(src);
+		char *name = source_display(src->name);
+
+		if (!s)
+			s = json_object();
+		if (!s || !name ||
+		    json_object_set_new(s, "name", json_string(name)) ||
+		    json_object_set_new(s, "remote",
+					json_boolean(source_is_url(src->name))) ||
+		    json_array_append_new(list, s)) {
+			json_decref(s);
+			free(name);
+			goto out;
+		}
+		free(name);
+	}
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (text && !buf_add(b, text, strlen(text)) && !buf_add(b, "\n", 1))
+		rc = 0;
+out:
+	free(text);
+	json_decref(list);
+	json_decref(root);
+	return rc;
+}
+
+uint64_t
+view_stfs_size(const struct view *v, uint64_t ino)
+{
+	struct buf b = BUF_INIT;
+	uint64_t n;
+
+	if (ino != v->ino_stfs + 1 || render(v, &b))
+		return 0;
+	n = b.len;
+	buf_free(&b);
+	return n;
+}
+
+int
+view_stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+	       struct view_segs *out)
+{
+	struct buf b = BUF_INIT;
+	char *p;
+	int rc;
+
+	if (ino != v->ino_stfs + 1)
+		return -EISDIR;
+	rc = render(v, &b);
+	if (!rc && off < b.len) {
+		if (size > b.len - off)
+			size = (size_t)(b.len - off);
+		p = view_segs_render(out, size);
+		if (p)
+			memcpy(p, b.data + off, size);
+		else
+			rc = -ENOMEM;
+	}
+	buf_free(&b);
+	return rc;
+}
