@@ -9,7 +9,6 @@
 
 #include "base/error.h"
 #include "cli/inspect.h"
-#include "model/model.h"
 #ifdef STFS_HAVE_HTTP
 #include "source/hub/hub.h"
 #include "source/http/source_http.h"
@@ -127,26 +126,6 @@ set_hub(const struct inspect_opts *o, const char *header_file,
 	(void)ca_file;
 	(void)insecure;
 #endif
-	return 0;
-}
-
-int
-inspect_open(const struct inspect_opts *o, const char *source,
-	     struct model **out)
-{
-	struct err e = { 0 };
-
-#ifdef STFS_HAVE_HTTP
-	if (hub_is_uri(source) ? hub_open_model(source, out, &e) :
-	    model_open(source, out, &e)) {
-#else
-	if (model_open(source, out, &e)) {
-#endif
-		err_where(&e, source);
-		if (!o->quiet)
-			err_print("stfs-inspect", &e);
-		return err_exit_status(e.code);
-	}
 	return 0;
 }
 

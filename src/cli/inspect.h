@@ -32,7 +32,8 @@ struct inspect_opts {
 	char **sources;
 };
 
-/* Open SOURCE as a model, printing the one-line error unless quiet.
+/* inspect_open.c, below inspect.c and the modes: open SOURCE as a model,
+ * printing the one-line error unless quiet.
  * 0, or the exit status to return (1 invalid, 2 I/O or usage). */
 int inspect_open(const struct inspect_opts *o, const char *source,
 		 struct model **out);

@@ -84,7 +84,7 @@ side_open(const struct inspect_opts *o, const char *source, struct side *s)
 
 	memset(s, 0, sizeof(*s));
 	if (catalog_open(source, NULL, &s->c, &e)) {
-		err_where(&e, source);
+		err_at(&e, source);
 		if (!o->quiet)
 			err_print("stfs-inspect", &e);
 		return 2;	/* 1 means "different" here */

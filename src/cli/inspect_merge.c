@@ -92,9 +92,9 @@ copy_range_fd(struct source *s, int in_fd, uint64_t off, uint64_t len,
 			if (c < 0 && errno == EINTR)
 				continue;
 			if (c == 0) {
-				err_where(e, s->name);
-				return err_set(e, ERR_IO, "source ends early: "
-					       "it changed since it was opened");
+				err_set(e, ERR_IO, "source ends early: it "
+					"changed since it was opened");
+				return err_at(e, s->name);
 			}
 			/* other file systems, pipes: copy through memory */
 			use_cfr = 0;
@@ -103,9 +103,8 @@ copy_range_fd(struct source *s, int in_fd, uint64_t off, uint64_t len,
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
 		rc = source_pread(s, *bounce, n, off);
 		if (rc) {
-			err_where(e, s->name);
-			return err_set(e, ERR_IO, "read failed: %s",
-				       strerror(-rc));
+			err_set(e, ERR_IO, "read failed: %s", strerror(-rc));
+			return err_at(e, s->name);
 		}
 		if (write_all(fd, *bounce, n))
 			return err_set(e, ERR_IO, "write failed: %s",
@@ -163,17 +162,15 @@ copy_file(struct repack *v, struct repack_file *f, int fd, struct progress *pr,
 	return rc;
 }
 
-/* Refuse an OUT that is (a link to) a source file or the index. */
+/* Refuse an existing OUT that is (a link to) a source file or the index;
+ * so is its stat. */
 static int
-check_out(const struct model *m, const char *out, struct err *e)
+refuse_out(const struct model *m, const struct stat *so, struct err *e)
 {
-	struct stat so, ss;
+	struct stat ss;
 	size_t i;
 
-	if (stat(out, &so) != 0)
-		return 0;
-	err_where(e, out);
-	if (!S_ISREG(so.st_mode))
+	if (!S_ISREG(so->st_mode))
 		return err_set(e, ERR_USAGE, "not a regular file; name a "
 			       "file to write");
 	for (i = 0; i < m->nshards; i++) {
@@ -181,7 +178,7 @@ check_out(const struct model *m, const char *out, struct err *e)
 		int fd = source_fd_get(s), same;
 
 		same = fd >= 0 && fstat(fd, &ss) == 0 &&
-		       ss.st_dev == so.st_dev && ss.st_ino == so.st_ino;
+		       ss.st_dev == so->st_dev && ss.st_ino == so->st_ino;
 		if (fd >= 0)
 			source_fd_put(s, fd);
 		if (same)
@@ -190,9 +187,19 @@ check_out(const struct model *m, const char *out, struct err *e)
 				       "another OUT", s->name);
 	}
 	if (m->index_path && stat(m->index_path, &ss) == 0 &&
-	    ss.st_dev == so.st_dev && ss.st_ino == so.st_ino)
+	    ss.st_dev == so->st_dev && ss.st_ino == so->st_ino)
 		return err_set(e, ERR_USAGE, "is the index of SOURCE; name "
 			       "another OUT");
+	return 0;
+}
+
+static int
+check_out(const struct model *m, const char *out, struct err *e)
+{
+	struct stat so;
+
+	if (stat(out, &so) == 0 && refuse_out(m, &so, e))
+		return err_at(e, out);
 	return 0;
 }
 
@@ -219,9 +226,9 @@ write_out(const struct inspect_opts *o, struct repack *v, size_t id,
 		}
 		fd = mkstemp(tmp);
 		if (fd < 0) {
-			err_where(e, o->output);
 			rc = err_set(e, ERR_IO, "cannot create a file next to "
 				     "it: %s", strerror(errno));
+			err_at(e, o->output);
 			free(tmp);
 			repack_file_put(v, f);
 			return rc;
@@ -251,7 +258,7 @@ write_out(const struct inspect_opts *o, struct repack *v, size_t id,
 		if (rc)
 			unlink(tmp);
 		if (rc)
-			err_where(e, o->output);
+			err_at(e, o->output);
 		free(tmp);
 	}
 	return rc;
@@ -294,10 +301,10 @@ inspect_merge(const struct inspect_opts *o)
 	if (o->extract) {
 		id = repack_find(v, o->extract, strlen(o->extract));
 		if (id == REPACK_WHOLE) {
-			err_where(&e, o->sources[0]);
 			err_set(&e, ERR_USAGE, "no tensor name starts with "
 				"\"%s.\"; see the names with stfs-inspect "
 				"--tensors", o->extract);
+			err_at(&e, o->sources[0]);
 		}
 	}
 	if (!e.code)

@@ -205,7 +205,7 @@ inspect_stats(const struct inspect_opts *o)
 		return 2;
 	}
 	if (catalog_open(o->sources[0], NULL, &c, &e)) {
-		err_where(&e, o->sources[0]);
+		err_at(&e, o->sources[0]);
 		if (!o->quiet)
 			err_print("stfs-inspect", &e);
 		return err_exit_status(e.code);

@@ -84,7 +84,7 @@ print_text(const struct inspect_opts *o, const struct model *m)
 {
 	int rc = 0;
 
-	summary_print_text(stdout, m, 0);
+	summary_print_text(stdout, m);
 	print_remote_cost(m);
 	if (o->tensors)
 		rc = inspect_print_tensors(o, m);
@@ -156,7 +156,7 @@ inspect_summary(const struct inspect_opts *o)
 		struct err e = { 0 };
 
 		if (catalog_open(o->sources[i], NULL, &c, &e)) {
-			err_where(&e, o->sources[i]);
+			err_at(&e, o->sources[i]);
 			if (!o->quiet)
 				err_print("stfs-inspect", &e);
 			rc = err_exit_status(e.code);

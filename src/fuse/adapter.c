@@ -278,22 +278,24 @@ adapter_init(void *userdata, struct fuse_conn_info *conn)
 
 /* --- names and attributes ---------------------------------------------- */
 
+/* A lookup's reply: every field libfuse reads is set (the rest zero). */
 static void
-fill_entry(const struct view *v, fuse_ino_t ino, struct fuse_entry_param *e)
+fill_entry(const struct view *v, fuse_ino_t ino,
+	   struct fuse_entry_param *ent)
 {
-	memset(e, 0, sizeof(*e));
-	e->ino = ino;
-	e->attr_timeout = ADAPTER_TIMEOUT;
-	e->entry_timeout = ADAPTER_TIMEOUT;
+	memset(ent, 0, sizeof(*ent));
+	ent->ino = ino;
+	ent->attr_timeout = ADAPTER_TIMEOUT;
+	ent->entry_timeout = ADAPTER_TIMEOUT;
 	if (ino)
-		view_stat(v, ino, &e->attr);
+		view_stat(v, ino, &ent->attr);
 }
 
 static void
 adapter_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	const struct view *v = adapter_view(req);
-	struct fuse_entry_param e;
+	struct fuse_entry_param ent;
 
 	first_request(req);
 
@@ -303,8 +305,8 @@ adapter_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	/* ino 0 with a timeout is a negative entry the kernel caches: the
 	 * tree never changes, so a miss stays a miss. */
-	fill_entry(v, view_lookup(v, parent, name, strlen(name)), &e);
-	fuse_reply_entry(req, &e);
+	fill_entry(v, view_lookup(v, parent, name, strlen(name)), &ent);
+	fuse_reply_entry(req, &ent);
 }
 
 static void
@@ -645,7 +647,7 @@ do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
 {
 	const struct view *v = adapter_view(req);
 	char name[VIEW_NAME_MAX + 1];
-	struct fuse_entry_param e;
+	struct fuse_entry_param ent;
 	uint64_t k, n = view_nchildren(v, ino);
 	size_t used = 0, len;
 	struct buf *b;
@@ -666,20 +668,20 @@ do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
 			/* The kernel ignores attributes of "." and "..";
 			 * ino 0 keeps it from taking a lookup reference. */
 			strcpy(name, k ? ".." : ".");
-			fill_entry(v, 0, &e);
-			view_stat(v, ino, &e.attr);
+			fill_entry(v, 0, &ent);
+			view_stat(v, ino, &ent.attr);
 		} else {
 			child = view_child(v, ino, k - 2);
 			view_name(v, child, name);
-			fill_entry(v, child, &e);
+			fill_entry(v, child, &ent);
 		}
 		if (plus)
 			len = fuse_add_direntry_plus(req, b->data + used,
-						     size - used, name, &e,
+						     size - used, name, &ent,
 						     (off_t)(k + 1));
 		else
 			len = fuse_add_direntry(req, b->data + used,
-						size - used, name, &e.attr,
+						size - used, name, &ent.attr,
 						(off_t)(k + 1));
 		if (len > size - used)
 			break;	/* did not fit: the kernel asks again */

@@ -16,8 +16,8 @@
  * kernel's cached pages of the files it backs (not from a request
  * handler: invalidation waits for pages that a pending read may hold).
  */
-#ifndef STFS_FSLL_H
-#define STFS_FSLL_H
+#ifndef STFS_ADAPTER_H
+#define STFS_ADAPTER_H
 
 #ifndef FUSE_USE_VERSION
 #define FUSE_USE_VERSION 312

@@ -74,8 +74,6 @@ totals_json(const struct totals *tt)
 			 "dtypes", per_dtype(tt->count_by, tt->count_by));
 }
 
-static char *dump_root(json_t *root, int pretty);
-
 /* 1 when config.json next to the model (the directory of its file or
  * index) says "tie_word_embeddings": true: the file then stores the input
  * embeddings once and loaders re-tie lm_head to them.  Local sources only;
@@ -89,7 +87,8 @@ summary_tied(const struct model *m)
 	char *path;
 	int tied;
 
-	if (!m->nshards || !m->shards[0].src || source_is_url(m->arg))
+	if (!m->nshards || !m->shards[0].src || !m->shards[0].src->name ||
+	    !m->arg || source_is_url(m->arg))
 		return 0;
 	name = m->shards[0].src->name;
 	slash = strrchr(name, '/');
@@ -109,8 +108,25 @@ summary_tied(const struct model *m)
 	return tied;
 }
 
+/* One shard's entry: its own totals, name and header __metadata__. */
 static json_t *
-summary_object(const struct model *m)
+shard_object(const struct model *m, size_t i)
+{
+	struct totals one;
+	json_t *s;
+
+	memset(&one, 0, sizeof(one));
+	add_shard(&one, &m->shards[i]);
+	s = totals_json(&one);
+	if (!s)
+		return NULL;
+	json_object_set_new(s, "name", json_string(m->shards[i].name));
+	json_object_set_new(s, "metadata", header_metadata(m->shards[i].hdr));
+	return s;
+}
+
+static json_t *
+summary_object(const struct model *m, const char *source)
 {
 	struct totals all;
 	json_t *root, *meta, *shards = NULL;
@@ -127,7 +143,7 @@ summary_object(const struct model *m)
 	else
 		meta = header_metadata(m->shards[0].hdr);
 	json_object_set_new(root, "metadata", meta ? meta : json_object());
-	json_object_set_new(root, "source", json_string(m->arg));
+	json_object_set_new(root, "source", json_string(source));
 	json_object_set_new(root, "format", json_string(
 		m->sharded ? "safetensors-sharded" : "safetensors"));
 	if (summary_tied(m))
@@ -136,68 +152,10 @@ summary_object(const struct model *m)
 		return root;
 
 	shards = json_array();
-	for (i = 0; shards && i < m->nshards; i++) {
-		struct totals one;
-		json_t *s;
-
-		memset(&one, 0, sizeof(one));
-		add_shard(&one, &m->shards[i]);
-		s = totals_json(&one);
-		if (!s)
-			continue;
-		json_object_set_new(s, "name", json_string(m->shards[i].name));
-		json_object_set_new(s, "metadata",
-				    header_metadata(m->shards[i].hdr));
-		json_array_append_new(shards, s);
-	}
+	for (i = 0; shards && i < m->nshards; i++)
+		json_array_append_new(shards, shard_object(m, i));
 	json_object_set_new(root, "shards", shards);
 	return root;
-}
-
-static json_t *
-tensor_list(const struct model *m)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; a && i < m->ntensors; i++) {
-		const struct tensor *t = m->tensors[i].t;
-		json_t *shape = json_array(), *o;
-		uint32_t k;
-
-		for (k = 0; shape && k < t->rank; k++)
-			json_array_append_new(shape,
-					      json_integer((json_int_t)t->shape[k]));
-		o = json_pack("{s:s%, s:s, s:o, s:[I,I], s:I}",
-			      "name", t->name, (size_t)t->name_len,
-			      "dtype", dtype_info(t->dtype)->name,
-			      "shape", shape,
-			      "data_offsets", (json_int_t)t->begin,
-			      (json_int_t)t->end,
-			      "offset", (json_int_t)model_tensor_offset(
-				      m, &m->tensors[i]));
-		if (o && m->sharded)
-			json_object_set_new(o, "shard", json_string(
-				m->shards[m->tensors[i].shard].name));
-		json_array_append_new(a, o);
-	}
-	return a;
-}
-
-char *
-summary_json_ex(const struct model *m, int pretty, int tensors)
-{
-	json_t *root = summary_object(m);
-
-	if (root && tensors)
-		json_object_set_new(root, "tensor_list", tensor_list(m));
-	return dump_root(root, pretty);
-}
-
-char *
-summary_json(const struct model *m, int pretty)
-{
-	return dump_root(summary_object(m), pretty);
 }
 
 static char *
@@ -222,6 +180,24 @@ dump_root(json_t *root, int pretty)
 	out[n] = '\n';
 	out[n + 1] = '\0';
 	return out;
+}
+
+char *
+summary_json(const struct model *m, int pretty)
+{
+	return dump_root(summary_object(m, m->arg), pretty);
+}
+
+char *
+summary_json_source(const struct model *m, const char *source)
+{
+	return dump_root(summary_object(m, source ? source : m->arg), 1);
+}
+
+char *
+summary_shard_json(const struct model *m, size_t shard)
+{
+	return dump_root(shard_object(m, shard), 1);
 }
 
 /* 1234567 -> "1,234,567" */
@@ -319,7 +295,7 @@ print_metadata(FILE *out, const struct model *m)
 }
 
 void
-summary_print_text(FILE *out, const struct model *m, int tensors)
+summary_print_text(FILE *out, const struct model *m)
 {
 	struct totals tt;
 	char a[32], b[32];
@@ -329,7 +305,7 @@ summary_print_text(FILE *out, const struct model *m, int tensors)
 	memset(&tt, 0, sizeof(tt));
 	for (i = 0; i < m->nshards; i++)
 		add_shard(&tt, &m->shards[i]);
-	fprintf(out, "source:      %s\n", m->arg);
+	fprintf(out, "source:      %s\n", m->arg ? m->arg : "?");
 	if (m->sharded)
 		fprintf(out, "shards:      %zu\n", m->nshards);
 	fprintf(out, "tensors:     %s\n", grouped(a, tt.tensors));
@@ -349,20 +325,4 @@ summary_print_text(FILE *out, const struct model *m, int tensors)
 		      "output layer (lm_head)\n"
 		      "             shares the input embeddings, stored once; "
 		      "loaders re-tie it\n", out);
-	if (!tensors)
-		return;
-	fputs("tensors (name dtype shape data_offsets):\n", out);
-	for (i = 0; i < m->ntensors; i++) {
-		const struct tensor *t = m->tensors[i].t;
-		uint32_t k;
-
-		summary_print_name(out, t->name, t->name_len);
-		fprintf(out, " %s [", dtype_info(t->dtype)->name);
-		for (k = 0; k < t->rank; k++)
-			fprintf(out, "%s%" PRIu64, k ? ", " : "", t->shape[k]);
-		fprintf(out, "] [%" PRIu64 ", %" PRIu64 "]", t->begin, t->end);
-		if (m->sharded)
-			fprintf(out, " %s", m->shards[m->tensors[i].shard].name);
-		fputc('\n', out);
-	}
 }

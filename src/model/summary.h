@@ -4,6 +4,7 @@
 #ifndef STFS_SUMMARY_H
 #define STFS_SUMMARY_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 struct model;
@@ -15,12 +16,16 @@ struct model;
  * pretty != 0 indents with 2 spaces.  NULL on allocation failure. */
 char *summary_json(const struct model *m, int pretty);
 
-/* The same with, when tensors != 0, a "tensor_list" array: one object
- * per tensor (name, dtype, shape, data_offsets, offset[, shard]). */
-char *summary_json_ex(const struct model *m, int pretty, int tensors);
+/* The same, pretty, with "source" saying source (NULL: m->arg). */
+char *summary_json_source(const struct model *m, const char *source);
 
-/* Human-readable summary; with tensors != 0 one line per tensor. */
-void summary_print_text(FILE *out, const struct model *m, int tensors);
+/* The pretty JSON text (trailing newline) of the summary's "shards" entry
+ * of shard i of a sharded set: its own totals, "name" and the
+ * __metadata__ of its header.  NULL on allocation failure. */
+char *summary_shard_json(const struct model *m, size_t shard);
+
+/* Human-readable summary (the --tensors listing is inspect_tensors.c's). */
+void summary_print_text(FILE *out, const struct model *m);
 
 /* 1 when config.json in the model's directory says
  * "tie_word_embeddings": true (local sources only); the summary then has

@@ -3,7 +3,6 @@
  * xattrs: view_meta.c; the mirror views: view_npy.c, view_txt.c. */
 #include "view/view.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -601,55 +600,32 @@ build_shards(struct view *v, struct err *e)
 {
 	const struct model *m = v->model;
 	char enc[NAMES_MAX + 1];
-	json_t *root, *arr;
 	size_t j, n;
 
-	root = json_loads(v->summary, JSON_ALLOW_NUL, NULL);
-	arr = json_object_get(root, "shards");
-	if (!json_is_array(arr) || json_array_size(arr) != m->nshards) {
-		json_decref(root);
-		return err_set(e, ERR_NO_MEMORY, "cannot list the shards");
-	}
 	v->shard_files = calloc(m->nshards, sizeof(*v->shard_files));
 	if (!v->shard_files)
-		goto oom;
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	v->nshard_files = m->nshards;
 	for (j = 0; j < m->nshards; j++) {
 		struct view_file *f = &v->shard_files[j];
 		const char *sn = m->shards[j].name;
-		char *text;
 
 		n = names_encode(sn, strlen(sn), enc);
 		f->name = malloc(n + NAMES_SUFFIX_LEN + 1);
-		text = json_dumps(json_array_get(arr, j),
-				  JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		if (!f->name || !text) {
-			free(text);
-			goto oom;
-		}
+		f->data = summary_shard_json(m, j);
+		if (!f->name || !f->data)
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
 		memcpy(f->name, enc, n);
 		memcpy(f->name + n, NAMES_SUFFIX, NAMES_SUFFIX_LEN + 1);
 		f->name_len = n + NAMES_SUFFIX_LEN;
-		f->len = strlen(text) + 1;
-		f->data = realloc(text, f->len + 1);
-		if (!f->data) {
-			free(text);
-			goto oom;
-		}
-		memcpy(f->data + f->len - 1, "\n", 2);
+		f->len = strlen(f->data);
 		v->total_bytes += f->len;
 		for (n = 0; n < j; n++)
-			if (strcmp(v->shard_files[n].name, f->name) == 0) {
-				json_decref(root);
+			if (strcmp(v->shard_files[n].name, f->name) == 0)
 				return err_set(e, ERR_USAGE, "two shards map "
 					       "to the file name %s", f->name);
-			}
 	}
-	json_decref(root);
 	return 0;
-oom:
-	json_decref(root);
-	return err_set(e, ERR_NO_MEMORY, "out of memory");
 }
 
 static int
@@ -671,32 +647,6 @@ build_sidecar_sizes(struct view *v, struct err *e)
 	}
 	buf_free(&scratch);
 	return 0;
-}
-
-/* summary with "source" replaced by label, in summary_json()'s layout */
-static char *
-relabel(char *summary, const char *label)
-{
-	json_t *j = json_loads(summary, JSON_ALLOW_NUL, NULL);
-	char *text, *out;
-	size_t n;
-
-	free(summary);
-	if (!j)
-		return NULL;
-	json_object_set_new(j, "source", json_string(label));
-	text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	if (!text)
-		return NULL;
-	n = strlen(text);
-	out = realloc(text, n + 2);
-	if (!out) {
-		free(text);
-		return NULL;
-	}
-	memcpy(out + n, "\n", 2);
-	return out;
 }
 
 int
@@ -732,9 +682,7 @@ view_build_label(const struct model *m, const struct view_opts *opts,
 	/* computed on demand: .stats/ files and the sha256 xattr */
 	v->memo_stats = memo_new(m->ntensors);
 	v->memo_sha256 = memo_new(m->ntensors);
-	v->summary = summary_json(m, 1);
-	if (v->summary && label && strcmp(label, m->arg) != 0)
-		v->summary = relabel(v->summary, label);
+	v->summary = summary_json_source(m, label);
 	if (!v->sidecar_sizes || !v->summary || !v->memo_stats ||
 	    !v->memo_sha256) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
