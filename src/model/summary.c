@@ -78,7 +78,7 @@ totals_json(const struct totals *tt)
  * index) says "tie_word_embeddings": true: the file then stores the input
  * embeddings once and loaders re-tie lm_head to them.  Local sources only;
  * a missing, unreadable or odd config says nothing. */
-int
+static int
 summary_tied(const struct model *m)
 {
 	const char *name, *slash;

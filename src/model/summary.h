@@ -13,7 +13,10 @@ struct model;
  *   {"source", "format": "safetensors", "tensors", "bytes", "header_bytes",
  *    "parameters": {dtype: elements}, "parameters_total", "dtypes": {dtype:
  *    tensors}, "metadata", "shards": [...] (sharded only)}
- * pretty != 0 indents with 2 spaces.  NULL on allocation failure. */
+ * and "tie_word_embeddings": true when config.json in the model's
+ * directory says so (local sources only; the text then has a "tied:"
+ * line).  pretty != 0 indents with 2 spaces.  NULL on allocation
+ * failure. */
 char *summary_json(const struct model *m, int pretty);
 
 /* The same, pretty, with "source" saying source (NULL: m->arg). */
@@ -26,11 +29,6 @@ char *summary_shard_json(const struct model *m, size_t shard);
 
 /* Human-readable summary (the --tensors listing is inspect_tensors.c's). */
 void summary_print_text(FILE *out, const struct model *m);
-
-/* 1 when config.json in the model's directory says
- * "tie_word_embeddings": true (local sources only); the summary then has
- * "tie_word_embeddings": true and the text a "tied:" line. */
-int summary_tied(const struct model *m);
 
 /* Print a tensor name for a terminal: as is, or as a JSON string literal
  * with controls escaped when it holds anything that would break a

@@ -1,761 +1,135 @@
-/* view.c - the immutable node table of a mounted model: inode numbers,
- * lookup, listing and attributes.  Contents: view_read.c; sidecars and
- * xattrs: view_meta.c; the mirror views: view_npy.c, view_txt.c. */
+/* view.c - the view's public functions (view.h): each builds a kind of
+ * view or calls the kind's ops table (view_kinds.h).  Nothing else lives
+ * here, and no kind calls back into this file.
+ */
 #include "view/view.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include "view/view_kinds.h"
 
-#include "base/buf.h"
-#include "format/dtype.h"
-#include "base/error.h"
-#include "view/layout.h"
-#include "base/memo.h"
-#include "model/model.h"
-#include "view/names.h"
-#include "model/summary.h"
-#include "view/view_int.h"
-
-#define META_NAME "__metadata__.json"
-#define SUMMARY_NAME "__summary__.json"
-#define SHARDS_NAME "__shards__"
-
-#define INO_META 2
-#define INO_SUMMARY 3
-#define INO_FIRST_TENSOR 4	/* tensor i: 4 + 2i data, 5 + 2i sidecar */
-
-/* The mirror views, in listing and numbering order.  A new hidden view
- * directory is one line here (see view.h). */
-static const struct view_mirror *const mirrors[] = {
-	&view_mirror_npy,
-	&view_mirror_txt,
-	&view_mirror_stats,
-};
-
-#define NMIRRORS (sizeof(mirrors) / sizeof(mirrors[0]))
-
-/* Which tree a directory or view file belongs to: the main tree, or
- * mirror view tree - 1. */
-#define TREE_MAIN 0
-
-/* What an inode is: its kind, and the tensor or directory behind it. */
-struct node {
-	enum view_kind kind;
-	unsigned tree;		/* directories and mirror files */
-	uint32_t idx;		/* tensor index, or layout directory */
-	int shards;		/* the __shards__ directory */
-};
-
-static inline uint64_t
-ntensors(const struct view *v)
+int
+view_build(const struct model *m, const struct view_opts *opts,
+	   struct view **out, struct err *e)
 {
-	return v->model->ntensors;
+	return view_model_build(m, opts, NULL, out, e);
 }
 
-/* The __shards__/SHARD.json behind ino, else NULL. */
-static const struct view_file *
-shard_file(const struct view *v, uint64_t ino)
+int
+view_build_multi(const struct view_model *models, size_t n,
+		 const struct view_opts *opts, struct view **out,
+		 struct err *e)
 {
-	if (!v->ino_shards || ino <= v->ino_shards ||
-	    ino > v->ino_shards + v->nshard_files)
-		return NULL;
-	return &v->shard_files[ino - v->ino_shards - 1];
+	/* One model at the root is the single-model mount, exactly: its
+	 * summary says the SOURCE as given, as stfs-inspect does. */
+	if (n == 1 && !models[0].dir[0])
+		return view_model_build(models[0].model, opts, NULL, out, e);
+	return view_multi_build(models, n, opts, out, e);
 }
 
-/* Classify ino; 0, or -1 when it does not exist. */
-static int
-classify(const struct view *v, uint64_t ino, struct node *n)
+void
+view_free(struct view *v)
 {
-	uint64_t k;
-
-	memset(n, 0, sizeof(*n));
-	if (ino == VIEW_ROOT_INO) {
-		n->kind = VIEW_DIR;
-		return 0;
-	}
-	if (ino == INO_META || ino == INO_SUMMARY || shard_file(v, ino)) {
-		n->kind = VIEW_BLOB;
-		return 0;
-	}
-	if (ino >= INO_FIRST_TENSOR &&
-	    ino < INO_FIRST_TENSOR + 2 * ntensors(v)) {
-		k = ino - INO_FIRST_TENSOR;
-		n->kind = k % 2 ? VIEW_SIDECAR : VIEW_TENSOR;
-		n->idx = (uint32_t)(k / 2);
-		return 0;
-	}
-	if (ino && ino == v->ino_shards) {
-		n->kind = VIEW_DIR;
-		n->shards = 1;
-		return 0;
-	}
-	if (ino >= v->ino_views && ino < v->ino_views + v->nmirrors) {
-		n->kind = VIEW_DIR;
-		n->tree = 1 + (unsigned)(ino - v->ino_views);
-		return 0;
-	}
-	if (ino >= v->ino_vfiles && ino < v->ino_dirs) {
-		k = ino - v->ino_vfiles;
-		n->kind = VIEW_MIRROR;
-		n->tree = 1 + (unsigned)(k % v->nmirrors);
-		n->idx = (uint32_t)(k / v->nmirrors);
-		return 0;
-	}
-	if (view_stfs_owns(v, ino)) {
-		n->kind = view_stfs_kind(v, ino);
-		return 0;
-	}
-	if (view_vst_owns(v, ino)) {
-		n->kind = view_vst_kind(v, ino);
-		return n->kind == VIEW_NONE ? -1 : 0;
-	}
-	if (ino >= v->ino_dirs && ino <= v->ninodes) {
-		k = ino - v->ino_dirs;
-		n->kind = VIEW_DIR;
-		n->tree = (unsigned)(k % (1 + v->nmirrors));
-		n->idx = (uint32_t)(1 + k / (1 + v->nmirrors));
-		return 0;
-	}
-	return -1;
+	if (v)
+		v->ops->free(v);
 }
 
 enum view_kind
 view_kind(const struct view *v, uint64_t ino)
 {
-	struct node n;
-
-	if (v->multi)
-		return vm_kind(v, ino);
-	if (classify(v, ino, &n))
-		return VIEW_NONE;
-	return n.kind;
+	return v->ops->kind(v, ino);
 }
 
-const struct view_mirror *
-view_mirror_of(const struct view *v, uint64_t ino)
+int
+view_volatile(const struct view *v, uint64_t ino)
 {
-	struct node n;
-
-	if (v->multi || classify(v, ino, &n) || n.kind != VIEW_MIRROR)
-		return NULL;
-	return mirrors[n.tree - 1];
-}
-
-static int
-has_tensor(enum view_kind k)
-{
-	return k == VIEW_TENSOR || k == VIEW_SIDECAR || k == VIEW_MIRROR;
-}
-
-const struct model_tensor *
-view_tensor(const struct view *v, uint64_t ino)
-{
-	const struct view *sv;
-	struct node n;
-	uint64_t l;
-
-	if (v->multi)
-		return (sv = vm_sub(v, ino, &l)) ? view_tensor(sv, l) : NULL;
-	if (classify(v, ino, &n) || !has_tensor(n.kind))
-		return NULL;
-	return &v->model->tensors[n.idx];
-}
-
-/* Inodes of tensor i's files (its file in tree t for a mirror) and of
- * directory d's faces. */
-static uint64_t
-tensor_ino(const struct view *v, uint32_t i, enum view_kind k, unsigned t)
-{
-	switch (k) {
-	case VIEW_TENSOR:
-		return INO_FIRST_TENSOR + 2 * (uint64_t)i;
-	case VIEW_SIDECAR:
-		return INO_FIRST_TENSOR + 2 * (uint64_t)i + 1;
-	default:
-		return v->ino_vfiles + v->nmirrors * (uint64_t)i + t - 1;
-	}
-}
-
-static uint64_t
-dir_ino(const struct view *v, uint32_t d, unsigned t)
-{
-	if (d == LAYOUT_ROOT)
-		return t == TREE_MAIN ? VIEW_ROOT_INO : v->ino_views + t - 1;
-	return v->ino_dirs + (1 + v->nmirrors) * (uint64_t)(d - 1) + t;
-}
-
-/* The directory name and file suffix of tree t. */
-static const char *
-tree_suffix(unsigned t)
-{
-	return t == TREE_MAIN ? NAMES_SUFFIX : mirrors[t - 1]->suffix;
-}
-
-/* Mirror directories listed at the root. */
-static uint64_t
-listed_mirrors(const struct view *v)
-{
-	return v->opts.views == VIEW_VIEWS_VISIBLE ? v->nmirrors : 0;
-}
-
-/* .safetensors/ listed at the root (after the mirror views). */
-static uint64_t
-listed_vst(const struct view *v)
-{
-	return v->opts.views == VIEW_VIEWS_VISIBLE && v->ino_vst ? 1 : 0;
-}
-
-/* .stfs/ listed at the root (after .safetensors/). */
-static uint64_t
-listed_stfs(const struct view *v)
-{
-	return v->opts.views == VIEW_VIEWS_VISIBLE && v->ino_stfs ? 1 : 0;
-}
-
-/* --- lookup ---------------------------------------------------------------- */
-
-static int
-is(const char *name, size_t len, const char *lit)
-{
-	return len == strlen(lit) && memcmp(name, lit, len) == 0;
-}
-
-static int
-ends(const char *name, size_t len, const char *suffix, size_t slen)
-{
-	return len > slen && memcmp(name + len - slen, suffix, slen) == 0;
+	return v->ops->is_volatile(v, ino);
 }
 
 uint64_t
 view_lookup(const struct view *v, uint64_t parent, const char *name,
 	    size_t len)
 {
-	struct node n;
-	enum layout_hit h;
-	const char *suffix;
-	size_t slen, j;
-	uint32_t idx;
-
-	if (v->multi)
-		return vm_lookup(v, parent, name, len);
-	if (view_stfs_owns(v, parent))
-		return view_stfs_lookup(v, parent, name, len);
-	if (view_vst_owns(v, parent))
-		return view_vst_lookup(v, parent, name, len);
-	if (classify(v, parent, &n) || n.kind != VIEW_DIR)
-		return 0;
-	if (n.shards) {
-		/* A handful of shards: a scan is fine. */
-		for (j = 0; j < v->nshard_files; j++)
-			if (v->shard_files[j].name_len == len &&
-			    memcmp(v->shard_files[j].name, name, len) == 0)
-				return v->ino_shards + 1 + j;
-		return 0;
-	}
-	if (n.tree == TREE_MAIN && n.idx == LAYOUT_ROOT) {
-		if (is(name, len, META_NAME))
-			return INO_META;
-		if (is(name, len, SUMMARY_NAME))
-			return INO_SUMMARY;
-		if (v->ino_shards && is(name, len, SHARDS_NAME))
-			return v->ino_shards;
-		/* Hidden views are found by name even when not listed. */
-		for (j = 0; j < v->nmirrors; j++)
-			if (is(name, len, mirrors[j]->dir))
-				return v->ino_views + j;
-		if (v->ino_vst && is(name, len, ".safetensors"))
-			return v->ino_vst;
-		if (v->ino_stfs && view_stfs_is_root_name(name, len))
-			return v->ino_stfs;
-	}
-	/* Encoded tensor names never end in ".json" (rule 3), and no tree
-	 * component holds a '.', so the suffix always means "this file of
-	 * the tensor before it"; in a mirror view every file has one. */
-	suffix = tree_suffix(n.tree);
-	slen = strlen(suffix);
-	if (ends(name, len, suffix, slen)) {
-		h = layout_find(v->layout, n.idx, name, len - slen, &idx);
-		if (h == LAYOUT_TENSOR)
-			return tensor_ino(v, idx, n.tree == TREE_MAIN ?
-					  VIEW_SIDECAR : VIEW_MIRROR, n.tree);
-		if (n.tree != TREE_MAIN)
-			return 0;
-	}
-	h = layout_find(v->layout, n.idx, name, len, &idx);
-	if (h == LAYOUT_DIR)
-		return dir_ino(v, idx, n.tree);
-	if (h == LAYOUT_TENSOR && n.tree == TREE_MAIN)
-		return tensor_ino(v, idx, VIEW_TENSOR, TREE_MAIN);
-	return 0;
-}
-
-/* --- directory listing and names --------------------------------------- */
-
-/* Entries before the subdirectories (root only) and after the files. */
-static uint64_t
-root_head(const struct view *v)
-{
-	return 2 + (v->ino_shards != 0);
-}
-
-uint64_t
-view_nchildren(const struct view *v, uint64_t dir)
-{
-	const struct layout_dir *d;
-	struct node n;
-
-	if (v->multi)
-		return vm_nchildren(v, dir);
-	if (view_stfs_owns(v, dir))
-		return view_stfs_nchildren(v, dir);
-	if (view_vst_owns(v, dir))
-		return view_vst_nchildren(v, dir);
-	if (classify(v, dir, &n) || n.kind != VIEW_DIR)
-		return 0;
-	if (n.shards)
-		return v->nshard_files;
-	d = &v->layout->dirs[n.idx];
-	if (n.tree != TREE_MAIN)
-		return (uint64_t)d->nsub + d->nfile;
-	return (uint64_t)d->nsub + 2 * (uint64_t)d->nfile +
-	       (n.idx == LAYOUT_ROOT ? root_head(v) + listed_mirrors(v) +
-		listed_vst(v) + listed_stfs(v) : 0);
+	return v->ops->lookup(v, parent, name, len);
 }
 
 uint64_t
 view_child(const struct view *v, uint64_t dir, uint64_t k)
 {
-	const struct layout *l = v->layout;
-	const struct layout_dir *d;
-	struct node n;
+	return v->ops->child(v, dir, k);
+}
 
-	if (v->multi)
-		return vm_child(v, dir, k);
-	if (view_stfs_owns(v, dir))
-		return view_stfs_child(v, dir, k);
-	if (view_vst_owns(v, dir))
-		return view_vst_child(v, dir, k);
-	if (k >= view_nchildren(v, dir))
-		return 0;
-	classify(v, dir, &n);
-	if (n.shards)
-		return v->ino_shards + 1 + k;
-	d = &l->dirs[n.idx];
-	if (n.tree == TREE_MAIN && n.idx == LAYOUT_ROOT) {
-		if (k < 2)
-			return INO_META + k;
-		/* __shards__ is listed third but numbered after the
-		 * tensors, so tensor inodes do not depend on it. */
-		if (v->ino_shards && k == 2)
-			return v->ino_shards;
-		k -= root_head(v);
-		/* mirror views come last: out of the way of `ls -f` */
-		if (k >= d->nsub + 2 * (uint64_t)d->nfile) {
-			k -= d->nsub + 2 * (uint64_t)d->nfile;
-			if (k < listed_mirrors(v))
-				return v->ino_views + k;
-			k -= listed_mirrors(v);
-			if (k < listed_vst(v))
-				return v->ino_vst;
-			return k - listed_vst(v) < listed_stfs(v) ?
-			       v->ino_stfs : 0;
-		}
-	}
-	if (k < d->nsub)
-		return dir_ino(v, l->subs[d->sub + k], n.tree);
-	k -= d->nsub;
-	if (n.tree != TREE_MAIN)
-		return tensor_ino(v, layout_file(l, n.idx, k), VIEW_MIRROR,
-				  n.tree);
-	return tensor_ino(v, layout_file(l, n.idx, k / 2),
-			  k % 2 ? VIEW_SIDECAR : VIEW_TENSOR, TREE_MAIN);
+uint64_t
+view_nchildren(const struct view *v, uint64_t dir)
+{
+	return v->ops->nchildren(v, dir);
 }
 
 size_t
 view_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 {
-	const struct layout_leaf *lf;
-	const char *s = NULL, *suffix = NULL;
-	struct node n;
-	size_t len = 0;
-
-	if (v->multi)
-		return vm_name(v, ino, out);
-	if (view_stfs_owns(v, ino))
-		return view_stfs_name(v, ino, out);
-	if (view_vst_owns(v, ino))
-		return view_vst_name(v, ino, out);
-	if (classify(v, ino, &n))
-		goto none;
-	switch (n.kind) {
-	case VIEW_DIR:
-		if (n.shards) {
-			s = SHARDS_NAME;
-		} else if (n.idx != LAYOUT_ROOT) {
-			s = v->layout->dirs[n.idx].name;
-			len = v->layout->dirs[n.idx].name_len;
-		} else if (n.tree != TREE_MAIN) {
-			s = mirrors[n.tree - 1]->dir;
-		}
-		break;
-	case VIEW_BLOB:
-		if (shard_file(v, ino)) {
-			s = shard_file(v, ino)->name;
-			len = shard_file(v, ino)->name_len;
-		} else {
-			s = ino == INO_META ? META_NAME : SUMMARY_NAME;
-		}
-		break;
-	default:
-		lf = &v->layout->leaves[n.idx];
-		s = lf->name;
-		len = lf->name_len;
-		suffix = n.kind == VIEW_SIDECAR ? NAMES_SUFFIX :
-			 n.kind == VIEW_MIRROR ? mirrors[n.tree - 1]->suffix :
-			 "";
-		break;
-	}
-	if (!s)
-		goto none;
-	if (!len)
-		len = strlen(s);
-	memcpy(out, s, len);
-	if (suffix) {
-		memcpy(out + len, suffix, strlen(suffix));
-		len += strlen(suffix);
-	}
-	out[len] = '\0';
-	return len;
-none:
-	out[0] = '\0';
-	return 0;
-}
-
-/* --- attributes and content -------------------------------------------- */
-
-uint64_t
-view_size(const struct view *v, uint64_t ino)
-{
-	const struct model_tensor *mt;
-	struct node n;
-
-	if (v->multi)
-		return vm_size(v, ino);
-	if (view_stfs_owns(v, ino))
-		return view_stfs_size(v, ino);
-	if (view_vst_owns(v, ino))
-		return view_vst_size(v, ino);
-	if (classify(v, ino, &n))
-		return 0;
-	mt = has_tensor(n.kind) ? &v->model->tensors[n.idx] : NULL;
-	switch (n.kind) {
-	case VIEW_BLOB:
-		if (ino == INO_META)
-			return strlen(v->model->metadata_json);
-		if (ino == INO_SUMMARY)
-			return v->summary_len;
-		return shard_file(v, ino)->len;
-	case VIEW_TENSOR:
-		return model_tensor_nbytes(mt);
-	case VIEW_SIDECAR:
-		return v->sidecar_sizes[n.idx];
-	case VIEW_MIRROR:
-		return mirrors[n.tree - 1]->size(v, mt);
-	default:
-		return 0;
-	}
-}
-
-/* Files are readable by whoever may read the source, never more: with
- * allow_other a 0600 model must not become world-readable.  Directories
- * get x wherever they get r. */
-static mode_t
-file_mode(mode_t src)
-{
-	return src & 0444;
-}
-
-static mode_t
-dir_mode(mode_t src)
-{
-	return (src & 0444) | ((src & 0444) >> 2);
-}
-
-/* Subdirectories of a directory inode. */
-static uint64_t
-dir_subdirs(const struct view *v, uint64_t ino)
-{
-	struct node n;
-	uint64_t k;
-
-	if (view_stfs_owns(v, ino))
-		return 0;
-	if (view_vst_owns(v, ino))
-		return view_vst_subdirs(v, ino);
-	if (classify(v, ino, &n) || n.kind != VIEW_DIR || n.shards)
-		return 0;
-	k = v->layout->dirs[n.idx].nsub;
-	if (ino == VIEW_ROOT_INO)	/* listed mirror views, __shards__ */
-		k += listed_mirrors(v) + listed_vst(v) + listed_stfs(v) +
-		     (v->ino_shards != 0);
-	return k;
+	return v->ops->name(v, ino, out);
 }
 
 int
 view_stat(const struct view *v, uint64_t ino, struct stat *st)
 {
-	enum view_kind k = view_kind(v, ino);
-	const struct model_tensor *mt;
-	mode_t perm = v->mode;
+	return v->ops->stat(v, ino, st);
+}
 
-	if (v->multi)
-		return vm_stat(v, ino, st);
-	if (k == VIEW_NONE)
-		return -1;
-	memset(st, 0, sizeof(*st));
-	st->st_ino = ino;
-	st->st_mtim = v->mtime;
-	st->st_ctim = v->ctime;
-	st->st_uid = v->uid;
-	st->st_gid = v->gid;
-	mt = view_tensor(v, ino);
-	if (mt) {
-		/* A tensor's files carry the times of the shard they live in. */
-		const struct source *src = v->model->shards[mt->shard].src;
+uint64_t
+view_size(const struct view *v, uint64_t ino)
+{
+	return v->ops->size(v, ino);
+}
 
-		st->st_mtim = src->mtime;
-		st->st_ctim = src->ctime;
-		perm = src->mode;
-		st->st_uid = v->opts.set_uid ? v->opts.uid : src->uid;
-		st->st_gid = v->opts.set_gid ? v->opts.gid : src->gid;
-	}
-	st->st_atim = st->st_mtim;
-	if (k == VIEW_DIR) {
-		st->st_mode = S_IFDIR | dir_mode(perm);
-		/* "." and the parent's entry, plus each subdirectory's "..". */
-		st->st_nlink = 2 + dir_subdirs(v, ino);
-	} else {
-		st->st_mode = S_IFREG | file_mode(perm);
-		st->st_nlink = 1;
-		st->st_size = (off_t)view_size(v, ino);
-		st->st_blocks = (blkcnt_t)((view_size(v, ino) + 511) / 512);
-	}
-	st->st_blksize = 4096;
-	return 0;
+const struct model_tensor *
+view_tensor(const struct view *v, uint64_t ino)
+{
+	return v->ops->tensor(v, ino);
 }
 
 int
 view_data(const struct view *v, uint64_t ino, struct source **src,
 	  uint64_t *offset, uint64_t *len)
 {
-	const struct model_tensor *mt = view_tensor(v, ino);
-	enum view_kind k = view_kind(v, ino);
-	const struct view *sv;
-	uint64_t l;
+	return v->ops->data(v, ino, src, offset, len);
+}
 
-	if (v->multi)
-		return (sv = vm_sub(v, ino, &l)) ?
-		       view_data(sv, l, src, offset, len) : -1;
-	if (!mt || k == VIEW_SIDECAR)
-		return -1;
-	*src = v->model->shards[mt->shard].src;
-	*offset = model_tensor_offset(v->model, mt);
-	*len = model_tensor_nbytes(mt);
-	return 0;
+int
+view_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+	  struct view_segs *out)
+{
+	view_segs_reset(out);
+	return v->ops->read(v, ino, off, size, out);
+}
+
+void
+view_for_source(const struct view *v, const struct source *src,
+		void (*fn)(uint64_t ino, void *arg), void *arg)
+{
+	v->ops->for_source(v, src, fn, arg);
 }
 
 const char *
 view_blob(const struct view *v, uint64_t ino, size_t *len)
 {
-	if (v->multi)
-		return vm_blob(v, ino, len);
-	if (ino == INO_META) {
-		*len = strlen(v->model->metadata_json);
-		return v->model->metadata_json;
-	}
-	if (ino == INO_SUMMARY) {
-		*len = v->summary_len;
-		return v->summary;
-	}
-	if (shard_file(v, ino)) {
-		*len = shard_file(v, ino)->len;
-		return shard_file(v, ino)->data;
-	}
-	return NULL;
-}
-
-/* --- build ------------------------------------------------------------- */
-
-static int
-newer(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec > b->tv_sec ||
-	       (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
-}
-
-/* __shards__/SHARD.json: the summary's per-shard objects, each rendered
- * once (a sharded set has few shards), named like tensors. */
-static int
-build_shards(struct view *v, struct err *e)
-{
-	const struct model *m = v->model;
-	char enc[NAMES_MAX + 1];
-	size_t j, n;
-
-	v->shard_files = calloc(m->nshards, sizeof(*v->shard_files));
-	if (!v->shard_files)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	v->nshard_files = m->nshards;
-	for (j = 0; j < m->nshards; j++) {
-		struct view_file *f = &v->shard_files[j];
-		const char *sn = m->shards[j].name;
-
-		n = names_encode(sn, strlen(sn), enc);
-		f->name = malloc(n + NAMES_SUFFIX_LEN + 1);
-		f->data = summary_shard_json(m, j);
-		if (!f->name || !f->data)
-			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		memcpy(f->name, enc, n);
-		memcpy(f->name + n, NAMES_SUFFIX, NAMES_SUFFIX_LEN + 1);
-		f->name_len = n + NAMES_SUFFIX_LEN;
-		f->len = strlen(f->data);
-		v->total_bytes += f->len;
-		for (n = 0; n < j; n++)
-			if (strcmp(v->shard_files[n].name, f->name) == 0)
-				return err_set(e, ERR_USAGE, "two shards map "
-					       "to the file name %s", f->name);
-	}
-	return 0;
-}
-
-static int
-build_sidecar_sizes(struct view *v, struct err *e)
-{
-	struct buf scratch = BUF_INIT;
-	size_t i;
-
-	for (i = 0; i < v->model->ntensors; i++) {
-		scratch.len = 0;
-		if (view_sidecar_render(v->model, &v->model->tensors[i],
-					&scratch)) {
-			buf_free(&scratch);
-			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		}
-		v->sidecar_sizes[i] = (uint32_t)scratch.len;
-		v->total_bytes += scratch.len;
-		v->total_bytes += model_tensor_nbytes(&v->model->tensors[i]);
-	}
-	buf_free(&scratch);
-	return 0;
+	return v->ops->blob(v, ino, len);
 }
 
 int
-view_build(const struct model *m, const struct view_opts *opts,
-	   struct view **out, struct err *e)
+view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
 {
-	return view_build_label(m, opts, NULL, out, e);
+	return v->ops->render_sidecar(v, ino, out);
 }
 
 int
-view_build_label(const struct model *m, const struct view_opts *opts,
-		 const char *label, struct view **out, struct err *e)
+view_xattr_list(const struct view *v, uint64_t ino, struct buf *out)
 {
-	struct layout *l = NULL;
-	struct view *v;
-	size_t i;
-
-	/* Inodes and table slots are 32-bit tensor indexes underneath. */
-	if (m->ntensors > (UINT32_MAX - INO_FIRST_TENSOR) / (2 + NMIRRORS))
-		return err_set(e, ERR_USAGE, "too many tensors (%zu)",
-			       m->ntensors);
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	v->model = m;
-	if (opts)
-		v->opts = *opts;
-	if (layout_build(m, v->opts.tree, &l, e))
-		goto fail;
-	v->layout = l;
-	v->sidecar_sizes = calloc(m->ntensors ? m->ntensors : 1,
-				  sizeof(*v->sidecar_sizes));
-	/* computed on demand: .stats/ files and the sha256 xattr */
-	v->memo_stats = memo_new(m->ntensors);
-	v->memo_sha256 = memo_new(m->ntensors);
-	v->summary = summary_json_source(m, label);
-	if (!v->sidecar_sizes || !v->summary || !v->memo_stats ||
-	    !v->memo_sha256) {
-		err_set(e, ERR_NO_MEMORY, "out of memory");
-		goto fail;
-	}
-	v->summary_len = strlen(v->summary);
-	v->ninodes = INO_FIRST_TENSOR - 1 + 2 * (uint64_t)m->ntensors;
-	if (m->sharded) {
-		v->ino_shards = v->ninodes + 1;
-		v->ninodes += 1 + m->nshards;
-	}
-	v->nmirrors = v->opts.views == VIEW_VIEWS_OFF ? 0 : NMIRRORS;
-	v->ino_views = v->ninodes + 1;
-	v->ino_vfiles = v->ino_views + v->nmirrors;
-	v->ino_dirs = v->ino_vfiles + v->nmirrors * (uint64_t)m->ntensors;
-	v->ninodes = v->ino_dirs - 1 +
-		     (1 + v->nmirrors) * (uint64_t)(l->ndirs - 1);
-	/* .stfs/ and its stats.json, before .safetensors/, which owns
-	 * every inode after its first */
-	if (v->opts.views != VIEW_VIEWS_OFF) {
-		v->ino_stfs = v->ninodes + 1;
-		v->ninodes += 2;
-	}
-	if (view_vst_build(v, e) || build_sidecar_sizes(v, e) ||
-	    (m->sharded && build_shards(v, e)))
-		goto fail;
-	v->total_bytes += strlen(m->metadata_json) + v->summary_len;
-
-	/* Generated files and directories tell about every shard: only
-	 * who may read all of them may read those. */
-	v->mode = 0777;
-	for (i = 0; i < m->nshards; i++) {
-		const struct source *src = m->shards[i].src;
-
-		v->mode &= src->mode;
-		if (i == 0 || newer(&src->mtime, &v->mtime))
-			v->mtime = src->mtime;
-		if (i == 0 || newer(&src->ctime, &v->ctime))
-			v->ctime = src->ctime;
-	}
-	if (m->nshards) {
-		v->uid = m->shards[0].src->uid;
-		v->gid = m->shards[0].src->gid;
-	}
-	if (v->opts.set_uid)
-		v->uid = v->opts.uid;
-	if (v->opts.set_gid)
-		v->gid = v->opts.gid;
-	*out = v;
-	return 0;
-fail:
-	view_free(v);
-	return -1;
+	return v->ops->xattr_list(v, ino, out);
 }
 
-void
-view_free(struct view *v)
+int
+view_xattr_get(const struct view *v, uint64_t ino, const char *name,
+	       struct buf *out)
 {
-	size_t i;
-
-	if (!v)
-		return;
-	vm_free(v->multi);
-	view_vst_free(v);
-	layout_free((struct layout *)v->layout);
-	for (i = 0; i < v->nshard_files; i++) {
-		free(v->shard_files[i].name);
-		free(v->shard_files[i].data);
-	}
-	free(v->shard_files);
-	free(v->sidecar_sizes);
-	free(v->summary);
-	memo_free(v->memo_stats);
-	memo_free(v->memo_sha256);
-	free(v);
+	return v->ops->xattr_get(v, ino, name, out);
 }

@@ -19,35 +19,40 @@
  * tensors and their sidecars are spread over directories (layout.h), and
  * .npy/ and .txt/ mirror those directories.
  *
- * Hidden views.  .npy/ and .txt/ are "mirror views": a directory at the
- * root that mirrors the tensor directories with one generated file per
- * tensor.  opts.views says whether readdir lists them (VIEW_VIEWS_VISIBLE),
- * only lookup by path finds them (VIEW_VIEWS_HIDDEN, so du, cp -r, tar and
- * find see exactly the model), or they do not exist (VIEW_VIEWS_OFF).
- * To add a mirror view (say .stats/NAME.json):
+ * Hidden views.  .npy/, .txt/ and .stats/ are "mirror views": a directory
+ * at the root that mirrors the tensor directories with one generated file
+ * per tensor.  .safetensors/ (virtual safetensors files, repack.h) and
+ * .stfs/ (stats.json) are hidden directories of their own shape.
+ * opts.views says whether readdir lists them (VIEW_VIEWS_VISIBLE), only
+ * lookup by path finds them (VIEW_VIEWS_HIDDEN, so du, cp -r, tar and find
+ * see exactly the model), or they do not exist (VIEW_VIEWS_OFF).
+ *
+ * Kinds.  A view is a model view (view_model.c) or a tree of model views
+ * (view_multi.c); the functions below call the kind's ops table.  Mirror
+ * views and hidden directories are tables in view_model.c.  To add one
+ * (say .stats/NAME.json):
  *   1. write view_stats.c defining a `const struct view_mirror
- *      view_mirror_stats` (view_int.h): its directory name, the suffix of
- *      its files, a size function and a read function that appends the
- *      bytes of a window to a struct view_segs (rendered memory, or byte
- *      ranges of sources that the FUSE adapter splices);
- *   2. add one line to the mirrors[] table in view.c (and its extern
- *      declaration in view_int.h), and the file to src/meson.build.
+ *      view_mirror_stats` (view_kinds.h): its directory name, the suffix
+ *      of its files, a size function and a read function that appends
+ *      the bytes of a window to a struct view_segs (rendered memory, or
+ *      byte ranges of sources that the FUSE adapter splices); a hidden
+ *      directory of another shape defines a `struct view_hidden` instead
+ *      (its own inode range, lookup, listing, size and read);
+ *   2. add one line to the table in view_model.c (and its extern
+ *      declaration in view_kinds.h), and the file to src/meson.build.
  * Nothing else changes: inode numbers, lookup, listing, attributes and
- * the read path are generic over the table.  Every view file is read
- * through view_read(), which answers segments; adapter.c only executes them.
- * Only this one-file-per-tensor kind exists so far.  A hidden directory
- * of another shape (a few fixed files like .stfs/stats.json, or the
- * virtual files of .safetensors/) needs a second kind of entry next to
- * mirrors[]: its own inode range after the mirror files, and lookup,
- * listing, size and read answered by its functions the same way.
+ * the read path are generic over the tables.  Every view file is read
+ * through view_read(), which answers segments (view_segs.h); adapter.c
+ * only executes them.
  *
  * Inode numbers are stable for a given model, layout and views option: 1
  * is the root, 2 and 3 the two root JSON files, 4 + 2i the data file of
  * tensor i and 5 + 2i its sidecar; then __shards__ and its files (sharded
  * sets), the mirror directories, the M view files of each tensor, and
  * 1 + M inodes per directory of the tree layout (M = number of mirror
- * views, 0 with VIEW_VIEWS_OFF).  Callers should not rely on that
- * arithmetic; use the functions.
+ * views, 0 with VIEW_VIEWS_OFF); last the hidden directories' ranges
+ * (none with VIEW_VIEWS_OFF).  Callers should not rely on that arithmetic;
+ * use the functions.
  *
  * Memory: a 4-byte sidecar size per tensor, the layout (16 bytes per
  * tensor, 32 per tree directory, names only where they differ from the
@@ -64,6 +69,7 @@
 #include <time.h>
 
 #include "view/names.h"
+#include "view/view_segs.h"
 
 struct buf;
 struct layout;
@@ -73,6 +79,8 @@ struct model;
 struct model_tensor;
 struct source;
 struct view_multi;
+struct view_ops;
+struct view_safetensors;
 
 #define VIEW_ROOT_INO 1
 #define VIEW_NAME_MAX (NAMES_MAX + NAMES_SUFFIX_LEN)	/* 255 */
@@ -86,8 +94,10 @@ enum view_kind {
 				   and __shards__/SHARD.json */
 	VIEW_MIRROR,		/* a tensor's file in a mirror view (.npy/,
 				   .txt/): generated from its bytes */
-	VIEW_VST,		/* a virtual safetensors file in .safetensors/
-				   (view_vst.c): a header, then source ranges */
+	VIEW_HIDDEN_FILE,	/* a file of a hidden directory: a virtual
+				   safetensors file in .safetensors/ (a
+				   header, then source ranges), or
+				   .stfs/stats.json (rendered on every read) */
 };
 
 /* Which hidden view directories exist and whether readdir lists them. */
@@ -105,59 +115,6 @@ struct view_opts {
 	enum view_views views;
 };
 
-/* --- reads: segments ------------------------------------------------------
- *
- * view_read() answers a read with a short list of segments whose lengths
- * add up to the reply: either bytes [off, off + len) of a source (the FUSE
- * adapter splices them when the source has a descriptor, else preads
- * them, and checks source_verify() afterwards), or bytes in memory
- * (borrowed from the view, or rendered into segs->mem).  An NPY file of a
- * raw dtype is its rendered header followed by a range of the source; a
- * virtual file may be a rendered header followed by ranges of several
- * sources. */
-enum view_seg_kind {
-	VIEW_SEG_SOURCE,
-	VIEW_SEG_MEM,
-};
-
-struct view_seg {
-	enum view_seg_kind kind;
-	size_t len;
-	struct source *src;	/* SOURCE */
-	uint64_t off;		/* SOURCE: absolute offset in src; MEM with
-				   ptr NULL: offset in the segs' mem */
-	const char *ptr;	/* MEM: bytes that live as long as the view,
-				   or NULL for rendered bytes */
-};
-
-struct view_segs {
-	struct view_seg *seg;
-	size_t n, cap;
-	uint64_t len;		/* sum of the segments' lengths */
-	struct buf *mem;	/* rendered bytes (owned) */
-};
-
-#define VIEW_SEGS_INIT { NULL, 0, 0, 0, NULL }
-
-/* Forget the segments, keep the memory for the next read. */
-void view_segs_reset(struct view_segs *s);
-void view_segs_free(struct view_segs *s);
-
-/* Append a segment; 0, or -ENOMEM.  len 0 adds nothing. */
-int view_segs_add_source(struct view_segs *s, struct source *src,
-			 uint64_t off, size_t len);
-int view_segs_add_mem(struct view_segs *s, const char *p, size_t len);
-
-/* Append a rendered segment of len bytes and return where to write them
- * (valid until the next call on s), or NULL when out of memory. */
-char *view_segs_render(struct view_segs *s, size_t len);
-
-/* Shorten the last (rendered) segment to len bytes. */
-void view_segs_trim(struct view_segs *s, size_t len);
-
-/* The bytes of a MEM segment. */
-const char *view_seg_mem(const struct view_segs *s, const struct view_seg *g);
-
 /* A file generated once at build (the JSON of one shard). */
 struct view_file {
 	char *name;		/* NUL-terminated file name */
@@ -167,6 +124,7 @@ struct view_file {
 };
 
 struct view {
+	const struct view_ops *ops;	/* its kind (view_kinds.h) */
 	const struct model *model;	/* borrowed; must outlive the view;
 					   NULL for a tree of models */
 	struct view_multi *multi;	/* a tree of models, else NULL */
@@ -191,11 +149,13 @@ struct view {
 	size_t nshard_files;
 	struct view_file *shard_files;	/* one per shard, in model order */
 
-	uint64_t ino_vst;	/* .safetensors/ and its files (view_vst.c),
-				   after every other inode; 0 if views off */
-	struct view_vst *repack;	/* its prefix table, built on first use */
+	/* the hidden directories (view_kinds.h); 0 when views are off */
+	uint64_t ino_safetensors;	/* .safetensors/ and its files
+					   (view_safetensors.c) */
+	struct view_safetensors *safetensors;	/* its prefix table, built
+						   on first use */
 	uint64_t ino_stfs;	/* .stfs/, ino_stfs + 1 its stats.json
-				   (view_stfs.c); 0 if views off */
+				   (view_stfs.c) */
 
 	unsigned nmirrors;	/* mirror views (0 when views are off) */
 	uint64_t ino_views;	/* mirror view j's directory: ino_views + j */
@@ -220,11 +180,6 @@ struct view {
  * ERR_NO_MEMORY.  0 with *out set, or -1 with *e. */
 int view_build(const struct model *m, const struct view_opts *opts,
 	       struct view **out, struct err *e);
-
-/* The same, with the __summary__.json "source" saying label (NULL:
- * model->arg). */
-int view_build_label(const struct model *m, const struct view_opts *opts,
-		     const char *label, struct view **out, struct err *e);
 
 /* A tree of models: each model under its own mount-relative directory
  * (components joined by '/', each a file name; "" is the root, only for a

@@ -1,5 +1,7 @@
 /* view_meta.c - what the view says about a tensor besides its bytes: the
- * JSON sidecar and the extended attributes (see view.h). */
+ * JSON sidecar and the extended attributes (view_meta.h, view.h). */
+#include "view/view_meta.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -10,7 +12,7 @@
 #include "model/model.h"
 #include "source/source.h"
 #include "view/view.h"
-#include "view/view_int.h"
+#include "view/view_sha256.h"
 
 /* A pretty JSON array of integers, as jansson's JSON_INDENT(2) lays it
  * out one level down: one element per line, "[]" when empty. */
@@ -33,8 +35,8 @@ add_u64_array(struct buf *b, const uint64_t *a, size_t n)
 }
 
 int
-view_sidecar_render(const struct model *m, const struct model_tensor *mt,
-	       struct buf *b)
+view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
+		  struct buf *b)
 {
 	const struct tensor *t = mt->t;
 	const struct dtype_info *di = dtype_info(t->dtype);
@@ -73,21 +75,6 @@ view_sidecar_render(const struct model *m, const struct model_tensor *mt,
 	return bad ? -1 : 0;
 }
 
-int
-view_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
-{
-	const struct model_tensor *mt = view_tensor(v, ino);
-	const struct view *sv;
-	uint64_t l;
-
-	if (v->multi)
-		return (sv = vm_sub(v, ino, &l)) ?
-		       view_render_sidecar(sv, l, out) : -1;
-	if (!mt)
-		return -1;
-	return view_sidecar_render(v->model, mt, out);
-}
-
 /* --- extended attributes ---------------------------------------------- */
 
 #define XATTR_PREFIX "user.safetensors."
@@ -97,12 +84,10 @@ static const char *const xattr_names[] = {
 };
 
 int
-view_xattr_list(const struct view *v, uint64_t ino, struct buf *out)
+view_meta_xattr_list(struct buf *out)
 {
 	size_t i;
 
-	if (view_kind(v, ino) != VIEW_TENSOR)
-		return 0;
 	for (i = 0; i < sizeof(xattr_names) / sizeof(xattr_names[0]); i++)
 		if (buf_adds(out, XATTR_PREFIX) ||
 		    buf_add(out, xattr_names[i], strlen(xattr_names[i]) + 1))
@@ -111,22 +96,15 @@ view_xattr_list(const struct view *v, uint64_t ino, struct buf *out)
 }
 
 int
-view_xattr_get(const struct view *v, uint64_t ino, const char *name,
-	       struct buf *out)
+view_meta_xattr_get(const struct view *v, const struct model_tensor *mt,
+		    const char *name, struct buf *out)
 {
-	const struct model_tensor *mt = view_tensor(v, ino);
 	const struct tensor *t;
 	size_t plen = strlen(XATTR_PREFIX);
-	const struct view *sv;
 	int bad = 0, rc;
 	uint32_t i;
-	uint64_t l;
 
-	if (v->multi)
-		return (sv = vm_sub(v, ino, &l)) ?
-		       view_xattr_get(sv, l, name, out) : 1;
-	if (!mt || view_kind(v, ino) != VIEW_TENSOR ||
-	    strncmp(name, XATTR_PREFIX, plen) != 0)
+	if (strncmp(name, XATTR_PREFIX, plen) != 0)
 		return 1;
 	name += plen;
 	t = mt->t;

@@ -1,5 +1,7 @@
-/* view_multi.c - a tree of models (view_build_multi, view.h): directories
- * that lead to models, each model a view of its own under its directory.
+/* view_multi.c - a tree of models (view_multi_ops, view_kinds.h;
+ * view_build_multi(), view.h): directories that lead to models, each
+ * model a view of its own under its directory, which this file calls
+ * through view_model_ops (view_model.c).
  *
  * Inode numbers: the model in slot s (1-based, in the order given) owns
  * (s << 32) | i for each inode i of its own view, so its root directory is
@@ -23,7 +25,7 @@
 #include "model/model.h"
 #include "base/nametab.h"
 #include "view/view.h"
-#include "view/view_int.h"
+#include "view/view_kinds.h"
 
 #define SUMMARY_NAME "__summary__.json"
 #define INO_SUMMARY 2
@@ -44,7 +46,7 @@ struct tdir {
 	uint32_t edge;		/* its own edge (not for the root) */
 };
 
-struct vm_model {
+struct multi_model {
 	char *dir;
 	char *label;
 	struct view *view;
@@ -52,7 +54,7 @@ struct vm_model {
 
 struct view_multi {
 	size_t n;
-	struct vm_model *models;
+	struct multi_model *models;
 	size_t ndirs;		/* tree directories, the root included */
 	struct tdir *dirs;
 	size_t nedges;
@@ -152,23 +154,24 @@ edge_find(const struct view_multi *m, uint32_t parent, const char *name,
 	}
 }
 
-/* --- public functions, multi-model side (called from view*.c) ----------- */
+/* --- the ops: a model's inodes go to its view, the tree's own are here -- */
 
-enum view_kind
-vm_kind(const struct view *v, uint64_t ino)
+static enum view_kind
+view_multi_kind(const struct view *v, uint64_t ino)
 {
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 
 	if (s)
-		return view_kind(s, l);
+		return view_model_ops.kind(s, l);
 	if (ino == INO_SUMMARY)
 		return VIEW_BLOB;
 	return tdir_of(v, ino) >= 0 ? VIEW_DIR : VIEW_NONE;
 }
 
-uint64_t
-vm_lookup(const struct view *v, uint64_t parent, const char *name, size_t len)
+static uint64_t
+view_multi_lookup(const struct view *v, uint64_t parent, const char *name,
+		  size_t len)
 {
 	const struct view_multi *m = v->multi;
 	uint64_t l;
@@ -176,7 +179,8 @@ vm_lookup(const struct view *v, uint64_t parent, const char *name, size_t len)
 	long d, e;
 
 	if (s)
-		return global(slot_of(parent), view_lookup(s, l, name, len));
+		return global(slot_of(parent),
+			      view_model_ops.lookup(s, l, name, len));
 	d = tdir_of(v, parent);
 	if (d < 0)
 		return 0;
@@ -187,23 +191,23 @@ vm_lookup(const struct view *v, uint64_t parent, const char *name, size_t len)
 	return e < 0 ? 0 : m->edges[e].ino;
 }
 
-uint64_t
-vm_nchildren(const struct view *v, uint64_t dir)
+static uint64_t
+view_multi_nchildren(const struct view *v, uint64_t dir)
 {
 	uint64_t l;
 	const struct view *s = sub(v, dir, &l);
 	long d;
 
 	if (s)
-		return view_nchildren(s, l);
+		return view_model_ops.nchildren(s, l);
 	d = tdir_of(v, dir);
 	if (d < 0)
 		return 0;
 	return v->multi->dirs[d].nkid + (d == 0);
 }
 
-uint64_t
-vm_child(const struct view *v, uint64_t dir, uint64_t k)
+static uint64_t
+view_multi_child(const struct view *v, uint64_t dir, uint64_t k)
 {
 	const struct view_multi *m = v->multi;
 	uint64_t l;
@@ -211,7 +215,7 @@ vm_child(const struct view *v, uint64_t dir, uint64_t k)
 	long d;
 
 	if (s)
-		return global(slot_of(dir), view_child(s, l, k));
+		return global(slot_of(dir), view_model_ops.child(s, l, k));
 	d = tdir_of(v, dir);
 	if (d < 0)
 		return 0;
@@ -225,8 +229,8 @@ vm_child(const struct view *v, uint64_t dir, uint64_t k)
 	return m->kids[m->dirs[d].kid + k];
 }
 
-size_t
-vm_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
+static size_t
+view_multi_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 {
 	const struct view_multi *m = v->multi;
 	const struct edge *e = NULL;
@@ -236,7 +240,7 @@ vm_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 	long d;
 
 	if (s && l != VIEW_ROOT_INO)
-		return view_name(s, l, out);
+		return view_model_ops.name(s, l, out);
 	if (s) {
 		dir = m->models[slot_of(ino) - 1].dir;
 		slash = strrchr(dir, '/');
@@ -260,15 +264,15 @@ vm_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 	return e->name_len;
 }
 
-int
-vm_stat(const struct view *v, uint64_t ino, struct stat *st)
+static int
+view_multi_stat(const struct view *v, uint64_t ino, struct stat *st)
 {
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 	long d;
 
 	if (s) {
-		if (view_stat(s, l, st))
+		if (view_model_ops.stat(s, l, st))
 			return -1;
 		st->st_ino = ino;
 		return 0;
@@ -285,11 +289,10 @@ vm_stat(const struct view *v, uint64_t ino, struct stat *st)
 	st->st_gid = v->gid;
 	st->st_blksize = 4096;
 	if (d >= 0) {
-		st->st_mode = S_IFDIR | (v->mode & 0444) |
-			      ((v->mode & 0444) >> 2);
+		st->st_mode = S_IFDIR | view_dir_mode(v->mode);
 		st->st_nlink = 2 + v->multi->dirs[d].nsubdirs;
 	} else {
-		st->st_mode = S_IFREG | (v->mode & 0444);
+		st->st_mode = S_IFREG | view_file_mode(v->mode);
 		st->st_nlink = 1;
 		st->st_size = (off_t)v->multi->summary_len;
 		st->st_blocks = (blkcnt_t)((v->multi->summary_len + 511) / 512);
@@ -297,31 +300,25 @@ vm_stat(const struct view *v, uint64_t ino, struct stat *st)
 	return 0;
 }
 
-uint64_t
-vm_size(const struct view *v, uint64_t ino)
+static uint64_t
+view_multi_size(const struct view *v, uint64_t ino)
 {
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 
 	if (s)
-		return view_size(s, l);
+		return view_model_ops.size(s, l);
 	return ino == INO_SUMMARY ? v->multi->summary_len : 0;
 }
 
-const struct view *
-vm_sub(const struct view *v, uint64_t ino, uint64_t *local)
-{
-	return sub(v, ino, local);
-}
-
-const char *
-vm_blob(const struct view *v, uint64_t ino, size_t *len)
+static const char *
+view_multi_blob(const struct view *v, uint64_t ino, size_t *len)
 {
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 
 	if (s)
-		return view_blob(s, l, len);
+		return view_model_ops.blob(s, l, len);
 	if (ino != INO_SUMMARY)
 		return NULL;
 	*len = v->multi->summary_len;
@@ -342,16 +339,17 @@ map_one(uint64_t ino, void *arg)
 	a->fn(global(a->slot, ino), a->arg);
 }
 
-void
-vm_for_source(const struct view *v, const struct source *src,
-	      void (*fn)(uint64_t ino, void *arg), void *arg)
+static void
+view_multi_for_source(const struct view *v, const struct source *src,
+		      void (*fn)(uint64_t ino, void *arg), void *arg)
 {
 	struct map_arg a = { 0, fn, arg };
 	size_t i;
 
 	for (i = 0; i < v->multi->n; i++) {
 		a.slot = i + 1;
-		view_for_source(v->multi->models[i].view, src, map_one, &a);
+		view_model_ops.for_source(v->multi->models[i].view, src,
+					  map_one, &a);
 	}
 }
 
@@ -396,8 +394,8 @@ cmp_kid_names(const void *a, const void *b, void *arg)
 	const struct view *v = arg;
 	char na[VIEW_NAME_MAX + 1], nb[VIEW_NAME_MAX + 1];
 
-	vm_name(v, *(const uint64_t *)a, na);
-	vm_name(v, *(const uint64_t *)b, nb);
+	view_multi_name(v, *(const uint64_t *)a, na);
+	view_multi_name(v, *(const uint64_t *)b, nb);
 	return strcmp(na, nb);
 }
 
@@ -481,7 +479,7 @@ build_summary(struct view *v, const size_t *order)
 	if (!root || !arr)
 		goto fail;
 	for (i = 0; i < m->n; i++) {
-		const struct vm_model *vm = &m->models[order[i]];
+		const struct multi_model *vm = &m->models[order[i]];
 		const struct model *md = vm->view->model;
 		json_t *o = json_object(), *params = json_object();
 
@@ -538,19 +536,17 @@ cmp_dirs(const void *a, const void *b)
 		      sort_base[*(const size_t *)b].dir);
 }
 
+static const struct view_ops view_multi_ops;
+static void view_multi_free(struct view *v);
+
 int
-view_build_multi(const struct view_model *models, size_t n,
-		 const struct view_opts *opts, struct view **out,
-		 struct err *e)
+view_multi_build(const struct view_model *models, size_t n,
+		 const struct view_opts *opts, struct view **out, struct err *e)
 {
 	struct view_multi *m;
 	struct view *v;
 	size_t i, d, bound = 1, tsize = 4, *order = NULL;
 
-	/* One model at the root is the single-model mount, exactly: its
-	 * summary says the SOURCE as given, as stfs-inspect does. */
-	if (n == 1 && !models[0].dir[0])
-		return view_build(models[0].model, opts, out, e);
 	if (n == 0)
 		return err_set(e, ERR_USAGE, "no model to mount");
 	if (n >= (1ull << 31))
@@ -577,6 +573,7 @@ view_build_multi(const struct view_model *models, size_t n,
 		free(m);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
+	v->ops = &view_multi_ops;
 	v->multi = m;
 	if (opts)
 		v->opts = *opts;
@@ -619,7 +616,7 @@ view_build_multi(const struct view_model *models, size_t n,
 	for (i = 0; i < n; i++) {
 		const struct view *s;
 
-		if (view_build_label(models[i].model, opts, models[i].label,
+		if (view_model_build(models[i].model, opts, models[i].label,
 				     &m->models[i].view, e))
 			goto fail;
 		s = m->models[i].view;
@@ -654,19 +651,19 @@ oom:
 	err_set(e, ERR_NO_MEMORY, "out of memory");
 fail:
 	free(order);
-	view_free(v);
+	view_multi_free(v);
 	return -1;
 }
 
-void
-vm_free(struct view_multi *m)
+static void
+view_multi_free(struct view *v)
 {
+	struct view_multi *m = v->multi;
 	size_t i;
 
-	if (!m)
-		return;
 	for (i = 0; m->models && i < m->n; i++) {
-		view_free(m->models[i].view);
+		if (m->models[i].view)
+			view_model_ops.free(m->models[i].view);
 		free(m->models[i].dir);
 		free(m->models[i].label);
 	}
@@ -676,5 +673,111 @@ vm_free(struct view_multi *m)
 	free(m->kids);
 	free(m->table);
 	free(m->summary);
-	free(m);
+	free(m);	free(v);
 }
+
+/* --- the ops a tree hands to the model an inode belongs to --------------- */
+
+static int
+view_multi_is_volatile(const struct view *v, uint64_t ino)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+	size_t i;
+
+	if (s)
+		return view_model_ops.is_volatile(s, l);
+	if (ino != 0)
+		return 0;
+	for (i = 0; i < v->multi->n; i++)
+		if (view_model_ops.is_volatile(v->multi->models[i].view, 0))
+			return 1;
+	return 0;
+}
+
+static const struct model_tensor *
+view_multi_tensor(const struct view *v, uint64_t ino)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+
+	return s ? view_model_ops.tensor(s, l) : NULL;
+}
+
+static int
+view_multi_data(const struct view *v, uint64_t ino, struct source **src,
+		uint64_t *offset, uint64_t *len)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+
+	return s ? view_model_ops.data(s, l, src, offset, len) : -1;
+}
+
+static int
+view_multi_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+		struct view_segs *out)
+{
+	uint64_t l, len;
+	const struct view *s = sub(v, ino, &l);
+
+	if (s)
+		return view_model_ops.read(s, l, off, size, out);
+	if (ino == INO_SUMMARY) {
+		len = v->multi->summary_len;
+		if (off >= len)
+			return 0;
+		if (size > len - off)
+			size = (size_t)(len - off);
+		return view_segs_add_mem(out, v->multi->summary + off, size);
+	}
+	return tdir_of(v, ino) >= 0 ? -EISDIR : -ENOENT;
+}
+
+static int
+view_multi_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+
+	return s ? view_model_ops.render_sidecar(s, l, out) : -1;
+}
+
+static int
+view_multi_xattr_list(const struct view *v, uint64_t ino, struct buf *out)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+
+	return s ? view_model_ops.xattr_list(s, l, out) : 0;
+}
+
+static int
+view_multi_xattr_get(const struct view *v, uint64_t ino, const char *name,
+		     struct buf *out)
+{
+	uint64_t l;
+	const struct view *s = sub(v, ino, &l);
+
+	return s ? view_model_ops.xattr_get(s, l, name, out) : 1;
+}
+
+static const struct view_ops view_multi_ops = {
+	.kind = view_multi_kind,
+	.is_volatile = view_multi_is_volatile,
+	.lookup = view_multi_lookup,
+	.nchildren = view_multi_nchildren,
+	.child = view_multi_child,
+	.name = view_multi_name,
+	.stat = view_multi_stat,
+	.size = view_multi_size,
+	.tensor = view_multi_tensor,
+	.data = view_multi_data,
+	.read = view_multi_read,
+	.for_source = view_multi_for_source,
+	.blob = view_multi_blob,
+	.render_sidecar = view_multi_render_sidecar,
+	.xattr_list = view_multi_xattr_list,
+	.xattr_get = view_multi_xattr_get,
+	.free = view_multi_free,
+};

@@ -7,7 +7,8 @@
 #include "model/model.h"
 #include "view/npy.h"
 #include "view/view.h"
-#include "view/view_int.h"
+#include "view/view_fetch.h"
+#include "view/view_kinds.h"
 
 static uint64_t
 npy_file_size(const struct view *v, const struct model_tensor *mt)

@@ -1,5 +1,6 @@
-/* view_safetensors.c - the .safetensors/ view: virtual safetensors files (repack.h)
- * of the model, as files.
+/* view_safetensors.c - the hidden .safetensors/ directory (struct
+ * view_hidden, view_kinds.h): the model's virtual safetensors files
+ * (repack.h), as files.
  *
  *   .safetensors/model.safetensors         the whole model, every shard
  *   .safetensors/PREFIX.safetensors        the tensors named PREFIX.*
@@ -13,9 +14,9 @@
  * exists.  A prefix whose stripped file would hold a tensor named
  * "__metadata__" has no stripped file.
  *
- * Inodes, after every other inode of the view: ino_vst is .safetensors/,
- * ino_vst + 1 strip/, ino_vst + 2 model.safetensors, and prefix id p
- * (1..) ino_vst + 1 + 2p (names kept) and ino_vst + 2 + 2p (stripped).
+ * Inodes, a range after the view's others: ino_safetensors is
+ * .safetensors/, + 1 strip/, + 2 model.safetensors, and prefix id p (1..)
+ * + 1 + 2p (names kept) and + 2 + 2p (stripped).
  * The number of prefixes is bounded at build by the number of '.' bytes
  * in the names (one pass over the names, nothing else); the prefix table
  * itself (repack_open: a sort of the names) is built on the first lookup or
@@ -31,17 +32,17 @@
 #include "model/model.h"
 #include "view/names.h"
 #include "view/view.h"
-#include "view/view_int.h"
+#include "view/view_kinds.h"
 #include "model/repack.h"
 
-#define REPACK_DIR ".safetensors"
+#define SAFETENSORS_DIR ".safetensors"
 #define STRIP_DIR "strip"
 #define SUFFIX ".safetensors"
 #define SUFFIX_LEN 12
 #define WHOLE_NAME "model.safetensors"
 #define HASH_NAME_LEN (2 + 16)	/* "%~" and 16 hex digits */
 
-struct view_vst {
+struct view_safetensors {
 	pthread_mutex_t lock;
 	struct repack *repack;	/* NULL until first needed; then fixed */
 	uint64_t pmax;		/* bound on the number of prefixes */
@@ -53,17 +54,14 @@ struct view_vst {
 
 /* --- build ------------------------------------------------------------- */
 
-int
-view_vst_build(struct view *v, struct err *e)
+static int
+safetensors_build(struct view *v, struct err *e)
 {
 	const struct model *m = v->model;
-	struct view_vst *s;
+	struct view_safetensors *s;
 	uint64_t dots = 0;
 	size_t i;
 
-	v->ino_vst = 0;
-	if (v->opts.views == VIEW_VIEWS_OFF)
-		return 0;
 	for (i = 0; i < m->ntensors; i++) {
 		const char *p = m->tensors[i].t->name;
 		const char *end = p + m->tensors[i].t->name_len;
@@ -78,16 +76,16 @@ view_vst_build(struct view *v, struct err *e)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	pthread_mutex_init(&s->lock, NULL);
 	s->pmax = dots;
-	v->repack = s;
-	v->ino_vst = v->ninodes + 1;
-	v->ninodes = v->ino_vst + 2 + 2 * dots;
+	v->safetensors = s;
+	v->ino_safetensors = v->ninodes + 1;
+	v->ninodes = v->ino_safetensors + 2 + 2 * dots;
 	return 0;
 }
 
-void
-view_vst_free(struct view *v)
+static void
+safetensors_free(struct view *v)
 {
-	struct view_vst *s = v->repack;
+	struct view_safetensors *s = v->safetensors;
 
 	if (!s)
 		return;
@@ -96,7 +94,7 @@ view_vst_free(struct view *v)
 	free(s->skip_kept);
 	free(s->skip_strip);
 	free(s);
-	v->repack = NULL;
+	v->safetensors = NULL;
 }
 
 /* The prefix table, built once; NULL when out of memory (then the view
@@ -104,7 +102,7 @@ view_vst_free(struct view *v)
 static struct repack *
 get(const struct view *v)
 {
-	struct view_vst *s = v->repack;
+	struct view_safetensors *s = v->safetensors;
 	struct repack *t = __atomic_load_n(&s->repack, __ATOMIC_ACQUIRE);
 	struct err e = { 0 };
 	size_t id, np, nk = 0, ns = 0;
@@ -158,13 +156,15 @@ node_of(const struct view *v, uint64_t ino, size_t *id, int *strip)
 {
 	uint64_t k;
 
-	if (!v->ino_vst || ino < v->ino_vst || ino > v->ninodes)
+	if (!v->ino_safetensors || ino < v->ino_safetensors ||
+	    ino > v->ino_safetensors + 2 + 2 * v->safetensors->pmax)
 		return N_NONE;
-	if (ino == v->ino_vst)
+	if (ino == v->ino_safetensors)
 		return N_DIR;
-	if (ino == v->ino_vst + 1)
+	if (ino == v->ino_safetensors + 1)
 		return N_STRIP;
-	k = ino - v->ino_vst - 2;	/* 0: whole; 2p - 1 kept, 2p strip */
+	/* 0: whole; 2p - 1 kept, 2p strip */
+	k = ino - v->ino_safetensors - 2;
 	*id = (size_t)((k + 1) / 2);
 	*strip = k && k % 2 == 0;
 	return N_FILE;
@@ -174,12 +174,12 @@ static uint64_t
 file_ino(const struct view *v, size_t id, int strip)
 {
 	if (id == REPACK_WHOLE)
-		return v->ino_vst + 2;
-	return v->ino_vst + 1 + 2 * (uint64_t)id + (strip ? 1 : 0);
+		return v->ino_safetensors + 2;
+	return v->ino_safetensors + 1 + 2 * (uint64_t)id + (strip ? 1 : 0);
 }
 
-int
-view_vst_owns(const struct view *v, uint64_t ino)
+static int
+safetensors_owns(const struct view *v, uint64_t ino)
 {
 	size_t id;
 	int strip;
@@ -191,7 +191,7 @@ view_vst_owns(const struct view *v, uint64_t ino)
 static int
 exists(const struct view *v, size_t id, int strip)
 {
-	const struct view_vst *s = v->repack;
+	const struct view_safetensors *s = v->safetensors;
 	struct repack *t = get(v);
 	size_t i;
 
@@ -205,9 +205,10 @@ exists(const struct view *v, size_t id, int strip)
 	return repack_offered(t, id, strip);
 }
 
-enum view_kind
-view_vst_kind(const struct view *v, uint64_t ino)
+static enum view_kind
+safetensors_kind(const struct view *v, uint64_t ino)
 {
+	const struct view_safetensors *s = v->safetensors;
 	size_t id = 0;
 	int strip = 0;
 
@@ -216,10 +217,10 @@ view_vst_kind(const struct view *v, uint64_t ino)
 	case N_STRIP:
 		return VIEW_DIR;
 	case N_FILE:
-		if (__atomic_load_n(&v->repack->repack, __ATOMIC_ACQUIRE) &&
+		if (__atomic_load_n(&s->repack, __ATOMIC_ACQUIRE) &&
 		    !exists(v, id, strip))
 			return VIEW_NONE;
-		return id <= v->repack->pmax ? VIEW_VST : VIEW_NONE;
+		return id <= s->pmax ? VIEW_HIDDEN_FILE : VIEW_NONE;
 	default:
 		return VIEW_NONE;
 	}
@@ -289,9 +290,11 @@ id_of_name(const struct repack *t, const char *name, size_t len)
 	return id;
 }
 
-uint64_t
-view_vst_lookup(const struct view *v, uint64_t parent, const char *name,
-		size_t len)
+static uint64_t safetensors_size(const struct view *v, uint64_t ino);
+
+static uint64_t
+safetensors_lookup(const struct view *v, uint64_t parent, const char *name,
+		   size_t len)
 {
 	struct repack *t;
 	size_t id = 0;
@@ -302,7 +305,7 @@ view_vst_lookup(const struct view *v, uint64_t parent, const char *name,
 		return 0;
 	strip = n == N_STRIP;
 	if (!strip && len == 5 && memcmp(name, STRIP_DIR, 5) == 0)
-		return v->ino_vst + 1;
+		return v->ino_safetensors + 1;
 	t = get(v);
 	if (!t)
 		return 0;
@@ -311,15 +314,15 @@ view_vst_lookup(const struct view *v, uint64_t parent, const char *name,
 		return file_ino(v, REPACK_WHOLE, 0);
 	id = id_of_name(t, name, len);
 	if (!id || !exists(v, id, strip) ||
-	    view_vst_size(v, file_ino(v, id, strip)) == 0)
+	    safetensors_size(v, file_ino(v, id, strip)) == 0)
 		return 0;	/* (no size: a header over 100 MB) */
 	return file_ino(v, id, strip);
 }
 
-uint64_t
-view_vst_nchildren(const struct view *v, uint64_t dir)
+static uint64_t
+safetensors_nchildren(const struct view *v, uint64_t dir)
 {
-	const struct view_vst *s = v->repack;
+	const struct view_safetensors *s = v->safetensors;
 	struct repack *t;
 	size_t id;
 	int strip;
@@ -347,22 +350,22 @@ nth_id(size_t k, const size_t *skip, size_t n)
 	return id;
 }
 
-uint64_t
-view_vst_child(const struct view *v, uint64_t dir, uint64_t k)
+static uint64_t
+safetensors_child(const struct view *v, uint64_t dir, uint64_t k)
 {
-	const struct view_vst *s = v->repack;
+	const struct view_safetensors *s = v->safetensors;
 	size_t id;
 	int strip;
 	enum node n = node_of(v, dir, &id, &strip);
 
-	if (k >= view_vst_nchildren(v, dir))
+	if (k >= safetensors_nchildren(v, dir))
 		return 0;
 	if (n == N_DIR) {
 		/* model.safetensors, strip/, then the prefixes */
 		if (k == 0)
 			return file_ino(v, REPACK_WHOLE, 0);
 		if (k == 1)
-			return v->ino_vst + 1;
+			return v->ino_safetensors + 1;
 		return file_ino(v, nth_id((size_t)k - 2, s->skip_kept,
 					  s->nskip_kept), 0);
 	}
@@ -370,8 +373,9 @@ view_vst_child(const struct view *v, uint64_t dir, uint64_t k)
 			1);
 }
 
-size_t
-view_vst_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
+static size_t
+safetensors_name(const struct view *v, uint64_t ino,
+		 char out[VIEW_NAME_MAX + 1])
 {
 	struct repack *t;
 	size_t id = 0;
@@ -379,8 +383,8 @@ view_vst_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 
 	switch (node_of(v, ino, &id, &strip)) {
 	case N_DIR:
-		memcpy(out, REPACK_DIR, sizeof(REPACK_DIR));
-		return sizeof(REPACK_DIR) - 1;
+		memcpy(out, SAFETENSORS_DIR, sizeof(SAFETENSORS_DIR));
+		return sizeof(SAFETENSORS_DIR) - 1;
 	case N_STRIP:
 		memcpy(out, STRIP_DIR, sizeof(STRIP_DIR));
 		return sizeof(STRIP_DIR) - 1;
@@ -395,14 +399,14 @@ view_vst_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 	}
 }
 
-uint64_t
-view_vst_subdirs(const struct view *v, uint64_t ino)
+static uint64_t
+safetensors_subdirs(const struct view *v, uint64_t ino)
 {
-	return ino == v->ino_vst ? 1 : 0;
+	return ino == v->ino_safetensors ? 1 : 0;
 }
 
-uint64_t
-view_vst_size(const struct view *v, uint64_t ino)
+static uint64_t
+safetensors_size(const struct view *v, uint64_t ino)
 {
 	struct err e = { 0 };
 	struct repack *t;
@@ -418,9 +422,9 @@ view_vst_size(const struct view *v, uint64_t ino)
 	return size;
 }
 
-int
-view_vst_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
-	      struct view_segs *out)
+static int
+safetensors_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+		 struct view_segs *out)
 {
 	const struct model *m = v->model;
 	struct err e = { 0 };
@@ -429,13 +433,18 @@ view_vst_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	struct repack *t;
 	size_t id = 0;
 	int strip = 0, rc = 0;
-	uint64_t done = 0;
+	uint64_t done = 0, len;
 
 	if (node_of(v, ino, &id, &strip) != N_FILE)
 		return -ENOENT;
 	t = get(v);
 	if (!t || !exists(v, id, strip))
 		return -ENOENT;
+	len = safetensors_size(v, ino);
+	if (off >= len || size == 0)
+		return 0;
+	if (size > len - off)
+		size = (size_t)(len - off);
 	if (repack_file_get(t, id, strip, &f, &e))
 		return e.code == ERR_NO_MEMORY ? -ENOMEM : -EIO;
 	while (rc == 0 && done < size) {
@@ -472,18 +481,18 @@ view_vst_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 /* A changed source: every virtual file that was handed out may hold its
  * bytes; dropping the kernel's pages of all of them is simpler than
  * finding which, and sources change rarely. */
-void
-view_vst_for_source(const struct view *v, const struct source *src,
-		    void (*fn)(uint64_t ino, void *arg), void *arg)
+static void
+safetensors_for_source(const struct view *v, const struct source *src,
+		       void (*fn)(uint64_t ino, void *arg), void *arg)
 {
 	struct repack *t;
 	size_t id, np;
 	int strip;
 
 	(void)src;
-	if (!v->ino_vst)
+	if (!v->ino_safetensors)
 		return;
-	t = __atomic_load_n(&v->repack->repack, __ATOMIC_ACQUIRE);
+	t = __atomic_load_n(&v->safetensors->repack, __ATOMIC_ACQUIRE);
 	if (!t)
 		return;		/* no file was ever looked up */
 	fn(file_ino(v, REPACK_WHOLE, 0), arg);
@@ -493,3 +502,26 @@ view_vst_for_source(const struct view *v, const struct source *src,
 			if (exists(v, id, strip))
 				fn(file_ino(v, id, strip), arg);
 }
+
+static uint64_t
+safetensors_root(const struct view *v)
+{
+	return v->ino_safetensors;
+}
+
+const struct view_hidden view_hidden_safetensors = {
+	.dir = SAFETENSORS_DIR,
+	.build = safetensors_build,
+	.free = safetensors_free,
+	.root = safetensors_root,
+	.owns = safetensors_owns,
+	.kind = safetensors_kind,
+	.lookup = safetensors_lookup,
+	.nchildren = safetensors_nchildren,
+	.child = safetensors_child,
+	.name = safetensors_name,
+	.size = safetensors_size,
+	.read = safetensors_read,
+	.subdirs = safetensors_subdirs,
+	.for_source = safetensors_for_source,
+};

@@ -3,8 +3,7 @@
  * read of the file, kept for the mount's life (memo.h: concurrent first
  * readers wait for one computation).  Every file has a fixed size, the
  * widest the object can be, padded with spaces, so stat and listing cost
- * nothing.  Also the sha256 xattr's computation, which shares the
- * machinery.
+ * nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,10 +12,10 @@
 #include "base/buf.h"
 #include "base/memo.h"
 #include "model/model.h"
-#include "view/tensor_sha256.h"
 #include "view/tensor_stats.h"
 #include "view/view.h"
-#include "view/view_int.h"
+#include "view/view_fetch.h"
+#include "view/view_kinds.h"
 
 struct fetch_at {
 	const struct view *v;
@@ -91,32 +90,3 @@ const struct view_mirror view_mirror_stats = {
 	.size = stats_file_size,
 	.read = stats_file_read,
 };
-
-static int
-compute_sha256(void *arg, size_t i, struct buf *out)
-{
-	const struct view *v = arg;
-	const struct model_tensor *mt = &v->model->tensors[i];
-	struct source *src = v->model->shards[mt->shard].src;
-	char hex[TENSOR_SHA256_HEX_LEN + 1];
-	int rc;
-
-	rc = tensor_sha256(src, model_tensor_offset(v->model, mt),
-			  model_tensor_nbytes(mt), hex);
-	/* a change that raced with the reads shows now */
-	if (!rc && source_verify(src) != 0)
-		rc = -EIO;
-	if (rc)
-		return rc;
-	return buf_add(out, hex, TENSOR_SHA256_HEX_LEN) ? -ENOMEM : 0;
-}
-
-int
-view_sha256(const struct view *v, const struct model_tensor *mt,
-	    struct buf *out)
-{
-	if (!v->memo_sha256)
-		return -ENOMEM;
-	return memo_get(v->memo_sha256, (size_t)(mt - v->model->tensors),
-			compute_sha256, (void *)v, out);
-}

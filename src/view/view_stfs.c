@@ -3,7 +3,9 @@
  * transfer counters (source_http_stats()).  The counters move while the
  * mount lives, so the file is rendered on every stat and read, and adapter
  * opens it with direct_io (view_volatile()): readers see the whole
- * current object, never a page cached from an earlier size.
+ * current object, never a page cached from an earlier size.  A hidden
+ * directory (struct view_hidden, view_kinds.h) of two inodes: ino_stfs
+ * the directory, ino_stfs + 1 stats.json.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -15,32 +17,40 @@
 #include "source/source.h"
 #include "source/http/source_http.h"
 #include "view/view.h"
-#include "view/view_int.h"
+#include "view/view_kinds.h"
 
 #define STFS_DIR ".stfs"
 #define STFS_STATS "stats.json"
 
-int
-view_stfs_owns(const struct view *v, uint64_t ino)
+static int
+stfs_build(struct view *v, struct err *e)
+{
+	(void)e;
+	v->ino_stfs = v->ninodes + 1;
+	v->ninodes += 2;
+	return 0;
+}
+
+static uint64_t
+stfs_root(const struct view *v)
+{
+	return v->ino_stfs;
+}
+
+static int
+stfs_owns(const struct view *v, uint64_t ino)
 {
 	return v->ino_stfs && (ino == v->ino_stfs || ino == v->ino_stfs + 1);
 }
 
-enum view_kind
-view_stfs_kind(const struct view *v, uint64_t ino)
+static enum view_kind
+stfs_kind(const struct view *v, uint64_t ino)
 {
-	return ino == v->ino_stfs ? VIEW_DIR : VIEW_BLOB;
+	return ino == v->ino_stfs ? VIEW_DIR : VIEW_HIDDEN_FILE;
 }
 
-int
-view_stfs_is_root_name(const char *name, size_t len)
-{
-	return len == strlen(STFS_DIR) && memcmp(name, STFS_DIR, len) == 0;
-}
-
-uint64_t
-view_stfs_lookup(const struct view *v, uint64_t parent, const char *name,
-		 size_t len)
+static uint64_t
+stfs_lookup(const struct view *v, uint64_t parent, const char *name, size_t len)
 {
 	if (parent == v->ino_stfs && len == strlen(STFS_STATS) &&
 	    memcmp(name, STFS_STATS, len) == 0)
@@ -48,21 +58,20 @@ view_stfs_lookup(const struct view *v, uint64_t parent, const char *name,
 	return 0;
 }
 
-uint64_t
-view_stfs_nchildren(const struct view *v, uint64_t dir)
+static uint64_t
+stfs_nchildren(const struct view *v, uint64_t dir)
 {
 	return dir == v->ino_stfs ? 1 : 0;
 }
 
-uint64_t
-view_stfs_child(const struct view *v, uint64_t dir, uint64_t k)
+static uint64_t
+stfs_child(const struct view *v, uint64_t dir, uint64_t k)
 {
 	return dir == v->ino_stfs && k == 0 ? v->ino_stfs + 1 : 0;
 }
 
-size_t
-view_stfs_name(const struct view *v, uint64_t ino,
-	       char out[VIEW_NAME_MAX + 1])
+static size_t
+stfs_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 {
 	const char *s = ino == v->ino_stfs ? STFS_DIR : STFS_STATS;
 
@@ -72,8 +81,8 @@ view_stfs_name(const struct view *v, uint64_t ino,
 
 /* 1 when the file's content changes over the mount's life: some source
  * of the model is remote.  ino 0: whether the view has such a file. */
-int
-view_stfs_volatile(const struct view *v, uint64_t ino)
+static int
+stfs_is_volatile(const struct view *v, uint64_t ino)
 {
 	size_t i;
 
@@ -129,8 +138,8 @@ out:
 	return rc;
 }
 
-uint64_t
-view_stfs_size(const struct view *v, uint64_t ino)
+static uint64_t
+stfs_size(const struct view *v, uint64_t ino)
 {
 	struct buf b = BUF_INIT;
 	uint64_t n;
@@ -142,9 +151,9 @@ view_stfs_size(const struct view *v, uint64_t ino)
 	return n;
 }
 
-int
-view_stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
-	       struct view_segs *out)
+static int
+stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+	  struct view_segs *out)
 {
 	struct buf b = BUF_INIT;
 	char *p;
@@ -165,3 +174,18 @@ view_stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	buf_free(&b);
 	return rc;
 }
+
+const struct view_hidden view_hidden_stfs = {
+	.dir = STFS_DIR,
+	.build = stfs_build,
+	.root = stfs_root,
+	.owns = stfs_owns,
+	.kind = stfs_kind,
+	.lookup = stfs_lookup,
+	.nchildren = stfs_nchildren,
+	.child = stfs_child,
+	.name = stfs_name,
+	.size = stfs_size,
+	.read = stfs_read,
+	.is_volatile = stfs_is_volatile,
+};

@@ -5,7 +5,8 @@
 #include "model/model.h"
 #include "view/txt.h"
 #include "view/view.h"
-#include "view/view_int.h"
+#include "view/view_fetch.h"
+#include "view/view_kinds.h"
 
 static uint64_t
 txt_file_size(const struct view *v, const struct model_tensor *mt)

@@ -1,5 +1,5 @@
 /* test_view.c - file name encoding (src/view/names.c) and the view layer
- * (src/view/view.c): lookups, listing, attributes, sidecars, inode stability.
+ * (src/view/view*.c): lookups, listing, attributes, sidecars, inode stability.
  */
 #include <check.h>
 #include <errno.h>
@@ -364,9 +364,12 @@ START_TEST(test_listing)
 	 * are hidden */
 	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT);
 	/* plus the root, .npy/, .txt/, .stats/, each tensor's .npy,
-	 * .txt and .stats file, .stfs/ and its stats.json */
-	ck_assert_uint_eq(view->ino_vst - 1, 1 + n + 3 + 3 * MODEL_NT + 2);
-	ck_assert_uint_ge(view->ninodes, view->ino_vst + 2);
+	 * .txt and .stats file; then .safetensors/ and its range, and
+	 * last .stfs/ and its stats.json */
+	ck_assert_uint_eq(view->ino_safetensors - 1,
+			  1 + n + 3 + 3 * MODEL_NT);
+	ck_assert_uint_ge(view->ino_stfs, view->ino_safetensors + 3);
+	ck_assert_uint_eq(view->ninodes, view->ino_stfs + 1);
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
 		ck_assert_uint_ne(ino, 0);
@@ -737,8 +740,8 @@ START_TEST(test_sharded)
 		ck_assert_uint_eq(view_lookup(v2, 1, name, strlen(name)), ino);
 	}
 	/* + .npy/, .txt/, .stats/, the 3 view files of each of the 2
-	 * tensors, .stfs/ and its stats.json */
-	ck_assert_uint_eq(v2->ino_vst - 1, 1 + 2 + 4 + 1 + 2 + 3 + 6 + 2);
+	 * tensors */
+	ck_assert_uint_eq(v2->ino_safetensors - 1, 1 + 2 + 4 + 1 + 2 + 3 + 6);
 
 	ino = view_lookup(v2, shards, "s-1.safetensors.json", 20);
 	ck_assert_int_eq(view_kind(v2, ino), VIEW_BLOB);

@@ -1,0 +1,25 @@
+/* view_fetch.c - a tensor's bytes read for rendering (view_fetch.h). */
+#include "view/view_fetch.h"
+
+#include <errno.h>
+
+#include "model/model.h"
+#include "source/source.h"
+#include "view/view.h"
+
+int
+view_fetch(const struct view *v, const struct model_tensor *mt, uint64_t off,
+	   size_t len, void *dst)
+{
+	struct source *src = v->model->shards[mt->shard].src;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	rc = source_pread(src, dst, len, model_tensor_offset(v->model, mt) +
+			  off);
+	/* After the read: a change that raced with it shows now. */
+	if (source_verify(src) != 0 || rc < 0)
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,17 @@
+/* view_fetch.h - a tensor's bytes read for rendering (the mirror views'
+ * files, the .stats/ computation). */
+#ifndef STFS_VIEW_FETCH_H
+#define STFS_VIEW_FETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct view;
+struct model_tensor;
+
+/* Read len bytes of tensor mt at off (relative to its first byte) into
+ * dst: source_pread(), then source_verify().  0, -EIO. */
+int view_fetch(const struct view *v, const struct model_tensor *mt,
+	       uint64_t off, size_t len, void *dst);
+
+#endif

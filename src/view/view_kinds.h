@@ -1,0 +1,160 @@
+/* view_kinds.h - the kinds of file trees the view layer is made of, and
+ * the tables they fill in (not for users of view.h).
+ *
+ * A view is one of two kinds, each an ops table that view.c calls through
+ * struct view's ops:
+ *   view_model_ops   one model (view_model.c)
+ *   view_multi_ops   a tree of models, each a model view (view_multi.c)
+ * Inside a model view, two more kinds hang off the root:
+ *   struct view_mirror   a mirror view: .npy/, .txt/, .stats/ (one file
+ *                        per tensor, in the tensor directories' shape)
+ *   struct view_hidden   a hidden directory of its own shape: .stfs/,
+ *                        .safetensors/ (its own inode range, lookup,
+ *                        listing, size and read)
+ * view_model.c holds the two tables of them.  A new one is one file that
+ * defines its struct and one line in its table (plus the extern below and
+ * the file in src/meson.build).
+ *
+ * Calls go one way: view.c -> view_multi.c -> view_model.c -> the mirror
+ * and hidden files -> the helpers below them (view_segs.c, view_fetch.c,
+ * view_meta.c, view_sha256.c).  No kind calls view.c's public functions.
+ */
+#ifndef STFS_VIEW_KINDS_H
+#define STFS_VIEW_KINDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "view/view.h"
+
+struct buf;
+struct err;
+struct model;
+struct model_tensor;
+struct source;
+
+/* --- a kind of view: what view.c's public functions do (view.h) --------- */
+struct view_ops {
+	enum view_kind (*kind)(const struct view *v, uint64_t ino);
+	int (*is_volatile)(const struct view *v, uint64_t ino);
+	uint64_t (*lookup)(const struct view *v, uint64_t parent,
+			   const char *name, size_t len);
+	uint64_t (*nchildren)(const struct view *v, uint64_t dir);
+	uint64_t (*child)(const struct view *v, uint64_t dir, uint64_t k);
+	size_t (*name)(const struct view *v, uint64_t ino,
+		       char out[VIEW_NAME_MAX + 1]);
+	int (*stat)(const struct view *v, uint64_t ino, struct stat *st);
+	uint64_t (*size)(const struct view *v, uint64_t ino);
+	const struct model_tensor *(*tensor)(const struct view *v,
+					     uint64_t ino);
+	int (*data)(const struct view *v, uint64_t ino, struct source **src,
+		    uint64_t *offset, uint64_t *len);
+	int (*read)(const struct view *v, uint64_t ino, uint64_t off,
+		    size_t size, struct view_segs *out);
+	void (*for_source)(const struct view *v, const struct source *src,
+			   void (*fn)(uint64_t ino, void *arg), void *arg);
+	const char *(*blob)(const struct view *v, uint64_t ino, size_t *len);
+	int (*render_sidecar)(const struct view *v, uint64_t ino,
+			      struct buf *out);
+	int (*xattr_list)(const struct view *v, uint64_t ino, struct buf *out);
+	int (*xattr_get)(const struct view *v, uint64_t ino, const char *name,
+			 struct buf *out);
+	void (*free)(struct view *v);
+};
+
+/* The ops of a model view (view_model.c); those of a tree of models are
+ * view_multi.c's own. */
+extern const struct view_ops view_model_ops;
+
+/* The view of one model, with its __summary__.json "source" saying label
+ * (NULL: m->arg). */
+int view_model_build(const struct model *m, const struct view_opts *opts,
+		     const char *label, struct view **out, struct err *e);
+
+/* A tree of models (view_multi.c); view_build_multi() in view.h, which
+ * hands a single model at the root to view_model_build() instead. */
+int view_multi_build(const struct view_model *models, size_t n,
+		     const struct view_opts *opts, struct view **out,
+		     struct err *e);
+
+/* --- a mirror view: a root directory `dir` that mirrors the tensor ------
+ * directories, with one file per tensor named NAME + suffix. */
+struct view_mirror {
+	const char *dir;	/* ".npy"; starts with '.', no tensor file
+				   or tree directory can have that name
+				   (names.h rule 2) */
+	const char *suffix;	/* ".npy" */
+	/* Size of tensor mt's file. */
+	uint64_t (*size)(const struct view *v, const struct model_tensor *mt);
+	/* Append bytes [off, off + len) of tensor mt's file (already
+	 * clamped to its size, len > 0) to out.  0 or -errno. */
+	int (*read)(const struct view *v, const struct model_tensor *mt,
+		    uint64_t off, size_t len, struct view_segs *out);
+};
+
+extern const struct view_mirror view_mirror_npy;	/* view_npy.c */
+extern const struct view_mirror view_mirror_txt;	/* view_txt.c */
+extern const struct view_mirror view_mirror_stats;	/* view_stats.c */
+
+/* --- a hidden directory at a model view's root -------------------------
+ * Its inodes are a range of its own, reserved by build after every inode
+ * reserved before it; the model view hands every inode the hidden
+ * directory owns to its functions.  Optional functions may be NULL. */
+struct view_hidden {
+	const char *dir;	/* its name at the root: ".stfs"; starts with
+				   '.' (names.h rule 2) */
+	/* Reserve its inodes from v->ninodes + 1 on (views not off); 0, or
+	 * -1 with *e. */
+	int (*build)(struct view *v, struct err *e);
+	void (*free)(struct view *v);				/* optional */
+	/* Its directory's inode, 0 when it does not exist. */
+	uint64_t (*root)(const struct view *v);
+	/* 1 when ino is in its range. */
+	int (*owns)(const struct view *v, uint64_t ino);
+	/* The view.h functions, for inodes it owns. */
+	enum view_kind (*kind)(const struct view *v, uint64_t ino);
+	uint64_t (*lookup)(const struct view *v, uint64_t parent,
+			   const char *name, size_t len);
+	uint64_t (*nchildren)(const struct view *v, uint64_t dir);
+	uint64_t (*child)(const struct view *v, uint64_t dir, uint64_t k);
+	size_t (*name)(const struct view *v, uint64_t ino,
+		       char out[VIEW_NAME_MAX + 1]);
+	uint64_t (*size)(const struct view *v, uint64_t ino);
+	/* Bytes [off, off + size) of a file it owns, capped at its end
+	 * (its size now: it may change while mounted).  0 or -errno. */
+	int (*read)(const struct view *v, uint64_t ino, uint64_t off,
+		    size_t size, struct view_segs *out);
+	/* Subdirectories of a directory it owns (for the link count). */
+	uint64_t (*subdirs)(const struct view *v, uint64_t ino); /* optional */
+	/* view_volatile() for its files; ino 0: whether it has such a
+	 * file. */
+	int (*is_volatile)(const struct view *v, uint64_t ino);	/* optional */
+	/* view_for_source(): its files whose bytes may come from src. */
+	void (*for_source)(const struct view *v, const struct source *src,
+			   void (*fn)(uint64_t ino, void *arg),
+			   void *arg);				/* optional */
+};
+
+/* view_safetensors.c, view_stfs.c */
+extern const struct view_hidden view_hidden_safetensors;
+extern const struct view_hidden view_hidden_stfs;
+
+/* --- helpers shared by the kinds --------------------------------------- */
+
+/* Files are readable by whoever may read the source, never more: with
+ * allow_other a 0600 model must not become world-readable.  Directories
+ * get x wherever they get r. */
+static inline mode_t
+view_file_mode(mode_t src)
+{
+	return src & 0444;
+}
+
+static inline mode_t
+view_dir_mode(mode_t src)
+{
+	return (src & 0444) | ((src & 0444) >> 2);
+}
+
+#endif

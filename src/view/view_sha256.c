@@ -1,0 +1,40 @@
+/* view_sha256.c - the sha256 xattr's value, kept per tensor (view_sha256.h). */
+#include "view/view_sha256.h"
+
+#include <errno.h>
+
+#include "base/buf.h"
+#include "base/memo.h"
+#include "model/model.h"
+#include "source/source.h"
+#include "view/tensor_sha256.h"
+#include "view/view.h"
+
+static int
+compute_sha256(void *arg, size_t i, struct buf *out)
+{
+	const struct view *v = arg;
+	const struct model_tensor *mt = &v->model->tensors[i];
+	struct source *src = v->model->shards[mt->shard].src;
+	char hex[TENSOR_SHA256_HEX_LEN + 1];
+	int rc;
+
+	rc = tensor_sha256(src, model_tensor_offset(v->model, mt),
+			  model_tensor_nbytes(mt), hex);
+	/* a change that raced with the reads shows now */
+	if (!rc && source_verify(src) != 0)
+		rc = -EIO;
+	if (rc)
+		return rc;
+	return buf_add(out, hex, TENSOR_SHA256_HEX_LEN) ? -ENOMEM : 0;
+}
+
+int
+view_sha256(const struct view *v, const struct model_tensor *mt,
+	    struct buf *out)
+{
+	if (!v->memo_sha256)
+		return -ENOMEM;
+	return memo_get(v->memo_sha256, (size_t)(mt - v->model->tensors),
+			compute_sha256, (void *)v, out);
+}
