@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "base/text.h"
+
 static const char hexup[] = "0123456789ABCDEF";
 static const char hexlow[] = "0123456789abcdef";
 
@@ -132,16 +134,6 @@ names_is_identity(const char *name, size_t len)
 	return 1;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int
 names_decode(const char *enc, size_t len, char *out, size_t *outlen)
 {
@@ -163,8 +155,9 @@ names_decode(const char *enc, size_t len, char *out, size_t *outlen)
 		}
 		if (len - i < 3)
 			return -1;
-		hi = hexval(enc[i + 1]);
-		lo = hexval(enc[i + 2]);
+		/* lower-case digits decode too, but fail the check below */
+		hi = text_hexval(enc[i + 1]);
+		lo = text_hexval(enc[i + 2]);
 		if (hi < 0 || lo < 0)
 			return -1;	/* includes "%~": not reversible */
 		out[o++] = (char)(hi << 4 | lo);

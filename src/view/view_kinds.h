@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "view/view.h"
 
@@ -155,6 +156,15 @@ static inline mode_t
 view_dir_mode(mode_t src)
 {
 	return (src & 0444) | ((src & 0444) >> 2);
+}
+
+/* 1 when time a is later than time b (generated files and directories
+ * take the newest times of the sources behind them). */
+static inline int
+view_newer(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
 }
 
 #endif

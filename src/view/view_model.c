@@ -561,13 +561,6 @@ view_model_blob(const struct view *v, uint64_t ino, size_t *len)
 
 /* --- build ------------------------------------------------------------- */
 
-static int
-newer(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec > b->tv_sec ||
-	       (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
-}
-
 /* __shards__/SHARD.json: the summary's per-shard objects, each rendered
  * once (a sharded set has few shards), named like tensors. */
 static int
@@ -685,9 +678,9 @@ view_model_build(const struct model *m, const struct view_opts *opts,
 		const struct source *src = m->shards[i].src;
 
 		v->mode &= src->mode;
-		if (i == 0 || newer(&src->mtime, &v->mtime))
+		if (i == 0 || view_newer(&src->mtime, &v->mtime))
 			v->mtime = src->mtime;
-		if (i == 0 || newer(&src->ctime, &v->ctime))
+		if (i == 0 || view_newer(&src->ctime, &v->ctime))
 			v->ctime = src->ctime;
 	}
 	if (m->nshards) {

@@ -355,13 +355,6 @@ view_multi_for_source(const struct view *v, const struct source *src,
 
 /* --- build ------------------------------------------------------------- */
 
-static int
-newer(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec > b->tv_sec ||
-	       (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
-}
-
 /* A mount-relative directory: components joined by '/', each a valid
  * file name (not empty, not "." or "..", at most VIEW_NAME_MAX bytes).
  * Returns the number of components, or 0 when it is not valid. */
@@ -628,9 +621,9 @@ view_multi_build(const struct view_model *models, size_t n,
 		v->ninodes += s->ninodes;
 		v->total_bytes += s->total_bytes;
 		v->mode = i ? v->mode & s->mode : s->mode;
-		if (i == 0 || newer(&s->mtime, &v->mtime))
+		if (i == 0 || view_newer(&s->mtime, &v->mtime))
 			v->mtime = s->mtime;
-		if (i == 0 || newer(&s->ctime, &v->ctime))
+		if (i == 0 || view_newer(&s->ctime, &v->ctime))
 			v->ctime = s->ctime;
 		if (i == 0) {
 			v->uid = s->uid;

@@ -688,6 +688,48 @@ START_TEST(test_modes)
 }
 END_TEST
 
+/* A shard whose __metadata__ has a key with a NUL byte (JSON allows it):
+ * its __shards__ file says so; the mount does not fail.  (The shard
+ * files were once cut out of the summary's text, which jansson cannot
+ * read back with such a key, and the mount failed "out of memory".) */
+START_TEST(test_sharded_nul_key)
+{
+	static const char index_json[] =
+		"{\"weight_map\":{\"a\":\"n-1.safetensors\","
+		"\"b\":\"n-2.safetensors\"}}";
+	char idx[600];
+	struct model *m2;
+	struct view *v2;
+	struct err e = { 0 };
+	uint64_t ino;
+	const char *p;
+	size_t n;
+	FILE *f;
+
+	write_model("n-1.safetensors", "{\"__metadata__\":{\"k\\u0000y\":\"v\"},"
+		    "\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+		    "\"data_offsets\":[0,8]}}", 8);
+	write_model("n-2.safetensors", "{\"b\":{\"dtype\":\"U8\",\"shape\":[12],"
+		    "\"data_offsets\":[0,12]}}", 12);
+	snprintf(idx, sizeof(idx), "%s/n.safetensors.index.json", tmpdir);
+	f = fopen(idx, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(index_json, f);
+	fclose(f);
+	ck_assert_msg(model_open(idx, &m2, &e) == 0, "%s", e.detail);
+	ck_assert_msg(view_build(m2, NULL, &v2, &e) == 0, "%s", e.detail);
+	ino = view_lookup(v2, view_lookup(v2, 1, "__shards__", 10),
+			  "n-1.safetensors.json", 20);
+	p = view_blob(v2, ino, &n);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(view_size(v2, ino), n);
+	ck_assert_ptr_nonnull(memmem(p, n, "\"k\\u0000y\": \"v\"", 15));
+	ck_assert_int_eq(p[n - 1], '\n');
+	view_free(v2);
+	model_free(m2);
+}
+END_TEST
+
 /* A sharded set: __shards__/ holds one JSON per shard; tensor inodes are
  * numbered as in a single file. */
 START_TEST(test_sharded)
@@ -1203,6 +1245,7 @@ view_suite(void)
 	tcase_add_test(tv, test_inode_stability);
 	tcase_add_test(tv, test_empty_model);
 	tcase_add_test(tv, test_sharded);
+	tcase_add_test(tv, test_sharded_nul_key);
 	tcase_add_test(tv, test_modes);
 	tcase_add_test(tv, test_views_option);
 	tcase_add_test(tv, test_read_segments);
