@@ -1,4 +1,4 @@
-/* element_window.c - see window.h. */
+/* element_window.c - see element_window.h. */
 #include "view/element_window.h"
 
 uint64_t

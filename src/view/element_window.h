@@ -1,6 +1,7 @@
-/* element_window.h - a window over an output made of a fixed number of bytes per
- * element (the decoded .npy data: 4 per element; the text view: width + 1
- * per element), so that any byte range maps to its elements in O(1).
+/* element_window.h - a window over an output made of a fixed number of
+ * bytes per element (the decoded .npy data: 4 per element; the text view:
+ * width + 1 per element), so that any byte range maps to its elements in
+ * O(1).
  */
 #ifndef STFS_ELEMENT_WINDOW_H
 #define STFS_ELEMENT_WINDOW_H

@@ -1,4 +1,4 @@
-/* tensor_sha256.c - SHA-256 of a tensor's bytes (see thash.h). */
+/* tensor_sha256.c - SHA-256 of a tensor's bytes (see tensor_sha256.h). */
 #include "view/tensor_sha256.h"
 
 #include <errno.h>

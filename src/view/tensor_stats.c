@@ -1,4 +1,5 @@
-/* tensor_stats.c - statistics over a tensor's decoded values (see tensor_stats.h). */
+/* tensor_stats.c - statistics over a tensor's decoded values (see
+ * tensor_stats.h). */
 #include "view/tensor_stats.h"
 
 #include <errno.h>

@@ -32,7 +32,7 @@
  * views and hidden directories are tables in view_model.c.  To add one
  * (say .stats/NAME.json):
  *   1. write view_stats.c defining a `const struct view_mirror
- *      view_mirror_stats` (view_kinds.h): its directory name, the suffix
+ *      view_stats_mirror` (view_kinds.h): its directory name, the suffix
  *      of its files, a size function and a read function that appends
  *      the bytes of a window to a struct view_segs (rendered memory, or
  *      byte ranges of sources that the FUSE adapter splices); a hidden

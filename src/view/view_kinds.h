@@ -94,9 +94,9 @@ struct view_mirror {
 		    uint64_t off, size_t len, struct view_segs *out);
 };
 
-extern const struct view_mirror view_mirror_npy;	/* view_npy.c */
-extern const struct view_mirror view_mirror_txt;	/* view_txt.c */
-extern const struct view_mirror view_mirror_stats;	/* view_stats.c */
+extern const struct view_mirror view_npy_mirror;	/* view_npy.c */
+extern const struct view_mirror view_txt_mirror;	/* view_txt.c */
+extern const struct view_mirror view_stats_mirror;	/* view_stats.c */
 
 /* --- a hidden directory at a model view's root -------------------------
  * Its inodes are a range of its own, reserved by build after every inode
@@ -138,8 +138,8 @@ struct view_hidden {
 };
 
 /* view_safetensors.c, view_stfs.c */
-extern const struct view_hidden view_hidden_safetensors;
-extern const struct view_hidden view_hidden_stfs;
+extern const struct view_hidden view_safetensors_dir;
+extern const struct view_hidden view_stfs_dir;
 
 /* --- helpers shared by the kinds --------------------------------------- */
 

@@ -31,9 +31,9 @@
 /* The mirror views, in listing and numbering order.  A new mirror view
  * is one line here (view_kinds.h). */
 static const struct view_mirror *const mirrors[] = {
-	&view_mirror_npy,
-	&view_mirror_txt,
-	&view_mirror_stats,
+	&view_npy_mirror,
+	&view_txt_mirror,
+	&view_stats_mirror,
 };
 
 #define NMIRRORS (sizeof(mirrors) / sizeof(mirrors[0]))
@@ -42,8 +42,8 @@ static const struct view_mirror *const mirrors[] = {
  * the mirror views and numbered after every other inode, in this order.
  * A new one is one line here (view_kinds.h). */
 static const struct view_hidden *const hiddens[] = {
-	&view_hidden_safetensors,
-	&view_hidden_stfs,
+	&view_safetensors_dir,
+	&view_stfs_dir,
 };
 
 #define NHIDDENS (sizeof(hiddens) / sizeof(hiddens[0]))

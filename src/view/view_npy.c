@@ -68,7 +68,7 @@ npy_file_read(const struct view *v, const struct model_tensor *mt,
 	return 0;
 }
 
-const struct view_mirror view_mirror_npy = {
+const struct view_mirror view_npy_mirror = {
 	.dir = ".npy",
 	.suffix = ".npy",
 	.size = npy_file_size,

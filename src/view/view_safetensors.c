@@ -509,7 +509,7 @@ safetensors_root(const struct view *v)
 	return v->ino_safetensors;
 }
 
-const struct view_hidden view_hidden_safetensors = {
+const struct view_hidden view_safetensors_dir = {
 	.dir = SAFETENSORS_DIR,
 	.build = safetensors_build,
 	.free = safetensors_free,

@@ -84,7 +84,7 @@ stats_file_read(const struct view *v, const struct model_tensor *mt,
 	return rc;
 }
 
-const struct view_mirror view_mirror_stats = {
+const struct view_mirror view_stats_mirror = {
 	.dir = ".stats",
 	.suffix = ".json",
 	.size = stats_file_size,

@@ -175,7 +175,7 @@ stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	return rc;
 }
 
-const struct view_hidden view_hidden_stfs = {
+const struct view_hidden view_stfs_dir = {
 	.dir = STFS_DIR,
 	.build = stfs_build,
 	.root = stfs_root,

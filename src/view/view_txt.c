@@ -36,7 +36,7 @@ txt_file_read(const struct view *v, const struct model_tensor *mt,
 	return 0;
 }
 
-const struct view_mirror view_mirror_txt = {
+const struct view_mirror view_txt_mirror = {
 	.dir = ".txt",
 	.suffix = ".txt",
 	.size = txt_file_size,

@@ -110,7 +110,7 @@ END_TEST
 
 START_TEST(test_sha256)
 {
-	char path[] = "/tmp/stfs-test-thash-XXXXXX", hex[TENSOR_SHA256_HEX_LEN + 1];
+	char path[] = "/tmp/stfs-test-sha256-XXXXXX", hex[TENSOR_SHA256_HEX_LEN + 1];
 	int fd = mkstemp(path);
 	struct err e = { 0 };
 	struct source *src;

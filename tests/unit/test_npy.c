@@ -525,7 +525,7 @@ START_TEST(test_random_access)
 }
 END_TEST
 
-/* The window helper shared by the .npy and .txt views (window.h). */
+/* The window helper shared by the .npy and .txt views (element_window.h). */
 START_TEST(test_window_clamp)
 {
 	uint64_t e0 = 77, e1 = 77;
