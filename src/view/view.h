@@ -132,8 +132,11 @@ struct view {
 
 	uint64_t ninodes;	/* inodes 1..ninodes exist */
 	uint64_t total_bytes;	/* sum of the sizes of all files but the
-				   .npy/ and .txt/ views: the model as
-				   stored, for statfs */
+				   hidden views': the model as stored, for
+				   statfs */
+
+	/* The rest is a model view's (view_model.c); a tree of models
+	 * keeps one model view per model in multi. */
 	const struct layout *layout;	/* directories and file names */
 	uint32_t *sidecar_sizes;	/* rendered sidecar length, per tensor */
 
@@ -165,10 +168,11 @@ struct view {
 				   ino_dirs + (1 + nmirrors)(d - 1), its
 				   mirror in view j + 1 + j */
 
-	/* Root directory and generated files take the newest times of all
-	 * sources, the owner of the first one and the permissions all of
-	 * them grant; a tensor's files those of its own source.  Files get
-	 * the source's read bits (0444 at most), directories also x. */
+	/* Both kinds again.  Root directory and generated files take the
+	 * newest times of all sources, the owner of the first one and the
+	 * permissions all of them grant; a tensor's files those of its own
+	 * source.  Files get the source's read bits (0444 at most),
+	 * directories also x. */
 	struct timespec mtime, ctime;
 	uid_t uid;
 	gid_t gid;
