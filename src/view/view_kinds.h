@@ -15,9 +15,10 @@
  * defines its struct and one line in its table (plus the extern below and
  * the file in src/meson.build).
  *
- * Calls go one way: view.c -> view_multi.c -> view_model.c -> the mirror
- * and hidden files -> the helpers below them (view_segs.c, view_fetch.c,
- * view_meta.c, view_sha256.c).  No kind calls view.c's public functions.
+ * Calls go one way: view.c -> view_multi.c -> view_model.c (view.c also
+ * calls view_model.c directly) -> the mirror and hidden files -> the
+ * helpers below them (view_segs.c, view_fetch.c, view_meta.c,
+ * view_sha256.c).  No kind calls view.c's public functions.
  */
 #ifndef STFS_VIEW_KINDS_H
 #define STFS_VIEW_KINDS_H
