@@ -657,7 +657,7 @@ refuse_strip(struct err *e)
 
 int
 repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
-	 struct err *e)
+	    struct err *e)
 {
 	struct out o = { NULL, 0 };
 	uint64_t data, cached;
@@ -824,8 +824,8 @@ cache_trim(struct repack *v)
 }
 
 int
-repack_file_get(struct repack *v, size_t id, int strip, struct repack_file **out,
-	     struct err *e)
+repack_file_get(struct repack *v, size_t id, int strip,
+		struct repack_file **out, struct err *e)
 {
 	struct repack_file *f, *mine;
 
@@ -891,7 +891,7 @@ repack_file_header(const struct repack_file *f, size_t *len)
 
 size_t
 repack_file_map(const struct repack_file *f, uint64_t off, uint64_t len,
-	     struct repack_seg *segs, size_t nseg, uint64_t *covered)
+		struct repack_seg *segs, size_t nseg, uint64_t *covered)
 {
 	size_t k = 0, lo, hi;
 	uint64_t at = off, stop;

@@ -2,11 +2,11 @@
  * header that stfs writes and byte ranges of the model's sources.
  *
  * For a model (one file or a sharded set) the files are
- *   id 0 (REPACK_WHOLE)   every tensor of every shard: the merged model;
- *   id 1..nprefixes    one per dotted-name prefix P that names a module
- *                      (some tensor name starts with "P."): the tensors
- *                      whose names start with "P.", names kept whole or,
- *                      with strip, with "P." removed.
+ *   id 0 (REPACK_WHOLE)  every tensor of every shard: the merged model;
+ *   id 1..nprefixes      one per dotted-name prefix P that names a module
+ *                        (some tensor name starts with "P."): the tensors
+ *                        whose names start with "P.", names kept whole
+ *                        or, with strip, with "P." removed.
  * A prefix is a tensor name cut before one of its '.' bytes, so a prefix
  * always holds at least one tensor.  Prefix ids follow the bytewise order
  * of the prefixes.
@@ -89,12 +89,12 @@ int repack_offered(const struct repack *v, size_t id, int strip);
  * -1 with *e when the file is not offered or its header would exceed the
  * reference reader's 100 MB limit. */
 int repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
-	     struct err *e);
+		struct err *e);
 
 /* A rendered file from the cache (rendered now on a miss), held until
  * repack_file_put().  0 or -1 with *e. */
-int repack_file_get(struct repack *v, size_t id, int strip, struct repack_file **out,
-		 struct err *e);
+int repack_file_get(struct repack *v, size_t id, int strip,
+		    struct repack_file **out, struct err *e);
 void repack_file_put(struct repack *v, struct repack_file *f);
 
 uint64_t repack_file_size(const struct repack_file *f);
@@ -107,7 +107,8 @@ const char *repack_file_header(const struct repack_file *f, size_t *len);
  * same source become one segment.  Returns the number of segments and
  * the bytes they cover in *covered (less than asked when nseg ran out or
  * at the end of the file: call again from off + *covered). */
-size_t repack_file_map(const struct repack_file *f, uint64_t off, uint64_t len,
-		    struct repack_seg *segs, size_t nseg, uint64_t *covered);
+size_t repack_file_map(const struct repack_file *f, uint64_t off,
+		       uint64_t len, struct repack_seg *segs, size_t nseg,
+		       uint64_t *covered);
 
 #endif

@@ -285,7 +285,7 @@ print_metadata(FILE *out, const struct model *m)
 		fputs(": ", out);
 		if (json_is_string(v))
 			summary_print_name(out, json_string_value(v),
-				   json_string_length(v));
+					   json_string_length(v));
 		else
 			fputs(text ? text : "?", out);
 		fputc('\n', out);

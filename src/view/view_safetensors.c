@@ -452,7 +452,7 @@ safetensors_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		size_t k, i;
 
 		k = repack_file_map(f, off + done, size - done, segs, 16,
-				 &covered);
+				    &covered);
 		if (k == 0)
 			break;
 		for (i = 0; rc == 0 && i < k; i++) {
