@@ -16,6 +16,8 @@ STFS_DEPS+=(libxml2-dev python3-botocore)
 command -v npm >/dev/null 2>&1 || STFS_DEPS+=(nodejs npm)
 # the sha256 xattr: nettle's SHA-256
 STFS_DEPS+=(nettle-dev)
+# TLS tests (int-remote, int-s3) make their certificates with openssl req
+STFS_DEPS+=(openssl)
 # The sanitizer, valgrind and fuzzing runs of CI on top.
 STFS_CHECK_DEPS=(clang libclang-rt-14-dev valgrind)
 # Building the Debian package (scripts/deb, CI).

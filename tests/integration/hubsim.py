@@ -9,7 +9,9 @@ connection, HTTP/1.1 keep-alive):
              LFS files (size > small): 302 to the CDN with a signed query
              that expires after `ttl` seconds, X-Repo-Commit,
              X-Linked-Etag, X-Linked-Size; small files: 200 (ranges too)
-  cdn   HEAD|GET /blobs/{sha256}?expires=T&sig=S   (ranges; 403 once expired)
+  cdn   HEAD|GET /blobs/{sha256}?valid_until=T&sig=S (ranges; 403 once
+        expired; the parameter is not one stfs reads an expiry from, so
+        that the tests see the CDN refuse an expired URL)
 
 The API and resolve/ want "Authorization: Bearer TOKEN" when the repo is
 private (every repo by default), and answer errors the way the Hub does:
@@ -21,7 +23,8 @@ Every request is logged (server, method, path, query, Authorization seen,
 Range, status, start and end times) so that tests can count resolves per
 file, look for tokens at the CDN and measure overlap.  `delay` holds
 resolve and revision answers a little so that overlapping requests
-overlap for sure (the tests count overlap, they never time anything).
+overlap for sure (the tests count overlap, they never time anything);
+hang() holds resolve/ answers until release() (a hung Hub API).
 
 Also: make_cache() writes a local hub cache (models--ORG--NAME/{blobs,
 snapshots/SHA,refs/REV}) of a repo, as huggingface_hub lays it out.
@@ -37,6 +40,9 @@ import socketserver
 import threading
 import time
 import urllib.parse
+
+
+HANG_MAX = 20.0		# the longest hang() holds a request, s
 
 
 def git_blob_sha(data):
@@ -132,6 +138,8 @@ class HubSim:
 		self.ttl = ttl			# lifetime of a signed CDN URL, s
 		self.small = small		# files up to this size: 200 direct
 		self.delay = delay		# hold resolve/revision answers, s
+		self.hung = False		# hold resolve/ until release()
+		self.released = threading.Event()
 		self.secret = os.urandom(16)
 		self.log = Log()
 		self.blobs = {}			# sha256 hex -> bytes
@@ -204,8 +212,18 @@ class HubSim:
 
 	def cdn_url(self, key):
 		exp = "%.3f" % (time.time() + self.ttl)
-		return "http://127.0.0.1:%d/blobs/%s?expires=%s&sig=%s" % (
+		return "http://127.0.0.1:%d/blobs/%s?valid_until=%s&sig=%s" % (
 			self.cdn_port, key, exp, self.sign(key, exp))
+
+	def hang(self):
+		"""From now on resolve/ answers nothing until release() (or
+		HANG_MAX seconds): a Hub API that hangs."""
+		self.released.clear()
+		self.hung = True
+
+	def release(self):
+		self.hung = False
+		self.released.set()
 
 	# ---- queries for tests -----------------------------------------------
 
@@ -375,6 +393,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			self.entry["file"] = fname
 			if sim.delay:
 				time.sleep(sim.delay)
+			if sim.hung:
+				self.entry["hung"] = True
+				sim.released.wait(HANG_MAX)
 			repo = sim.repos.get(repo_id)
 			if self._auth(repo, head) is not None or not repo:
 				return
@@ -459,7 +480,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 		key = m.group(1)
 		self.entry["file"] = key
 		try:
-			exps = q["expires"][0]
+			exps = q["valid_until"][0]
 			exp = float(exps)
 			sig = q["sig"][0]
 		except (KeyError, ValueError, IndexError):

@@ -29,7 +29,9 @@ bytes.  CONFIG.json:
      "keys": {"AKID": {"secret": "...", "token": null}},
      "public_buckets": ["pub"]}
 
-The chosen port is written to port_file once the proxy listens.
+The chosen port is written to port_file once the proxy listens.  With
+"tls": {"cert": PATH, "key": PATH} it listens with TLS (a certificate
+made at test time).
 """
 
 import datetime
@@ -275,6 +277,11 @@ def main():
 	with open(sys.argv[1]) as f:
 		CFG.update(json.load(f))
 	srv = Server(("127.0.0.1", CFG.get("listen_port", 0)), Handler)
+	if CFG.get("tls"):
+		import ssl
+		ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+		ctx.load_cert_chain(CFG["tls"]["cert"], CFG["tls"]["key"])
+		srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 	tmp = CFG["port_file"] + ".tmp"
 	with open(tmp, "w") as f:
 		f.write(str(srv.server_address[1]))

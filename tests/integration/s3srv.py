@@ -112,7 +112,8 @@ class S3:
 		self.keys = dict(keys)
 		self.public = list(public)
 		self.region = region
-		self.s3rver = self.proxy = None
+		self.s3rver = self.proxy = self.tls_proxy = None
+		self.tls_port = None
 		self.endpoint = None
 		self.log = os.path.join(workdir, "requests.log")
 
@@ -132,47 +133,69 @@ class S3:
 			stderr=subprocess.STDOUT)
 		wait_port(port, self.s3rver, "s3rver")
 		self.upstream = "127.0.0.1:%d" % port	# s3rver itself
+		open(self.log, "w").close()
+		self.proxy, pport = self._proxy("proxy", port)
+		self.endpoint = "http://127.0.0.1:%d" % pport
+		return self
+
+	def _proxy(self, name, port, tls=None):
+		"""Start an s3proxy.py in front of s3rver's port: (Popen,
+		port)."""
 		cfg = {"upstream": "127.0.0.1:%d" % port, "log": self.log,
-		       "port_file": os.path.join(self.workdir, "proxy.port"),
+		       "port_file": os.path.join(self.workdir, name + ".port"),
 		       "region": self.region,
 		       "keys": {k: {"secret": v[0], "token": v[1]}
 				for k, v in self.keys.items()},
 		       "public_buckets": self.public}
-		cfgpath = os.path.join(self.workdir, "proxy.json")
+		if tls:
+			cfg["tls"] = {"cert": tls[0], "key": tls[1]}
+		cfgpath = os.path.join(self.workdir, name + ".json")
 		with open(cfgpath, "w") as f:
 			json.dump(cfg, f)
-		open(self.log, "w").close()
-		self.proxy_log = open(os.path.join(self.workdir, "proxy.err"),
-				      "wb")
-		self.proxy = subprocess.Popen(
+		errlog = open(os.path.join(self.workdir, name + ".err"), "wb")
+		proc = subprocess.Popen(
 			[PY, os.path.join(HERE, "s3proxy.py"), cfgpath],
-			stdin=subprocess.DEVNULL, stdout=self.proxy_log,
+			stdin=subprocess.DEVNULL, stdout=errlog,
 			stderr=subprocess.STDOUT)
+		errlog.close()
 		deadline = time.monotonic() + 30
 		while not os.path.exists(cfg["port_file"]):
-			if self.proxy.poll() is not None or \
+			if proc.poll() is not None or \
 			   time.monotonic() > deadline:
+				stop_proc(proc)
 				raise RuntimeError("s3proxy did not start: %s" %
 						   self.proxy_errors())
 			time.sleep(0.05)
 		with open(cfg["port_file"]) as f:
 			pport = int(f.read())
-		wait_port(pport, self.proxy, "s3proxy")
-		self.endpoint = "http://127.0.0.1:%d" % pport
-		return self
+		wait_port(pport, proc, "s3proxy")
+		return proc, pport
+
+	def tls_endpoint(self, cert, key):
+		"""A second proxy, listening with TLS (cert, key: PEM files):
+		its https:// endpoint.  Stopped with the server."""
+		if self.tls_proxy is None:
+			self.tls_proxy, self.tls_port = self._proxy(
+				"tls-proxy", int(self.upstream.split(":")[1]),
+				tls=(cert, key))
+		return "https://127.0.0.1:%d" % self.tls_port
 
 	def proxy_errors(self):
-		try:
-			with open(os.path.join(self.workdir, "proxy.err"),
-				  "rb") as f:
-				return f.read().decode("utf-8", "replace")
-		except OSError:
-			return ""
+		out = ""
+		for name in ("proxy.err", "tls-proxy.err"):
+			try:
+				with open(os.path.join(self.workdir, name),
+					  "rb") as f:
+					out += f.read().decode("utf-8", "replace")
+			except OSError:
+				pass
+		return out
 
 	def stop(self):
+		stop_proc(self.tls_proxy)
 		stop_proc(self.proxy)
 		stop_proc(self.s3rver)
-		self.proxy = self.s3rver = None
+		self.proxy = self.s3rver = self.tls_proxy = None
 
 	def __enter__(self):
 		try:

@@ -6,16 +6,20 @@ answering 302 to a second port, the "CDN", with signed URLs that expire).
 Every tensor read through a mount is compared with the file the look-alike
 serves; requests are counted in its log: one resolve per file, no
 Authorization at the CDN, a re-resolve after the signed URL expired with
-no read error, concurrent header fetches; offline mounts from a hub cache
+no read error, concurrent header fetches; .stfs/stats.json counting
+what the look-alike saw; a Hub that hangs during a re-resolve costing a
+reader no more than the read bound; offline mounts from a hub cache
 laid out like huggingface_hub's with the server stopped; the Hub's error
 answers turned into messages that say what is missing or how to give a
 token.
 """
 
+import errno
 import json
 import os
 import shutil
 import sys
+import time
 
 import harness
 import hubsim
@@ -278,6 +282,106 @@ def case_expiry(t, sim, work, home):
 	no_token_at_cdn(t, sim, uri)
 
 
+def case_stats(t, sim, work, home):
+	"""MNT/.stfs/stats.json of an hf:// mount counts its requests: the
+	same number the look-alike logged for the file (resolve/ and CDN)."""
+	d = os.path.join(work, "stats")
+	files = write_model(d, 17, 1, 4, 1 << 20)
+	sim.add_repo("org/stats").commit(files)
+	uri = "hf://org/stats"
+	env = env_for(sim, home, HF_TOKEN=TOKEN, STFS_HTTP_READAHEAD_MB="1")
+	sim.log.clear()
+	with harness.Mount(t, uri, env=env) as m:
+		verify_model(t, d, m.path, uri, odd=False)
+		# read-ahead may still be under way: wait (bounded) until the
+		# look-alike's log stands still
+		for _ in range(50):
+			n = len(sim.requests())
+			time.sleep(0.1)
+			if len(sim.requests()) == n:
+				break
+		with open(os.path.join(m.path, ".stfs", "stats.json")) as fh:
+			st = json.load(fh)
+	srcs = st.get("sources", [])
+	if not t.eq(len(srcs), 1, "%s: stats.json has the one file" % uri):
+		return
+	req = srcs[0].get("requests", {})
+	seen = [e for e in sim.requests() if e["server"] == "cdn" or
+		(e["kind"] == "resolve" and e["file"] == "model.safetensors")]
+	t.check(req.get("resolve", 0) >= 1 and req.get("data", 0) >= 1,
+		"%s: stats.json counts resolves and data requests: %s"
+		% (uri, req))
+	t.eq(sum(req.values()), len(seen), "%s: stats.json counts every "
+	     "request the Hub and the CDN saw for the file: %s" % (uri, req))
+	t.eq(srcs[0].get("bytes_fetched"), sum(
+		len(files["model.safetensors"][a:b + 1]) for a, b in (
+			map(int, e["range"][6:].split("-")) for e in seen
+			if e["server"] == "cdn" and e["status"] == 206)),
+	     "%s: bytes_fetched equals what the CDN sent" % uri)
+
+
+def case_hung(t, sim, work, home):
+	"""A Hub API that hangs while an expired signed URL is resolved again:
+	the read fails within the read bound (2 s here) instead of waiting
+	for the Hub, and reads work again once the Hub answers."""
+	d = os.path.join(work, "hung")
+	files = write_model(d, 19, 1, 4, 1 << 20)
+	sim.add_repo("org/hung").commit(files)
+	uri = "hf://org/hung"
+	env = env_for(sim, home, HF_TOKEN=TOKEN, STFS_HTTP_READAHEAD_MB="1",
+		      STFS_HTTP_TIMEOUT="1", STFS_HTTP_RETRIES="1")
+	by = model_files(d)
+	names = sorted(by)
+	old_ttl = sim.ttl
+	sim.ttl = 1.5
+	try:
+		with harness.Mount(t, uri, env=env) as m:
+			S, x = by[names[0]]
+			with open(os.path.join(m.path, harness.encode_name(
+					names[0])), "rb") as fh:
+				t.check(fh.read() == S.read(x), "%s: first read"
+					% uri)
+			time.sleep(2.5)		# let the signed URL expire
+			# the last tensor: 2 MiB past what read-ahead fetched
+			S, x = by[names[-1]]
+			p = os.path.join(m.path, harness.encode_name(names[-1]))
+			sim.hang()
+			try:
+				try:
+					with open(p, "rb") as fh:
+						fh.read()
+					err = 0
+				except OSError as e:
+					err = e.errno
+				returned = time.monotonic()
+				hung = [e for e in sim.log.snapshot()
+					if e.get("hung")]
+			finally:
+				sim.release()
+			t.eq(err, errno.EIO, "%s: the read during the hang fails "
+			     "with EIO" % uri)
+			t.eq(hung, [], "%s: the read returned while the Hub "
+			     "still held the re-resolve (no wait for the Hub)"
+			     % uri)
+			# the held request ends (logged) once released
+			for _ in range(50):
+				if any(e.get("hung") for e in sim.log.snapshot()):
+					break
+				time.sleep(0.1)
+			held = [e for e in sim.log.snapshot() if e.get("hung")]
+			t.check(held and all(e["t1"] > returned for e in held),
+				"%s: a re-resolve was held past the read's "
+				"return (%d held)" % (uri, len(held)))
+			time.sleep(1.1)		# a failed range fails at once 1 s
+			with open(p, "rb") as fh:
+				t.check(fh.read() == S.read(x), "%s: %s reads "
+					"again once the Hub answers"
+					% (uri, names[-1]))
+	finally:
+		sim.release()
+		sim.ttl = old_ttl
+
+
 def case_parallel(t, sim, work, home):
 	"""Headers of a 12-shard model fetched concurrently."""
 	d = os.path.join(work, "many")
@@ -347,8 +451,10 @@ def case_offline(t, work, home, repo, sha, d):
 			and "HF_HUB_OFFLINE" in err, "%s offline, not cached: a "
 			"clear message: %s" % (uri, err))
 	# no HF_HUB_OFFLINE, server down, cached: falls back to the cache
+	# the Hub down costs the read bound (retries): keep it short here
 	env3 = env_for(None, home, HF_HUB_CACHE=cache,
-		       HF_ENDPOINT="http://127.0.0.1:9")
+		       HF_ENDPOINT="http://127.0.0.1:9", STFS_HTTP_TIMEOUT="1",
+		       STFS_HTTP_RETRIES="0")
 	r = inspect("hf://org/cached", env3)
 	t.eq(r.returncode, 0, "server down, cached: stfs-inspect uses the "
 	     "cache: %s" % r.stderr)
@@ -430,6 +536,8 @@ def run_all(t):
 		case_pinned(t, sim, work, home)
 		case_pipeline(t, sim, work, home)
 		case_expiry(t, sim, work, home)
+		case_stats(t, sim, work, home)
+		case_hung(t, sim, work, home)
 		case_parallel(t, sim, work, home)
 		case_errors(t, sim, work, home)
 		case_cache(t, sim, work, home)

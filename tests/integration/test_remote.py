@@ -513,6 +513,19 @@ def case_tls(t, workdir, www):
 		t.eq(r.returncode, 0, "TLS with the CA file: exit 0 (%r)" % r.stderr)
 		r = inspect(url, env=env_with(STFS_HTTP_INSECURE="1"))
 		t.eq(r.returncode, 0, "TLS, insecure: exit 0 (%r)" % r.stderr)
+		for v in ("true", "YES", "on"):
+			r = inspect(url, env=env_with(STFS_HTTP_INSECURE=v))
+			t.eq(r.returncode, 0, "TLS, STFS_HTTP_INSECURE=%s: exit 0 "
+			     "(%r)" % (v, r.stderr))
+		for v in ("false", "no", "0", "OFF"):
+			r = inspect(url, env=env_with(STFS_HTTP_INSECURE=v))
+			t.eq(r.returncode, 2, "TLS, STFS_HTTP_INSECURE=%s keeps "
+			     "verification on: exit 2 (%r)" % (v, r.stderr))
+		r = inspect(url, env=env_with(STFS_HTTP_INSECURE="maybe"))
+		t.check(r.returncode == 2 and r.stderr.count(b"\n") == 1 and
+			b"STFS_HTTP_INSECURE" in r.stderr, "TLS, "
+			"STFS_HTTP_INSECURE=maybe: refused, one line naming it "
+			"(%r)" % r.stderr)
 		reqs = srv.requests()
 		t.check(reqs and all(q.protocol == "HTTP/2.0" for q in reqs),
 			"HTTP/2 is used where offered: %s" % reqs)

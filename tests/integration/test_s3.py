@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 				"..", ".."))
 import harness  # noqa: E402
+import nginx  # noqa: E402
 import s3srv  # noqa: E402
 
 sys.path.insert(0, os.path.join(harness.SRCROOT, "tests"))
@@ -514,6 +515,43 @@ def case_cache(t, srv, fx, d, home):
 				  "cache file " + f)
 
 
+def case_tls(t, srv, fx, d, home):
+	"""An S3 endpoint behind TLS with a certificate made at test time:
+	-o ca_file (--ca-file, STFS_HTTP_CA_FILE) and -o insecure reach the
+	listing as well as the reads; without them one clear line."""
+	certdir = os.path.join(d, "tls")
+	os.makedirs(certdir, exist_ok=True)
+	cert, key = nginx.make_cert(certdir)
+	env = cred_env(srv, home, AWS_ENDPOINT_URL=srv.tls_endpoint(cert, key))
+	want = sharded_files(fx["index"])
+	src = "s3://models/sets/sharded/"
+	mnt = os.path.join(d, "mnt-tls")
+	os.makedirs(mnt, exist_ok=True)
+	r = inspect(src, env, args=())
+	err = r.stderr.decode("utf-8", "replace")
+	t.check(r.returncode == 2 and err.count("\n") == 1 and
+		"certificate" in err.lower(), "tls: without the CA, stfs-inspect "
+		"fails with one line about the certificate: %r" % err)
+	r = harness.run([harness.STFS, "-f", src, mnt], env=env, timeout=120)
+	err = r.stderr.decode("utf-8", "replace")
+	t.check(r.returncode != 0 and not harness.is_mounted(mnt) and
+		"certificate" in err.lower(), "tls: without the CA, stfs "
+		"refuses and mounts nothing: %r" % err)
+	if harness.is_mounted(mnt):
+		harness.force_unmount(mnt)
+	mark = srv.mark()
+	r = inspect(src, env, args=("--json", "--ca-file", cert))
+	t.eq(r.returncode, 0, "tls: stfs-inspect --ca-file: exit 0 (%r)"
+	     % r.stderr)
+	t.check(any(q["query"].startswith("list-type=2") for q in
+		    srv.requests_since(mark)), "tls: listed over TLS")
+	for opt in ("ca_file=" + cert, "insecure"):
+		with harness.Mount(t, src, env=env, args=["-o", opt]) as m:
+			verify_files(t, m.path, want, "tls, -o " + opt)
+	with harness.Mount(t, src, env=dict(env, STFS_HTTP_CA_FILE=cert)) as m:
+		verify_files(t, m.path, want, "tls, STFS_HTTP_CA_FILE")
+
+
 def run(t):
 	why = s3srv.available()
 	if why:
@@ -537,7 +575,8 @@ def run(t):
 				("refused", case_refused, (d, home)),
 				("anonymous", case_anonymous, (home,)),
 				("replaced", case_replaced, (home,)),
-				("cache", case_cache, (d, home))]:
+				("cache", case_cache, (d, home)),
+				("tls", case_tls, (d, home))]:
 			if CASES and name not in CASES:
 				continue
 			t0 = time.monotonic()

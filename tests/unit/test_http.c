@@ -101,16 +101,16 @@ fake_get(const struct http_transport *t, const struct htr_req *q,
 
 		usleep((useconds_t)(ms * 1000));
 		snprintf(why, whylen, "Operation timed out");
-		return HTR_NET;
+		return HTTP_AGAIN;
 	}
 	if (refuse) {
 		snprintf(why, whylen, "Connection refused");
-		return HTR_NET;
+		return HTTP_AGAIN;
 	}
 	if (fail || forbid) {
 		r->status = fail ? 503 : 403;
-		return sink->head(sink->ud, r) == HTR_STOP ? HTR_ABORTED :
-		       HTR_DONE;
+		return sink->head(sink->ud, r) == HTTP_SINK_STOP ? HTTP_STOPPED :
+		       HTTP_OK;
 	}
 	if (redir && !cdn) {
 		r->status = 302;
@@ -121,15 +121,15 @@ fake_get(const struct http_transport *t, const struct htr_req *q,
 		pthread_mutex_lock(&F.lock);
 		F.resolves++;
 		pthread_mutex_unlock(&F.lock);
-		return sink->head(sink->ud, r) == HTR_STOP ? HTR_ABORTED :
-		       HTR_DONE;
+		return sink->head(sink->ud, r) == HTTP_SINK_STOP ? HTTP_STOPPED :
+		       HTTP_OK;
 	}
 	pthread_mutex_lock(&F.lock);
 	if (im && strcmp(im, F.etag) != 0) {
 		pthread_mutex_unlock(&F.lock);
 		r->status = 412;
-		return sink->head(sink->ud, r) == HTR_STOP ? HTR_ABORTED :
-		       HTR_DONE;
+		return sink->head(sink->ud, r) == HTTP_SINK_STOP ? HTTP_STOPPED :
+		       HTTP_OK;
 	}
 	F.data_reqs++;
 	snprintf(r->etag, sizeof(r->etag), "%s", F.etag);
@@ -144,17 +144,17 @@ fake_get(const struct http_transport *t, const struct htr_req *q,
 	r->r_last = last;
 	r->r_total = OBJ_SIZE;
 	mode = sink->head(sink->ud, r);
-	if (mode == HTR_STOP)
-		return HTR_ABORTED;
+	if (mode == HTTP_SINK_STOP)
+		return HTTP_STOPPED;
 	for (off = first; off <= last; off += 65536) {
 		size_t n = last + 1 - off < 65536 ? (size_t)(last + 1 - off) :
 			   65536;
 
-		if (mode == HTR_TAKE &&
-		    sink->body(sink->ud, F.data + off, n) != HTR_TAKE)
-			return HTR_ABORTED;
+		if (mode == HTTP_SINK_TAKE &&
+		    sink->body(sink->ud, F.data + off, n) != HTTP_SINK_TAKE)
+			return HTTP_STOPPED;
 	}
-	return HTR_DONE;
+	return HTTP_OK;
 }
 
 static const struct http_transport fake = { .get = fake_get };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
@@ -40,6 +41,21 @@ hconf_log(int prio, const char *fmt, ...)
 		syslog(prio, "%s", msg);	/* never stderr: may be a daemon */
 }
 
+void
+hconf_warn(const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (hconf.log)
+		hconf.log(HTTP_LOG_WARNING, msg);
+	else
+		fprintf(stderr, "%s\n", msg);
+}
+
 uint64_t
 hconf_now_ms(void)
 {
@@ -64,12 +80,39 @@ hconf_bound_ms(void)
 	return (uint64_t)hconf.tries * hconf.timeout_s * 1000;
 }
 
+int
+hconf_parse_bool(const char *s)
+{
+	static const char *const yes[] = { "1", "on", "yes", "true" };
+	static const char *const no[] = { "0", "off", "no", "false" };
+	size_t i;
+
+	for (i = 0; s && i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(s, yes[i]) == 0)
+			return 1;
+		if (strcasecmp(s, no[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* The first malformed setting of the environment, for hconf_ready(). */
+static char conf_error[256];
+
+/* A boolean variable: unset or empty -> dflt. */
 static int
-env_flag(const char *name)
+env_bool(const char *name, int dflt)
 {
 	const char *v = getenv(name);
+	int b;
 
-	return v && *v && strcmp(v, "0") != 0;
+	if (!v || !*v)
+		return dflt;
+	b = hconf_parse_bool(v);
+	if (b < 0 && !conf_error[0])
+		snprintf(conf_error, sizeof(conf_error), "%s=%.64s: not a "
+			 "boolean (1/on/yes/true or 0/off/no/false)", name, v);
+	return b < 0 ? dflt : b;
 }
 
 static unsigned
@@ -135,10 +178,10 @@ static void
 conf_init(void)
 {
 	const char *ca = getenv("STFS_HTTP_CA_FILE");
-	const char *dc = getenv("STFS_CACHE"), *dd = getenv("STFS_CACHE_DIR");
+	const char *dd = getenv("STFS_CACHE_DIR");
 	const char *dm = getenv("STFS_CACHE_MAX");
 
-	hconf.insecure = env_flag("STFS_HTTP_INSECURE");
+	hconf.insecure = env_bool("STFS_HTTP_INSECURE", 0);
 	if (ca && *ca)
 		hconf.ca_file = strdup(ca);
 	hconf.cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
@@ -154,7 +197,7 @@ conf_init(void)
 		hconf.timeout_s = HTTP_DEFAULT_TIMEOUT_S;
 	if (hconf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
 		hconf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
-	hconf.disk_on = !(dc && strcmp(dc, "off") == 0);
+	hconf.disk_on = env_bool("STFS_CACHE", 1);
 	hconf.disk_dir = dd && *dd ? strdup(dd) : default_cache_dir();
 	if (!dm || hconf_parse_size(dm, &hconf.disk_max) != 0)
 		hconf.disk_max = HDISK_DEFAULT_MAX;
@@ -163,8 +206,9 @@ conf_init(void)
 int
 hconf_ready(struct err *e)
 {
-	(void)e;
 	pthread_once(&conf_once, conf_init);
+	if (conf_error[0])
+		return err_set(e, ERR_USAGE, "%s", conf_error);
 	return 0;
 }
 
@@ -264,10 +308,9 @@ hconf_load_header_file(const char *path, struct curl_slist **out,
 		return err_set(e, ERR_USAGE, "cannot read the header file %s: %s",
 			       path, strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-		fprintf(stderr, "%s: warning: the header file %s is readable "
-			"by group or others (mode %04o); chmod 600 it\n",
-			program_invocation_short_name, path,
-			(unsigned)(st.st_mode & 07777));
+		hconf_warn("warning: the header file %s is readable by group "
+			   "or others (mode %04o); chmod 600 it", path,
+			   (unsigned)(st.st_mode & 07777));
 	text = calloc(1, HTTP_HEADER_FILE_MAX + 1);
 	if (!text) {
 		fclose(f);
@@ -302,6 +345,8 @@ http_set_options(const struct http_options *o, struct err *e)
 
 	if (hconf_ready(e))
 		return -1;
+	if (o->log)
+		hconf.log = o->log;	/* before the header file's warning */
 	hf = o->header_file;
 	if (!hf && getenv("STFS_HTTP_HEADER_FILE") &&
 	    *getenv("STFS_HTTP_HEADER_FILE"))
@@ -332,8 +377,6 @@ http_set_options(const struct http_options *o, struct err *e)
 		hconf.ra_max = (uint64_t)o->readahead_mb << 20;
 	if (o->connections)
 		hconf.max_workers = o->connections;
-	if (o->log)
-		hconf.log = o->log;
 	if (o->cache)
 		hconf.disk_on = o->cache > 0;
 	if (o->cache_dir) {

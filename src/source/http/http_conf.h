@@ -34,7 +34,8 @@ struct http_conf {
 
 extern struct http_conf hconf;
 
-/* Fill hconf from the environment once; 0 or -1 with *e. */
+/* Fill hconf from the environment once; 0 or -1 with *e (ERR_USAGE: a
+ * malformed boolean such as STFS_HTTP_INSECURE=maybe, named). */
 int hconf_ready(struct err *e);
 
 /* Load $STFS_HTTP_HEADER_FILE unless http_set_options() ran. */
@@ -49,6 +50,15 @@ int hconf_load_header_file(const char *path, struct curl_slist **out,
 
 void hconf_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* A warning the user should see at once (not a daemon's message): to the
+ * log callback when a front end gave one, else to stderr as it is.  The
+ * library never names the program: the front end's callback does. */
+void hconf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The one parser of boolean settings (environment and options):
+ * 1/on/yes/true -> 1, 0/off/no/false -> 0 (any case), else -1. */
+int hconf_parse_bool(const char *s);
 
 /* "10G", "512M", "1048576": bytes (K, M, G, T are powers of 1024).
  * 0, or -1 when malformed. */

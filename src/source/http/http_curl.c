@@ -75,7 +75,10 @@ curl_init(void)
 	}
 }
 
-/* This thread's easy handle, with the options that never change. */
+/* This thread's easy handle, with the options that never change: the
+ * one TLS policy of stfs (hconf: ca_file, insecure) among them.  Proxies
+ * come from the environment (http_proxy, https_proxy, no_proxy), as
+ * libcurl reads them. */
 static CURL *
 thread_handle(void)
 {
@@ -214,6 +217,8 @@ header_cb(char *p, size_t size, size_t nmemb, void *ud)
 	while (end > v && (end[-1] == '\r' || end[-1] == '\n' ||
 			   end[-1] == ' ' || end[-1] == '\t'))
 		*--end = '\0';
+	if (x->sink->header)
+		x->sink->header(x->sink->ud, line, v);
 	if (strcasecmp(line, "Content-Range") == 0) {
 		parse_content_range(r, v);
 	} else if (strcasecmp(line, "Content-Length") == 0) {
@@ -241,10 +246,10 @@ write_cb(char *p, size_t size, size_t nmemb, void *ud)
 		x->headed = 1;
 		x->mode = x->sink->head(x->sink->ud, x->r);
 	}
-	if (x->mode == HTR_DISCARD)
+	if (x->mode == HTTP_SINK_DISCARD)
 		return n;
-	if (x->mode != HTR_TAKE || x->sink->body(x->sink->ud, p, n) != HTR_TAKE) {
-		x->mode = HTR_STOP;
+	if (x->mode != HTTP_SINK_TAKE || x->sink->body(x->sink->ud, p, n) != HTTP_SINK_TAKE) {
+		x->mode = HTTP_SINK_STOP;
 		return 0;	/* abort: CURLE_WRITE_ERROR */
 	}
 	return n;
@@ -289,13 +294,13 @@ curl_get(const struct http_transport *t, const struct htr_req *q,
 	h = thread_handle();
 	if (!h) {
 		snprintf(why, whylen, "cannot create a libcurl handle");
-		return HTR_FAIL;
+		return HTTP_FAIL;
 	}
 	snprintf(range, sizeof(range), "%llu-%llu",
 		 (unsigned long long)q->start,
 		 (unsigned long long)(q->start + q->len - 1));
 	curl_easy_setopt(h, CURLOPT_URL, q->url);
-	curl_easy_setopt(h, CURLOPT_RANGE, range);
+	curl_easy_setopt(h, CURLOPT_RANGE, q->len ? range : NULL);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, q->headers);
 	if (q->sigv4) {
 		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, q->sigv4->provider);
@@ -322,20 +327,20 @@ curl_get(const struct http_transport *t, const struct htr_req *q,
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, NULL);
-	if (x.mode == HTR_STOP)
-		return HTR_ABORTED;
+	if (x.mode == HTTP_SINK_STOP)
+		return HTTP_STOPPED;
 	if (rc != CURLE_OK) {
 		snprintf(why, whylen, "%s", errbuf[0] ? errbuf :
 			 curl_easy_strerror(rc));
-		return curl_transient(rc) ? HTR_NET : HTR_FAIL;
+		return curl_transient(rc) ? HTTP_AGAIN : HTTP_FAIL;
 	}
 	if (!x.headed) {
 		/* no body: the sink still judges the headers */
 		x.headed = 1;
-		if (sink->head(sink->ud, r) == HTR_STOP)
-			return HTR_ABORTED;
+		if (sink->head(sink->ud, r) == HTTP_SINK_STOP)
+			return HTTP_STOPPED;
 	}
-	return HTR_DONE;
+	return HTTP_OK;
 }
 
 static const struct http_transport curl_transport = {

@@ -153,12 +153,6 @@ verdict(struct hget *g, int v, const char *fmt, ...)
 }
 
 static int
-status_transient(long status)
-{
-	return status >= 500 || status == 408 || status == 429;
-}
-
-static int
 is_redirect(const struct htr_resp *r)
 {
 	return (r->status == 301 || r->status == 302 || r->status == 303 ||
@@ -171,54 +165,54 @@ vet_probe(struct hget *g, const struct htr_resp *r)
 	if (r->status == 206) {
 		if (!r->have_range || !r->total_known || r->r_first != 0 ||
 		    r->r_last >= r->r_total || r->r_last >= g->len)
-			return verdict(g, XF_FAIL, "bad Content-Range in the "
+			return verdict(g, HTTP_FAIL, "bad Content-Range in the "
 				       "answer to a range request (a server "
 				       "fault)");
 		if (r->have_clen && r->clen != r->r_last + 1)
-			return verdict(g, XF_FAIL, "Content-Length %llu does "
+			return verdict(g, HTTP_FAIL, "Content-Length %llu does "
 				       "not match Content-Range (a server "
 				       "fault)", (unsigned long long)r->clen);
-		return verdict(g, XF_OK, "ok");
+		return verdict(g, HTTP_OK, "ok");
 	}
 	if (r->status == 200)
-		return verdict(g, XF_OK, "ok");
+		return verdict(g, HTTP_OK, "ok");
 	if (r->status == 416 && r->total_known && r->r_total == 0)
-		return verdict(g, XF_OK, "empty");
+		return verdict(g, HTTP_OK, "empty");
 	if (r->status == 412)
-		return verdict(g, XF_CHANGED, "the object changed since it "
+		return verdict(g, HTTP_CHANGED, "the object changed since it "
 			       "was listed (HTTP 412)");
-	return verdict(g, XF_FAIL, "HTTP status %ld", r->status);
+	return verdict(g, HTTP_FAIL, "HTTP status %ld", r->status);
 }
 
 /* Judge a final response from its status line and headers. */
 static int
 vet(struct hobj *o, struct hget *g, const struct htr_resp *r)
 {
-	if (status_transient(r->status))
-		return verdict(g, XF_RETRY, "HTTP status %ld", r->status);
+	if (http_status_transient(r->status))
+		return verdict(g, HTTP_AGAIN, "HTTP status %ld", r->status);
 	if (g->probe)
 		return vet_probe(g, r);
 	if (r->status == 412)
-		return verdict(g, XF_CHANGED, "HTTP status 412 to If-Match: "
+		return verdict(g, HTTP_CHANGED, "HTTP status 412 to If-Match: "
 			       "the ETag changed");
 	if (r->status == 200 || r->status == 416)
-		return verdict(g, XF_CHANGED, "HTTP status %ld to a range "
+		return verdict(g, HTTP_CHANGED, "HTTP status %ld to a range "
 			       "request", r->status);
 	if (r->status != 206)
-		return verdict(g, XF_FAIL, "HTTP status %ld", r->status);
+		return verdict(g, HTTP_FAIL, "HTTP status %ld", r->status);
 	if (!r->total_known || r->r_total != o->size)
-		return verdict(g, XF_CHANGED, "the size is not %llu any more",
+		return verdict(g, HTTP_CHANGED, "the size is not %llu any more",
 			       (unsigned long long)o->size);
 	if (o->etag[0] && r->etag[0] && strcmp(o->etag, r->etag) != 0)
-		return verdict(g, XF_CHANGED, "the ETag changed");
+		return verdict(g, HTTP_CHANGED, "the ETag changed");
 	if (!o->etag[0] && o->lastmod[0] && r->lastmod[0] &&
 	    strcmp(o->lastmod, r->lastmod) != 0)
-		return verdict(g, XF_CHANGED, "Last-Modified changed");
+		return verdict(g, HTTP_CHANGED, "Last-Modified changed");
 	if (!r->have_range || r->r_first != g->start ||
 	    r->r_last != g->start + g->len - 1)
-		return verdict(g, XF_FAIL, "the server sent another range "
+		return verdict(g, HTTP_FAIL, "the server sent another range "
 			       "than the one asked for");
-	return verdict(g, XF_OK, "ok");
+	return verdict(g, HTTP_OK, "ok");
 }
 
 /* State of one exchange, for the sink callbacks. */
@@ -235,13 +229,13 @@ sink_head(void *ud, const struct htr_resp *r)
 	struct hop *h = ud;
 
 	if (is_redirect(r))
-		return HTR_DISCARD;
+		return HTTP_SINK_DISCARD;
 	if (h->refusable && (r->status == 401 || r->status == 403 ||
 			     r->status == 410))
-		return HTR_DISCARD;
+		return HTTP_SINK_DISCARD;
 	h->taken = 1;
 	h->g->resp = *r;
-	return vet(h->o, h->g, r) == XF_OK ? HTR_TAKE : HTR_STOP;
+	return vet(h->o, h->g, r) == HTTP_OK ? HTTP_SINK_TAKE : HTTP_SINK_STOP;
 }
 
 static int
@@ -252,17 +246,17 @@ sink_body(void *ud, const char *p, size_t n)
 
 	if (n > g->len - g->got) {
 		if (g->probe && h->g->resp.status == 200)
-			verdict(g, XF_FAIL, "the server ignores Range requests "
+			verdict(g, HTTP_FAIL, "the server ignores Range requests "
 				"(it answered 200 with the whole object)");
 		else
-			verdict(g, XF_FAIL, "the server sent more bytes than "
+			verdict(g, HTTP_FAIL, "the server sent more bytes than "
 				"asked for");
-		return HTR_STOP;
+		return HTTP_SINK_STOP;
 	}
 	hstat_add(&h->o->stats.bytes, n);
 	g->data(g, p, n);
 	g->got += n;
-	return HTR_TAKE;
+	return HTTP_SINK_TAKE;
 }
 
 /* The URL to ask now: the cached target while it is good. */
@@ -290,7 +284,13 @@ set_target(struct hobj *o, const char *url)
 	pthread_mutex_lock(&o->lock);
 	free(o->target);
 	o->target = copy;
-	o->target_until = exp ? exp - TARGET_MARGIN_S : now + TARGET_TTL_S;
+	/* Resolve again a little before the stated expiry: by the margin,
+	 * or half the remaining life of a short-lived URL. */
+	if (exp && exp - now < 2 * TARGET_MARGIN_S)
+		o->target_until = now + (exp - now) / 2;
+	else
+		o->target_until = exp ? exp - TARGET_MARGIN_S :
+			now + TARGET_TTL_S;
 	pthread_mutex_unlock(&o->lock);
 }
 
@@ -303,12 +303,13 @@ same_origin(const struct hobj *o, const char *url)
 	       strcmp(origin, o->origin) == 0;
 }
 
-/* One attempt: the request and the redirects it leads to.  XF_*. */
+/* One attempt: the request and the redirects it leads to (an
+ * enum http_outcome). */
 static int
 attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 {
 	struct hop h = { .o = o, .g = g };
-	int cached, hops, redirected = 0, refused = 0, r = XF_FAIL;
+	int cached, hops, redirected = 0, refused = 0, r = HTTP_FAIL;
 	char *url = start_url(o, &cached);
 
 	h.refusable = cached;
@@ -319,14 +320,14 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 			.headers = home ? o->hdrs_origin : o->hdrs_other,
 			.sigv4 = home && o->sig.provider ? &o->sig : NULL,
 		};
-		struct htr_sink sink = { sink_head, sink_body, &h };
+		struct htr_sink sink = { NULL, sink_head, sink_body, &h };
 		struct htr_resp resp;
 		uint64_t now = hconf_now_ms();
 		int tr;
 		char *next;
 
 		if (now >= deadline) {
-			r = verdict(g, XF_FAIL, "no answer within %u s",
+			r = verdict(g, HTTP_FAIL, "no answer within %u s",
 				    http_read_bound_s());
 			break;
 		}
@@ -335,25 +336,25 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 		if (q.connect_ms > q.timeout_ms)
 			q.connect_ms = q.timeout_ms;
 		g->got = 0;
-		g->verdict = XF_OK;
+		g->verdict = HTTP_OK;
 		h.taken = 0;
 		tr = o->tr->get(o->tr, &q, &resp, &sink, g->why, sizeof(g->why));
-		if (tr == HTR_NET) {
+		if (tr == HTTP_AGAIN) {
 			hstat_add(&o->stats.errors[HS_ERR_NET], 1);
-			r = XF_RETRY;
+			r = HTTP_AGAIN;
 			break;
 		}
-		if (tr == HTR_FAIL) {
+		if (tr == HTTP_FAIL) {
 			hstat_add(&o->stats.errors[HS_ERR_NET], 1);
-			r = g->verdict = XF_FAIL;	/* g->why is set */
+			r = g->verdict = HTTP_FAIL;	/* g->why is set */
 			break;
 		}
 		if (h.taken) {
 			hstat_add(&o->stats.requests[g->kind], 1);
 			r = g->verdict;
-			if (r == XF_OK && redirected)
+			if (r == HTTP_OK && redirected)
 				set_target(o, url);
-			else if (r == XF_OK && refused)
+			else if (r == HTTP_OK && refused)
 				set_target(o, NULL);	/* no redirect now */
 			break;
 		}
@@ -374,7 +375,7 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 		if (next && hurl_is_https(url) && !hurl_is_https(next)) {
 			char *d = hurl_redact(next);
 
-			r = verdict(g, XF_FAIL, "refusing the redirect from "
+			r = verdict(g, HTTP_FAIL, "refusing the redirect from "
 				    "https:// to %s (a downgrade to plain "
 				    "http)", d ? d : "http://");
 			free(d);
@@ -382,7 +383,7 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 			break;
 		}
 		if (!next) {
-			r = verdict(g, XF_FAIL, "a redirect to a bad URL");
+			r = verdict(g, HTTP_FAIL, "a redirect to a bad URL");
 			break;
 		}
 		free(url);
@@ -391,26 +392,26 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 		h.refusable = 0;
 	}
 	if (url && hops > MAX_HOPS)
-		r = verdict(g, XF_FAIL, "more than %d redirects", MAX_HOPS);
+		r = verdict(g, HTTP_FAIL, "more than %d redirects", MAX_HOPS);
 	if (!url)
-		r = verdict(g, XF_FAIL, "out of memory");
+		r = verdict(g, HTTP_FAIL, "out of memory");
 	free(url);
-	if (r == XF_OK && !g->probe && g->got != g->len)
-		r = verdict(g, XF_RETRY, "short body (%llu of %llu bytes)",
+	if (r == HTTP_OK && !g->probe && g->got != g->len)
+		r = verdict(g, HTTP_AGAIN, "short body (%llu of %llu bytes)",
 			    (unsigned long long)g->got,
 			    (unsigned long long)g->len);
-	if (r == XF_OK && g->probe) {
+	if (r == HTTP_OK && g->probe) {
 		const struct htr_resp *p = &g->resp;
 
 		if ((p->status == 206 && g->got != p->r_last + 1) ||
 		    (p->status == 200 && p->have_clen && p->clen != g->got))
-			r = verdict(g, XF_RETRY, "short body");
+			r = verdict(g, HTTP_AGAIN, "short body");
 	}
-	if (r == XF_RETRY && g->resp.status && status_transient(g->resp.status))
+	if (r == HTTP_AGAIN && g->resp.status && http_status_transient(g->resp.status))
 		hstat_add(&o->stats.errors[HS_ERR_STATUS], 1);
-	else if (r == XF_CHANGED)
+	else if (r == HTTP_CHANGED)
 		hstat_add(&o->stats.errors[HS_ERR_CHANGED], 1);
-	else if (r == XF_FAIL && h.taken)
+	else if (r == HTTP_FAIL && h.taken)
 		hstat_add(&o->stats.errors[g->resp.status == 206 ?
 			  HS_ERR_PROTOCOL : HS_ERR_STATUS], 1);
 	return r;
@@ -420,7 +421,7 @@ static int
 past_head(void *ud, const struct htr_resp *r)
 {
 	*(long *)ud = r->status;
-	return HTR_STOP;	/* the status says it all */
+	return HTTP_SINK_STOP;	/* the status says it all */
 }
 
 static int
@@ -429,7 +430,7 @@ past_body(void *ud, const char *p, size_t n)
 	(void)ud;
 	(void)p;
 	(void)n;
-	return HTR_STOP;
+	return HTTP_SINK_STOP;
 }
 
 int
@@ -447,7 +448,7 @@ hobj_serves_past(struct hobj *o)
 		.timeout_ms = hconf.timeout_s * 1000ull,
 		.connect_ms = hconf.timeout_s * 1000ull,
 	};
-	struct htr_sink sink = { past_head, past_body, &status };
+	struct htr_sink sink = { NULL, past_head, past_body, &status };
 	struct htr_resp resp;
 
 	if (!url)
@@ -487,14 +488,14 @@ static void
 note_result(struct hobj *o, struct hget *g, int r, uint64_t start,
 	    uint64_t end)
 {
-	if (r == XF_OK) {
+	if (r == HTTP_OK) {
 		__atomic_store_n(&o->trouble_until, 0, __ATOMIC_RELAXED);
 		if (__atomic_exchange_n(&o->failing, 0, __ATOMIC_RELAXED))
 			hconf_log(HTTP_LOG_NOTICE, "%s: the server answers "
 				  "again", o->display);
 		return;
 	}
-	if (r == XF_CHANGED) {
+	if (r == HTTP_CHANGED) {
 		if (!__atomic_exchange_n(&o->stale, 1, __ATOMIC_RELAXED))
 			hconf_log(HTTP_LOG_ERR, "%s: the remote object changed "
 				  "since it was opened (%s); every read now "
@@ -533,11 +534,11 @@ hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline)
 		uint64_t pause;
 
 		if (__atomic_load_n(&o->stale, __ATOMIC_RELAXED)) {
-			r = verdict(g, XF_CHANGED, "the object changed");
+			r = verdict(g, HTTP_CHANGED, "the object changed");
 			return r;	/* logged once already */
 		}
 		r = attempt(o, g, deadline);
-		if (r != XF_RETRY)
+		if (r != HTTP_AGAIN)
 			break;
 		/* Retry until the deadline, not a number of times: a
 		 * restarting server costs latency, not an error. */
@@ -546,7 +547,7 @@ hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline)
 			pause = BACKOFF_MAX_MS;
 		now = hconf_now_ms();
 		if (now + LAST_TRY_MS >= deadline) {
-			r = XF_FAIL;
+			r = HTTP_FAIL;
 			break;
 		}
 		if (now + pause + LAST_TRY_MS > deadline)
@@ -554,7 +555,7 @@ hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline)
 		hconf_sleep_ms(pause);
 		hstat_add(&o->stats.retries, 1);
 		if (g->again && g->again(g)) {
-			r = XF_OK;	/* everything arrived after all */
+			r = HTTP_OK;	/* everything arrived after all */
 			break;
 		}
 	}

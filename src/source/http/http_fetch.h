@@ -18,13 +18,6 @@
 
 struct curl_slist;
 
-enum {
-	XF_OK,
-	XF_RETRY,	/* transient: try again */
-	XF_FAIL,	/* this read fails, later ones may work */
-	XF_CHANGED,	/* the object is not the one opened */
-};
-
 #define HOBJ_HOLDS	16
 
 struct hobj {
@@ -82,7 +75,8 @@ void hobj_fini(struct hobj *o);
  * with Last-Modified.  0 or -1 (no memory). */
 int hobj_validators(struct hobj *o, const char *etag, const char *lastmod);
 
-/* The GET, retried until deadline (hconf_now_ms() clock).  XF_*; g->why
+/* The GET, retried until deadline (hconf_now_ms() clock): HTTP_OK,
+ * HTTP_FAIL or HTTP_CHANGED (enum http_outcome); g->why
  * says what went wrong.  Updates stale/failing/holds and logs. */
 int hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline);
 

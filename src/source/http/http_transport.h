@@ -1,11 +1,19 @@
 /* http_transport.h - one HTTP exchange, behind a small interface.
  *
- * A transport sends one GET (with a Range, the headers it is given and,
- * when asked, an AWS SigV4 signature) and hands the response to a sink:
- * first its status line and headers, then its body.  It follows no
- * redirects and retries nothing: http_fetch.c decides about those, so
- * that headers stay with their origin and a fake transport in the unit
- * tests sees every request.
+ * A transport sends one GET (with a Range or for the whole object, the
+ * headers it is given and, when asked, an AWS SigV4 signature) and hands
+ * the response to a sink: first every header line, then the status line
+ * and the headers it knows, then its body.  It follows no redirects and
+ * retries nothing: http_fetch.c (ranged reads) and http_request.c (API
+ * calls and listings of the Hub and S3) decide about those, so that
+ * headers stay with their origin and a fake transport in the unit tests
+ * sees every request.  The libcurl transport (http_curl.c) is the only
+ * owner of libcurl easy handles in stfs; it applies the one TLS policy
+ * (ca_file, insecure), the proxies of the environment and the timeouts.
+ *
+ * How a transfer ended is said one way in the whole HTTP layer: an
+ * enum http_outcome (below).  An HTTP status is never an outcome: a 404
+ * is an answer (HTTP_OK) with status 404; callers judge statuses.
  */
 #ifndef STFS_HTTP_TRANSPORT_H
 #define STFS_HTTP_TRANSPORT_H
@@ -30,16 +38,39 @@ struct htr_resp {
 	char location[HTTP_LOCATION_MAX];	/* as sent, maybe relative */
 };
 
+/* How a transfer ended, everywhere in src/source/http/. */
+enum http_outcome {
+	HTTP_OK,	/* a whole answer came (whatever its status); for
+			   http_fetch: the bytes asked for are in */
+	HTTP_AGAIN,	/* transient: refused, reset, timeout, stall, DNS,
+			   or a status worth a retry (5xx, 408, 429) */
+	HTTP_FAIL,	/* permanent for this request: TLS verification,
+			   bad URL, a refused redirect, a wrong answer */
+	HTTP_CHANGED,	/* http_fetch: the object is not the one opened */
+	HTTP_STOPPED,	/* the sink stopped the exchange */
+};
+
+/* Statuses that say "try again later". */
+static inline int
+http_status_transient(long status)
+{
+	return status >= 500 || status == 408 || status == 429;
+}
+
+/* What a sink's head() and body() answer. */
 enum {
-	HTR_TAKE,	/* head(): deliver the body */
-	HTR_DISCARD,	/* head(): read and drop the body (a redirect's) */
-	HTR_STOP,	/* head() or body(): abort the exchange */
+	HTTP_SINK_TAKE,		/* deliver (more of) the body */
+	HTTP_SINK_DISCARD,	/* head(): read and drop the body */
+	HTTP_SINK_STOP,		/* abort the exchange */
 };
 
 struct htr_sink {
+	/* Optional: every header line of the final answer, name and value
+	 * trimmed, before head() (Hub and S3 read their own headers). */
+	void (*header)(void *ud, const char *name, const char *value);
 	/* Once, when the headers are in (before any body byte). */
 	int (*head)(void *ud, const struct htr_resp *r);
-	/* Body bytes in order; HTR_TAKE to go on, HTR_STOP to abort. */
+	/* Body bytes in order; HTTP_SINK_TAKE to go on, _STOP to abort. */
 	int (*body)(void *ud, const char *p, size_t n);
 	void *ud;
 };
@@ -53,23 +84,18 @@ struct http_sigv4 {
 
 struct htr_req {
 	const char *url;
-	uint64_t start, len;		/* Range: bytes=start-(start+len-1) */
+	uint64_t start, len;		/* Range: bytes=start-(start+len-1);
+					   len 0: no Range, the whole body */
 	const struct curl_slist *headers;	/* sent as given */
 	const struct http_sigv4 *sigv4;	/* NULL: unsigned */
 	uint64_t timeout_ms;		/* the whole exchange */
 	uint64_t connect_ms;		/* connecting; also the stall limit */
 };
 
-enum {
-	HTR_DONE,	/* a whole response was received (or discarded) */
-	HTR_ABORTED,	/* the sink stopped it */
-	HTR_NET,	/* transient: refused, reset, timeout, stall, ... */
-	HTR_FAIL,	/* permanent: TLS verification, bad URL, ... */
-};
-
 struct http_transport {
-	/* One exchange; why gets a message for HTR_NET and HTR_FAIL.
-	 * Called by several threads at once. */
+	/* One exchange: HTTP_OK (a whole answer, received or discarded),
+	 * HTTP_STOPPED (the sink stopped it), HTTP_AGAIN or HTTP_FAIL (no
+	 * answer; why says why).  Called by several threads at once. */
 	int (*get)(const struct http_transport *t, const struct htr_req *q,
 		   struct htr_resp *r, const struct htr_sink *sink,
 		   char *why, size_t whylen);

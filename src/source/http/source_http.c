@@ -111,7 +111,7 @@ fetch_run(struct http_src *hs, struct hblock **blocks, unsigned n,
 	};
 
 	blocks_range(&bg);
-	return hobj_fetch(&hs->obj, &bg.g, deadline) == XF_OK ? 0 : -1;
+	return hobj_fetch(&hs->obj, &bg.g, deadline) == HTTP_OK ? 0 : -1;
 }
 
 /* From the disk cache into b: 1 on a hit (b is READY then). */
@@ -314,7 +314,7 @@ probe(struct http_src *hs, struct err *e)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	g.ud = hs->head;
 	if (hobj_fetch(&hs->obj, &g, hconf_now_ms() + hconf_bound_ms()) !=
-	    XF_OK)
+	    HTTP_OK)
 		return err_set(e, ERR_IO, "cannot fetch: %s", g.why);
 	if (g.resp.status == 206) {
 		hs->obj.size = g.resp.r_total;

@@ -231,9 +231,6 @@ load_config(struct err *e)
 		hub_cfg.cache = NULL;
 	free(home);
 	hub_cfg.offline = env_true("HF_HUB_OFFLINE");
-	v = opts.ca_file ? opts.ca_file : env_set("STFS_HTTP_CA_FILE");
-	hub_cfg.ca_file = v ? strdup(v) : NULL;
-	hub_cfg.insecure = opts.insecure || env_true("STFS_HTTP_INSECURE");
 	if (!hub_cfg.origin || !hub_cfg.cache)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	return 0;

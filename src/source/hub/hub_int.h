@@ -24,8 +24,6 @@ struct hub_cfg {
 	char token_from[320];	/* "HF_TOKEN", the file, ...: messages */
 	char *cache;		/* HF_HUB_CACHE */
 	int offline;		/* HF_HUB_OFFLINE */
-	char *ca_file;
-	int insecure;
 };
 extern struct hub_cfg hub_cfg;
 
@@ -43,10 +41,11 @@ struct hub_resp {
 	char why[256];			/* transport error, for messages */
 };
 
-/* GET url (with the token when url is on the endpoint's origin); the body
- * is kept up to body_max bytes (more: a transport error).  Transient
- * failures are retried a few times.  0 when an answer came (any status),
- * -1 when none did (r->why says why). */
+/* GET url through the HTTP layer's client (http_request.h: its TLS
+ * settings, timeouts, retries within the read bound), with the token
+ * when url is on the endpoint's origin; no redirect is followed.  The
+ * body is kept up to body_max bytes (more: no answer).  0 when an answer
+ * came (any status), -1 when none did (r->status 0, r->why says why). */
 int hub_request(const char *url, size_t body_max, struct hub_resp *r);
 void hub_resp_free(struct hub_resp *r);
 
@@ -86,8 +85,8 @@ int hub_open_files(struct hub_file *files, size_t n, struct err *e);
 /* Forget the registered files (closing those nobody took). */
 void hub_files_release(void);
 
-/* Open one remote file through its resolve URL (also used on demand for
- * files not pre-opened, and to re-resolve). */
+/* Open one remote file: the HTTP source on its resolve URL (also used on
+ * demand for files not pre-opened). */
 int hub_src_open(const char *url, const char *path, struct source **out,
 		 struct err *e);
 

@@ -2,19 +2,17 @@
  * (every page, parsed with libxml2) and the diagnosis of a refused GET
  * (S3's <Error><Code> turned into one line that says what to check).
  *
- * Each call uses an easy handle of its own (listing happens at mount,
- * before any reader), signed with CURLOPT_AWS_SIGV4 like the data reads
- * of source_http.c.  Transient failures (connect errors, 5xx, 429) are
- * retried three times with a short backoff; everything is bounded by the
- * HTTP source's per-request timeout.
+ * They go through the HTTP layer's one client (http_request.h): the
+ * shared transport and its TLS settings (-o ca_file, -o insecure, their
+ * STFS_HTTP_* variables), timeouts, and retries of transient failures
+ * within the read bound; signed with SigV4 like the data reads of
+ * source_http.c.
  */
 #include "source/s3/s3_int.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 #include <libxml/parser.h>
@@ -22,105 +20,68 @@
 
 #include "base/buf.h"
 #include "base/error.h"
-#include "source/http/source_http.h"
+#include "base/text.h"
+#include "source/http/http_request.h"
 
 #define S3_BODY_MAX	(16u << 20)	/* one listing page is ~300 KiB */
-#define S3_TRIES	3
 
-struct s3_resp {
-	struct buf body;
-	long status;
-	int too_big;
-};
-
-static size_t
-body_cb(char *p, size_t size, size_t nmemb, void *ud)
+/* The headers every request carries: the payload hash SigV4 signs (of
+ * the empty body) and, with a session token, the token.  NULL when out
+ * of memory. */
+static struct curl_slist *
+s3_headers(const struct s3_conf *c)
 {
-	struct s3_resp *r = ud;
-	size_t n = size * nmemb;
-
-	if (r->body.len + n > S3_BODY_MAX) {
-		r->too_big = 1;
-		return 0;
-	}
-	return buf_add(&r->body, p, n) ? 0 : n;
-}
-
-/* GET url (optionally "Range: bytes=range"), signed when c has a key.
- * 0 with r->status set (any status), or -1 with *e on transport errors. */
-static int
-s3_get(CURL *h, const struct s3_conf *c, const char *url, const char *range,
-       struct s3_resp *r, struct err *e)
-{
-	struct curl_slist *hdrs = NULL, *tmp;
-	char errbuf[CURL_ERROR_SIZE], *tok = NULL;
-	unsigned attempt;
-	long bound = (long)http_read_bound_s() * 1000L;
-	CURLcode rc = CURLE_OK;
+	struct curl_slist *hdrs, *tmp;
+	char *tok;
 
 	hdrs = curl_slist_append(NULL, "x-amz-content-sha256: e3b0c44298fc1c1"
 				 "49afbf4c8996fb92427ae41e4649b934ca495991b7"
 				 "852b855");
-	if (hdrs && c->key && c->token) {
-		if (asprintf(&tok, "x-amz-security-token: %s", c->token) < 0)
-			tok = NULL;
-		tmp = tok ? curl_slist_append(hdrs, tok) : NULL;
-		if (tok)
-			explicit_bzero(tok, strlen(tok));
-		free(tok);
-		if (!tmp) {
-			curl_slist_free_all(hdrs);
-			hdrs = NULL;
-		} else {
-			hdrs = tmp;
-		}
+	if (!hdrs || !c->key || !c->token)
+		return hdrs;
+	if (asprintf(&tok, "x-amz-security-token: %s", c->token) < 0) {
+		curl_slist_free_all(hdrs);
+		return NULL;
 	}
-	if (!hdrs)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_RANGE, range);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "stfs/" STFS_VERSION);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_cb);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, bound > 0 ? bound : 30000L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-	if (getenv("STFS_HTTP_CA_FILE") && *getenv("STFS_HTTP_CA_FILE"))
-		curl_easy_setopt(h, CURLOPT_CAINFO,
-				 getenv("STFS_HTTP_CA_FILE"));
-	if (c->key) {
-		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
-		curl_easy_setopt(h, CURLOPT_USERNAME, c->key);
-		curl_easy_setopt(h, CURLOPT_PASSWORD, c->secret);
-	}
-	for (attempt = 0; attempt < S3_TRIES; attempt++) {
-		buf_free(&r->body);
-		r->status = 0;
-		r->too_big = 0;
-		errbuf[0] = '\0';
-		rc = curl_easy_perform(h);
-		if (rc == CURLE_OK)
-			curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-		if (rc == CURLE_OK && r->status < 500 && r->status != 429)
-			break;
-		if (rc == CURLE_WRITE_ERROR || rc == CURLE_OUT_OF_MEMORY ||
-		    rc == CURLE_URL_MALFORMAT || rc == CURLE_UNSUPPORTED_PROTOCOL)
-			break;
-		if (attempt + 1 < S3_TRIES)
-			usleep(200000u << attempt);
-	}
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+	tmp = curl_slist_append(hdrs, tok);
+	explicit_bzero(tok, strlen(tok));
+	free(tok);
+	if (!tmp)
+		curl_slist_free_all(hdrs);
+	return tmp;
+}
+
+static void
+s3_headers_free(struct curl_slist *hdrs)
+{
+	struct curl_slist *l;
+
+	for (l = hdrs; l; l = l->next)
+		explicit_bzero(l->data, strlen(l->data));
 	curl_slist_free_all(hdrs);
-	if (r->too_big)
-		return err_set(e, ERR_IO, "the server's answer is larger than "
-			       "16 MiB");
-	if (rc != CURLE_OK)
+}
+
+/* GET url (len > 0: bytes [0, len)), signed when c has a key.  0 with
+ * a->status set (any status), or -1 with *e when no answer came. */
+static int
+s3_get(const struct s3_conf *c, const char *url, uint64_t len,
+       struct http_answer *a, struct err *e)
+{
+	struct http_sigv4 sig = { c->sigv4, c->key, c->secret };
+	struct http_request q = {
+		.url = url, .len = len, .body_max = S3_BODY_MAX,
+		.sigv4 = c->key ? &sig : NULL,
+	};
+	int rc;
+
+	q.headers = s3_headers(c);
+	if (!q.headers)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	rc = http_request_get(&q, a);
+	s3_headers_free((struct curl_slist *)q.headers);
+	if (rc != HTTP_OK)
 		return err_set(e, ERR_IO, "cannot reach the S3 server: %s",
-			       errbuf[0] ? errbuf : curl_easy_strerror(rc));
+			       a->why);
 	return 0;
 }
 
@@ -205,7 +166,7 @@ parse_xml(const struct buf *b)
 /* Error answer: S3's Code (or the bare status) into *e. */
 static int
 answer_error(const struct s3_conf *c, const char *bucket,
-	     struct s3_resp *r, struct err *e)
+	     struct http_answer *r, struct err *e)
 {
 	xmlDoc *doc = parse_xml(&r->body);
 	xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
@@ -223,46 +184,22 @@ int
 s3_diagnose(const struct s3_conf *c, const char *bucket, const char *key,
 	    const char *display, struct err *e)
 {
-	struct s3_resp r = { .body = BUF_INIT };
+	struct http_answer r = HTTP_ANSWER_INIT;
 	char *url = s3_http_url(c, bucket, key);
-	CURL *h = curl_easy_init();
-	struct err tmp = {0};
+	struct err why = { 0 };
 
-	if (!url || !h) {
-		err_set(&tmp, ERR_NO_MEMORY, "out of memory");
-	} else if (s3_get(h, c, url, "0-0", &r, &tmp) == 0) {
-		if (r.status >= 300)
-			answer_error(c, bucket, &r, &tmp);
-	}
-	if (tmp.code != ERR_OK) {
+	if (!url)
+		err_set(&why, ERR_NO_MEMORY, "out of memory");
+	else if (s3_get(c, url, 1, &r, &why) == 0 && r.status >= 300)
+		answer_error(c, bucket, &r, &why);
+	if (why.code != ERR_OK) {
 		/* the diagnosis replaces the HTTP source's vaguer message */
-		memset(e, 0, sizeof(*e));
-		err_where(e, display);
-		err_set(e, tmp.code, "%s", tmp.detail);
+		err_replace(e, why.code, "%s", why.detail);
+		err_at(e, display);
 	}
-	buf_free(&r.body);
+	http_answer_free(&r);
 	free(url);
-	if (h)
-		curl_easy_cleanup(h);
 	return -1;
-}
-
-static void
-enc_query(struct buf *b, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (isalnum(ch) || strchr("-._~", ch)) {
-			buf_add(b, s, 1);
-		} else {
-			char t[3] = { '%', hex[ch >> 4], hex[ch & 15] };
-
-			buf_add(b, t, 3);
-		}
-	}
 }
 
 static int
@@ -305,15 +242,14 @@ int
 s3_list(const struct s3_conf *c, const char *bucket, const char *prefix,
 	struct s3_listing *out, struct err *e)
 {
-	struct s3_resp r = { .body = BUF_INIT };
+	struct http_answer r = HTTP_ANSWER_INIT;
 	struct buf url = BUF_INIT;
-	char *base = s3_http_url(c, bucket, NULL), *token = NULL;
-	CURL *h = curl_easy_init();
+	char *base = s3_http_url(c, bucket, NULL), *token = NULL, *enc;
 	size_t cap = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (!base || !h) {
+	if (!base) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto done;
 	}
@@ -330,17 +266,23 @@ s3_list(const struct s3_conf *c, const char *bucket, const char *prefix,
 		buf_adds(&url, base);
 		buf_adds(&url, "?");
 		if (token) {
-			buf_adds(&url, "continuation-token=");
-			enc_query(&url, token);
-			buf_adds(&url, "&");
+			enc = text_pct_encode(token, strlen(token), NULL);
+			if (!enc || buf_addf(&url, "continuation-token=%s&",
+					     enc)) {
+				free(enc);
+				err_set(e, ERR_NO_MEMORY, "out of memory");
+				goto done;
+			}
+			free(enc);
 		}
-		buf_adds(&url, "list-type=2&prefix=");
-		enc_query(&url, prefix);
-		if (buf_add(&url, "", 1)) {
+		enc = text_pct_encode(prefix, strlen(prefix), NULL);
+		if (!enc || buf_addf(&url, "list-type=2&prefix=%s", enc)) {
+			free(enc);
 			err_set(e, ERR_NO_MEMORY, "out of memory");
 			goto done;
 		}
-		if (s3_get(h, c, url.data, NULL, &r, e))
+		free(enc);
+		if (s3_get(c, url.data, 0, &r, e))
 			goto done;
 		out->requests++;
 		if (r.status != 200) {
@@ -394,9 +336,7 @@ done:
 	free(token);
 	free(base);
 	buf_free(&url);
-	buf_free(&r.body);
-	if (h)
-		curl_easy_cleanup(h);
+	http_answer_free(&r);
 	return rc;
 }
 

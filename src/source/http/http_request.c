@@ -1,0 +1,207 @@
+/* http_request.c - one API call over the transport, retried within the
+ * read bound (see http_request.h). */
+#include "source/http/http_request.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "base/error.h"
+#include "source/http/http_conf.h"
+#include "source/http/http_url.h"
+
+#define BACKOFF_MAX_MS	2000
+#define LAST_TRY_MS	200	/* a last attempt needs this much time */
+
+/* One exchange in progress, for the sink callbacks. */
+struct call {
+	const struct http_request *q;
+	struct http_answer *a;
+	int too_big, no_memory;
+};
+
+static void
+call_header(void *ud, const char *name, const char *value)
+{
+	struct call *c = ud;
+	struct curl_slist *tmp;
+	char *line;
+
+	if (asprintf(&line, "%s: %s", name, value) < 0) {
+		c->no_memory = 1;
+		return;
+	}
+	tmp = curl_slist_append(c->a->headers, line);
+	free(line);
+	if (!tmp)
+		c->no_memory = 1;
+	else
+		c->a->headers = tmp;
+}
+
+static int
+call_head(void *ud, const struct htr_resp *r)
+{
+	struct call *c = ud;
+
+	c->a->status = r->status;
+	if (r->location[0] && !(c->a->location = hurl_resolve(c->q->url,
+							       r->location)))
+		c->no_memory = 1;
+	return c->no_memory ? HTTP_SINK_STOP : HTTP_SINK_TAKE;
+}
+
+static int
+call_body(void *ud, const char *p, size_t n)
+{
+	struct call *c = ud;
+
+	if (c->a->body.len + n > c->q->body_max) {
+		c->too_big = 1;
+		return HTTP_SINK_STOP;
+	}
+	if (buf_add(&c->a->body, p, n)) {
+		c->no_memory = 1;
+		return HTTP_SINK_STOP;
+	}
+	return HTTP_SINK_TAKE;
+}
+
+static void
+answer_reset(struct http_answer *a)
+{
+	buf_free(&a->body);
+	curl_slist_free_all(a->headers);
+	a->headers = NULL;
+	free(a->location);
+	a->location = NULL;
+	a->status = 0;
+	a->why[0] = '\0';
+}
+
+static int
+headers_go(const struct http_request *q)
+{
+	char mine[HURL_ORIGIN_MAX], theirs[HURL_ORIGIN_MAX];
+
+	if (!q->headers_for)
+		return 1;
+	return hurl_origin(q->url, mine, sizeof(mine)) == 0 &&
+	       hurl_origin(q->headers_for, theirs, sizeof(theirs)) == 0 &&
+	       strcmp(mine, theirs) == 0;
+}
+
+/* One attempt: an enum http_outcome, with HTTP_AGAIN for a transient
+ * status too. */
+static int
+attempt(const struct http_request *q, struct http_answer *a,
+	const struct http_transport *tr, uint64_t deadline)
+{
+	struct call c = { .q = q, .a = a };
+	struct htr_sink sink = { call_header, call_head, call_body, &c };
+	struct htr_req x = {
+		.url = q->url, .start = q->start, .len = q->len,
+		.headers = headers_go(q) ? q->headers : NULL,
+		.sigv4 = q->sigv4,
+	};
+	struct htr_resp resp;
+	uint64_t now = hconf_now_ms();
+	int r;
+
+	answer_reset(a);
+	x.timeout_ms = deadline > now ? deadline - now : 1;
+	x.connect_ms = hconf.timeout_s * 1000ull;
+	if (x.connect_ms > x.timeout_ms)
+		x.connect_ms = x.timeout_ms;
+	r = tr->get(tr, &x, &resp, &sink, a->why, sizeof(a->why));
+	if (c.no_memory) {
+		snprintf(a->why, sizeof(a->why), "out of memory");
+		return HTTP_FAIL;
+	}
+	if (c.too_big) {
+		snprintf(a->why, sizeof(a->why), "an answer larger than %zu "
+			 "bytes", q->body_max);
+		return HTTP_FAIL;
+	}
+	if (r != HTTP_OK) {
+		if (q->stats)
+			hstat_add(&q->stats->errors[HS_ERR_NET], 1);
+		return r == HTTP_STOPPED ? HTTP_FAIL : r;
+	}
+	if (q->stats)
+		hstat_add(&q->stats->requests[q->kind], 1);
+	if (http_status_transient(a->status)) {
+		if (q->stats)
+			hstat_add(&q->stats->errors[HS_ERR_STATUS], 1);
+		return HTTP_AGAIN;
+	}
+	return HTTP_OK;
+}
+
+int
+http_request_get(const struct http_request *q, struct http_answer *a)
+{
+	const struct http_transport *tr;
+	struct err e = { 0 };
+	uint64_t deadline, now;
+	unsigned n;
+	int r;
+
+	answer_reset(a);
+	if (hconf_ready(&e)) {
+		snprintf(a->why, sizeof(a->why), "%.200s", e.detail);
+		return HTTP_FAIL;
+	}
+	tr = htr_current();
+	if (!tr) {
+		snprintf(a->why, sizeof(a->why), "cannot initialize libcurl");
+		return HTTP_FAIL;
+	}
+	deadline = hconf_now_ms() + hconf_bound_ms();
+	for (n = 0; ; n++) {
+		uint64_t pause;
+
+		r = attempt(q, a, tr, deadline);
+		if (r != HTTP_AGAIN)
+			return r;
+		pause = (250ull << (n < 3 ? n : 3)) + hconf_now_ms() % 100;
+		if (pause > BACKOFF_MAX_MS)
+			pause = BACKOFF_MAX_MS;
+		now = hconf_now_ms();
+		if (now + LAST_TRY_MS >= deadline)
+			break;
+		if (now + pause + LAST_TRY_MS > deadline)
+			pause = deadline - LAST_TRY_MS - now;
+		hconf_sleep_ms(pause);
+		if (q->stats)
+			hstat_add(&q->stats->retries, 1);
+	}
+	/* Out of time: the last transient answer is still an answer. */
+	if (a->status)
+		return HTTP_OK;
+	if (!a->why[0])
+		snprintf(a->why, sizeof(a->why), "no answer within %u s",
+			 http_read_bound_s());
+	return HTTP_FAIL;
+}
+
+void
+http_answer_free(struct http_answer *a)
+{
+	answer_reset(a);
+}
+
+const char *
+http_answer_header(const struct http_answer *a, const char *name)
+{
+	const struct curl_slist *l;
+	size_t n = strlen(name);
+
+	for (l = a->headers; l; l = l->next)
+		if (strncasecmp(l->data, name, n) == 0 && l->data[n] == ':')
+			return l->data + n + 2;
+	return NULL;
+}

@@ -1,0 +1,60 @@
+/* http_request.h - one API call: a GET whose answer the caller judges.
+ *
+ * The Hub's API and resolve/ and S3's ListObjectsV2 and error diagnosis
+ * are not ranged reads of one object (http_fetch.c): the caller wants the
+ * status, a few headers and a small body.  They go through the same
+ * transport (http_transport.h: one libcurl owner, one TLS policy, the
+ * fake transport in unit tests) and the same policy as the reads:
+ * transient failures (no answer, 5xx, 408, 429) are retried with backoff
+ * within the per-read bound (hconf_bound_ms()), each attempt under the
+ * connect/stall timeout, headers go only to the origin they are meant
+ * for, and redirects are never followed (the answer's Location is handed
+ * back, made absolute).
+ */
+#ifndef STFS_HTTP_REQUEST_H
+#define STFS_HTTP_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "source/http/http_stats.h"
+#include "source/http/http_transport.h"
+
+struct curl_slist;
+
+struct http_request {
+	const char *url;
+	/* "Name: value" lines, sent only when url is on the origin of
+	 * headers_for (NULL: they are meant for url itself). */
+	const struct curl_slist *headers;
+	const char *headers_for;
+	const struct http_sigv4 *sigv4;	/* NULL: unsigned */
+	uint64_t start, len;		/* len 0: no Range */
+	size_t body_max;		/* a longer body fails the request */
+	struct http_stats *stats;	/* NULL, or counters to add to */
+	int kind;			/* HS_REQ_*, with stats */
+};
+
+struct http_answer {
+	long status;
+	struct buf body;
+	struct curl_slist *headers;	/* the answer's, "Name: value" */
+	char *location;			/* absolute redirect target or NULL */
+	char why[256];			/* no answer: why not */
+};
+
+#define HTTP_ANSWER_INIT { 0, BUF_INIT, NULL, NULL, "" }
+
+/* GET q->url, retried while transient, until the read bound is used up.
+ * HTTP_OK when an answer came (any status, maybe the last transient one:
+ * a->status), HTTP_FAIL when none did (a->why says why).  a is reset
+ * first; free it with http_answer_free(). */
+int http_request_get(const struct http_request *q, struct http_answer *a);
+void http_answer_free(struct http_answer *a);
+
+/* The value of the answer's header name (any case), or NULL. */
+const char *http_answer_header(const struct http_answer *a,
+			       const char *name);
+
+#endif
