@@ -17,6 +17,8 @@ Suite *srcpool_suite(void);	/* test_srcpool.c */
 Suite *memo_suite(void);	/* test_memo.c */
 Suite *s3conf_suite(void);	/* test_s3conf.c */
 Suite *http_suite(void);	/* test_http.c */
+Suite *hub_client_suite(void);	/* test_hub_client.c */
+Suite *s3_client_suite(void);	/* test_s3_client.c */
 Suite *nametab_suite(void);	/* test_nametab.c */
 
 #endif

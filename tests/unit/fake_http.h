@@ -1,0 +1,38 @@
+/* fake_http.h - a scripted transport for the unit tests of the Hub and
+ * S3 clients: every request is recorded, every answer comes from the
+ * test's responder.  Installed with http_transport_set(). */
+#ifndef STFS_FAKE_HTTP_H
+#define STFS_FAKE_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAKE_HTTP_MAX	64
+
+/* One answer: status (0: no answer, a transient network error),
+ * "Name: value" headers (NULL-terminated), a body. */
+struct fake_http_answer {
+	long status;
+	const char *headers[8];
+	const char *body;
+	size_t body_len;	/* 0: strlen(body) */
+};
+
+/* One request as the transport saw it (request i in slot i % MAX). */
+struct fake_http_seen {
+	char url[1024];
+	uint64_t start, len;
+	char headers[1024];	/* the request's header lines, "\n"-joined */
+	char sigv4[128];	/* provider, "" when unsigned */
+	char key[64];
+};
+
+extern struct fake_http_seen fake_http_seen[FAKE_HTTP_MAX];
+extern unsigned fake_http_count;
+
+/* Install the fake with responder(i, url), i counting from 0; also sets
+ * a 1 s timeout and 2 tries (a 2 s read bound). */
+void fake_http_install(void (*responder)(unsigned i, const char *url,
+					 struct fake_http_answer *a));
+
+#endif
