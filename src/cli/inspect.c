@@ -93,7 +93,7 @@ set_http(const char *header_file, const char *ca_file, int insecure,
 	o.header_file = header_file;
 	o.ca_file = ca_file;
 	o.insecure = insecure;
-	return http_set_options(&o, e);
+	return http_options_set(&o, e);
 #else
 	(void)ca_file;
 	if (!header_file && !ca_file && !insecure)

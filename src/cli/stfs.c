@@ -798,7 +798,7 @@ setup_http(const struct stfs_opts *o, struct err *e)
 	ho.cache = o->http.disk;
 	ho.cache_dir = o->http.cache_dir;
 	ho.cache_max = o->http.cache_max;
-	return http_set_options(&ho, e);
+	return http_options_set(&ho, e);
 }
 
 /* hf://: the token comes from the Hub's conventions (HF_TOKEN, the token

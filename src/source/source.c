@@ -189,7 +189,7 @@ source_display(const char *name)
 	if (!source_is_url(name))
 		return strdup(name);
 #ifdef STFS_HAVE_HTTP
-	return hurl_redact(name);
+	return http_url_redact(name);
 #else
 	return strndup(name, strcspn(name, "?#"));
 #endif

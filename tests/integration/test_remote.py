@@ -53,13 +53,13 @@ _wired = None
 
 def front_end_wired():
 	"""stfs passes its options and log function to the HTTP source
-	(http_set_options); until then the daemon's HTTP messages go nowhere."""
+	(http_options_set); until then the daemon's HTTP messages go nowhere."""
 	global _wired
 	if _wired is None:
 		h = run([harness.STFS, "--help"])
 		_wired = b"header_file" in h.stdout + h.stderr
 		if not _wired:
-			print("note: stfs does not call http_set_options() yet: "
+			print("note: stfs does not call http_options_set() yet: "
 			      "log checks skipped", flush=True)
 	return _wired
 

@@ -20,8 +20,9 @@ static void (*respond)(unsigned i, const char *url,
 		       struct fake_http_answer *a);
 
 static int
-fake_get(const struct http_transport *t, const struct htr_req *q,
-	 struct htr_resp *r, const struct htr_sink *sink, char *why,
+fake_get(const struct http_transport *t, const struct http_transport_request *q,
+	 struct http_transport_response *r,
+	 const struct http_transport_sink *sink, char *why,
 	 size_t whylen)
 {
 	struct fake_http_answer a = { 0 };
@@ -96,8 +97,8 @@ fake_http_install(void (*responder)(unsigned i, const char *url,
 	o.timeout_s = 1;
 	o.tries = 2;
 	o.cache = -1;
-	ck_assert_int_eq(http_set_options(&o, &e), 0);
+	ck_assert_int_eq(http_options_set(&o, &e), 0);
 	respond = responder;
 	fake_http_count = 0;
-	htr_set(&fake);
+	http_transport_set(&fake);
 }

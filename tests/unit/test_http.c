@@ -63,14 +63,15 @@ header_value(const struct curl_slist *l, const char *name)
 }
 
 static int
-fake_get(const struct http_transport *t, const struct htr_req *q,
-	 struct htr_resp *r, const struct htr_sink *sink, char *why,
+fake_get(const struct http_transport *t, const struct http_transport_request *q,
+	 struct http_transport_response *r,
+	 const struct http_transport_sink *sink, char *why,
 	 size_t whylen)
 {
 	int cdn = strstr(q->url, "://cdn.test/") != NULL;
 	int redir = strstr(q->url, "/redir/") != NULL;
 	const char *im = header_value(q->headers, "If-Match");
-	uint64_t now = hconf_now_ms(), first, last, off;
+	uint64_t now = http_conf_now_ms(), first, last, off;
 	int hang, refuse = 0, fail = 0, forbid = 0, mode;
 
 	(void)t;
@@ -109,7 +110,8 @@ fake_get(const struct http_transport *t, const struct htr_req *q,
 	}
 	if (fail || forbid) {
 		r->status = fail ? 503 : 403;
-		return sink->head(sink->ud, r) == HTTP_SINK_STOP ? HTTP_STOPPED :
+		return sink->head(sink->ud,
+				  r) == HTTP_SINK_STOP ? HTTP_STOPPED :
 		       HTTP_OK;
 	}
 	if (redir && !cdn) {
@@ -121,14 +123,16 @@ fake_get(const struct http_transport *t, const struct htr_req *q,
 		pthread_mutex_lock(&F.lock);
 		F.resolves++;
 		pthread_mutex_unlock(&F.lock);
-		return sink->head(sink->ud, r) == HTTP_SINK_STOP ? HTTP_STOPPED :
+		return sink->head(sink->ud,
+				  r) == HTTP_SINK_STOP ? HTTP_STOPPED :
 		       HTTP_OK;
 	}
 	pthread_mutex_lock(&F.lock);
 	if (im && strcmp(im, F.etag) != 0) {
 		pthread_mutex_unlock(&F.lock);
 		r->status = 412;
-		return sink->head(sink->ud, r) == HTTP_SINK_STOP ? HTTP_STOPPED :
+		return sink->head(sink->ud,
+				  r) == HTTP_SINK_STOP ? HTTP_STOPPED :
 		       HTTP_OK;
 	}
 	F.data_reqs++;
@@ -180,8 +184,8 @@ setup(void)
 	o.readahead_mb = 8;
 	o.connections = 4;
 	o.cache = -1;		/* the disk cache only where a test says */
-	ck_assert_int_eq(http_set_options(&o, &e), 0);
-	htr_set(&fake);
+	ck_assert_int_eq(http_options_set(&o, &e), 0);
+	http_transport_set(&fake);
 }
 
 static void
@@ -191,9 +195,9 @@ teardown(void)
 }
 
 static struct source *
-open_url(const char *url, const struct http_src_opts *o)
+open_url(const char *url, const struct source_http_opts *o)
 {
-	struct http_src_opts none = { 0 };
+	struct source_http_opts none = { 0 };
 	struct source *s = NULL;
 	struct err e = { 0 };
 
@@ -223,37 +227,37 @@ read_all(struct source *s, size_t chunk)
 START_TEST(cache_lru_evicts_oldest)
 {
 	static int owner;
-	struct hblock *b[9];
+	struct http_cache_block *b[9];
 	int i;
 
-	hconf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
-	hcache_lock();
+	http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	http_cache_lock();
 	for (i = 0; i < 8; i++) {
-		b[i] = hcache_new(&owner, (uint64_t)i, HTTP_BLOCK_BYTES, 1);
+		b[i] = http_cache_new(&owner, (uint64_t)i, HTTP_BLOCK_BYTES, 1);
 		ck_assert_ptr_nonnull(b[i]);
-		hcache_ready(b[i]);
+		http_cache_ready(b[i]);
 	}
-	ck_assert_uint_eq(hcache_bytes(), 8 * (uint64_t)HTTP_BLOCK_BYTES);
-	hcache_touch(b[0]);		/* 1 is now the oldest */
+	ck_assert_uint_eq(http_cache_bytes(), 8 * (uint64_t)HTTP_BLOCK_BYTES);
+	http_cache_touch(b[0]);		/* 1 is now the oldest */
 	b[1]->refs++;			/* ... but in use: 2 goes */
-	b[8] = hcache_new(&owner, 8, HTTP_BLOCK_BYTES, 1);
+	b[8] = http_cache_new(&owner, 8, HTTP_BLOCK_BYTES, 1);
 	ck_assert_ptr_nonnull(b[8]);
-	ck_assert_ptr_eq(hcache_lookup(&owner, 0), b[0]);
-	ck_assert_ptr_eq(hcache_lookup(&owner, 1), b[1]);
-	ck_assert_ptr_null(hcache_lookup(&owner, 2));
+	ck_assert_ptr_eq(http_cache_lookup(&owner, 0), b[0]);
+	ck_assert_ptr_eq(http_cache_lookup(&owner, 1), b[1]);
+	ck_assert_ptr_null(http_cache_lookup(&owner, 2));
 	/* read-ahead does not push out blocks in use */
 	for (i = 3; i < 8; i++)
-		hcache_lookup(&owner, (uint64_t)i)->refs++;
+		http_cache_lookup(&owner, (uint64_t)i)->refs++;
 	b[0]->refs++;
-	ck_assert_ptr_null(hcache_new(&owner, 9, HTTP_BLOCK_BYTES, 1));
+	ck_assert_ptr_null(http_cache_new(&owner, 9, HTTP_BLOCK_BYTES, 1));
 	/* a failed block leaves the table */
-	hcache_failed(b[8]);
-	ck_assert_ptr_null(hcache_lookup(&owner, 8));
+	http_cache_failed(b[8]);
+	ck_assert_ptr_null(http_cache_lookup(&owner, 8));
 	for (i = 0; i < 8; i++)
 		if (i != 2)
 			b[i]->refs = 0;
-	hcache_drop(&owner);
-	hcache_unlock();
+	http_cache_drop(&owner);
+	http_cache_unlock();
 }
 END_TEST
 
@@ -315,7 +319,7 @@ START_TEST(refused_until_restart)
 	char buf[4096];
 	unsigned before = F.requests;
 
-	F.refuse_until = hconf_now_ms() + 1200;	/* bound: 3 s */
+	F.refuse_until = http_conf_now_ms() + 1200;	/* bound: 3 s */
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 9 << 20), 0);
 	ck_assert(memcmp(buf, F.data + (9 << 20), sizeof(buf)) == 0);
 	ck_assert_uint_gt(F.requests - before, 2);	/* it kept trying */
@@ -332,9 +336,9 @@ START_TEST(hung_server_one_wait)
 	unsigned n;
 
 	F.hang = 1;
-	t0 = hconf_now_ms();
+	t0 = http_conf_now_ms();
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 3 << 20), -EIO);
-	ck_assert_uint_lt(hconf_now_ms() - t0, 2 * hconf_bound_ms());
+	ck_assert_uint_lt(http_conf_now_ms() - t0, 2 * http_conf_bound_ms());
 	n = F.requests;
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 3 << 20), -EIO);
 	ck_assert_uint_eq(F.requests, n);	/* no second wait */
@@ -350,7 +354,7 @@ END_TEST
 START_TEST(redirect_resolved_once)
 {
 	static const char *const hdrs[] = { "Authorization: Bearer tok", NULL };
-	struct http_src_opts o = { .headers = hdrs };
+	struct source_http_opts o = { .headers = hdrs };
 	struct source *s = open_url("https://origin.test/redir/m.safetensors",
 				    &o);
 
@@ -375,7 +379,7 @@ END_TEST
 
 START_TEST(no_https_downgrade)
 {
-	struct http_src_opts o = { 0 };
+	struct source_http_opts o = { 0 };
 	struct source *s = NULL;
 	struct err e = { 0 };
 
@@ -406,7 +410,7 @@ END_TEST
 
 START_TEST(known_size_no_probe)
 {
-	struct http_src_opts o = {
+	struct source_http_opts o = {
 		.size_known = 1, .size = OBJ_SIZE, .etag = "\"v1\"",
 		.display = "hf://org/model/m.safetensors",
 	};
@@ -429,7 +433,7 @@ START_TEST(stats_count)
 	json_t *j;
 	char buf[4096];
 
-	hconf.ra_max = 0;	/* no read-ahead: exact counts */
+	http_conf.ra_max = 0;	/* no read-ahead: exact counts */
 	F.fail503 = 1;
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 4 << 20), 0);
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 4 << 20), 0);
@@ -471,7 +475,7 @@ disk_on(void)
 	ck_assert_ptr_nonnull(mkdtemp(cache_dir));
 	o.cache = 1;
 	o.cache_dir = cache_dir;
-	ck_assert_int_eq(http_set_options(&o, &e), 0);
+	ck_assert_int_eq(http_options_set(&o, &e), 0);
 }
 
 static void
@@ -525,8 +529,9 @@ START_TEST(disk_second_mount_no_data)
 	ck_assert_uint_gt(F.data_reqs, 1);
 	ck_assert_uint_eq(stat_of(s, NULL, "disk_cache_hits"), 0);
 	source_close(s);
-	ck_assert_uint_le(hdisk_trim(1ull << 40), 2ull * (OBJ_SIZE + 64 * 16));
-	ck_assert_uint_le(hdisk_trim(4 << 20), 4 << 20);
+	ck_assert_uint_le(http_disk_trim(1ull << 40),
+			  2ull * (OBJ_SIZE + 64 * 16));
+	ck_assert_uint_le(http_disk_trim(4 << 20), 4 << 20);
 	disk_off();
 }
 END_TEST
@@ -567,7 +572,7 @@ START_TEST(disk_unusable_dir_degrades)
 
 	o.cache = 1;
 	o.cache_dir = "/proc/version/stfs";	/* cannot be made */
-	ck_assert_int_eq(http_set_options(&o, &e), 0);
+	ck_assert_int_eq(http_options_set(&o, &e), 0);
 	s = open_url("http://origin.test/m.safetensors", NULL);
 	read_all(s, 4 << 20);
 	source_close(s);
@@ -583,7 +588,7 @@ http_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	/* after the last test: no read-ahead thread left running (valgrind,
 	 * CK_FORK=no, would count its TLS as possibly lost) */
-	tcase_add_unchecked_fixture(tc, NULL, hpf_shutdown);
+	tcase_add_unchecked_fixture(tc, NULL, http_prefetch_shutdown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, cache_lru_evicts_oldest);
 	tcase_add_test(tc, sequential_read_coalesces);

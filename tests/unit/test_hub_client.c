@@ -144,7 +144,8 @@ START_TEST(test_status_messages)
 	ck_assert_ptr_nonnull(strstr(message(1, 404, "RevisionNotFound"),
 				     "revision `main` not found"));
 	ck_assert_ptr_nonnull(strstr(message(1, 500, ""), "HTTP 500"));
-	ck_assert_ptr_nonnull(strstr(message(1, 0, ""), "cannot reach the Hub"));
+	ck_assert_ptr_nonnull(strstr(message(1, 0, ""),
+				     "cannot reach the Hub"));
 }
 END_TEST
 
@@ -249,7 +250,7 @@ START_TEST(test_missing_file_in_hub_words)
 END_TEST
 
 static void
-keep(struct hget *g, const char *p, size_t n)
+keep(struct http_fetch_range *g, const char *p, size_t n)
 {
 	memcpy((char *)g->ud + g->got, p, n);
 }
@@ -260,31 +261,34 @@ keep(struct hget *g, const char *p, size_t n)
 START_TEST(test_expiries_leave_nothing)
 {
 	static char buf[4096];
-	struct hobj o;
+	struct http_fetch_object o;
 	size_t before;
 	unsigned k;
 
 	hub_setup(1);
 	cdn_refuses_every_other = 1;
 	fake_http_install(answer_files);
-	ck_assert_int_eq(hobj_init(&o, "https://hub.test/o/n/resolve/abc/m",
-				   NULL, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(http_fetch_init(&o,
+					 "https://hub.test/o/n/resolve/abc/m",
+					 NULL, NULL, NULL, NULL), 0);
 	o.size = OBJ;
 	for (k = 0; k < 302; k++) {
-		struct hget g = {
-			.kind = HS_REQ_DATA, .start = (k % 50) * 4096,
+		struct http_fetch_range g = {
+			.kind = HTTP_STATS_REQ_DATA, .start = (k % 50) * 4096,
 			.len = sizeof(buf), .data = keep, .ud = buf,
 		};
 
 		if (k == 2)
 			before = mallinfo2().uordblks;
-		ck_assert_msg(hobj_fetch(&o, &g, hconf_now_ms() + 2000) ==
+		ck_assert_msg(http_fetch_get(&o, &g,
+					     http_conf_now_ms() + 2000) ==
 			      HTTP_OK, "fetch %u: %s", k, g.why);
 		ck_assert_mem_eq(buf, obj + g.start, sizeof(buf));
 	}
-	ck_assert_uint_ge(hstat_get(&o.stats.requests[HS_REQ_RESOLVE]), 300);
+	ck_assert_uint_ge(http_stats_get(
+		&o.stats.requests[HTTP_STATS_REQ_RESOLVE]), 300);
 	ck_assert_uint_le(mallinfo2().uordblks, before + 4096);
-	hobj_fini(&o);
+	http_fetch_fini(&o);
 }
 END_TEST
 

@@ -12,8 +12,8 @@
 #define BUCKETS		4096
 #define HUGE_PAGE	(2u << 20)	/* transparent huge page size */
 
-LIST_HEAD(hbucket, hblock);
-TAILQ_HEAD(hlru, hblock);
+LIST_HEAD(hbucket, http_cache_block);
+TAILQ_HEAD(hlru, http_cache_block);
 
 static struct {
 	pthread_once_t once;
@@ -48,45 +48,45 @@ cache_init(void)
 }
 
 void
-hcache_lock(void)
+http_cache_lock(void)
 {
 	pthread_once(&C.once, cache_init);
 	pthread_mutex_lock(&C.lock);
 }
 
 void
-hcache_unlock(void)
+http_cache_unlock(void)
 {
 	pthread_mutex_unlock(&C.lock);
 }
 
 void
-hcache_broadcast(void)
+http_cache_broadcast(void)
 {
 	pthread_cond_broadcast(&C.changed);
 }
 
 int
-hcache_wait(uint64_t until_ms)
+http_cache_wait(uint64_t until_ms)
 {
 	struct timespec ts = {
 		(time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000
 	};
 
 	if (pthread_cond_timedwait(&C.changed, &C.lock, &ts) == ETIMEDOUT &&
-	    hconf_now_ms() >= until_ms)
+	    http_conf_now_ms() >= until_ms)
 		return ETIMEDOUT;
 	return 0;
 }
 
 void
-hcache_cond_wait(void *cond)
+http_cache_cond_wait(void *cond)
 {
 	pthread_cond_wait(cond, &C.lock);
 }
 
 uint64_t
-hcache_bytes(void)
+http_cache_bytes(void)
 {
 	return C.bytes;
 }
@@ -100,10 +100,10 @@ bucket_of(const void *owner, uint64_t idx)
 	return &C.buckets[(k ^ (k >> 29)) % BUCKETS];
 }
 
-struct hblock *
-hcache_lookup(const void *owner, uint64_t idx)
+struct http_cache_block *
+http_cache_lookup(const void *owner, uint64_t idx)
 {
-	struct hblock *b;
+	struct http_cache_block *b;
 
 	LIST_FOREACH(b, bucket_of(owner, idx), hlink)
 		if (b->owner == owner && b->idx == idx)
@@ -112,7 +112,7 @@ hcache_lookup(const void *owner, uint64_t idx)
 }
 
 static void
-unhash(struct hblock *b)
+unhash(struct http_cache_block *b)
 {
 	if (b->in_lru) {
 		TAILQ_REMOVE(&C.lru, b, lru);
@@ -127,7 +127,7 @@ unhash(struct hblock *b)
 static void
 arena_init(void)
 {
-	size_t n = (size_t)(hconf.cache_bytes / HTTP_BLOCK_BYTES), i;
+	size_t n = (size_t)(http_conf.cache_bytes / HTTP_BLOCK_BYTES), i;
 	size_t map = n * HTTP_BLOCK_BYTES + HUGE_PAGE;
 	char *p;
 
@@ -170,7 +170,7 @@ data_alloc(size_t len)
 }
 
 static void
-block_free(struct hblock *b)
+block_free(struct http_cache_block *b)
 {
 	C.bytes -= b->len;
 	if (in_arena(b->data))
@@ -185,9 +185,9 @@ block_free(struct hblock *b)
 static void
 evict(uint64_t need)
 {
-	struct hblock *b = TAILQ_LAST(&C.lru, hlru), *prev;
+	struct http_cache_block *b = TAILQ_LAST(&C.lru, hlru), *prev;
 
-	while (b && C.bytes + need > hconf.cache_bytes) {
+	while (b && C.bytes + need > http_conf.cache_bytes) {
 		prev = TAILQ_PREV(b, hlru, lru);
 		/* b->job: its transfer still points at it */
 		if (b->refs == 0 && !b->job) {
@@ -198,13 +198,13 @@ evict(uint64_t need)
 	}
 }
 
-struct hblock *
-hcache_new(const void *owner, uint64_t idx, size_t len, int must_fit)
+struct http_cache_block *
+http_cache_new(const void *owner, uint64_t idx, size_t len, int must_fit)
 {
-	struct hblock *b;
+	struct http_cache_block *b;
 
 	evict(len);
-	if (must_fit && C.bytes + len > hconf.cache_bytes)
+	if (must_fit && C.bytes + len > http_conf.cache_bytes)
 		return NULL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -217,7 +217,7 @@ hcache_new(const void *owner, uint64_t idx, size_t len, int must_fit)
 	b->owner = owner;
 	b->idx = idx;
 	b->len = len;
-	b->state = HB_LOADING;
+	b->state = HTTP_CACHE_LOADING;
 	LIST_INSERT_HEAD(bucket_of(owner, idx), b, hlink);
 	b->hashed = 1;
 	C.bytes += len;
@@ -225,27 +225,27 @@ hcache_new(const void *owner, uint64_t idx, size_t len, int must_fit)
 }
 
 void
-hcache_ready(struct hblock *b)
+http_cache_ready(struct http_cache_block *b)
 {
-	b->state = HB_READY;
+	b->state = HTTP_CACHE_READY;
 	if (b->hashed && !b->in_lru) {
 		TAILQ_INSERT_HEAD(&C.lru, b, lru);
 		b->in_lru = 1;
 	}
-	hcache_broadcast();
+	http_cache_broadcast();
 }
 
 void
-hcache_failed(struct hblock *b)
+http_cache_failed(struct http_cache_block *b)
 {
-	b->state = HB_FAILED;
+	b->state = HTTP_CACHE_FAILED;
 	unhash(b);
 	if (b->refs == 0)
 		block_free(b);
 }
 
 void
-hcache_touch(struct hblock *b)
+http_cache_touch(struct http_cache_block *b)
 {
 	if (b->in_lru) {
 		TAILQ_REMOVE(&C.lru, b, lru);
@@ -254,19 +254,19 @@ hcache_touch(struct hblock *b)
 }
 
 void
-hcache_unref(struct hblock *b)
+http_cache_unref(struct http_cache_block *b)
 {
 	if (--b->refs == 0 && !b->hashed)
 		block_free(b);
 }
 
 void
-hcache_drop(const void *owner)
+http_cache_drop(const void *owner)
 {
 	size_t k;
 
 	for (k = 0; k < BUCKETS; k++) {
-		struct hblock *b, *next;
+		struct http_cache_block *b, *next;
 
 		for (b = LIST_FIRST(&C.buckets[k]); b; b = next) {
 			next = LIST_NEXT(b, hlink);

@@ -1,5 +1,5 @@
 /* http_conf.c - settings of the HTTP(S) sources: defaults, environment,
- * http_set_options(), the header file, messages and clocks. */
+ * http_options_set(), the header file, messages and clocks. */
 #include "source/http/http_conf.h"
 
 #include <errno.h>
@@ -20,14 +20,14 @@
 
 #define HTTP_HEADER_FILE_MAX	(64u << 10)
 
-struct http_conf hconf;
+struct http_conf http_conf;
 
 static pthread_once_t conf_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t conf_lock = PTHREAD_MUTEX_INITIALIZER;
 static int headers_loaded;
 
 void
-hconf_log(int prio, const char *fmt, ...)
+http_conf_log(int prio, const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -35,14 +35,15 @@ hconf_log(int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (hconf.log)
-		hconf.log(prio, msg);
+	if (http_conf.log)
+		http_conf.log(prio, msg);
 	else
-		syslog(prio, "%s", msg);	/* never stderr: may be a daemon */
+		syslog(prio, "%s",
+		       msg);	/* never stderr: may be a daemon */
 }
 
 void
-hconf_warn(const char *fmt, ...)
+http_conf_warn(const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -50,14 +51,14 @@ hconf_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (hconf.log)
-		hconf.log(HTTP_LOG_WARNING, msg);
+	if (http_conf.log)
+		http_conf.log(HTTP_LOG_WARNING, msg);
 	else
 		fprintf(stderr, "%s\n", msg);
 }
 
 uint64_t
-hconf_now_ms(void)
+http_conf_now_ms(void)
 {
 	struct timespec ts;
 
@@ -66,7 +67,7 @@ hconf_now_ms(void)
 }
 
 void
-hconf_sleep_ms(uint64_t ms)
+http_conf_sleep_ms(uint64_t ms)
 {
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
 
@@ -75,13 +76,13 @@ hconf_sleep_ms(uint64_t ms)
 }
 
 uint64_t
-hconf_bound_ms(void)
+http_conf_bound_ms(void)
 {
-	return (uint64_t)hconf.tries * hconf.timeout_s * 1000;
+	return (uint64_t)http_conf.tries * http_conf.timeout_s * 1000;
 }
 
 int
-hconf_parse_bool(const char *s)
+http_conf_parse_bool(const char *s)
 {
 	static const char *const yes[] = { "1", "on", "yes", "true" };
 	static const char *const no[] = { "0", "off", "no", "false" };
@@ -96,7 +97,7 @@ hconf_parse_bool(const char *s)
 	return -1;
 }
 
-/* The first malformed setting of the environment, for hconf_ready(). */
+/* The first malformed setting of the environment, for http_conf_ready(). */
 static char conf_error[256];
 
 /* A boolean variable: unset or empty -> dflt. */
@@ -108,7 +109,7 @@ env_bool(const char *name, int dflt)
 
 	if (!v || !*v)
 		return dflt;
-	b = hconf_parse_bool(v);
+	b = http_conf_parse_bool(v);
 	if (b < 0 && !conf_error[0])
 		snprintf(conf_error, sizeof(conf_error), "%s=%.64s: not a "
 			 "boolean (1/on/yes/true or 0/off/no/false)", name, v);
@@ -129,7 +130,7 @@ env_uint(const char *name, unsigned dflt)
 }
 
 int
-hconf_parse_size(const char *s, uint64_t *out)
+http_conf_parse_size(const char *s, uint64_t *out)
 {
 	unsigned long long n;
 	char *end;
@@ -181,30 +182,32 @@ conf_init(void)
 	const char *dd = getenv("STFS_CACHE_DIR");
 	const char *dm = getenv("STFS_CACHE_MAX");
 
-	hconf.insecure = env_bool("STFS_HTTP_INSECURE", 0);
+	http_conf.insecure = env_bool("STFS_HTTP_INSECURE", 0);
 	if (ca && *ca)
-		hconf.ca_file = strdup(ca);
-	hconf.cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
-					       HTTP_DEFAULT_CACHE_MB) << 20;
-	hconf.timeout_s = env_uint("STFS_HTTP_TIMEOUT", HTTP_DEFAULT_TIMEOUT_S);
+		http_conf.ca_file = strdup(ca);
+	http_conf.cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
+						   HTTP_DEFAULT_CACHE_MB) << 20;
+	http_conf.timeout_s = env_uint("STFS_HTTP_TIMEOUT",
+				       HTTP_DEFAULT_TIMEOUT_S);
 	/* STFS_HTTP_RETRIES counts the extra attempts (0: try once). */
-	hconf.tries = env_uint("STFS_HTTP_RETRIES", HTTP_DEFAULT_TRIES - 1) + 1;
-	hconf.ra_max = (uint64_t)env_uint("STFS_HTTP_READAHEAD_MB",
-					  HTTP_DEFAULT_READAHEAD_MB) << 20;
-	hconf.max_workers = env_uint("STFS_HTTP_CONNECTIONS",
-				     HTTP_DEFAULT_CONNECTIONS);
-	if (hconf.timeout_s == 0)
-		hconf.timeout_s = HTTP_DEFAULT_TIMEOUT_S;
-	if (hconf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
-		hconf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
-	hconf.disk_on = env_bool("STFS_CACHE", 1);
-	hconf.disk_dir = dd && *dd ? strdup(dd) : default_cache_dir();
-	if (!dm || hconf_parse_size(dm, &hconf.disk_max) != 0)
-		hconf.disk_max = HDISK_DEFAULT_MAX;
+	http_conf.tries = env_uint("STFS_HTTP_RETRIES",
+				   HTTP_DEFAULT_TRIES - 1) + 1;
+	http_conf.ra_max = (uint64_t)env_uint("STFS_HTTP_READAHEAD_MB",
+					      HTTP_DEFAULT_READAHEAD_MB) << 20;
+	http_conf.max_workers = env_uint("STFS_HTTP_CONNECTIONS",
+					 HTTP_DEFAULT_CONNECTIONS);
+	if (http_conf.timeout_s == 0)
+		http_conf.timeout_s = HTTP_DEFAULT_TIMEOUT_S;
+	if (http_conf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
+		http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	http_conf.disk_on = env_bool("STFS_CACHE", 1);
+	http_conf.disk_dir = dd && *dd ? strdup(dd) : default_cache_dir();
+	if (!dm || http_conf_parse_size(dm, &http_conf.disk_max) != 0)
+		http_conf.disk_max = HTTP_CONF_DISK_MAX;
 }
 
 int
-hconf_ready(struct err *e)
+http_conf_ready(struct err *e)
 {
 	pthread_once(&conf_once, conf_init);
 	if (conf_error[0])
@@ -213,10 +216,10 @@ hconf_ready(struct err *e)
 }
 
 unsigned
-http_read_bound_s(void)
+http_options_read_bound_s(void)
 {
 	pthread_once(&conf_once, conf_init);
-	return hconf.tries * hconf.timeout_s;
+	return http_conf.tries * http_conf.timeout_s;
 }
 
 static int
@@ -293,8 +296,8 @@ parse_header_text(const char *path, char *text, struct curl_slist **list,
 }
 
 int
-hconf_load_header_file(const char *path, struct curl_slist **out,
-		       struct err *e)
+http_conf_load_header_file(const char *path, struct curl_slist **out,
+			   struct err *e)
 {
 	struct curl_slist *list = NULL;
 	struct stat st;
@@ -305,12 +308,13 @@ hconf_load_header_file(const char *path, struct curl_slist **out,
 
 	f = fopen(path, "re");
 	if (!f)
-		return err_set(e, ERR_USAGE, "cannot read the header file %s: %s",
+		return err_set(e, ERR_USAGE,
+			       "cannot read the header file %s: %s",
 			       path, strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-		hconf_warn("warning: the header file %s is readable by group "
-			   "or others (mode %04o); chmod 600 it", path,
-			   (unsigned)(st.st_mode & 07777));
+		http_conf_warn("warning: the header file %s is readable by group "
+			       "or others (mode %04o); chmod 600 it", path,
+			       (unsigned)(st.st_mode & 07777));
 	text = calloc(1, HTTP_HEADER_FILE_MAX + 1);
 	if (!text) {
 		fclose(f);
@@ -337,64 +341,65 @@ hconf_load_header_file(const char *path, struct curl_slist **out,
 }
 
 int
-http_set_options(const struct http_options *o, struct err *e)
+http_options_set(const struct http_options *o, struct err *e)
 {
 	struct curl_slist *list = NULL;
 	const char *hf;
 	int rc = 0;
 
-	if (hconf_ready(e))
+	if (http_conf_ready(e))
 		return -1;
 	if (o->log)
-		hconf.log = o->log;	/* before the header file's warning */
+		http_conf.log = o->log;	/* before the header file's warning */
 	hf = o->header_file;
 	if (!hf && getenv("STFS_HTTP_HEADER_FILE") &&
 	    *getenv("STFS_HTTP_HEADER_FILE"))
 		hf = getenv("STFS_HTTP_HEADER_FILE");
-	if (hf && hconf_load_header_file(hf, &list, e))
+	if (hf && http_conf_load_header_file(hf, &list, e))
 		return -1;
 	pthread_mutex_lock(&conf_lock);
-	curl_slist_free_all(hconf.headers);
-	hconf.headers = list;
+	curl_slist_free_all(http_conf.headers);
+	http_conf.headers = list;
 	headers_loaded = 1;
 	if (o->ca_file) {
-		free(hconf.ca_file);
-		hconf.ca_file = strdup(o->ca_file);
-		if (!hconf.ca_file)
+		free(http_conf.ca_file);
+		http_conf.ca_file = strdup(o->ca_file);
+		if (!http_conf.ca_file)
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
 	if (o->insecure)
-		hconf.insecure = 1;
+		http_conf.insecure = 1;
 	if (o->cache_mb)
-		hconf.cache_bytes = (uint64_t)o->cache_mb << 20;
-	if (hconf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
-		hconf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+		http_conf.cache_bytes = (uint64_t)o->cache_mb << 20;
+	if (http_conf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
+		http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
 	if (o->timeout_s)
-		hconf.timeout_s = o->timeout_s;
+		http_conf.timeout_s = o->timeout_s;
 	if (o->tries)
-		hconf.tries = o->tries;
+		http_conf.tries = o->tries;
 	if (o->readahead_mb)
-		hconf.ra_max = (uint64_t)o->readahead_mb << 20;
+		http_conf.ra_max = (uint64_t)o->readahead_mb << 20;
 	if (o->connections)
-		hconf.max_workers = o->connections;
+		http_conf.max_workers = o->connections;
 	if (o->cache)
-		hconf.disk_on = o->cache > 0;
+		http_conf.disk_on = o->cache > 0;
 	if (o->cache_dir) {
 		char cwd[4096];
 
-		free(hconf.disk_dir);
+		free(http_conf.disk_dir);
 		/* absolute: the daemon changes to / when it forks */
 		if (o->cache_dir[0] != '/' && getcwd(cwd, sizeof(cwd))) {
-			if (asprintf(&hconf.disk_dir, "%s/%s", cwd,
+			if (asprintf(&http_conf.disk_dir, "%s/%s", cwd,
 				     o->cache_dir) < 0)
-				hconf.disk_dir = NULL;
+				http_conf.disk_dir = NULL;
 		} else {
-			hconf.disk_dir = strdup(o->cache_dir);
+			http_conf.disk_dir = strdup(o->cache_dir);
 		}
-		if (!hconf.disk_dir)
+		if (!http_conf.disk_dir)
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	if (o->cache_max && hconf_parse_size(o->cache_max, &hconf.disk_max))
+	if (o->cache_max && http_conf_parse_size(o->cache_max,
+						 &http_conf.disk_max))
 		rc = err_set(e, ERR_USAGE, "cache_max=%s: not a size (e.g. "
 			     "10G, 512M)", o->cache_max);
 	pthread_mutex_unlock(&conf_lock);
@@ -402,7 +407,7 @@ http_set_options(const struct http_options *o, struct err *e)
 }
 
 int
-hconf_headers(struct err *e)
+http_conf_headers(struct err *e)
 {
 	const char *hf = getenv("STFS_HTTP_HEADER_FILE");
 	struct curl_slist *list = NULL;
@@ -411,9 +416,9 @@ hconf_headers(struct err *e)
 	pthread_mutex_lock(&conf_lock);
 	if (!headers_loaded) {
 		if (hf && *hf)
-			rc = hconf_load_header_file(hf, &list, e);
+			rc = http_conf_load_header_file(hf, &list, e);
 		if (rc == 0) {
-			hconf.headers = list;
+			http_conf.headers = list;
 			headers_loaded = 1;
 		}
 	}

@@ -1,9 +1,9 @@
 /* http_conf.h - settings of the HTTP(S) sources, the header file, logging.
  *
  * One process-wide set of settings: the defaults, overridden by the
- * environment (STFS_HTTP_*), overridden by http_set_options().  They are
+ * environment (STFS_HTTP_*), overridden by http_options_set().  They are
  * fixed once the first source is open; the other http_* modules read
- * hconf directly.
+ * http_conf directly.
  */
 #ifndef STFS_HTTP_CONF_H
 #define STFS_HTTP_CONF_H
@@ -12,7 +12,7 @@
 
 #include "source/http/http_options.h"
 
-#define HDISK_DEFAULT_MAX	(10ull << 30)	/* cache_max by default */
+#define HTTP_CONF_DISK_MAX	(10ull << 30)	/* cache_max by default */
 
 struct curl_slist;
 struct err;
@@ -32,42 +32,42 @@ struct http_conf {
 	uint64_t disk_max;
 };
 
-extern struct http_conf hconf;
+extern struct http_conf http_conf;
 
-/* Fill hconf from the environment once; 0 or -1 with *e (ERR_USAGE: a
+/* Fill http_conf from the environment once; 0 or -1 with *e (ERR_USAGE: a
  * malformed boolean such as STFS_HTTP_INSECURE=maybe, named). */
-int hconf_ready(struct err *e);
+int http_conf_ready(struct err *e);
 
-/* Load $STFS_HTTP_HEADER_FILE unless http_set_options() ran. */
-int hconf_headers(struct err *e);
+/* Load $STFS_HTTP_HEADER_FILE unless http_options_set() ran. */
+int http_conf_headers(struct err *e);
 
 /* Parse a header file into a list of "Name: value" lines: blank and '#'
  * lines skipped, a line without a colon is "Authorization: Bearer LINE".
  * Messages name the file and line, never the contents.  A file readable
  * by group or others draws a warning on stderr (as ssh does for keys). */
-int hconf_load_header_file(const char *path, struct curl_slist **out,
-			   struct err *e);
+int http_conf_load_header_file(const char *path, struct curl_slist **out,
+			       struct err *e);
 
-void hconf_log(int prio, const char *fmt, ...)
+void http_conf_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* A warning the user should see at once (not a daemon's message): to the
  * log callback when a front end gave one, else to stderr as it is.  The
  * library never names the program: the front end's callback does. */
-void hconf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void http_conf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The one parser of boolean settings (environment and options):
  * 1/on/yes/true -> 1, 0/off/no/false -> 0 (any case), else -1. */
-int hconf_parse_bool(const char *s);
+int http_conf_parse_bool(const char *s);
 
 /* "10G", "512M", "1048576": bytes (K, M, G, T are powers of 1024).
  * 0, or -1 when malformed. */
-int hconf_parse_size(const char *s, uint64_t *out);
+int http_conf_parse_size(const char *s, uint64_t *out);
 
-uint64_t hconf_now_ms(void);
-void hconf_sleep_ms(uint64_t ms);
+uint64_t http_conf_now_ms(void);
+void http_conf_sleep_ms(uint64_t ms);
 
 /* How long one read may wait for the network, in ms (tries * timeout). */
-uint64_t hconf_bound_ms(void);
+uint64_t http_conf_bound_ms(void);
 
 #endif

@@ -76,7 +76,7 @@ curl_init(void)
 }
 
 /* This thread's easy handle, with the options that never change: the
- * one TLS policy of stfs (hconf: ca_file, insecure) among them.  Proxies
+ * one TLS policy of stfs (http_conf: ca_file, insecure) among them.  Proxies
  * come from the environment (http_proxy, https_proxy, no_proxy), as
  * libcurl reads them. */
 static CURL *
@@ -105,18 +105,18 @@ thread_handle(void)
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 256L << 10);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	if (hconf.insecure) {
+	if (http_conf.insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (hconf.ca_file)
-		curl_easy_setopt(h, CURLOPT_CAINFO, hconf.ca_file);
+	if (http_conf.ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, http_conf.ca_file);
 	return h;
 }
 
 struct xchg {
-	struct htr_resp *r;
-	const struct htr_sink *sink;
+	struct http_transport_response *r;
+	const struct http_transport_sink *sink;
 	int headed;		/* sink->head() called */
 	int mode;		/* its answer */
 };
@@ -150,7 +150,7 @@ parse_u64(const char **p, uint64_t *out)
 
 /* "bytes FIRST-LAST/TOTAL", "bytes FIRST-LAST/(star)" or "bytes (star)/TOTAL". */
 static void
-parse_content_range(struct htr_resp *r, const char *v)
+parse_content_range(struct http_transport_response *r, const char *v)
 {
 	const char *p = v;
 
@@ -176,7 +176,7 @@ parse_content_range(struct htr_resp *r, const char *v)
 }
 
 static void
-status_line(struct htr_resp *r, const char *p, size_t n)
+status_line(struct http_transport_response *r, const char *p, size_t n)
 {
 	const char *sp = memchr(p, ' ', n);
 	size_t k;
@@ -193,7 +193,7 @@ static size_t
 header_cb(char *p, size_t size, size_t nmemb, void *ud)
 {
 	struct xchg *x = ud;
-	struct htr_resp *r = x->r;
+	struct http_transport_response *r = x->r;
 	size_t n = size * nmemb;
 	char line[HTTP_LOCATION_MAX + 64];
 	char *colon, *v, *end;
@@ -228,7 +228,8 @@ header_cb(char *p, size_t size, size_t nmemb, void *ud)
 	} else if (strcasecmp(line, "ETag") == 0) {
 		copy_value(r->etag, sizeof(r->etag), v, (size_t)(end - v));
 	} else if (strcasecmp(line, "Last-Modified") == 0) {
-		copy_value(r->lastmod, sizeof(r->lastmod), v, (size_t)(end - v));
+		copy_value(r->lastmod, sizeof(r->lastmod), v,
+			   (size_t)(end - v));
 	} else if (strcasecmp(line, "Location") == 0) {
 		copy_value(r->location, sizeof(r->location), v,
 			   (size_t)(end - v));
@@ -248,7 +249,8 @@ write_cb(char *p, size_t size, size_t nmemb, void *ud)
 	}
 	if (x->mode == HTTP_SINK_DISCARD)
 		return n;
-	if (x->mode != HTTP_SINK_TAKE || x->sink->body(x->sink->ud, p, n) != HTTP_SINK_TAKE) {
+	if (x->mode != HTTP_SINK_TAKE ||
+	    x->sink->body(x->sink->ud, p, n) != HTTP_SINK_TAKE) {
 		x->mode = HTTP_SINK_STOP;
 		return 0;	/* abort: CURLE_WRITE_ERROR */
 	}
@@ -279,8 +281,9 @@ curl_transient(CURLcode rc)
 }
 
 static int
-curl_get(const struct http_transport *t, const struct htr_req *q,
-	 struct htr_resp *r, const struct htr_sink *sink, char *why,
+curl_get(const struct http_transport *t, const struct http_transport_request *q,
+	 struct http_transport_response *r,
+	 const struct http_transport_sink *sink, char *why,
 	 size_t whylen)
 {
 	struct xchg x = { .r = r, .sink = sink };
@@ -348,20 +351,20 @@ static const struct http_transport curl_transport = {
 };
 
 const struct http_transport *
-htr_curl(void)
+http_curl_transport(void)
 {
 	pthread_once(&K.once, curl_init);
 	return K.failed ? NULL : &curl_transport;
 }
 
 const struct http_transport *
-htr_current(void)
+http_transport_current(void)
 {
-	return current ? current : htr_curl();
+	return current ? current : http_curl_transport();
 }
 
 void
-htr_set(const struct http_transport *t)
+http_transport_set(const struct http_transport *t)
 {
 	current = t;
 }

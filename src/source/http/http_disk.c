@@ -18,7 +18,7 @@
 #define TRAILER_LEN	16		/* magic + 64-bit checksum */
 #define IDENT_MAX	4096
 
-struct hdisk_obj {
+struct http_disk_object {
 	int dfd;			/* DIR/v1/KK/KEY */
 };
 
@@ -59,10 +59,10 @@ static void
 off_with_warning(const char *what, int err)
 {
 	if (!__atomic_exchange_n(&broken, 1, __ATOMIC_RELAXED))
-		hconf_log(HTTP_LOG_WARNING, "disk cache %s: %s (%s); blocks "
-			  "are not cached on disk any more in this process",
-			  hconf.disk_dir ? hconf.disk_dir : "?", what,
-			  strerror(err));
+		http_conf_log(HTTP_LOG_WARNING, "disk cache %s: %s (%s); "
+			      "blocks are not cached on disk any more in this "
+			      "process", http_conf.disk_dir ?
+			      http_conf.disk_dir : "?", what, strerror(err));
 }
 
 /* mkdir -p, 0700 for what is made here. */
@@ -137,15 +137,15 @@ check_ident(int dfd, const char *ident)
 	return got == (ssize_t)n && memcmp(buf, ident, n) == 0 ? 0 : -1;
 }
 
-struct hdisk_obj *
-hdisk_open(const char *url, const char *etag, uint64_t size)
+struct http_disk_object *
+http_disk_open(const char *url, const char *etag, uint64_t size)
 {
-	struct hdisk_obj *d;
+	struct http_disk_object *d;
 	char *ident = NULL, *dir = NULL;
 	uint64_t h1, h2;
 	int dfd;
 
-	if (!hconf.disk_on || !hconf.disk_dir ||
+	if (!http_conf.disk_on || !http_conf.disk_dir ||
 	    __atomic_load_n(&broken, __ATOMIC_RELAXED) || !etag || !*etag ||
 	    strncmp(etag, "W/", 2) == 0)
 		return NULL;
@@ -158,7 +158,7 @@ hdisk_open(const char *url, const char *etag, uint64_t size)
 	}
 	h1 = checksum(ident, strlen(ident), 1);
 	h2 = checksum(ident, strlen(ident), 0x5bd1e995);
-	if (asprintf(&dir, "%s/v1/%02x/%016llx%016llx", hconf.disk_dir,
+	if (asprintf(&dir, "%s/v1/%02x/%016llx%016llx", http_conf.disk_dir,
 		     (unsigned)(h1 >> 56), (unsigned long long)h1,
 		     (unsigned long long)h2) < 0) {
 		free(ident);
@@ -167,7 +167,7 @@ hdisk_open(const char *url, const char *etag, uint64_t size)
 	d = NULL;
 	/* The limit may be lower than last time: enforce it once. */
 	if (!__atomic_exchange_n(&trimmed, 1, __ATOMIC_RELAXED))
-		hdisk_trim(hconf.disk_max);
+		http_disk_trim(http_conf.disk_max);
 	if (make_dirs(dir) < 0) {
 		off_with_warning("cannot make the directory", errno);
 	} else if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
@@ -182,7 +182,7 @@ hdisk_open(const char *url, const char *etag, uint64_t size)
 }
 
 void
-hdisk_close(struct hdisk_obj *d)
+http_disk_close(struct http_disk_object *d)
 {
 	if (d) {
 		close(d->dfd);
@@ -191,7 +191,7 @@ hdisk_close(struct hdisk_obj *d)
 }
 
 int
-hdisk_get(struct hdisk_obj *d, uint64_t idx, char *buf, size_t len)
+http_disk_get(struct http_disk_object *d, uint64_t idx, char *buf, size_t len)
 {
 	char name[32], trailer[TRAILER_LEN];
 	struct stat st;
@@ -220,7 +220,8 @@ hdisk_get(struct hdisk_obj *d, uint64_t idx, char *buf, size_t len)
 }
 
 void
-hdisk_put(struct hdisk_obj *d, uint64_t idx, const char *buf, size_t len)
+http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
+	      size_t len)
 {
 	char name[32], trailer[TRAILER_LEN];
 	uint64_t sum = checksum(buf, len, idx);
@@ -236,9 +237,9 @@ hdisk_put(struct hdisk_obj *d, uint64_t idx, const char *buf, size_t len)
 		return;
 	}
 	if (__atomic_add_fetch(&written, len, __ATOMIC_RELAXED) >=
-	    hconf.disk_max / 16) {
+	    http_conf.disk_max / 16) {
 		__atomic_store_n(&written, 0, __ATOMIC_RELAXED);
-		hdisk_trim(hconf.disk_max);
+		http_disk_trim(http_conf.disk_max);
 	}
 }
 
@@ -319,7 +320,7 @@ older(const void *a, const void *b)
 }
 
 uint64_t
-hdisk_trim(uint64_t max)
+http_disk_trim(uint64_t max)
 {
 	struct entries es = { 0 };
 	char *root = NULL, *lock = NULL;
@@ -327,9 +328,10 @@ hdisk_trim(uint64_t max)
 	size_t i;
 	int lfd;
 
-	if (!hconf.disk_dir || asprintf(&root, "%s/v1", hconf.disk_dir) < 0)
+	if (!http_conf.disk_dir || asprintf(&root, "%s/v1",
+					    http_conf.disk_dir) < 0)
 		return 0;
-	if (asprintf(&lock, "%s/lock", hconf.disk_dir) < 0) {
+	if (asprintf(&lock, "%s/lock", http_conf.disk_dir) < 0) {
 		free(root);
 		return 0;
 	}

@@ -21,24 +21,25 @@
 #include <stdint.h>
 
 
-struct hdisk_obj;
+struct http_disk_object;
 
 /* The object's place in the cache, or NULL when the cache is off, the
  * object has no usable identity (no strong ETag) or the directory cannot
  * be made. */
-struct hdisk_obj *hdisk_open(const char *ident, const char *etag,
-			     uint64_t size);
-void hdisk_close(struct hdisk_obj *d);
+struct http_disk_object *http_disk_open(const char *ident, const char *etag,
+					uint64_t size);
+void http_disk_close(struct http_disk_object *d);
 
 /* Block idx (len bytes) into buf: 1 on a hit, 0 on a miss. */
-int hdisk_get(struct hdisk_obj *d, uint64_t idx, char *buf, size_t len);
+int http_disk_get(struct http_disk_object *d, uint64_t idx, char *buf,
+		  size_t len);
 
 /* Keep block idx; failures only turn the cache off (with a warning). */
-void hdisk_put(struct hdisk_obj *d, uint64_t idx, const char *buf,
-	       size_t len);
+void http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
+		   size_t len);
 
 /* Evict least recently used blocks until the total is under max bytes;
- * returns the total after.  Run by hdisk_put() now and then. */
-uint64_t hdisk_trim(uint64_t max);
+ * returns the total after.  Run by http_disk_put() now and then. */
+uint64_t http_disk_trim(uint64_t max);
 
 #endif

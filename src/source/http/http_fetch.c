@@ -52,20 +52,21 @@ append(struct curl_slist **l, const char *line)
 }
 
 int
-hobj_init(struct hobj *o, const char *url, const char *display,
-	  const struct curl_slist *headers, const struct http_sigv4 *sig,
-	  const char *session_token)
+http_fetch_init(struct http_fetch_object *o, const char *url,
+		const char *display,
+		const struct curl_slist *headers, const struct http_sigv4 *sig,
+		const char *session_token)
 {
 	const struct curl_slist *l;
 
 	memset(o, 0, sizeof(*o));
 	pthread_mutex_init(&o->lock, NULL);
-	o->tr = htr_current();
+	o->tr = http_transport_current();
 	o->url = strdup(url);
-	o->display = display ? strdup(display) : hurl_redact(url);
+	o->display = display ? strdup(display) : http_url_redact(url);
 	if (!o->url || !o->display)
 		return -1;
-	if (hurl_origin(url, o->origin, sizeof(o->origin)))
+	if (http_url_origin(url, o->origin, sizeof(o->origin)))
 		o->origin[0] = '\0';	/* curl will say what is wrong */
 	for (l = headers; l; l = l->next)
 		if (append(&o->hdrs_origin, l->data))
@@ -74,7 +75,8 @@ hobj_init(struct hobj *o, const char *url, const char *display,
 		o->sig.provider = strdup(sig->provider);
 		o->sig.access_key = strdup(sig->access_key ? sig->access_key : "");
 		o->sig.secret_key = strdup(sig->secret_key ? sig->secret_key : "");
-		if (!o->sig.provider || !o->sig.access_key || !o->sig.secret_key)
+		if (!o->sig.provider || !o->sig.access_key ||
+		    !o->sig.secret_key)
 			return -1;
 	}
 	if (session_token && *session_token) {
@@ -103,7 +105,7 @@ free_secret(const char *s)
 }
 
 void
-hobj_fini(struct hobj *o)
+http_fetch_fini(struct http_fetch_object *o)
 {
 	curl_slist_free_all(o->hdrs_origin);
 	curl_slist_free_all(o->hdrs_other);
@@ -117,7 +119,8 @@ hobj_fini(struct hobj *o)
 }
 
 int
-hobj_validators(struct hobj *o, const char *etag, const char *lastmod)
+http_fetch_validators(struct http_fetch_object *o, const char *etag,
+		      const char *lastmod)
 {
 	char line[HTTP_VALIDATOR_MAX + 16];
 
@@ -137,11 +140,11 @@ hobj_validators(struct hobj *o, const char *etag, const char *lastmod)
 }
 
 static int
-verdict(struct hget *g, int v, const char *fmt, ...)
+verdict(struct http_fetch_range *g, int v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static int
-verdict(struct hget *g, int v, const char *fmt, ...)
+verdict(struct http_fetch_range *g, int v, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -153,14 +156,14 @@ verdict(struct hget *g, int v, const char *fmt, ...)
 }
 
 static int
-is_redirect(const struct htr_resp *r)
+is_redirect(const struct http_transport_response *r)
 {
 	return (r->status == 301 || r->status == 302 || r->status == 303 ||
 		r->status == 307 || r->status == 308) && r->location[0];
 }
 
 static int
-vet_probe(struct hget *g, const struct htr_resp *r)
+vet_probe(struct http_fetch_range *g, const struct http_transport_response *r)
 {
 	if (r->status == 206) {
 		if (!r->have_range || !r->total_known || r->r_first != 0 ||
@@ -186,9 +189,10 @@ vet_probe(struct hget *g, const struct htr_resp *r)
 
 /* Judge a final response from its status line and headers. */
 static int
-vet(struct hobj *o, struct hget *g, const struct htr_resp *r)
+vet(struct http_fetch_object *o, struct http_fetch_range *g,
+    const struct http_transport_response *r)
 {
-	if (http_status_transient(r->status))
+	if (http_transport_status_transient(r->status))
 		return verdict(g, HTTP_AGAIN, "HTTP status %ld", r->status);
 	if (g->probe)
 		return vet_probe(g, r);
@@ -217,14 +221,14 @@ vet(struct hobj *o, struct hget *g, const struct htr_resp *r)
 
 /* State of one exchange, for the sink callbacks. */
 struct hop {
-	struct hobj *o;
-	struct hget *g;
+	struct http_fetch_object *o;
+	struct http_fetch_range *g;
 	int refusable;		/* a cached target: 401/403/410 re-resolve */
 	int taken;		/* the body is g's */
 };
 
 static int
-sink_head(void *ud, const struct htr_resp *r)
+sink_head(void *ud, const struct http_transport_response *r)
 {
 	struct hop *h = ud;
 
@@ -242,18 +246,19 @@ static int
 sink_body(void *ud, const char *p, size_t n)
 {
 	struct hop *h = ud;
-	struct hget *g = h->g;
+	struct http_fetch_range *g = h->g;
 
 	if (n > g->len - g->got) {
 		if (g->probe && h->g->resp.status == 200)
-			verdict(g, HTTP_FAIL, "the server ignores Range requests "
+			verdict(g, HTTP_FAIL,
+				"the server ignores Range requests "
 				"(it answered 200 with the whole object)");
 		else
 			verdict(g, HTTP_FAIL, "the server sent more bytes than "
 				"asked for");
 		return HTTP_SINK_STOP;
 	}
-	hstat_add(&h->o->stats.bytes, n);
+	http_stats_add(&h->o->stats.bytes, n);
 	g->data(g, p, n);
 	g->got += n;
 	return HTTP_SINK_TAKE;
@@ -261,7 +266,7 @@ sink_body(void *ud, const char *p, size_t n)
 
 /* The URL to ask now: the cached target while it is good. */
 static char *
-start_url(struct hobj *o, int *cached)
+start_url(struct http_fetch_object *o, int *cached)
 {
 	char *u = NULL;
 
@@ -276,9 +281,9 @@ start_url(struct hobj *o, int *cached)
 }
 
 static void
-set_target(struct hobj *o, const char *url)
+set_target(struct http_fetch_object *o, const char *url)
 {
-	time_t exp = hurl_expiry(url), now = time(NULL);
+	time_t exp = http_url_expiry(url), now = time(NULL);
 	char *copy = url ? strdup(url) : NULL;
 
 	pthread_mutex_lock(&o->lock);
@@ -295,18 +300,20 @@ set_target(struct hobj *o, const char *url)
 }
 
 static int
-same_origin(const struct hobj *o, const char *url)
+same_origin(const struct http_fetch_object *o, const char *url)
 {
-	char origin[HURL_ORIGIN_MAX];
+	char origin[HTTP_URL_ORIGIN_MAX];
 
-	return o->origin[0] && hurl_origin(url, origin, sizeof(origin)) == 0 &&
+	return o->origin[0] &&
+	       http_url_origin(url, origin, sizeof(origin)) == 0 &&
 	       strcmp(origin, o->origin) == 0;
 }
 
 /* One attempt: the request and the redirects it leads to (an
  * enum http_outcome). */
 static int
-attempt(struct hobj *o, struct hget *g, uint64_t deadline)
+attempt(struct http_fetch_object *o, struct http_fetch_range *g,
+	uint64_t deadline)
 {
 	struct hop h = { .o = o, .g = g };
 	int cached, hops, redirected = 0, refused = 0, r = HTTP_FAIL;
@@ -315,42 +322,45 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 	h.refusable = cached;
 	for (hops = 0; url && hops <= MAX_HOPS; hops++) {
 		int home = same_origin(o, url);
-		struct htr_req q = {
+		struct http_transport_request q = {
 			.url = url, .start = g->start, .len = g->len,
 			.headers = home ? o->hdrs_origin : o->hdrs_other,
 			.sigv4 = home && o->sig.provider ? &o->sig : NULL,
 		};
-		struct htr_sink sink = { NULL, sink_head, sink_body, &h };
-		struct htr_resp resp;
-		uint64_t now = hconf_now_ms();
+		struct http_transport_sink sink = {
+			NULL, sink_head, sink_body, &h
+		};
+		struct http_transport_response resp;
+		uint64_t now = http_conf_now_ms();
 		int tr;
 		char *next;
 
 		if (now >= deadline) {
 			r = verdict(g, HTTP_FAIL, "no answer within %u s",
-				    http_read_bound_s());
+				    http_options_read_bound_s());
 			break;
 		}
 		q.timeout_ms = deadline - now;
-		q.connect_ms = hconf.timeout_s * 1000ull;
+		q.connect_ms = http_conf.timeout_s * 1000ull;
 		if (q.connect_ms > q.timeout_ms)
 			q.connect_ms = q.timeout_ms;
 		g->got = 0;
 		g->verdict = HTTP_OK;
 		h.taken = 0;
-		tr = o->tr->get(o->tr, &q, &resp, &sink, g->why, sizeof(g->why));
+		tr = o->tr->get(o->tr, &q, &resp, &sink, g->why,
+				sizeof(g->why));
 		if (tr == HTTP_AGAIN) {
-			hstat_add(&o->stats.errors[HS_ERR_NET], 1);
+			http_stats_add(&o->stats.errors[HTTP_STATS_ERR_NET], 1);
 			r = HTTP_AGAIN;
 			break;
 		}
 		if (tr == HTTP_FAIL) {
-			hstat_add(&o->stats.errors[HS_ERR_NET], 1);
+			http_stats_add(&o->stats.errors[HTTP_STATS_ERR_NET], 1);
 			r = g->verdict = HTTP_FAIL;	/* g->why is set */
 			break;
 		}
 		if (h.taken) {
-			hstat_add(&o->stats.requests[g->kind], 1);
+			http_stats_add(&o->stats.requests[g->kind], 1);
 			r = g->verdict;
 			if (r == HTTP_OK && redirected)
 				set_target(o, url);
@@ -363,17 +373,18 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 			 * resolve again, once.  The old target stays until
 			 * a new one replaces it, so that concurrent requests
 			 * do not all resolve. */
-			hstat_add(&o->stats.requests[g->kind], 1);
+			http_stats_add(&o->stats.requests[g->kind], 1);
 			h.refusable = 0;
 			refused = 1;
 			free(url);
 			url = strdup(o->url);
 			continue;
 		}
-		hstat_add(&o->stats.requests[HS_REQ_RESOLVE], 1);
-		next = hurl_resolve(url, resp.location);
-		if (next && hurl_is_https(url) && !hurl_is_https(next)) {
-			char *d = hurl_redact(next);
+		http_stats_add(&o->stats.requests[HTTP_STATS_REQ_RESOLVE], 1);
+		next = http_url_resolve(url, resp.location);
+		if (next && http_url_is_https(url) &&
+		    !http_url_is_https(next)) {
+			char *d = http_url_redact(next);
 
 			r = verdict(g, HTTP_FAIL, "refusing the redirect from "
 				    "https:// to %s (a downgrade to plain "
@@ -401,24 +412,25 @@ attempt(struct hobj *o, struct hget *g, uint64_t deadline)
 			    (unsigned long long)g->got,
 			    (unsigned long long)g->len);
 	if (r == HTTP_OK && g->probe) {
-		const struct htr_resp *p = &g->resp;
+		const struct http_transport_response *p = &g->resp;
 
 		if ((p->status == 206 && g->got != p->r_last + 1) ||
 		    (p->status == 200 && p->have_clen && p->clen != g->got))
 			r = verdict(g, HTTP_AGAIN, "short body");
 	}
-	if (r == HTTP_AGAIN && g->resp.status && http_status_transient(g->resp.status))
-		hstat_add(&o->stats.errors[HS_ERR_STATUS], 1);
+	if (r == HTTP_AGAIN && g->resp.status &&
+	    http_transport_status_transient(g->resp.status))
+		http_stats_add(&o->stats.errors[HTTP_STATS_ERR_STATUS], 1);
 	else if (r == HTTP_CHANGED)
-		hstat_add(&o->stats.errors[HS_ERR_CHANGED], 1);
+		http_stats_add(&o->stats.errors[HTTP_STATS_ERR_CHANGED], 1);
 	else if (r == HTTP_FAIL && h.taken)
-		hstat_add(&o->stats.errors[g->resp.status == 206 ?
-			  HS_ERR_PROTOCOL : HS_ERR_STATUS], 1);
+		http_stats_add(&o->stats.errors[g->resp.status == 206 ?
+			  HTTP_STATS_ERR_PROTOCOL : HTTP_STATS_ERR_STATUS], 1);
 	return r;
 }
 
 static int
-past_head(void *ud, const struct htr_resp *r)
+past_head(void *ud, const struct http_transport_response *r)
 {
 	*(long *)ud = r->status;
 	return HTTP_SINK_STOP;	/* the status says it all */
@@ -434,22 +446,24 @@ past_body(void *ud, const char *p, size_t n)
 }
 
 int
-hobj_serves_past(struct hobj *o)
+http_fetch_serves_past(struct http_fetch_object *o)
 {
 	long status = 0;
 	int cached;
 	char why[200];
 	char *url = start_url(o, &cached);
 	int home = url && same_origin(o, url);
-	struct htr_req q = {
+	struct http_transport_request q = {
 		.url = url, .start = o->size, .len = 1,
 		.headers = home ? o->hdrs_origin : o->hdrs_other,
 		.sigv4 = home && o->sig.provider ? &o->sig : NULL,
-		.timeout_ms = hconf.timeout_s * 1000ull,
-		.connect_ms = hconf.timeout_s * 1000ull,
+		.timeout_ms = http_conf.timeout_s * 1000ull,
+		.connect_ms = http_conf.timeout_s * 1000ull,
 	};
-	struct htr_sink sink = { NULL, past_head, past_body, &status };
-	struct htr_resp resp;
+	struct http_transport_sink sink = {
+		NULL, past_head, past_body, &status
+	};
+	struct http_transport_response resp;
 
 	if (!url)
 		return 0;
@@ -459,24 +473,24 @@ hobj_serves_past(struct hobj *o)
 }
 
 static void
-hold(struct hobj *o, uint64_t start, uint64_t end)
+hold(struct http_fetch_object *o, uint64_t start, uint64_t end)
 {
 	pthread_mutex_lock(&o->lock);
 	o->hold[o->next_hold].start = start;
 	o->hold[o->next_hold].end = end;
-	o->hold[o->next_hold].until_ms = hconf_now_ms() + HOLD_MS;
-	o->next_hold = (o->next_hold + 1) % HOBJ_HOLDS;
+	o->hold[o->next_hold].until_ms = http_conf_now_ms() + HOLD_MS;
+	o->next_hold = (o->next_hold + 1) % HTTP_FETCH_HOLDS;
 	pthread_mutex_unlock(&o->lock);
 }
 
 int
-hobj_held(struct hobj *o, uint64_t start, uint64_t end)
+http_fetch_held(struct http_fetch_object *o, uint64_t start, uint64_t end)
 {
-	uint64_t now = hconf_now_ms();
+	uint64_t now = http_conf_now_ms();
 	int i, held = 0;
 
 	pthread_mutex_lock(&o->lock);
-	for (i = 0; i < HOBJ_HOLDS; i++)
+	for (i = 0; i < HTTP_FETCH_HOLDS; i++)
 		if (o->hold[i].until_ms > now && start < o->hold[i].end &&
 		    o->hold[i].start < end)
 			held = 1;
@@ -485,40 +499,44 @@ hobj_held(struct hobj *o, uint64_t start, uint64_t end)
 }
 
 static void
-note_result(struct hobj *o, struct hget *g, int r, uint64_t start,
+note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
+	    uint64_t start,
 	    uint64_t end)
 {
 	if (r == HTTP_OK) {
 		__atomic_store_n(&o->trouble_until, 0, __ATOMIC_RELAXED);
 		if (__atomic_exchange_n(&o->failing, 0, __ATOMIC_RELAXED))
-			hconf_log(HTTP_LOG_NOTICE, "%s: the server answers "
-				  "again", o->display);
+			http_conf_log(HTTP_LOG_NOTICE, "%s: the server answers "
+				      "again", o->display);
 		return;
 	}
 	if (r == HTTP_CHANGED) {
 		if (!__atomic_exchange_n(&o->stale, 1, __ATOMIC_RELAXED))
-			hconf_log(HTTP_LOG_ERR, "%s: the remote object changed "
-				  "since it was opened (%s); every read now "
-				  "fails with EIO", o->display, g->why);
+			http_conf_log(HTTP_LOG_ERR,
+				      "%s: the remote object changed "
+				      "since it was opened (%s); every read now "
+				      "fails with EIO", o->display, g->why);
 		return;
 	}
 	if (g->probe)
 		return;		/* the open reports it */
 	hold(o, start, end);
-	__atomic_store_n(&o->trouble_until, hconf_now_ms() + TROUBLE_MS,
+	__atomic_store_n(&o->trouble_until, http_conf_now_ms() + TROUBLE_MS,
 			 __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&o->failing, 1, __ATOMIC_RELAXED))
-		hconf_log(HTTP_LOG_ERR, "%s: GET bytes %llu-%llu failed: %s; "
-			  "reads fail with EIO until the server answers",
-			  o->display, (unsigned long long)start,
-			  (unsigned long long)(end - 1), g->why);
+		http_conf_log(HTTP_LOG_ERR,
+			      "%s: GET bytes %llu-%llu failed: %s; "
+			      "reads fail with EIO until the server answers",
+			      o->display, (unsigned long long)start,
+			      (unsigned long long)(end - 1), g->why);
 }
 
 int
-hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline)
+http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
+	       uint64_t deadline)
 {
 	uint64_t start = g->start, end = g->start + g->len;
-	uint64_t now = hconf_now_ms();
+	uint64_t now = http_conf_now_ms();
 	unsigned n;
 	int r;
 
@@ -542,18 +560,18 @@ hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline)
 			break;
 		/* Retry until the deadline, not a number of times: a
 		 * restarting server costs latency, not an error. */
-		pause = (250ull << (n < 3 ? n : 3)) + hconf_now_ms() % 100;
+		pause = (250ull << (n < 3 ? n : 3)) + http_conf_now_ms() % 100;
 		if (pause > BACKOFF_MAX_MS)
 			pause = BACKOFF_MAX_MS;
-		now = hconf_now_ms();
+		now = http_conf_now_ms();
 		if (now + LAST_TRY_MS >= deadline) {
 			r = HTTP_FAIL;
 			break;
 		}
 		if (now + pause + LAST_TRY_MS > deadline)
 			pause = deadline - LAST_TRY_MS - now;
-		hconf_sleep_ms(pause);
-		hstat_add(&o->stats.retries, 1);
+		http_conf_sleep_ms(pause);
+		http_stats_add(&o->stats.retries, 1);
 		if (g->again && g->again(g)) {
 			r = HTTP_OK;	/* everything arrived after all */
 			break;

@@ -18,13 +18,13 @@
 
 struct curl_slist;
 
-#define HOBJ_HOLDS	16
+#define HTTP_FETCH_HOLDS	16
 
-struct hobj {
+struct http_fetch_object {
 	const struct http_transport *tr;
 	char *url;			/* as given: may hold secrets */
 	char *display;			/* for messages */
-	char origin[HURL_ORIGIN_MAX];
+	char origin[HTTP_URL_ORIGIN_MAX];
 	struct curl_slist *hdrs_origin;	/* user headers + validators */
 	struct curl_slist *hdrs_other;	/* validators only */
 	struct http_sigv4 sig;		/* provider NULL: unsigned */
@@ -41,52 +41,55 @@ struct hobj {
 	time_t target_until;	/* realtime: resolve again after this */
 	struct {		/* ranges that just failed: fail at once */
 		uint64_t start, end, until_ms;
-	} hold[HOBJ_HOLDS];
+	} hold[HTTP_FETCH_HOLDS];
 	unsigned next_hold;
 	struct http_stats stats;
 };
 
 /* One ranged GET in progress. */
-struct hget {
+struct http_fetch_range {
 	int probe;		/* the open request: any answer may size it */
-	int kind;		/* HS_REQ_*, for the counters */
+	int kind;		/* HTTP_STATS_REQ_*, for the counters */
 	uint64_t start, len;	/* asked for; again() may shrink it */
 	/* Before a retry: move start/len past what arrived; 1 when
 	 * nothing is left to fetch.  NULL: fetch it all again. */
-	int (*again)(struct hget *g);
+	int (*again)(struct http_fetch_range *g);
 	/* Body bytes at start + got (got grows after the call). */
-	void (*data)(struct hget *g, const char *p, size_t n);
+	void (*data)(struct http_fetch_range *g, const char *p, size_t n);
 	void *ud;
 	uint64_t got;
-	struct htr_resp resp;	/* the answer that was taken */
+	struct http_transport_response resp;	/* the answer that was taken */
 	int verdict;
 	char why[200];
 };
 
 /* 0, or -1 (no memory).  url and display are copied; headers are the
  * lines to send to url's origin only (copied). */
-int hobj_init(struct hobj *o, const char *url, const char *display,
-	      const struct curl_slist *headers,
-	      const struct http_sigv4 *sig, const char *session_token);
-void hobj_fini(struct hobj *o);
+int http_fetch_init(struct http_fetch_object *o, const char *url,
+		    const char *display,
+		    const struct curl_slist *headers,
+		    const struct http_sigv4 *sig, const char *session_token);
+void http_fetch_fini(struct http_fetch_object *o);
 
 /* Set the validators (after the probe, or known in advance) and build
  * the data request headers: If-Match with a strong ETag, else If-Range
  * with Last-Modified.  0 or -1 (no memory). */
-int hobj_validators(struct hobj *o, const char *etag, const char *lastmod);
+int http_fetch_validators(struct http_fetch_object *o, const char *etag,
+			  const char *lastmod);
 
-/* The GET, retried until deadline (hconf_now_ms() clock): HTTP_OK,
+/* The GET, retried until deadline (http_conf_now_ms() clock): HTTP_OK,
  * HTTP_FAIL or HTTP_CHANGED (enum http_outcome); g->why
  * says what went wrong.  Updates stale/failing/holds and logs. */
-int hobj_fetch(struct hobj *o, struct hget *g, uint64_t deadline);
+int http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
+		   uint64_t deadline);
 
 /* 1 when the server sends bytes at offset size, i.e. the total its
  * Content-Range gave is wrong (one request, no retries); 0 otherwise. */
-int hobj_serves_past(struct hobj *o);
+int http_fetch_serves_past(struct http_fetch_object *o);
 
 /* 1 when [start, end) overlaps a range that failed within the last
  * second: the kernel retries a failed read at once, and that retry
  * should not wait for a dead server again. */
-int hobj_held(struct hobj *o, uint64_t start, uint64_t end);
+int http_fetch_held(struct http_fetch_object *o, uint64_t start, uint64_t end);
 
 #endif

@@ -1,5 +1,5 @@
 /* http_options.h - the settings of HTTP(S) sources that front ends set:
- * defaults, log priorities, struct http_options and http_set_options()
+ * defaults, log priorities, struct http_options and http_options_set()
  * (implemented by http_conf.c).  Its own header so that http_conf.c, below
  * source_http.c, does not include source_http.h.
  */
@@ -30,7 +30,7 @@ struct http_options {
 	 * and lines starting with '#' are skipped); a line without a colon
 	 * is taken as a bare token and sent as "Authorization: Bearer LINE".
 	 * NULL: $STFS_HTTP_HEADER_FILE, if set.  The file is read once, by
-	 * http_set_options() (or the first open); its contents never appear
+	 * http_options_set() (or the first open); its contents never appear
 	 * in messages. */
 	const char *header_file;
 	const char *ca_file;	/* CA bundle (PEM); NULL: $STFS_HTTP_CA_FILE
@@ -60,10 +60,10 @@ struct http_options {
 /* Set the options for every later source_open_http().  0, or -1 with *e
  * (ERR_USAGE: unreadable or malformed header file).  Fields left 0/NULL
  * fall back to the environment, then to the defaults. */
-int http_set_options(const struct http_options *o, struct err *e);
+int http_options_set(const struct http_options *o, struct err *e);
 
 /* The longest a single read waits for a server that does not answer,
  * in seconds: tries * timeout_s, backoff included. */
-unsigned http_read_bound_s(void);
+unsigned http_options_read_bound_s(void);
 
 #endif

@@ -18,16 +18,16 @@
 
 enum { JOB_QUEUED, JOB_RUNNING };
 
-struct hjob {
-	struct hpf_src *ps;
+struct http_prefetch_job {
+	struct http_prefetch_src *ps;
 	int state;
-	TAILQ_ENTRY(hjob) q;
+	TAILQ_ENTRY(http_prefetch_job) q;
 	unsigned n;
-	struct hblock *blocks[];	/* consecutive */
+	struct http_cache_block *blocks[];	/* consecutive */
 };
 
-TAILQ_HEAD(hjobq, hjob);
-TAILQ_HEAD(hsrcs, hpf_src);
+TAILQ_HEAD(hjobq, http_prefetch_job);
+TAILQ_HEAD(hsrcs, http_prefetch_src);
 
 /* All under the cache lock. */
 static struct {
@@ -35,7 +35,7 @@ static struct {
 	pthread_cond_t work;		/* the queue has jobs */
 	struct hjobq queue;
 	unsigned nworkers, idle;
-	int stop;			/* hpf_shutdown(): workers leave */
+	int stop;			/* http_prefetch_shutdown(): workers leave */
 	pthread_t threads[MAX_WORKERS];
 	pid_t pid;			/* the process the workers belong to */
 	struct hsrcs srcs;		/* open sources (for their streams) */
@@ -52,20 +52,22 @@ pf_init(void)
 }
 
 void
-hpf_add(struct hpf_src *ps)
+http_prefetch_add(struct http_prefetch_src *ps)
 {
 	pthread_once(&P.once, pf_init);
-	hcache_lock();
+	http_cache_lock();
 	TAILQ_INSERT_TAIL(&P.srcs, ps, link);
-	hcache_unlock();
+	http_cache_unlock();
 }
 
 /* ---- jobs --------------------------------------------------------------- */
 
-static struct hjob *
-job_new(struct hpf_src *ps, struct hblock **blocks, unsigned n)
+static struct http_prefetch_job *
+job_new(struct http_prefetch_src *ps, struct http_cache_block **blocks,
+	unsigned n)
 {
-	struct hjob *j = calloc(1, sizeof(*j) + n * sizeof(j->blocks[0]));
+	struct http_prefetch_job *j = calloc(1,
+					     sizeof(*j) + n * sizeof(j->blocks[0]));
 	unsigned i;
 
 	if (!j)
@@ -82,35 +84,35 @@ job_new(struct hpf_src *ps, struct hblock **blocks, unsigned n)
 
 /* Settle a job's blocks, wake the waiters, free the job. */
 static void
-job_finish(struct hjob *j, int ok)
+job_finish(struct http_prefetch_job *j, int ok)
 {
 	unsigned i;
 
 	for (i = 0; i < j->n; i++) {
-		struct hblock *b = j->blocks[i];
+		struct http_cache_block *b = j->blocks[i];
 
 		b->job = NULL;
-		if (b->state == HB_READY)
+		if (b->state == HTTP_CACHE_READY)
 			continue;	/* filled while the transfer went on */
 		if (ok)
-			hcache_ready(b);
+			http_cache_ready(b);
 		else
-			hcache_failed(b);
+			http_cache_failed(b);
 	}
 	if (j->state == JOB_RUNNING)
 		j->ps->running--;
 	else
 		TAILQ_REMOVE(&P.queue, j, q);
-	hcache_broadcast();
+	http_cache_broadcast();
 	free(j);
 }
 
 /* Failed: the queued read-ahead of the same source would wait for the
  * same dead server; drop it (later reads queue it again). */
 static void
-cancel_queued(struct hpf_src *ps)
+cancel_queued(struct http_prefetch_src *ps)
 {
-	struct hjob *j, *next;
+	struct http_prefetch_job *j, *next;
 
 	for (j = TAILQ_FIRST(&P.queue); j; j = next) {
 		next = TAILQ_NEXT(j, q);
@@ -120,29 +122,29 @@ cancel_queued(struct hpf_src *ps)
 }
 
 void
-hpf_block_done(struct hblock *b)
+http_prefetch_block_done(struct http_cache_block *b)
 {
-	hcache_lock();
-	hcache_ready(b);
-	hcache_unlock();
+	http_cache_lock();
+	http_cache_ready(b);
+	http_cache_unlock();
 }
 
 /* Transfer a RUNNING job's range (lock not held), then settle it. */
 static void
-job_run(struct hjob *j, uint64_t deadline)
+job_run(struct http_prefetch_job *j, uint64_t deadline)
 {
-	struct hpf_src *ps = j->ps;
+	struct http_prefetch_src *ps = j->ps;
 	int ok = ps->ops->fetch(ps, j->blocks, j->n, deadline) == 0;
 
-	hcache_lock();
+	http_cache_lock();
 	job_finish(j, ok);
 	if (!ok)
 		cancel_queued(ps);
-	hcache_unlock();
+	http_cache_unlock();
 }
 
 static void
-job_start(struct hjob *j)
+job_start(struct http_prefetch_job *j)
 {
 	if (j->state == JOB_QUEUED)
 		TAILQ_REMOVE(&P.queue, j, q);
@@ -153,25 +155,25 @@ job_start(struct hjob *j)
 static void *
 worker_main(void *arg)
 {
-	struct hjob *j;
+	struct http_prefetch_job *j;
 
 	(void)arg;
-	hcache_lock();
+	http_cache_lock();
 	for (;;) {
 		while (TAILQ_EMPTY(&P.queue) && !P.stop) {
 			P.idle++;
-			hcache_cond_wait(&P.work);
+			http_cache_cond_wait(&P.work);
 			P.idle--;
 		}
 		if (P.stop)
 			break;
 		j = TAILQ_FIRST(&P.queue);
 		job_start(j);
-		hcache_unlock();
-		job_run(j, hconf_now_ms() + hconf_bound_ms());
-		hcache_lock();
+		http_cache_unlock();
+		job_run(j, http_conf_now_ms() + http_conf_bound_ms());
+		http_cache_lock();
 	}
-	hcache_unlock();
+	http_cache_unlock();
 	return NULL;
 }
 
@@ -190,13 +192,13 @@ kick_workers(unsigned njobs)
 		pthread_cond_broadcast(&P.work);
 		njobs = njobs > P.idle ? njobs - P.idle : 0;
 	}
-	if (njobs == 0 || P.nworkers >= hconf.max_workers ||
+	if (njobs == 0 || P.nworkers >= http_conf.max_workers ||
 	    P.nworkers >= MAX_WORKERS || P.stop)
 		return;
 	/* Workers take no signals: they belong to the FUSE threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	while (njobs-- && P.nworkers < hconf.max_workers &&
+	while (njobs-- && P.nworkers < http_conf.max_workers &&
 	       P.nworkers < MAX_WORKERS) {
 		if (pthread_create(&P.threads[P.nworkers], NULL, worker_main,
 				   NULL) != 0)
@@ -209,7 +211,7 @@ kick_workers(unsigned njobs)
 /* ---- read-ahead ------------------------------------------------------------ */
 
 static size_t
-block_len(const struct hpf_src *ps, uint64_t idx)
+block_len(const struct http_prefetch_src *ps, uint64_t idx)
 {
 	uint64_t left = ps->size - idx * HTTP_BLOCK_BYTES;
 
@@ -219,13 +221,14 @@ block_len(const struct hpf_src *ps, uint64_t idx)
 /* Queue a job for run[0..n) at the back; 0, or -1 (the blocks are
  * dropped). */
 static int
-queue_run(struct hpf_src *ps, struct hblock **run, unsigned n)
+queue_run(struct http_prefetch_src *ps, struct http_cache_block **run,
+	  unsigned n)
 {
-	struct hjob *j = job_new(ps, run, n);
+	struct http_prefetch_job *j = job_new(ps, run, n);
 
 	if (!j) {
 		while (n)
-			hcache_failed(run[--n]);
+			http_cache_failed(run[--n]);
 		return -1;
 	}
 	TAILQ_INSERT_TAIL(&P.queue, j, q);
@@ -235,18 +238,19 @@ queue_run(struct hpf_src *ps, struct hblock **run, unsigned n)
 /* Queue read-ahead jobs for the missing blocks of [from, to); returns where
  * it stopped (to, or earlier when the cache is full). */
 static uint64_t
-queue_range(struct hpf_src *ps, uint64_t from, uint64_t to, unsigned *njobs)
+queue_range(struct http_prefetch_src *ps, uint64_t from, uint64_t to,
+	    unsigned *njobs)
 {
-	struct hblock *run[REQ_BLOCKS];
+	struct http_cache_block *run[REQ_BLOCKS];
 	unsigned nrun = 0;
 	uint64_t idx, last = (to - 1) / HTTP_BLOCK_BYTES;
 	uint64_t reached = from;
 
 	for (idx = from / HTTP_BLOCK_BYTES; idx <= last; idx++) {
-		struct hblock *b = hcache_lookup(ps, idx);
+		struct http_cache_block *b = http_cache_lookup(ps, idx);
 
 		if (!b) {
-			b = hcache_new(ps, idx, block_len(ps, idx), 1);
+			b = http_cache_new(ps, idx, block_len(ps, idx), 1);
 			if (!b)
 				break;
 			run[nrun++] = b;
@@ -272,13 +276,13 @@ queue_range(struct hpf_src *ps, uint64_t from, uint64_t to, unsigned *njobs)
 static unsigned
 active_streams(uint64_t now)
 {
-	struct hpf_src *ps;
+	struct http_prefetch_src *ps;
 	unsigned n = 0;
 	int i;
 
 	TAILQ_FOREACH(ps, &P.srcs, link)
-		for (i = 0; i < HPF_STREAMS; i++) {
-			struct hpf_stream *s = &ps->streams[i];
+		for (i = 0; i < HTTP_PREFETCH_STREAMS; i++) {
+			struct http_prefetch_stream *s = &ps->streams[i];
 
 			if (s->live && s->window > HTTP_BLOCK_BYTES &&
 			    s->used + 1000 > now)
@@ -289,14 +293,15 @@ active_streams(uint64_t now)
 
 /* The stream a read at off continues, or NULL after starting a new one
  * in the least recently used slot. */
-static struct hpf_stream *
-find_stream(struct hpf_src *ps, uint64_t off, uint64_t end, uint64_t now)
+static struct http_prefetch_stream *
+find_stream(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
+	    uint64_t now)
 {
-	struct hpf_stream *victim = &ps->streams[0];
+	struct http_prefetch_stream *victim = &ps->streams[0];
 	int i;
 
-	for (i = 0; i < HPF_STREAMS; i++) {
-		struct hpf_stream *s = &ps->streams[i];
+	for (i = 0; i < HTTP_PREFETCH_STREAMS; i++) {
+		struct http_prefetch_stream *s = &ps->streams[i];
 
 		if (s->live && off + SEQ_BACK >= s->next &&
 		    off <= s->next + SEQ_GAP)
@@ -317,12 +322,12 @@ find_stream(struct hpf_src *ps, uint64_t off, uint64_t end, uint64_t now)
 static uint64_t
 window_cap(uint64_t now)
 {
-	uint64_t cap = hconf.cache_bytes / 2 / active_streams(now);
+	uint64_t cap = http_conf.cache_bytes / 2 / active_streams(now);
 
-	if (cap > hconf.cache_bytes / 4)
-		cap = hconf.cache_bytes / 4;
-	if (cap > hconf.ra_max)
-		cap = hconf.ra_max;
+	if (cap > http_conf.cache_bytes / 4)
+		cap = http_conf.cache_bytes / 4;
+	if (cap > http_conf.ra_max)
+		cap = http_conf.ra_max;
 	if (cap < 2 * (uint64_t)HTTP_BLOCK_BYTES)
 		cap = 2 * (uint64_t)HTTP_BLOCK_BYTES;
 	return cap;
@@ -331,10 +336,11 @@ window_cap(uint64_t now)
 /* Follow the streams of ps; a read continuing one grows its window and
  * tops up the read-ahead. */
 static void
-readahead(struct hpf_src *ps, uint64_t off, uint64_t end, uint64_t now,
+readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
+	  uint64_t now,
 	  unsigned *njobs)
 {
-	struct hpf_stream *st = find_stream(ps, off, end, now);
+	struct http_prefetch_stream *st = find_stream(ps, off, end, now);
 	uint64_t target;
 
 	if (!st)
@@ -345,17 +351,17 @@ readahead(struct hpf_src *ps, uint64_t off, uint64_t end, uint64_t now,
 	if (st->ra_end < st->next)
 		st->ra_end = st->next;
 	st->window *= 2;
-	if (st->ra_end >= ps->size || hconf.ra_max == 0 ||
+	if (st->ra_end >= ps->size || http_conf.ra_max == 0 ||
 	    st->ra_end - st->next >= st->window / 2) {
-		if (st->window > hconf.ra_max)
-			st->window = hconf.ra_max > HTTP_BLOCK_BYTES ?
-				     hconf.ra_max : HTTP_BLOCK_BYTES;
+		if (st->window > http_conf.ra_max)
+			st->window = http_conf.ra_max > HTTP_BLOCK_BYTES ?
+				     http_conf.ra_max : HTTP_BLOCK_BYTES;
 		return;
 	}
 	if (st->window > window_cap(now))
 		st->window = window_cap(now);
 	if (ps->stats)
-		hstat_max(&ps->stats->ra_window, st->window);
+		http_stats_max(&ps->stats->ra_window, st->window);
 	target = st->next + st->window;
 	target = (target + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
 		 HTTP_BLOCK_BYTES;
@@ -368,11 +374,11 @@ readahead(struct hpf_src *ps, uint64_t off, uint64_t end, uint64_t now,
 /* ---- one read ------------------------------------------------------------ */
 
 struct rd {
-	struct hpf_src *ps;
+	struct http_prefetch_src *ps;
 	uint64_t off, end, b0, n;
 	uint64_t deadline;
-	struct hblock **blks;
-	struct hjob *mine;	/* fetched by this thread first */
+	struct http_cache_block **blks;
+	struct http_prefetch_job *mine;	/* fetched by this thread first */
 	unsigned njobs;		/* jobs queued for the workers */
 	int rc;
 };
@@ -380,13 +386,13 @@ struct rd {
 /* A run of fresh blocks becomes a job: the first one is this thread's,
  * the others go to the front of the queue (ahead of read-ahead). */
 static void
-demand_job(struct rd *r, struct hblock **run, unsigned nrun)
+demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 {
-	struct hjob *j = job_new(r->ps, run, nrun);
+	struct http_prefetch_job *j = job_new(r->ps, run, nrun);
 
 	if (!j) {
 		while (nrun)
-			hcache_failed(run[--nrun]);
+			http_cache_failed(run[--nrun]);
 		r->rc = -ENOMEM;
 	} else if (!r->mine) {
 		r->mine = j;
@@ -404,30 +410,31 @@ demand_job(struct rd *r, struct hblock **run, unsigned nrun)
 static void
 pin_blocks(struct rd *r)
 {
-	struct hblock *run[SPLIT_BLOCKS];
+	struct http_cache_block *run[SPLIT_BLOCKS];
 	unsigned nrun = 0, split = r->n > SPLIT_BLOCKS ? REQ_BLOCKS :
 				   SPLIT_BLOCKS;
 	uint64_t i;
 
 	for (i = 0; i < r->n && r->rc == 0; i++) {
 		uint64_t idx = r->b0 + i;
-		struct hblock *b = hcache_lookup(r->ps, idx);
+		struct http_cache_block *b = http_cache_lookup(r->ps, idx);
 		int fresh = 0;
 
 		if (b) {
 			if (r->ps->stats)
-				hstat_add(&r->ps->stats->hits, 1);
+				http_stats_add(&r->ps->stats->hits, 1);
 		} else if (r->ps->ops->held(r->ps, idx * HTTP_BLOCK_BYTES,
 					    (idx + 1) * HTTP_BLOCK_BYTES)) {
 			r->rc = -EIO;	/* the server just failed us here */
-		} else if (!(b = hcache_new(r->ps, idx, block_len(r->ps, idx),
-					    0))) {
+		} else if (!(b = http_cache_new(r->ps, idx, block_len(r->ps,
+								      idx),
+						0))) {
 			r->rc = -ENOMEM;
 		} else {
 			fresh = 1;
 			run[nrun++] = b;
 			if (r->ps->stats)
-				hstat_add(&r->ps->stats->misses, 1);
+				http_stats_add(&r->ps->stats->misses, 1);
 		}
 		if (b) {
 			b->refs++;
@@ -435,7 +442,7 @@ pin_blocks(struct rd *r)
 		}
 		if (nrun && r->rc) {
 			while (nrun)	/* the read fails: fetch nothing */
-				hcache_failed(run[--nrun]);
+				http_cache_failed(run[--nrun]);
 		} else if (nrun && (!fresh || nrun == split || i == r->n - 1)) {
 			demand_job(r, run, nrun);
 			nrun = 0;
@@ -445,16 +452,16 @@ pin_blocks(struct rd *r)
 
 /* A queued job one of our blocks waits for, or NULL; 1 in *loading when
  * some block is still LOADING. */
-static struct hjob *
+static struct http_prefetch_job *
 queued_job(struct rd *r, int *loading)
 {
 	uint64_t i;
 
 	*loading = 0;
 	for (i = 0; i < r->n; i++) {
-		struct hblock *b = r->blks[i];
+		struct http_cache_block *b = r->blks[i];
 
-		if (!b || b->state != HB_LOADING)
+		if (!b || b->state != HTTP_CACHE_LOADING)
 			continue;
 		*loading = 1;
 		if (b->job && b->job->state == JOB_QUEUED)
@@ -472,7 +479,7 @@ wait_blocks(struct rd *r)
 
 	while (r->rc == 0) {
 		int loading;
-		struct hjob *j = queued_job(r, &loading);
+		struct http_prefetch_job *j = queued_job(r, &loading);
 
 		if (j) {
 			uint64_t s = j->blocks[0]->idx * HTTP_BLOCK_BYTES;
@@ -483,20 +490,20 @@ wait_blocks(struct rd *r)
 				break;
 			}
 			job_start(j);
-			hcache_unlock();
+			http_cache_unlock();
 			job_run(j, r->deadline);
-			hcache_lock();
+			http_cache_lock();
 			continue;
 		}
 		if (!loading)
 			break;
 		/* Someone else is fetching it with a deadline of its own;
 		 * ours bounds the wait whatever happens. */
-		if (hcache_wait(r->deadline + 1000) == ETIMEDOUT)
+		if (http_cache_wait(r->deadline + 1000) == ETIMEDOUT)
 			r->rc = -EIO;
 	}
 	for (i = 0; i < r->n && r->rc == 0; i++)
-		if (!r->blks[i] || r->blks[i]->state != HB_READY)
+		if (!r->blks[i] || r->blks[i]->state != HTTP_CACHE_READY)
 			r->rc = -EIO;
 }
 
@@ -507,7 +514,7 @@ copy_out(struct rd *r, void *buf)
 	uint64_t i;
 
 	for (i = 0; i < r->n; i++) {
-		struct hblock *b = r->blks[i];
+		struct http_cache_block *b = r->blks[i];
 		uint64_t bstart = b->idx * HTTP_BLOCK_BYTES;
 		uint64_t from = r->off > bstart ? r->off : bstart;
 		uint64_t to = r->end < bstart + b->len ? r->end :
@@ -525,84 +532,85 @@ unpin(struct rd *r)
 	uint64_t i;
 
 	for (i = 0; i < r->n; i++) {
-		struct hblock *b = r->blks[i];
+		struct http_cache_block *b = r->blks[i];
 
 		if (!b)
 			continue;
-		if (r->rc == 0 && b->state == HB_READY)
-			hcache_touch(b);
-		hcache_unref(b);
+		if (r->rc == 0 && b->state == HTTP_CACHE_READY)
+			http_cache_touch(b);
+		http_cache_unref(b);
 	}
 }
 
 int
-hpf_read(struct hpf_src *ps, void *buf, size_t len, uint64_t off)
+http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
+		   uint64_t off)
 {
-	uint64_t now = hconf_now_ms();
+	uint64_t now = http_conf_now_ms();
 	struct rd r = {
 		.ps = ps, .off = off, .end = off + len,
 		.b0 = off / HTTP_BLOCK_BYTES,
-		.deadline = now + hconf_bound_ms(),
+		.deadline = now + http_conf_bound_ms(),
 	};
 
 	r.n = (r.end - 1) / HTTP_BLOCK_BYTES - r.b0 + 1;
 	r.blks = calloc((size_t)r.n, sizeof(*r.blks));
 	if (!r.blks)
 		return -ENOMEM;
-	hcache_lock();
+	http_cache_lock();
 	pin_blocks(&r);
 	if (r.rc == 0)
 		readahead(ps, r.off, r.end, now, &r.njobs);
 	if (r.njobs)
 		kick_workers(r.njobs);
-	hcache_unlock();
+	http_cache_unlock();
 
 	if (r.mine)
 		job_run(r.mine, r.deadline);
 
-	hcache_lock();
+	http_cache_lock();
 	wait_blocks(&r);
-	hcache_unlock();
+	http_cache_unlock();
 	if (r.rc == 0)
 		copy_out(&r, buf);
-	hcache_lock();
+	http_cache_lock();
 	unpin(&r);
-	hcache_unlock();
+	http_cache_unlock();
 	free(r.blks);
 	return r.rc;
 }
 
 void
-hpf_shutdown(void)
+http_prefetch_shutdown(void)
 {
 	pthread_t t[MAX_WORKERS];
 	unsigned i, n;
 
 	pthread_once(&P.once, pf_init);
-	hcache_lock();
+	http_cache_lock();
 	if (P.pid != getpid())
 		P.nworkers = P.idle = 0;	/* a fork's: not ours */
 	P.stop = 1;
 	pthread_cond_broadcast(&P.work);
 	n = P.nworkers;
 	memcpy(t, P.threads, n * sizeof(t[0]));
-	hcache_unlock();
+	http_cache_unlock();
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	hcache_lock();
+	http_cache_lock();
 	P.nworkers = P.idle = 0;
 	P.stop = 0;
-	hcache_unlock();
+	http_cache_unlock();
 }
 
 void
-hpf_remove(struct hpf_src *ps)
+http_prefetch_remove(struct http_prefetch_src *ps)
 {
-	hcache_lock();
+	http_cache_lock();
 	TAILQ_REMOVE(&P.srcs, ps, link);
 	cancel_queued(ps);
 	while (ps->running)
-		hcache_wait(hconf_now_ms() + 1000);
-	hcache_drop(ps);
-	hcache_unlock();
+		http_cache_wait(http_conf_now_ms() + 1000);
+	http_cache_drop(ps);
+	http_cache_unlock();
 }

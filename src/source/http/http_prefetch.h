@@ -9,7 +9,7 @@
  * as its last byte has arrived, before the rest of its request.  Worker
  * threads start on the first read-ahead, i.e. after the daemon has forked.
  *
- * How blocks are fetched is the owner's business (struct hpf_ops): the
+ * How blocks are fetched is the owner's business (struct http_prefetch_ops): the
  * HTTP source plugs in its ranged GETs, the unit tests a fake.
  */
 #ifndef STFS_HTTP_PREFETCH_H
@@ -22,54 +22,56 @@
 #include "source/http/http_cache.h"
 #include "source/http/http_stats.h"
 
-#define HPF_STREAMS	8	/* tracked read streams per source */
+#define HTTP_PREFETCH_STREAMS	8	/* tracked read streams per source */
 
-struct hpf_src;
+struct http_prefetch_src;
 
-struct hpf_ops {
+struct http_prefetch_ops {
 	/* Fill n consecutive LOADING blocks before deadline (without the
-	 * cache lock), calling hpf_block_done() on each as it completes.
+	 * cache lock), calling http_prefetch_block_done() on each as it completes.
 	 * 0, or -1 when the request failed. */
-	int (*fetch)(struct hpf_src *ps, struct hblock **blocks, unsigned n,
+	int (*fetch)(struct http_prefetch_src *ps,
+		     struct http_cache_block **blocks, unsigned n,
 		     uint64_t deadline);
 	/* 1 when bytes [start, end) just failed: fail at once. */
-	int (*held)(struct hpf_src *ps, uint64_t start, uint64_t end);
+	int (*held)(struct http_prefetch_src *ps, uint64_t start, uint64_t end);
 };
 
-struct hpf_stream {
+struct http_prefetch_stream {
 	int live;
 	uint64_t next;		/* end of the last read */
 	uint64_t window;	/* read-ahead bytes wanted past next */
 	uint64_t ra_end;	/* read-ahead queued up to here */
-	uint64_t used;		/* hconf_now_ms() of its last read */
+	uint64_t used;		/* http_conf_now_ms() of its last read */
 };
 
-struct hpf_src {
-	const struct hpf_ops *ops;
+struct http_prefetch_src {
+	const struct http_prefetch_ops *ops;
 	uint64_t size;
 	struct http_stats *stats;	/* hits, misses, ra_window */
 	/* under the cache lock */
 	unsigned running;		/* jobs being transferred */
-	struct hpf_stream streams[HPF_STREAMS];
-	TAILQ_ENTRY(hpf_src) link;
+	struct http_prefetch_stream streams[HTTP_PREFETCH_STREAMS];
+	TAILQ_ENTRY(http_prefetch_src) link;
 };
 
 /* Start serving ps (ops, size, stats set). */
-void hpf_add(struct hpf_src *ps);
+void http_prefetch_add(struct http_prefetch_src *ps);
 
 /* Stop: cancel its queued jobs, wait for running ones, free its blocks. */
-void hpf_remove(struct hpf_src *ps);
+void http_prefetch_remove(struct http_prefetch_src *ps);
 
 /* Read exactly len bytes at off (within size).  0 or -errno (EIO when
  * the bytes could not be fetched within the bound). */
-int hpf_read(struct hpf_src *ps, void *buf, size_t len, uint64_t off);
+int http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
+		       uint64_t off);
 
 /* Stop the worker threads and wait for them (tests under valgrind: a
  * thread still running at exit looks like a leak).  New read-ahead
  * starts them again. */
-void hpf_shutdown(void);
+void http_prefetch_shutdown(void);
 
 /* For ops->fetch: block b holds all its bytes now. */
-void hpf_block_done(struct hblock *b);
+void http_prefetch_block_done(struct http_cache_block *b);
 
 #endif

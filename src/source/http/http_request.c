@@ -19,7 +19,7 @@
 /* One exchange in progress, for the sink callbacks. */
 struct call {
 	const struct http_request *q;
-	struct http_answer *a;
+	struct http_request_answer *a;
 	int too_big, no_memory;
 };
 
@@ -43,12 +43,12 @@ call_header(void *ud, const char *name, const char *value)
 }
 
 static int
-call_head(void *ud, const struct htr_resp *r)
+call_head(void *ud, const struct http_transport_response *r)
 {
 	struct call *c = ud;
 
 	c->a->status = r->status;
-	if (r->location[0] && !(c->a->location = hurl_resolve(c->q->url,
+	if (r->location[0] && !(c->a->location = http_url_resolve(c->q->url,
 							       r->location)))
 		c->no_memory = 1;
 	return c->no_memory ? HTTP_SINK_STOP : HTTP_SINK_TAKE;
@@ -71,7 +71,7 @@ call_body(void *ud, const char *p, size_t n)
 }
 
 static void
-answer_reset(struct http_answer *a)
+answer_reset(struct http_request_answer *a)
 {
 	buf_free(&a->body);
 	curl_slist_free_all(a->headers);
@@ -85,35 +85,37 @@ answer_reset(struct http_answer *a)
 static int
 headers_go(const struct http_request *q)
 {
-	char mine[HURL_ORIGIN_MAX], theirs[HURL_ORIGIN_MAX];
+	char mine[HTTP_URL_ORIGIN_MAX], theirs[HTTP_URL_ORIGIN_MAX];
 
 	if (!q->headers_for)
 		return 1;
-	return hurl_origin(q->url, mine, sizeof(mine)) == 0 &&
-	       hurl_origin(q->headers_for, theirs, sizeof(theirs)) == 0 &&
+	return http_url_origin(q->url, mine, sizeof(mine)) == 0 &&
+	       http_url_origin(q->headers_for, theirs, sizeof(theirs)) == 0 &&
 	       strcmp(mine, theirs) == 0;
 }
 
 /* One attempt: an enum http_outcome, with HTTP_AGAIN for a transient
  * status too. */
 static int
-attempt(const struct http_request *q, struct http_answer *a,
+attempt(const struct http_request *q, struct http_request_answer *a,
 	const struct http_transport *tr, uint64_t deadline)
 {
 	struct call c = { .q = q, .a = a };
-	struct htr_sink sink = { call_header, call_head, call_body, &c };
-	struct htr_req x = {
+	struct http_transport_sink sink = {
+		call_header, call_head, call_body, &c
+	};
+	struct http_transport_request x = {
 		.url = q->url, .start = q->start, .len = q->len,
 		.headers = headers_go(q) ? q->headers : NULL,
 		.sigv4 = q->sigv4,
 	};
-	struct htr_resp resp;
-	uint64_t now = hconf_now_ms();
+	struct http_transport_response resp;
+	uint64_t now = http_conf_now_ms();
 	int r;
 
 	answer_reset(a);
 	x.timeout_ms = deadline > now ? deadline - now : 1;
-	x.connect_ms = hconf.timeout_s * 1000ull;
+	x.connect_ms = http_conf.timeout_s * 1000ull;
 	if (x.connect_ms > x.timeout_ms)
 		x.connect_ms = x.timeout_ms;
 	r = tr->get(tr, &x, &resp, &sink, a->why, sizeof(a->why));
@@ -128,21 +130,23 @@ attempt(const struct http_request *q, struct http_answer *a,
 	}
 	if (r != HTTP_OK) {
 		if (q->stats)
-			hstat_add(&q->stats->errors[HS_ERR_NET], 1);
+			http_stats_add(&q->stats->errors[HTTP_STATS_ERR_NET],
+				       1);
 		return r == HTTP_STOPPED ? HTTP_FAIL : r;
 	}
 	if (q->stats)
-		hstat_add(&q->stats->requests[q->kind], 1);
-	if (http_status_transient(a->status)) {
+		http_stats_add(&q->stats->requests[q->kind], 1);
+	if (http_transport_status_transient(a->status)) {
 		if (q->stats)
-			hstat_add(&q->stats->errors[HS_ERR_STATUS], 1);
+			http_stats_add(&q->stats->errors[HTTP_STATS_ERR_STATUS],
+				       1);
 		return HTTP_AGAIN;
 	}
 	return HTTP_OK;
 }
 
 int
-http_request_get(const struct http_request *q, struct http_answer *a)
+http_request_get(const struct http_request *q, struct http_request_answer *a)
 {
 	const struct http_transport *tr;
 	struct err e = { 0 };
@@ -151,51 +155,51 @@ http_request_get(const struct http_request *q, struct http_answer *a)
 	int r;
 
 	answer_reset(a);
-	if (hconf_ready(&e)) {
+	if (http_conf_ready(&e)) {
 		snprintf(a->why, sizeof(a->why), "%.200s", e.detail);
 		return HTTP_FAIL;
 	}
-	tr = htr_current();
+	tr = http_transport_current();
 	if (!tr) {
 		snprintf(a->why, sizeof(a->why), "cannot initialize libcurl");
 		return HTTP_FAIL;
 	}
-	deadline = hconf_now_ms() + hconf_bound_ms();
+	deadline = http_conf_now_ms() + http_conf_bound_ms();
 	for (n = 0; ; n++) {
 		uint64_t pause;
 
 		r = attempt(q, a, tr, deadline);
 		if (r != HTTP_AGAIN)
 			return r;
-		pause = (250ull << (n < 3 ? n : 3)) + hconf_now_ms() % 100;
+		pause = (250ull << (n < 3 ? n : 3)) + http_conf_now_ms() % 100;
 		if (pause > BACKOFF_MAX_MS)
 			pause = BACKOFF_MAX_MS;
-		now = hconf_now_ms();
+		now = http_conf_now_ms();
 		if (now + LAST_TRY_MS >= deadline)
 			break;
 		if (now + pause + LAST_TRY_MS > deadline)
 			pause = deadline - LAST_TRY_MS - now;
-		hconf_sleep_ms(pause);
+		http_conf_sleep_ms(pause);
 		if (q->stats)
-			hstat_add(&q->stats->retries, 1);
+			http_stats_add(&q->stats->retries, 1);
 	}
 	/* Out of time: the last transient answer is still an answer. */
 	if (a->status)
 		return HTTP_OK;
 	if (!a->why[0])
 		snprintf(a->why, sizeof(a->why), "no answer within %u s",
-			 http_read_bound_s());
+			 http_options_read_bound_s());
 	return HTTP_FAIL;
 }
 
 void
-http_answer_free(struct http_answer *a)
+http_request_answer_free(struct http_request_answer *a)
 {
 	answer_reset(a);
 }
 
 const char *
-http_answer_header(const struct http_answer *a, const char *name)
+http_request_header(const struct http_request_answer *a, const char *name)
 {
 	const struct curl_slist *l;
 	size_t n = strlen(name);

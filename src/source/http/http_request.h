@@ -6,7 +6,7 @@
  * transport (http_transport.h: one libcurl owner, one TLS policy, the
  * fake transport in unit tests) and the same policy as the reads:
  * transient failures (no answer, 5xx, 408, 429) are retried with backoff
- * within the per-read bound (hconf_bound_ms()), each attempt under the
+ * within the per-read bound (http_conf_bound_ms()), each attempt under the
  * connect/stall timeout, headers go only to the origin they are meant
  * for, and redirects are never followed (the answer's Location is handed
  * back, made absolute).
@@ -33,10 +33,10 @@ struct http_request {
 	uint64_t start, len;		/* len 0: no Range */
 	size_t body_max;		/* a longer body fails the request */
 	struct http_stats *stats;	/* NULL, or counters to add to */
-	int kind;			/* HS_REQ_*, with stats */
+	int kind;			/* HTTP_STATS_REQ_*, with stats */
 };
 
-struct http_answer {
+struct http_request_answer {
 	long status;
 	struct buf body;
 	struct curl_slist *headers;	/* the answer's, "Name: value" */
@@ -44,17 +44,18 @@ struct http_answer {
 	char why[256];			/* no answer: why not */
 };
 
-#define HTTP_ANSWER_INIT { 0, BUF_INIT, NULL, NULL, "" }
+#define HTTP_REQUEST_ANSWER_INIT { 0, BUF_INIT, NULL, NULL, "" }
 
 /* GET q->url, retried while transient, until the read bound is used up.
  * HTTP_OK when an answer came (any status, maybe the last transient one:
  * a->status), HTTP_FAIL when none did (a->why says why).  a is reset
- * first; free it with http_answer_free(). */
-int http_request_get(const struct http_request *q, struct http_answer *a);
-void http_answer_free(struct http_answer *a);
+ * first; free it with http_request_answer_free(). */
+int http_request_get(const struct http_request *q,
+		     struct http_request_answer *a);
+void http_request_answer_free(struct http_request_answer *a);
 
 /* The value of the answer's header name (any case), or NULL. */
-const char *http_answer_header(const struct http_answer *a,
-			       const char *name);
+const char *http_request_header(const struct http_request_answer *a,
+				const char *name);
 
 #endif

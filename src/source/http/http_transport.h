@@ -27,7 +27,7 @@ struct curl_slist;
 #define HTTP_LOCATION_MAX	8192
 
 /* What one response said (reset for every exchange). */
-struct htr_resp {
+struct http_transport_response {
 	long status;
 	int have_range, total_known;	/* Content-Range */
 	uint64_t r_first, r_last, r_total;
@@ -52,7 +52,7 @@ enum http_outcome {
 
 /* Statuses that say "try again later". */
 static inline int
-http_status_transient(long status)
+http_transport_status_transient(long status)
 {
 	return status >= 500 || status == 408 || status == 429;
 }
@@ -64,12 +64,12 @@ enum {
 	HTTP_SINK_STOP,		/* abort the exchange */
 };
 
-struct htr_sink {
+struct http_transport_sink {
 	/* Optional: every header line of the final answer, name and value
 	 * trimmed, before head() (Hub and S3 read their own headers). */
 	void (*header)(void *ud, const char *name, const char *value);
 	/* Once, when the headers are in (before any body byte). */
-	int (*head)(void *ud, const struct htr_resp *r);
+	int (*head)(void *ud, const struct http_transport_response *r);
 	/* Body bytes in order; HTTP_SINK_TAKE to go on, _STOP to abort. */
 	int (*body)(void *ud, const char *p, size_t n);
 	void *ud;
@@ -82,7 +82,7 @@ struct http_sigv4 {
 	const char *secret_key;
 };
 
-struct htr_req {
+struct http_transport_request {
 	const char *url;
 	uint64_t start, len;		/* Range: bytes=start-(start+len-1);
 					   len 0: no Range, the whole body */
@@ -96,19 +96,22 @@ struct http_transport {
 	/* One exchange: HTTP_OK (a whole answer, received or discarded),
 	 * HTTP_STOPPED (the sink stopped it), HTTP_AGAIN or HTTP_FAIL (no
 	 * answer; why says why).  Called by several threads at once. */
-	int (*get)(const struct http_transport *t, const struct htr_req *q,
-		   struct htr_resp *r, const struct htr_sink *sink,
+	int (*get)(const struct http_transport *t,
+		   const struct http_transport_request *q,
+		   struct http_transport_response *r,
+		   const struct http_transport_sink *sink,
 		   char *why, size_t whylen);
 	void *priv;
 };
 
 /* libcurl: one easy handle (and keep-alive connection) per thread, DNS
  * and TLS sessions shared.  NULL when libcurl cannot be initialized. */
-const struct http_transport *htr_curl(void);
+const struct http_transport *http_curl_transport(void);
 
-/* The transport new sources use (default: htr_curl()); tests set a fake
+/* The transport new sources use (default: http_curl_transport()); tests
+ * set a fake
  * one before opening. */
-const struct http_transport *htr_current(void);
-void htr_set(const struct http_transport *t);
+const struct http_transport *http_transport_current(void);
+void http_transport_set(const struct http_transport *t);
 
 #endif

@@ -9,6 +9,8 @@
 
 #include <curl/curl.h>
 
+#include "base/text.h"
+
 static CURLU *
 parse(const char *url)
 {
@@ -22,7 +24,7 @@ parse(const char *url)
 }
 
 char *
-hurl_redact(const char *url)
+http_url_redact(const char *url)
 {
 	CURLU *u = parse(url);
 	char *s = NULL, *out;
@@ -55,50 +57,8 @@ hurl_redact(const char *url)
 	return out;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decode n bytes; NULL when a NUL or '/' would appear. */
-static char *
-decode_name(const char *p, size_t n)
-{
-	char *out = malloc(n + 1), *o = out;
-	const char *end = p + n;
-
-	if (!out)
-		return NULL;
-	for (; p < end; p++) {
-		int hi, lo;
-
-		if (*p == '%' && end - p >= 3 && (hi = hexval(p[1])) >= 0 &&
-		    (lo = hexval(p[2])) >= 0) {
-			int c = hi * 16 + lo;
-
-			if (c == 0 || c == '/') {
-				free(out);
-				return NULL;
-			}
-			*o++ = (char)c;
-			p += 2;
-		} else {
-			*o++ = *p;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
 char *
-hurl_base(const char *url)
+http_url_base(const char *url)
 {
 	CURLU *u = parse(url);
 	char *path = NULL, *out = NULL;
@@ -114,7 +74,8 @@ hurl_base(const char *url)
 		start--;
 	if (start == end)
 		out = strdup("remote.safetensors");
-	else if (!(out = decode_name(start, (size_t)(end - start))))
+	else if (!(out = text_pct_decode(start, (size_t)(end - start), "/",
+					 NULL)))
 		out = strndup(start, (size_t)(end - start));
 	curl_free(path);
 	curl_url_cleanup(u);
@@ -122,7 +83,7 @@ hurl_base(const char *url)
 }
 
 int
-hurl_origin(const char *url, char *out, size_t cap)
+http_url_origin(const char *url, char *out, size_t cap)
 {
 	CURLU *u = parse(url);
 	char *scheme = NULL, *host = NULL, *port = NULL, *p;
@@ -148,7 +109,7 @@ hurl_origin(const char *url, char *out, size_t cap)
 }
 
 char *
-hurl_resolve(const char *base, const char *location)
+http_url_resolve(const char *base, const char *location)
 {
 	CURLU *u = parse(base);
 	char *s = NULL, *out = NULL;
@@ -163,7 +124,7 @@ hurl_resolve(const char *base, const char *location)
 }
 
 int
-hurl_is_https(const char *url)
+http_url_is_https(const char *url)
 {
 	return strncasecmp(url, "https://", 8) == 0;
 }
@@ -187,7 +148,7 @@ query_param(const char *q, const char *name, size_t *len)
 }
 
 time_t
-hurl_expiry(const char *url)
+http_url_expiry(const char *url)
 {
 	CURLU *u = parse(url);
 	char *q = NULL;

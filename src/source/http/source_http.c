@@ -31,9 +31,9 @@
 #include "source/http/http_prefetch.h"
 
 struct http_src {
-	struct hobj obj;
-	struct hpf_src pf;
-	struct hdisk_obj *disk;	/* NULL: no disk cache for this one */
+	struct http_fetch_object obj;
+	struct http_prefetch_src pf;
+	struct http_disk_object *disk;	/* NULL: no disk cache for this one */
 	char *head;		/* bytes [0, head_len) from the open request */
 	size_t head_len;
 };
@@ -46,20 +46,20 @@ struct http_src {
 /* A ranged GET filling consecutive blocks; a retry asks only for the
  * blocks not complete yet (the others are READY and may be being read). */
 struct blockget {
-	struct hget g;
+	struct http_fetch_range g;
 	struct http_src *hs;
-	struct hblock **blocks;
+	struct http_cache_block **blocks;
 	unsigned n, done;
 };
 
 static void
-blocks_data(struct hget *g, const char *p, size_t n)
+blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 {
 	struct blockget *bg = (struct blockget *)g;
 	uint64_t pos = g->start + g->got;
 
 	while (n) {
-		struct hblock *b = bg->blocks[pos / HTTP_BLOCK_BYTES -
+		struct http_cache_block *b = bg->blocks[pos / HTTP_BLOCK_BYTES -
 					      bg->blocks[0]->idx];
 		size_t bo = (size_t)(pos % HTTP_BLOCK_BYTES);
 		size_t k = b->len - bo < n ? b->len - bo : n;
@@ -71,8 +71,8 @@ blocks_data(struct hget *g, const char *p, size_t n)
 		if (bo + k == b->len) {
 			/* on disk before any reader is woken: a reader that
 			 * returns and unmounts must not race the write */
-			hdisk_put(bg->hs->disk, b->idx, b->data, b->len);
-			hpf_block_done(b);	/* immutable from here on */
+			http_disk_put(bg->hs->disk, b->idx, b->data, b->len);
+			http_prefetch_block_done(b);	/* immutable from here on */
 			bg->done++;
 		}
 	}
@@ -81,15 +81,15 @@ blocks_data(struct hget *g, const char *p, size_t n)
 static void
 blocks_range(struct blockget *bg)
 {
-	struct hblock *f = bg->blocks[bg->done];
-	struct hblock *l = bg->blocks[bg->n - 1];
+	struct http_cache_block *f = bg->blocks[bg->done];
+	struct http_cache_block *l = bg->blocks[bg->n - 1];
 
 	bg->g.start = f->idx * HTTP_BLOCK_BYTES;
 	bg->g.len = (l->idx - f->idx) * HTTP_BLOCK_BYTES + l->len;
 }
 
 static int
-blocks_again(struct hget *g)
+blocks_again(struct http_fetch_range *g)
 {
 	struct blockget *bg = (struct blockget *)g;
 
@@ -101,33 +101,34 @@ blocks_again(struct hget *g)
 
 /* One ranged GET for n consecutive blocks. */
 static int
-fetch_run(struct http_src *hs, struct hblock **blocks, unsigned n,
+fetch_run(struct http_src *hs, struct http_cache_block **blocks, unsigned n,
 	  uint64_t deadline)
 {
 	struct blockget bg = {
-		.g = { .kind = HS_REQ_DATA, .again = blocks_again,
+		.g = { .kind = HTTP_STATS_REQ_DATA, .again = blocks_again,
 		       .data = blocks_data },
 		.hs = hs, .blocks = blocks, .n = n,
 	};
 
 	blocks_range(&bg);
-	return hobj_fetch(&hs->obj, &bg.g, deadline) == HTTP_OK ? 0 : -1;
+	return http_fetch_get(&hs->obj, &bg.g, deadline) == HTTP_OK ? 0 : -1;
 }
 
 /* From the disk cache into b: 1 on a hit (b is READY then). */
 static int
-from_disk(struct http_src *hs, struct hblock *b)
+from_disk(struct http_src *hs, struct http_cache_block *b)
 {
-	if (!hs->disk || !hdisk_get(hs->disk, b->idx, b->data, b->len))
+	if (!hs->disk || !http_disk_get(hs->disk, b->idx, b->data, b->len))
 		return 0;
-	hstat_add(&hs->obj.stats.disk_hits, 1);
+	http_stats_add(&hs->obj.stats.disk_hits, 1);
 	return 1;
 }
 
 /* The blocks the disk cache has are read from it; each run of the others
  * costs one request. */
 static int
-pf_fetch(struct hpf_src *ps, struct hblock **blocks, unsigned n,
+pf_fetch(struct http_prefetch_src *ps, struct http_cache_block **blocks,
+	 unsigned n,
 	 uint64_t deadline)
 {
 	struct http_src *hs = SRC_OF(ps);
@@ -135,7 +136,7 @@ pf_fetch(struct hpf_src *ps, struct hblock **blocks, unsigned n,
 
 	while (i < n) {
 		if (from_disk(hs, blocks[i])) {
-			hpf_block_done(blocks[i++]);
+			http_prefetch_block_done(blocks[i++]);
 			continue;
 		}
 		for (j = i + 1; j < n && !from_disk(hs, blocks[j]); j++)
@@ -143,19 +144,19 @@ pf_fetch(struct hpf_src *ps, struct hblock **blocks, unsigned n,
 		if (fetch_run(hs, blocks + i, j - i, deadline))
 			return -1;
 		if (j < n)
-			hpf_block_done(blocks[j]);	/* read from disk */
+			http_prefetch_block_done(blocks[j]);	/* read from disk */
 		i = j + 1;
 	}
 	return 0;
 }
 
 static int
-pf_held(struct hpf_src *ps, uint64_t start, uint64_t end)
+pf_held(struct http_prefetch_src *ps, uint64_t start, uint64_t end)
 {
-	return hobj_held(&SRC_OF(ps)->obj, start, end);
+	return http_fetch_held(&SRC_OF(ps)->obj, start, end);
 }
 
-static const struct hpf_ops pf_ops = {
+static const struct http_prefetch_ops pf_ops = {
 	.fetch = pf_fetch,
 	.held = pf_held,
 };
@@ -178,7 +179,7 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		memcpy(buf, hs->head + off, len);
 		return 0;
 	}
-	rc = hpf_read(&hs->pf, buf, len, off);
+	rc = http_prefetch_read(&hs->pf, buf, len, off);
 	if (rc == 0 && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
 		rc = -EIO;	/* never hand out bytes once a change is seen */
 	return rc;
@@ -189,8 +190,8 @@ http_src_free(struct http_src *hs)
 {
 	if (!hs)
 		return;
-	hdisk_close(hs->disk);
-	hobj_fini(&hs->obj);
+	http_disk_close(hs->disk);
+	http_fetch_fini(&hs->obj);
 	free(hs->head);
 	free(hs);
 }
@@ -203,24 +204,22 @@ log_stats(struct http_src *hs)
 	uint64_t req = 0, err = 0;
 	int i;
 
-	for (i = 0; i < HS_REQ_KINDS; i++)
-		req += hstat_get(&st->requests[i]);
-	for (i = 0; i < HS_ERR_KINDS; i++)
-		err += hstat_get(&st->errors[i]);
-	hconf_log(HTTP_LOG_INFO, "%s: %llu requests (%llu header, %llu data, "
-		  "%llu resolve), %llu bytes fetched, blocks: %llu cached, "
-		  "%llu missed, %llu from disk; %llu retries, %llu failed "
-		  "attempts",
-		  hs->obj.display, (unsigned long long)req,
-		  (unsigned long long)hstat_get(&st->requests[HS_REQ_HEADER]),
-		  (unsigned long long)hstat_get(&st->requests[HS_REQ_DATA]),
-		  (unsigned long long)hstat_get(&st->requests[HS_REQ_RESOLVE]),
-		  (unsigned long long)hstat_get(&st->bytes),
-		  (unsigned long long)hstat_get(&st->hits),
-		  (unsigned long long)hstat_get(&st->misses),
-		  (unsigned long long)hstat_get(&st->disk_hits),
-		  (unsigned long long)hstat_get(&st->retries),
-		  (unsigned long long)err);
+	for (i = 0; i < HTTP_STATS_REQ_KINDS; i++)
+		req += http_stats_get(&st->requests[i]);
+	for (i = 0; i < HTTP_STATS_ERR_KINDS; i++)
+		err += http_stats_get(&st->errors[i]);
+#define N(kind) (unsigned long long)http_stats_get(&st->requests[ \
+		HTTP_STATS_REQ_ ## kind])
+#define V(c) (unsigned long long)http_stats_get(&st->c)
+	http_conf_log(HTTP_LOG_INFO, "%s: %llu requests (%llu header, %llu "
+		      "data, %llu resolve), %llu bytes fetched, blocks: %llu "
+		      "cached, %llu missed, %llu from disk; %llu retries, %llu "
+		      "failed attempts", hs->obj.display,
+		      (unsigned long long)req, N(HEADER), N(DATA), N(RESOLVE),
+		      V(bytes), V(hits), V(misses), V(disk_hits), V(retries),
+		      (unsigned long long)err);
+#undef N
+#undef V
 }
 
 static void
@@ -231,7 +230,7 @@ http_close(struct source *s)
 	if (!hs)
 		return;
 	log_stats(hs);
-	hpf_remove(&hs->pf);
+	http_prefetch_remove(&hs->pf);
 	http_src_free(hs);
 	s->priv = NULL;
 }
@@ -250,25 +249,25 @@ source_http_stats(struct source *s)
 	if (!s || s->ops != &http_ops || !(hs = s->priv))
 		return NULL;
 	st = &hs->obj.stats;
-#define N(x) json_integer((json_int_t)hstat_get(&(x)))
+#define N(x) json_integer((json_int_t)http_stats_get(&(x)))
 	return json_pack("{s:s, s:{s:o, s:o, s:o, s:o}, s:o, s:{s:o, s:o}, "
 			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:b}",
 		"source", hs->obj.display,
 		"requests",
-		  "header", N(st->requests[HS_REQ_HEADER]),
-		  "data", N(st->requests[HS_REQ_DATA]),
-		  "list", N(st->requests[HS_REQ_LIST]),
-		  "resolve", N(st->requests[HS_REQ_RESOLVE]),
+		  "header", N(st->requests[HTTP_STATS_REQ_HEADER]),
+		  "data", N(st->requests[HTTP_STATS_REQ_DATA]),
+		  "list", N(st->requests[HTTP_STATS_REQ_LIST]),
+		  "resolve", N(st->requests[HTTP_STATS_REQ_RESOLVE]),
 		"bytes_fetched", N(st->bytes),
 		"blocks",
 		  "cache_hits", N(st->hits),
 		  "cache_misses", N(st->misses),
 		"retries", N(st->retries),
 		"failed_attempts",
-		  "network", N(st->errors[HS_ERR_NET]),
-		  "http_status", N(st->errors[HS_ERR_STATUS]),
-		  "changed", N(st->errors[HS_ERR_CHANGED]),
-		  "protocol", N(st->errors[HS_ERR_PROTOCOL]),
+		  "network", N(st->errors[HTTP_STATS_ERR_NET]),
+		  "http_status", N(st->errors[HTTP_STATS_ERR_STATUS]),
+		  "changed", N(st->errors[HTTP_STATS_ERR_CHANGED]),
+		  "protocol", N(st->errors[HTTP_STATS_ERR_PROTOCOL]),
 		"readahead_window_max", N(st->ra_window),
 		"disk_cache_hits", N(st->disk_hits),
 		"stale", __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED));
@@ -280,7 +279,7 @@ source_http_size_wrong(struct source *s)
 {
 	struct http_src *hs = s->ops == &http_ops ? s->priv : NULL;
 
-	return hs && hobj_serves_past(&hs->obj);
+	return hs && http_fetch_serves_past(&hs->obj);
 }
 
 int
@@ -295,7 +294,7 @@ source_http_verify(struct source *s)
 /* ---- open ---------------------------------------------------------------- */
 
 static void
-head_data(struct hget *g, const char *p, size_t n)
+head_data(struct http_fetch_range *g, const char *p, size_t n)
 {
 	memcpy((char *)g->ud + g->got, p, n);
 }
@@ -304,8 +303,8 @@ head_data(struct hget *g, const char *p, size_t n)
 static int
 probe(struct http_src *hs, struct err *e)
 {
-	struct hget g = {
-		.probe = 1, .kind = HS_REQ_HEADER, .start = 0,
+	struct http_fetch_range g = {
+		.probe = 1, .kind = HTTP_STATS_REQ_HEADER, .start = 0,
 		.len = HTTP_HEAD_BYTES, .data = head_data,
 	};
 
@@ -313,7 +312,8 @@ probe(struct http_src *hs, struct err *e)
 	if (!hs->head)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	g.ud = hs->head;
-	if (hobj_fetch(&hs->obj, &g, hconf_now_ms() + hconf_bound_ms()) !=
+	if (http_fetch_get(&hs->obj, &g,
+			   http_conf_now_ms() + http_conf_bound_ms()) !=
 	    HTTP_OK)
 		return err_set(e, ERR_IO, "cannot fetch: %s", g.why);
 	if (g.resp.status == 206) {
@@ -328,7 +328,7 @@ probe(struct http_src *hs, struct err *e)
 	}
 	if (hs->obj.etag[0])
 		return 0;	/* known, and the answer matched it */
-	if (hobj_validators(&hs->obj, g.resp.etag, g.resp.lastmod))
+	if (http_fetch_validators(&hs->obj, g.resp.etag, g.resp.lastmod))
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	return 0;
 }
@@ -336,7 +336,7 @@ probe(struct http_src *hs, struct err *e)
 /* The headers for the URL's origin: the header file's, then the
  * caller's. */
 static int
-origin_headers(const struct http_src_opts *o, struct curl_slist **out)
+origin_headers(const struct source_http_opts *o, struct curl_slist **out)
 {
 	struct curl_slist *l, *list = NULL, *tmp;
 	const char *const *h;
@@ -347,7 +347,7 @@ origin_headers(const struct http_src_opts *o, struct curl_slist **out)
 			"427ae41e4649b934ca495991b7852b855")))
 		goto fail;
 	if (!o->no_header_file && !o->aws_sigv4)
-		for (l = hconf.headers; l; l = l->next) {
+		for (l = http_conf.headers; l; l = l->next) {
 			if (!(tmp = curl_slist_append(list, l->data)))
 				goto fail;
 			list = tmp;
@@ -366,7 +366,7 @@ fail:
 
 static void
 fill_source(struct source *s, struct http_src *hs,
-	    const struct http_src_opts *o)
+	    const struct source_http_opts *o)
 {
 	s->ops = &http_ops;
 	s->fd = -1;
@@ -388,11 +388,11 @@ fill_source(struct source *s, struct http_src *hs,
 }
 
 int
-source_open_http_opts(const char *url, const struct http_src_opts *o,
+source_open_http_opts(const char *url, const struct source_http_opts *o,
 		      struct source **out, struct err *e)
 {
 	struct http_sigv4 sig = { 0 };
-	static const struct http_src_opts none;
+	static const struct source_http_opts none;
 	struct curl_slist *hdrs = NULL;
 	struct http_src *hs = NULL;
 	struct source *s = NULL;
@@ -400,25 +400,24 @@ source_open_http_opts(const char *url, const struct http_src_opts *o,
 
 	if (!o)
 		o = &none;
-	shown = o->display ? strdup(o->display) : hurl_redact(url);
+	shown = o->display ? strdup(o->display) : http_url_redact(url);
 
 	*out = NULL;
-	err_where(e, shown ? shown : "remote source");
 	sig.provider = o->aws_sigv4;
 	sig.access_key = o->aws_key;
 	sig.secret_key = o->aws_secret;
-	if (hconf_ready(e) || hconf_headers(e))
+	if (http_conf_ready(e) || http_conf_headers(e))
 		goto fail;
-	if (!htr_current()) {
+	if (!http_transport_current()) {
 		err_set(e, ERR_IO, "cannot initialize libcurl");
 		goto fail;
 	}
 	hs = calloc(1, sizeof(*hs));
 	s = calloc(1, sizeof(*s));
 	if (!hs || !s || !shown || origin_headers(o, &hdrs) ||
-	    hobj_init(&hs->obj, url, shown, hdrs, &sig, o->aws_token) ||
+	    http_fetch_init(&hs->obj, url, shown, hdrs, &sig, o->aws_token) ||
 	    !(s->name = strdup(shown)) ||
-	    !(s->base = o->base ? strdup(o->base) : hurl_base(url))) {
+	    !(s->base = o->base ? strdup(o->base) : http_url_base(url))) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto fail;
 	}
@@ -426,7 +425,7 @@ source_open_http_opts(const char *url, const struct http_src_opts *o,
 	hdrs = NULL;
 	hs->obj.if_match = o->if_match || o->aws_sigv4;
 	if (o->etag && o->etag[0] &&
-	    hobj_validators(&hs->obj, o->etag, NULL)) {
+	    http_fetch_validators(&hs->obj, o->etag, NULL)) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto fail;
 	}
@@ -437,20 +436,21 @@ source_open_http_opts(const char *url, const struct http_src_opts *o,
 	fill_source(s, hs, o);
 	/* Identity: the URL without user info and query (or the caller's
 	 * name for it: bucket/key, repo/file), the ETag, the size. */
-	hs->disk = hdisk_open(o->display ? o->display : hs->obj.display,
+	hs->disk = http_disk_open(o->display ? o->display : hs->obj.display,
 			      hs->obj.etag, hs->obj.size);
 	hs->pf.ops = &pf_ops;
 	hs->pf.size = hs->obj.size;
 	hs->pf.stats = &hs->obj.stats;
-	hpf_add(&hs->pf);
+	http_prefetch_add(&hs->pf);
 	free(shown);
 	*out = s;
 	return 0;
 
 fail:
+	err_at(e, shown ? shown : "remote source");
 	curl_slist_free_all(hdrs);
 	if (hs) {
-		hobj_fini(&hs->obj);
+		http_fetch_fini(&hs->obj);
 		free(hs->head);
 		free(hs);
 	}
@@ -466,7 +466,7 @@ fail:
 int
 source_open_http(const char *url, struct source **out, struct err *e)
 {
-	struct http_src_opts o = { 0 };
+	struct source_http_opts o = { 0 };
 
 	return source_open_http_opts(url, &o, out, e);
 }

@@ -3,7 +3,7 @@
  * source_open_http() (declared in source.h) opens a remote object with one
  * speculative ranged GET of its first 64 KiB; later reads go through a
  * process-wide block cache filled by ranged GETs.  Front ends may call
- * http_set_options() once, before the first open; without it the
+ * http_options_set() once, before the first open; without it the
  * environment (STFS_HTTP_*) and the defaults below apply.
  *
  * The parts: http_options.h (what front ends set), http_conf.c (settings,
@@ -25,7 +25,7 @@ struct source;
 
 /* How a remote object is opened (hf://, s3:// and plain URLs alike).
  * Zero-initialized fields mean "not given". */
-struct http_src_opts {
+struct source_http_opts {
 	/* Shown in messages, fsname and summaries instead of the URL
 	 * (which is shown without user info and query otherwise). */
 	const char *display;
@@ -60,7 +60,7 @@ struct http_src_opts {
 	time_t mtime;		/* 0: Last-Modified, else now */
 };
 
-int source_open_http_opts(const char *url, const struct http_src_opts *o,
+int source_open_http_opts(const char *url, const struct source_http_opts *o,
 			  struct source **out, struct err *e);
 
 /* After a header that claims more bytes than the source has: 1 when the

@@ -20,17 +20,17 @@
 #include "source/http/http_request.h"
 
 static void
-copy_header(char *dst, size_t cap, const struct http_answer *a,
+copy_header(char *dst, size_t cap, const struct http_request_answer *a,
 	    const char *name)
 {
-	const char *v = http_answer_header(a, name);
+	const char *v = http_request_header(a, name);
 
 	snprintf(dst, cap, "%s", v ? v : "");
 }
 
 /* The Hub's own headers of an answer into r. */
 static void
-read_headers(struct hub_resp *r, const struct http_answer *a)
+read_headers(struct hub_resp *r, const struct http_request_answer *a)
 {
 	const char *v;
 
@@ -41,8 +41,8 @@ read_headers(struct hub_resp *r, const struct http_answer *a)
 	copy_header(r->error_code, sizeof(r->error_code), a, "X-Error-Code");
 	copy_header(r->error_msg, sizeof(r->error_msg), a, "X-Error-Message");
 	r->have_size = 0;
-	if ((v = http_answer_header(a, "X-Linked-Size")) ||
-	    (v = http_answer_header(a, "Content-Length"))) {
+	if ((v = http_request_header(a, "X-Linked-Size")) ||
+	    (v = http_request_header(a, "Content-Length"))) {
 		r->size = strtoull(v, NULL, 10);
 		r->have_size = 1;
 	}
@@ -51,7 +51,7 @@ read_headers(struct hub_resp *r, const struct http_answer *a)
 int
 hub_request(const char *url, size_t body_max, struct hub_resp *r)
 {
-	struct http_answer a = HTTP_ANSWER_INIT;
+	struct http_request_answer a = HTTP_REQUEST_ANSWER_INIT;
 	struct curl_slist *hdrs = NULL;
 	struct http_request q = {
 		.url = url, .headers_for = hub_cfg.origin,
@@ -81,7 +81,7 @@ hub_request(const char *url, size_t body_max, struct hub_resp *r)
 	}
 	if (rc != HTTP_OK) {
 		snprintf(r->why, sizeof(r->why), "%s", a.why);
-		http_answer_free(&a);
+		http_request_answer_free(&a);
 		return -1;
 	}
 	r->status = a.status;
@@ -90,7 +90,7 @@ hub_request(const char *url, size_t body_max, struct hub_resp *r)
 	r->location = a.location;
 	a.location = NULL;
 	read_headers(r, &a);
-	http_answer_free(&a);
+	http_request_answer_free(&a);
 	return 0;
 }
 

@@ -58,7 +58,7 @@ int
 hub_src_open(const char *url, const char *path, struct source **out,
 	     struct err *e)
 {
-	struct http_src_opts o = {
+	struct source_http_opts o = {
 		.base = base_name(path),
 		.no_header_file = 1,
 	};

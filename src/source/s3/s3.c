@@ -194,7 +194,7 @@ open_object(const char *url, const char *etag, struct source **out,
 	    struct err *e)
 {
 	const struct s3_conf *c = s3_conf_get(anonymous(), e);
-	struct http_src_opts ho = {0};
+	struct source_http_opts ho = {0};
 	char *bucket = NULL, *key = NULL, *http = NULL;
 	int rc = -1;
 

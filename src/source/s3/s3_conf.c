@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/text.h"
 
 #define S3_INI_MAX	(1u << 20)
 
@@ -72,18 +73,18 @@ ini_read(const char *path, const char *want, struct s3_prof *p,
 	if (!f) {
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
-		err_where(e, path);
-		return err_set(e, ERR_USAGE, "cannot read the AWS "
-			       "configuration: %s", strerror(errno));
+		err_set(e, ERR_USAGE, "cannot read the AWS configuration: "
+			"%s", strerror(errno));
+		return err_at(e, path);
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *s, *eq, *k, *v;
 
 		total += strlen(line);
 		if (total > S3_INI_MAX) {
-			err_where(e, path);
-			rc = err_set(e, ERR_USAGE, "AWS configuration file "
-				     "larger than 1 MiB");
+			err_set(e, ERR_USAGE, "AWS configuration file larger "
+				"than 1 MiB");
+			rc = err_at(e, path);
 			break;
 		}
 		if (line[0] == ' ' || line[0] == '\t')
@@ -196,7 +197,6 @@ s3_conf_load(struct s3_conf *c, int anonymous, struct err *e)
 	    ini_read(conf_path, section, &conf, e))
 		goto out;
 	if (profile && !cred.found && !conf.found) {
-		err_where(e, "s3");
 		err_set(e, ERR_USAGE, "AWS_PROFILE names profile %s, which is "
 			"neither in %s nor in %s; check the name or unset "
 			"AWS_PROFILE", profile, cred_path, conf_path);
@@ -253,7 +253,6 @@ s3_conf_load(struct s3_conf *c, int anonymous, struct err *e)
 		c->endpoint = strndup(v, n);
 		if (c->endpoint && (strncmp(c->endpoint, "http://", 7) &&
 				    strncmp(c->endpoint, "https://", 8))) {
-			err_where(e, "s3");
 			err_set(e, ERR_USAGE, "the S3 endpoint %s is not an "
 				"http:// or https:// URL; check "
 				"AWS_ENDPOINT_URL(_S3) or endpoint_url of "
@@ -271,7 +270,6 @@ s3_conf_load(struct s3_conf *c, int anonymous, struct err *e)
 	if (c->key && (strchr(c->key, ':') || strpbrk(c->key, "\r\n") ||
 		       strpbrk(c->secret, "\r\n") ||
 		       (c->token && strpbrk(c->token, "\r\n")))) {
-		err_where(e, "s3");
 		err_set(e, ERR_USAGE, "the AWS credentials from %s contain a "
 			"colon or a line break; check them", c->origin);
 		goto out;
@@ -283,8 +281,10 @@ out:
 	free(cred_path);
 	free(conf_path);
 	free(section);
-	if (rc)
+	if (rc) {
 		s3_conf_free(c);
+		err_at(e, "s3");	/* settings, not one file */
+	}
 	return rc;
 }
 
@@ -328,55 +328,28 @@ s3_conf_get(int anonymous, struct err *e)
 	return r;
 }
 
-/* RFC 3986 unreserved bytes stay; '/' stays in keys. */
-static int
-append_enc(char **o, const char *s, int keep_slash)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (isalnum(ch) || strchr("-._~", ch) ||
-		    (keep_slash && ch == '/')) {
-			*(*o)++ = (char)ch;
-		} else {
-			*(*o)++ = '%';
-			*(*o)++ = hex[ch >> 4];
-			*(*o)++ = hex[ch & 15];
-		}
-	}
-	**o = '\0';
-	return 0;
-}
-
 char *
 s3_http_url(const struct s3_conf *c, const char *bucket, const char *key)
 {
-	size_t n = 64 + strlen(c->region) + 3 * strlen(bucket) +
-		   (key ? 3 * strlen(key) : 0) +
-		   (c->endpoint ? strlen(c->endpoint) : 0);
-	char *out = malloc(n), *o;
 	/* Virtual-hosted style needs a bucket name that is a valid host
 	 * label; names with dots would break TLS: path style for those. */
 	int vhost = !c->endpoint && !strchr(bucket, '.');
+	char *b = vhost ? NULL : text_pct_encode(bucket, strlen(bucket), NULL);
+	char *k = key ? text_pct_encode(key, strlen(key), "/") : NULL;
+	char *out = NULL;
+	int n;
 
-	if (!out)
-		return NULL;
-	if (c->endpoint)
-		o = out + sprintf(out, "%s/", c->endpoint);
+	if ((!vhost && !b) || (key && !k))
+		n = -1;
+	else if (c->endpoint)
+		n = asprintf(&out, "%s/%s/%s", c->endpoint, b, k ? k : "");
 	else if (vhost)
-		o = out + sprintf(out, "https://%s.s3.%s.amazonaws.com/",
-				  bucket, c->region);
+		n = asprintf(&out, "https://%s.s3.%s.amazonaws.com/%s", bucket,
+			     c->region, k ? k : "");
 	else
-		o = out + sprintf(out, "https://s3.%s.amazonaws.com/",
-				  c->region);
-	if (!vhost) {
-		append_enc(&o, bucket, 0);
-		*o++ = '/';
-		*o = '\0';
-	}
-	if (key)
-		append_enc(&o, key, 1);
-	return out;
+		n = asprintf(&out, "https://s3.%s.amazonaws.com/%s/%s",
+			     c->region, b, k ? k : "");
+	free(b);
+	free(k);
+	return n < 0 ? NULL : out;
 }

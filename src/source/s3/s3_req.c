@@ -65,7 +65,7 @@ s3_headers_free(struct curl_slist *hdrs)
  * a->status set (any status), or -1 with *e when no answer came. */
 static int
 s3_get(const struct s3_conf *c, const char *url, uint64_t len,
-       struct http_answer *a, struct err *e)
+       struct http_request_answer *a, struct err *e)
 {
 	struct http_sigv4 sig = { c->sigv4, c->key, c->secret };
 	struct http_request q = {
@@ -166,7 +166,7 @@ parse_xml(const struct buf *b)
 /* Error answer: S3's Code (or the bare status) into *e. */
 static int
 answer_error(const struct s3_conf *c, const char *bucket,
-	     struct http_answer *r, struct err *e)
+	     struct http_request_answer *r, struct err *e)
 {
 	xmlDoc *doc = parse_xml(&r->body);
 	xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
@@ -184,7 +184,7 @@ int
 s3_diagnose(const struct s3_conf *c, const char *bucket, const char *key,
 	    const char *display, struct err *e)
 {
-	struct http_answer r = HTTP_ANSWER_INIT;
+	struct http_request_answer r = HTTP_REQUEST_ANSWER_INIT;
 	char *url = s3_http_url(c, bucket, key);
 	struct err why = { 0 };
 
@@ -197,7 +197,7 @@ s3_diagnose(const struct s3_conf *c, const char *bucket, const char *key,
 		err_replace(e, why.code, "%s", why.detail);
 		err_at(e, display);
 	}
-	http_answer_free(&r);
+	http_request_answer_free(&r);
 	free(url);
 	return -1;
 }
@@ -242,7 +242,7 @@ int
 s3_list(const struct s3_conf *c, const char *bucket, const char *prefix,
 	struct s3_listing *out, struct err *e)
 {
-	struct http_answer r = HTTP_ANSWER_INIT;
+	struct http_request_answer r = HTTP_REQUEST_ANSWER_INIT;
 	struct buf url = BUF_INIT;
 	char *base = s3_http_url(c, bucket, NULL), *token = NULL, *enc;
 	size_t cap = 0;
@@ -336,7 +336,7 @@ done:
 	free(token);
 	free(base);
 	buf_free(&url);
-	http_answer_free(&r);
+	http_request_answer_free(&r);
 	return rc;
 }
 
