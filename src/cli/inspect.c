@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "cli/inspect.h"
+#include "cli/nofile.h"
 #ifdef STFS_HAVE_HTTP
 #include "source/hub/hub.h"
 #include "source/http/source_http.h"
@@ -187,6 +188,7 @@ main(int argc, char **argv)
 	int insecure = 0, sort_given = 0, c, rc;
 	struct err e = { 0 };
 
+	nofile_raise();
 	while ((c = getopt_long(argc, argv, "jtqhVo:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o.json = 1; break;

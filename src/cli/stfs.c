@@ -20,13 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
-#include "model/catalog.h"
 #include "base/error.h"
+#include "base/text.h"
+#include "cli/nofile.h"
+#include "model/catalog.h"
 #include "fuse/adapter.h"
 #include "model/model.h"
 #include "source/source.h"
@@ -720,29 +721,6 @@ err_out1:
 	return ret;
 }
 
-/* Trees of thousands of models: the soft descriptor limit goes up to the
- * hard one.  Nothing depends on it (the source descriptor pool stays
- * within whatever limit there is, srcpool.h); it only leaves more of them
- * open. */
-static void
-raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-static int
-ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* SOURCE through the catalog (a file, an index, a directory, the hub
  * cache, a URL); o->fsname becomes its absolute path. */
 static int
@@ -756,8 +734,8 @@ open_source(struct stfs_opts *o, struct catalog **out, struct err *e)
 		 * a directory without models, a model file as mount point. */
 		if (e->code == ERR_USAGE && stat(o->source, &st) == 0 &&
 		    S_ISDIR(st.st_mode) &&
-		    (ends_with(o->mountpoint, ".safetensors") ||
-		     ends_with(o->mountpoint, ".safetensors.index.json"))) {
+		    (text_ends_with(o->mountpoint, ".safetensors") ||
+		     text_ends_with(o->mountpoint, ".safetensors.index.json"))) {
 			size_t n = strlen(e->detail);
 
 			snprintf(e->detail + n, sizeof(e->detail) - n, "; did "
@@ -854,7 +832,7 @@ main(int argc, char **argv)
 	int status = 0;
 
 	fuse_set_log_func(stfs_log);
-	raise_nofile();
+	nofile_raise();
 	o.readahead = DEFAULT_READAHEAD_KIB;
 	o.helper = argc > 0 && is_helper_name(argv[0]);
 	if (check_num_opts(argc, argv, &e) != 0)

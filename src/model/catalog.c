@@ -11,11 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "model/catalog_int.h"
 #include "base/error.h"
+#include "base/nametab.h"
+#include "base/text.h"
 #ifdef STFS_HAVE_HTTP
 #include "source/hub/hub.h"
 #endif
@@ -27,14 +28,6 @@
 
 #define SUFFIX ".safetensors"
 #define INDEX_SUFFIX ".safetensors.index.json"
-
-static int
-ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && memcmp(s + n - m, suffix, m) == 0;
-}
 
 static char *
 join(const char *a, const char *b)
@@ -128,67 +121,78 @@ cnode_kid(struct cnode *n, const char *name)
 
 /* --- the paths indexes name (never models of their own) ----------------- */
 
-static uint64_t
-str_hash(const char *s)
+/* Index names come from files anyone may write: a keyed nametab of
+ * indexes into s->shards, not an unkeyed hash. */
+static int
+shard_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 {
-	uint64_t h = 1469598103934665603ULL;
+	const struct cscan *s = ctx;
+	const char *p = s->shards[id];
 
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ULL;
-	}
-	return h ^ (h >> 31);
+	return strlen(p) == k->len && memcmp(p, k->name, k->len) == 0;
 }
 
 static int
 shard_set_has(const struct cscan *s, const char *path)
 {
-	size_t i;
+	struct nametab_key k;
 
-	if (!s->capshards)
+	if (!s->nshards)
 		return 0;
-	for (i = str_hash(path) & (s->capshards - 1); s->shards[i];
-	     i = (i + 1) & (s->capshards - 1))
-		if (strcmp(s->shards[i], path) == 0)
-			return 1;
-	return 0;
+	nametab_key(&k, 0, path, strlen(path));
+	return nametab_find(&s->shard_tab, &k) >= 0;
 }
 
+/* Add path (taken, also on failure). */
 static int
 shard_set_add(struct cscan *s, char *path)
 {
-	size_t i;
+	struct nametab_key k;
 
+	if (!s->shard_tab.slot &&
+	    nametab_init(&s->shard_tab, 64, shard_eq, s) != 0) {
+		free(path);
+		return -1;
+	}
 	if (shard_set_has(s, path)) {
 		free(path);
 		return 0;
 	}
-	if ((s->nshards + 1) * 2 > s->capshards) {
-		size_t cap = s->capshards ? s->capshards * 2 : 64, j;
-		char **t = calloc(cap, sizeof(*t));
+	if (s->nshards >= NAMETAB_ID_MAX) {
+		free(path);
+		return -1;
+	}
+	if (s->nshards == s->capshards) {
+		size_t cap = s->capshards ? s->capshards * 2 : 64;
+		char **t = realloc(s->shards, cap * sizeof(*t));
 
 		if (!t) {
 			free(path);
 			return -1;
 		}
-		for (j = 0; j < s->capshards; j++) {
-			if (!s->shards[j])
-				continue;
-			for (i = str_hash(s->shards[j]) & (cap - 1); t[i];
-			     i = (i + 1) & (cap - 1))
-				;
-			t[i] = s->shards[j];
-		}
-		free(s->shards);
 		s->shards = t;
 		s->capshards = cap;
 	}
-	for (i = str_hash(path) & (s->capshards - 1); s->shards[i];
-	     i = (i + 1) & (s->capshards - 1))
-		;
-	s->shards[i] = path;
+	s->shards[s->nshards] = path;
+	nametab_key(&k, 0, path, strlen(path));
+	if (nametab_put(&s->shard_tab, &k, (uint32_t)s->nshards) == -2) {
+		free(path);
+		return -1;
+	}
 	s->nshards++;
 	return 0;
+}
+
+static void
+shard_set_free(struct cscan *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nshards; i++)
+		free(s->shards[i]);
+	free(s->shards);
+	if (s->shard_tab.slot)
+		nametab_free(&s->shard_tab);
 }
 
 /* Remember the files an index names.  An index that cannot be read here
@@ -284,8 +288,8 @@ list_dir(struct cscan *s, const char *path, struct listing *l)
 	}
 	fd = dirfd(dp);
 	while (rc == 0 && (d = readdir(dp))) {
-		int want_file = ends_with(d->d_name, SUFFIX) ||
-				ends_with(d->d_name, INDEX_SUFFIX);
+		int want_file = text_ends_with(d->d_name, SUFFIX) ||
+				text_ends_with(d->d_name, INDEX_SUFFIX);
 		struct stat st;
 
 		if (d->d_name[0] == '.')
@@ -325,11 +329,11 @@ scan_listing(struct cscan *s, struct cnode *n, struct listing *l)
 
 	/* Indexes first: the shards they name are not models. */
 	for (i = 0; i < l->nfiles; i++)
-		if (ends_with(l->files[i], INDEX_SUFFIX) &&
+		if (text_ends_with(l->files[i], INDEX_SUFFIX) &&
 		    note_index(s, n->path, l->files[i]))
 			return -1;
 	for (i = 0; i < l->nfiles; i++) {
-		int index = ends_with(l->files[i], INDEX_SUFFIX);
+		int index = text_ends_with(l->files[i], INDEX_SUFFIX);
 		char *p;
 
 		if (!index) {
@@ -490,7 +494,7 @@ sibling_names(const struct cnode *n)
 		const char *f = i < n->nmodels ? n->models[i] :
 				n->kids[i - n->nmodels].name;
 		size_t strip = i >= n->nmodels ? 0 :
-			       ends_with(f, INDEX_SUFFIX) ?
+			       text_ends_with(f, INDEX_SUFFIX) ?
 			       strlen(INDEX_SUFFIX) : strlen(SUFFIX);
 
 		v[i].i = i;
@@ -678,19 +682,6 @@ emit(struct catalog *c, const struct cnode *n, const char *prefix,
 	return rc;
 }
 
-/* Many models, each an open descriptor (until the pool closes idle ones):
- * the soft limit goes up to the hard one. */
-static void
-raise_nofile(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 static int
 open_dir_tree(struct catalog *c, const char *source, const char *root,
 	      const char *root_arg, const struct catalog_opts *o,
@@ -698,15 +689,12 @@ open_dir_tree(struct catalog *c, const char *source, const char *root,
 {
 	struct cscan s = { 0 };
 	struct cnode *n = NULL;
-	size_t i;
 	int rc;
 
 	s.e = e;
 	s.max = o ? o->max_models : 0;
 	rc = cscan_dir(&s, root, &n);
-	for (i = 0; i < s.capshards; i++)
-		free(s.shards[i]);
-	free(s.shards);
+	shard_set_free(&s);
 	if (rc)
 		return -1;
 	if (!n) {
@@ -715,7 +703,6 @@ open_dir_tree(struct catalog *c, const char *source, const char *root,
 			       "*.safetensors.index.json in this directory "
 			       "or below it");
 	}
-	raise_nofile();
 	rc = emit(c, n, "", root_arg, e);
 	cnode_free(n);
 	return rc;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "base/nametab.h"
+
 struct err;
 
 /* A directory of the source that holds models, or below which some are. */
@@ -29,8 +31,9 @@ struct cnode {
 struct cscan {
 	struct err *e;
 	size_t found, max;	/* models so far; most allowed (0: any) */
-	char **shards;		/* paths an index names: open addressing */
+	char **shards;		/* paths an index names */
 	size_t nshards, capshards;
+	struct nametab shard_tab;	/* path -> its index in shards */
 	struct { dev_t dev; ino_t ino; } up[CATALOG_MAX_DEPTH + 1];
 	int depth;		/* directories on the way down (loops) */
 };

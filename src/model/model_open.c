@@ -11,19 +11,12 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "model/shards.h"
 #include "format/sniff.h"
 #ifdef STFS_HAVE_S3
 #include "source/s3/s3.h"
 #endif
-
-static int
-ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && memcmp(s + n - m, suffix, m) == 0;
-}
 
 static int
 open_single(const char *path, struct model **out, struct err *e)
@@ -67,10 +60,10 @@ open_dir(const char *dir, struct model **out, struct err *e)
 			nindex = -1000;	/* the conventional name wins */
 			continue;
 		}
-		if (ends_with(d->d_name, ".safetensors.index.json")) {
+		if (text_ends_with(d->d_name, ".safetensors.index.json")) {
 			nindex++;
 			slot = &index;
-		} else if (ends_with(d->d_name, ".safetensors")) {
+		} else if (text_ends_with(d->d_name, ".safetensors")) {
 			nsingle++;
 			slot = &single;
 		}
@@ -128,13 +121,13 @@ model_open(const char *source, struct model **out, struct err *e)
 		return s3_model_open(source, out, e);
 #endif
 	if (source_is_url(source)) {
-		if (ends_with(source, ".json"))
+		if (text_ends_with(source, ".json"))
 			return shards_open_index(NULL, source, out, e);
 		return open_single(source, out, e);
 	}
 	if (stat(source, &st) == 0 && S_ISDIR(st.st_mode))
 		return open_dir(source, out, e);
-	if (ends_with(source, ".index.json"))
+	if (text_ends_with(source, ".index.json"))
 		return shards_open_index(NULL, source, out, e);
 	return open_single(source, out, e);
 }

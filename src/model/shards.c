@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "base/buf.h"
 #include "base/error.h"
 #include "model/model.h"
 #include "base/nametab.h"
+#include "base/text.h"
 #include "format/sniff.h"
 
 #define INDEX_MAX_BYTES (256u << 20)	/* far above any real index */
@@ -134,35 +134,13 @@ base_of(const char *index_path)
 static char *
 shard_path(const char *base, const char *name, int url)
 {
-	struct buf b = BUF_INIT;
-	const unsigned char *p;
-	int bad = buf_adds(&b, base);
+	char *enc = url ? text_pct_encode(name, strlen(name), "/") :
+		    strdup(name), *out;
 
-	for (p = (const unsigned char *)name; *p; p++) {
-		if (!url || (*p >= 'a' && *p <= 'z') || (*p >= 'A' &&
-		    *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("-._~/", *p))
-			bad |= buf_add(&b, p, 1);
-		else
-			bad |= buf_addf(&b, "%%%02X", *p);
-	}
-	if (bad) {
-		buf_free(&b);
-		return NULL;
-	}
-	return buf_steal(&b);
-}
-
-static void
-raise_fd_limit(size_t want)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want + 64 &&
-	    rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
+	if (!enc || asprintf(&out, "%s%s", base, enc) < 0)
+		out = NULL;
+	free(enc);
+	return out;
 }
 
 static int
@@ -217,7 +195,6 @@ open_shards(struct model *m, const char **names, const char *index_path,
 
 	if (!base)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	raise_fd_limit(m->nshards);
 	for (i = 0; rc == 0 && i < m->nshards; i++) {
 		struct shard *sh = &m->shards[i];
 		const char *why = bad_shard_name(names[i]);

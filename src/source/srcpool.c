@@ -39,19 +39,6 @@ default_max(void)
 	return n < 8 ? 8 : n;
 }
 
-size_t
-srcpool_max(void)
-{
-	size_t n;
-
-	pthread_mutex_lock(&lock);
-	if (!max_open)
-		max_open = default_max();
-	n = max_open;
-	pthread_mutex_unlock(&lock);
-	return n;
-}
-
 void
 srcpool_set_max(size_t n)
 {

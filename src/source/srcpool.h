@@ -2,7 +2,7 @@
  *
  * A folder of 3,000 LoRA files or a 3,000-shard set is 3,000 sources; the
  * usual soft limit is 1,024 descriptors.  So a local source does not own a
- * descriptor for its lifetime: the pool holds at most srcpool_max() of
+ * descriptor for its lifetime: the pool holds at most a bounded number of
  * them, opened on first use, the least recently used closed first, and
  * never one that is pinned (between srcpool_get and srcpool_put: a read
  * or splice in progress).  A descriptor reopened after it was closed must
@@ -36,10 +36,10 @@ void srcpool_put(struct srcpool_ent *x);
 /* Close and forget (NULL-safe; must not be pinned). */
 void srcpool_remove(struct srcpool_ent *x);
 
-/* The most descriptors kept open: set by srcpool_set_max(), else from
- * RLIMIT_NOFILE at first use (half the soft limit above a reserve, at
- * most 4096, at least 8).  Pinned ones may go above it for a moment. */
-size_t srcpool_max(void);
+/* The most descriptors kept open: n, or (n == 0, and before any call)
+ * from RLIMIT_NOFILE at first use (half the soft limit above a reserve,
+ * at most 4096, at least 8).  Pinned ones may go above it for a
+ * moment. */
 void srcpool_set_max(size_t n);
 
 /* Descriptors open now (tests, and the __summary__ of the daemon). */
