@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "cli/inspect.h"
 #include "cli/nofile.h"
+#include "model/provider.h"
 #ifdef STFS_HAVE_HTTP
 #include "source/hub/hub.h"
 #include "source/http/source_http.h"
@@ -116,7 +117,8 @@ set_hub(const struct inspect_opts *o, const char *header_file,
 	int i;
 
 	for (i = 0; i < o->nsources; i++)
-		if (hub_is_uri(o->sources[i]) && header_file)
+		if ((provider_for(o->sources[i])->flags &
+		     PROVIDER_OWN_TOKEN) && header_file)
 			return err_set(e, ERR_USAGE, "--header-file does not "
 				       "apply to hf:// sources: give the token "
 				       "with HF_TOKEN or in $HF_HOME/token");

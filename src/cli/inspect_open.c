@@ -5,9 +5,6 @@
 #include "base/error.h"
 #include "cli/inspect.h"
 #include "model/model.h"
-#ifdef STFS_HAVE_HTTP
-#include "source/hub/hub.h"
-#endif
 
 int
 inspect_open(const struct inspect_opts *o, const char *source,
@@ -15,12 +12,7 @@ inspect_open(const struct inspect_opts *o, const char *source,
 {
 	struct err e = { 0 };
 
-#ifdef STFS_HAVE_HTTP
-	if (hub_is_uri(source) ? hub_open_model(source, out, &e) :
-	    model_open(source, out, &e)) {
-#else
 	if (model_open(source, out, &e)) {
-#endif
 		err_at(&e, source);
 		if (!o->quiet)
 			err_print("stfs-inspect", &e);

@@ -30,6 +30,7 @@
 #include "model/catalog.h"
 #include "fuse/adapter.h"
 #include "model/model.h"
+#include "model/provider.h"
 #include "source/source.h"
 #ifdef STFS_HAVE_HTTP
 #include "source/hub/hub.h"
@@ -794,7 +795,7 @@ setup_hub(struct stfs_opts *o, struct err *e)
 	hopt.ca_file = o->http.ca_file;
 	hopt.insecure = o->http.insecure;
 	hub_set_options(&hopt);
-	return setup_http(o, e);
+	return 0;
 }
 #endif
 
@@ -830,6 +831,9 @@ main(int argc, char **argv)
 	struct catalog *cat = NULL;
 	char *mnt = NULL;
 	int status = 0;
+#ifdef STFS_HAVE_HTTP
+	const struct provider *prov;
+#endif
 
 	fuse_set_log_func(stfs_log);
 	nofile_raise();
@@ -879,10 +883,12 @@ main(int argc, char **argv)
 		hide_url_secrets(argc, argv, o.source, o.shown);
 
 #ifdef STFS_HAVE_HTTP
-	/* Only for URLs: a local mount must not depend on a token file. */
-	if (source_is_url(o.source) && setup_http(&o, &e) != 0)
+	/* Only for remote sources: a local mount must not depend on a token
+	 * file. */
+	prov = provider_for(o.source);
+	if ((prov->flags & PROVIDER_OWN_TOKEN) && setup_hub(&o, &e) != 0)
 		goto out;
-	if (hub_is_uri(o.source) && setup_hub(&o, &e) != 0)
+	if ((prov->flags & PROVIDER_REMOTE) && setup_http(&o, &e) != 0)
 		goto out;
 #endif
 #ifdef STFS_HAVE_S3

@@ -1,425 +1,25 @@
-/* catalog.c - what a SOURCE names: discovery of the models in a directory
- * tree, their names in the mount, and opening them (see catalog.h).
+/* catalog.c - what a SOURCE names (catalog.h): the one tree builder's
+ * naming and placing of models (catalog_place), the catalog itself, and
+ * the trees of local paths and single URLs.  Local discovery is in
+ * catalog_scan.c, flat listings (hf://, s3://) in catalog_listing.c.
  */
 #include "model/catalog.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <jansson.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "model/catalog_int.h"
 #include "base/error.h"
-#include "base/nametab.h"
 #include "base/text.h"
-#ifdef STFS_HAVE_HTTP
-#include "source/hub/hub.h"
-#endif
-#ifdef STFS_HAVE_S3
-#include "source/s3/s3.h"
-#endif
+#include "model/catalog_int.h"
 #include "model/model.h"
+#include "model/provider.h"
 #include "source/source.h"
 
 #define SUFFIX ".safetensors"
 #define INDEX_SUFFIX ".safetensors.index.json"
-
-static char *
-join(const char *a, const char *b)
-{
-	char *p;
-
-	if (!*a)
-		return strdup(b);
-	return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
-}
-
-/* --- nodes --------------------------------------------------------------- */
-
-struct cnode *
-cnode_new(const char *path)
-{
-	struct cnode *n = calloc(1, sizeof(*n));
-
-	if (n && path && !(n->path = strdup(path))) {
-		free(n);
-		return NULL;
-	}
-	return n;
-}
-
-void
-cnode_free(struct cnode *n)
-{
-	size_t i;
-
-	if (!n)
-		return;
-	for (i = 0; i < n->nmodels; i++)
-		free(n->models[i]);
-	for (i = 0; i < n->nkids; i++) {
-		free(n->kids[i].name);
-		cnode_free(n->kids[i].node);
-	}
-	free(n->models);
-	free(n->kids);
-	free(n->path);
-	free(n);
-}
-
-int
-cnode_add_model(struct cnode *n, const char *file)
-{
-	if (n->nmodels == n->capm) {
-		size_t cap = n->capm ? n->capm * 2 : 8;
-		char **m = realloc(n->models, cap * sizeof(*m));
-
-		if (!m)
-			return -1;
-		n->models = m;
-		n->capm = cap;
-	}
-	if (!(n->models[n->nmodels] = strdup(file)))
-		return -1;
-	n->nmodels++;
-	return 0;
-}
-
-int
-cnode_add_kid(struct cnode *n, const char *name, struct cnode *kid)
-{
-	if (n->nkids == n->capk) {
-		size_t cap = n->capk ? n->capk * 2 : 8;
-		struct ckid *k = realloc(n->kids, cap * sizeof(*k));
-
-		if (!k)
-			return -1;
-		n->kids = k;
-		n->capk = cap;
-	}
-	if (!(n->kids[n->nkids].name = strdup(name)))
-		return -1;
-	n->kids[n->nkids++].node = kid;
-	return 0;
-}
-
-struct cnode *
-cnode_kid(struct cnode *n, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n->nkids; i++)
-		if (strcmp(n->kids[i].name, name) == 0)
-			return n->kids[i].node;
-	return NULL;
-}
-
-/* --- the paths indexes name (never models of their own) ----------------- */
-
-/* Index names come from files anyone may write: a keyed nametab of
- * indexes into s->shards, not an unkeyed hash. */
-static int
-shard_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
-{
-	const struct cscan *s = ctx;
-	const char *p = s->shards[id];
-
-	return strlen(p) == k->len && memcmp(p, k->name, k->len) == 0;
-}
-
-static int
-shard_set_has(const struct cscan *s, const char *path)
-{
-	struct nametab_key k;
-
-	if (!s->nshards)
-		return 0;
-	nametab_key(&k, 0, path, strlen(path));
-	return nametab_find(&s->shard_tab, &k) >= 0;
-}
-
-/* Add path (taken, also on failure). */
-static int
-shard_set_add(struct cscan *s, char *path)
-{
-	struct nametab_key k;
-
-	if (!s->shard_tab.slot &&
-	    nametab_init(&s->shard_tab, 64, shard_eq, s) != 0) {
-		free(path);
-		return -1;
-	}
-	if (shard_set_has(s, path)) {
-		free(path);
-		return 0;
-	}
-	if (s->nshards >= NAMETAB_ID_MAX) {
-		free(path);
-		return -1;
-	}
-	if (s->nshards == s->capshards) {
-		size_t cap = s->capshards ? s->capshards * 2 : 64;
-		char **t = realloc(s->shards, cap * sizeof(*t));
-
-		if (!t) {
-			free(path);
-			return -1;
-		}
-		s->shards = t;
-		s->capshards = cap;
-	}
-	s->shards[s->nshards] = path;
-	nametab_key(&k, 0, path, strlen(path));
-	if (nametab_put(&s->shard_tab, &k, (uint32_t)s->nshards) == -2) {
-		free(path);
-		return -1;
-	}
-	s->nshards++;
-	return 0;
-}
-
-static void
-shard_set_free(struct cscan *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nshards; i++)
-		free(s->shards[i]);
-	free(s->shards);
-	if (s->shard_tab.slot)
-		nametab_free(&s->shard_tab);
-}
-
-/* Remember the files an index names.  An index that cannot be read here
- * still counts as a model: opening it says what is wrong. */
-static int
-note_index(struct cscan *s, const char *dir, const char *file)
-{
-	json_t *root, *wmap, *v;
-	const char *key;
-	char *path;
-	int rc = 0;
-
-	path = join(dir, file);
-	if (!path)
-		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
-	root = json_load_file(path, 0, NULL);
-	free(path);
-	wmap = json_object_get(root, "weight_map");
-	json_object_foreach(wmap, key, v) {
-		char *shard;
-
-		if (!json_is_string(v))
-			continue;
-		shard = join(dir, json_string_value(v));
-		if (!shard || shard_set_add(s, shard)) {
-			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
-			break;
-		}
-	}
-	json_decref(root);
-	return rc;
-}
-
-/* --- discovery ------------------------------------------------------------ */
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-struct listing {
-	char **files, **dirs;
-	size_t nfiles, ndirs;
-};
-
-static void
-listing_free(struct listing *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->nfiles; i++)
-		free(l->files[i]);
-	for (i = 0; i < l->ndirs; i++)
-		free(l->dirs[i]);
-	free(l->files);
-	free(l->dirs);
-}
-
-static int
-push(char ***v, size_t *n, const char *s)
-{
-	/* grow at powers of two */
-	if ((*n & (*n - 1)) == 0) {
-		char **t = realloc(*v, (*n ? *n * 2 : 1) * sizeof(**v));
-
-		if (!t)
-			return -1;
-		*v = t;
-	}
-	if (!((*v)[*n] = strdup(s)))
-		return -1;
-	(*n)++;
-	return 0;
-}
-
-/* The names in path that matter, sorted: *.safetensors and
- * *.safetensors.index.json regular files (symlinks followed) and
- * directories; names starting with '.' are left out. */
-static int
-list_dir(struct cscan *s, const char *path, struct listing *l)
-{
-	struct dirent *d;
-	int fd, rc = 0;
-	DIR *dp;
-
-	memset(l, 0, sizeof(*l));
-	dp = opendir(path);
-	if (!dp) {
-		err_where(s->e, path);
-		return err_set(s->e, ERR_IO, "cannot open directory: %s",
-			       strerror(errno));
-	}
-	fd = dirfd(dp);
-	while (rc == 0 && (d = readdir(dp))) {
-		int want_file = text_ends_with(d->d_name, SUFFIX) ||
-				text_ends_with(d->d_name, INDEX_SUFFIX);
-		struct stat st;
-
-		if (d->d_name[0] == '.')
-			continue;
-		if (d->d_type == DT_REG) {
-			if (want_file)
-				rc = push(&l->files, &l->nfiles, d->d_name);
-			continue;
-		}
-		if (d->d_type != DT_DIR && d->d_type != DT_LNK &&
-		    d->d_type != DT_UNKNOWN)
-			continue;
-		if (fstatat(fd, d->d_name, &st, 0) != 0)
-			continue;	/* a dangling link: not a model */
-		if (S_ISDIR(st.st_mode))
-			rc = push(&l->dirs, &l->ndirs, d->d_name);
-		else if (want_file)
-			/* not a regular file: opening it says so */
-			rc = push(&l->files, &l->nfiles, d->d_name);
-	}
-	closedir(dp);
-	if (rc) {
-		listing_free(l);
-		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
-	}
-	if (l->nfiles)
-		qsort(l->files, l->nfiles, sizeof(char *), cmp_str);
-	if (l->ndirs)
-		qsort(l->dirs, l->ndirs, sizeof(char *), cmp_str);
-	return 0;
-}
-
-static int
-scan_listing(struct cscan *s, struct cnode *n, struct listing *l)
-{
-	size_t i;
-
-	/* Indexes first: the shards they name are not models. */
-	for (i = 0; i < l->nfiles; i++)
-		if (text_ends_with(l->files[i], INDEX_SUFFIX) &&
-		    note_index(s, n->path, l->files[i]))
-			return -1;
-	for (i = 0; i < l->nfiles; i++) {
-		int index = text_ends_with(l->files[i], INDEX_SUFFIX);
-		char *p;
-
-		if (!index) {
-			p = join(n->path, l->files[i]);
-			if (!p)
-				return err_set(s->e, ERR_NO_MEMORY, "out of "
-					       "memory");
-			if (shard_set_has(s, p)) {
-				free(p);
-				continue;
-			}
-			free(p);
-		}
-		if (s->max && s->found >= s->max) {
-			err_where(s->e, n->path);
-			return err_set(s->e, ERR_USAGE, "more than %zu models",
-				       s->max);
-		}
-		if (cnode_add_model(n, l->files[i]))
-			return err_set(s->e, ERR_NO_MEMORY, "out of memory");
-		s->found++;
-	}
-	for (i = 0; i < l->ndirs; i++) {
-		struct cnode *kid = NULL;
-		char *p = join(n->path, l->dirs[i]);
-
-		if (!p)
-			return err_set(s->e, ERR_NO_MEMORY, "out of memory");
-		if (cscan_dir(s, p, &kid)) {
-			free(p);
-			return -1;
-		}
-		free(p);
-		if (kid && cnode_add_kid(n, l->dirs[i], kid)) {
-			cnode_free(kid);
-			return err_set(s->e, ERR_NO_MEMORY, "out of memory");
-		}
-	}
-	return 0;
-}
-
-int
-cscan_dir(struct cscan *s, const char *path, struct cnode **out)
-{
-	struct listing l;
-	struct cnode *n;
-	struct stat st;
-	int i, rc;
-
-	*out = NULL;
-	if (stat(path, &st) != 0) {
-		err_where(s->e, path);
-		return err_set(s->e, ERR_IO, "cannot open directory: %s",
-			       strerror(errno));
-	}
-	/* A symlink back up the tree is a loop: not followed again. */
-	for (i = 0; i < s->depth; i++)
-		if (s->up[i].dev == st.st_dev && s->up[i].ino == st.st_ino)
-			return 0;
-	if (s->depth >= CATALOG_MAX_DEPTH) {
-		err_where(s->e, path);
-		return err_set(s->e, ERR_USAGE, "directories nested more than "
-			       "%d deep", CATALOG_MAX_DEPTH);
-	}
-	if (hubcache_is_root(path))
-		return hubcache_scan_root(s, path, out);
-	if (list_dir(s, path, &l))
-		return -1;
-	n = cnode_new(path);
-	if (!n) {
-		listing_free(&l);
-		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
-	}
-	s->up[s->depth].dev = st.st_dev;
-	s->up[s->depth].ino = st.st_ino;
-	s->depth++;
-	rc = scan_listing(s, n, &l);
-	s->depth--;
-	listing_free(&l);
-	if (rc || (n->nmodels == 0 && n->nkids == 0)) {
-		cnode_free(n);
-		return rc;
-	}
-	*out = n;
-	return 0;
-}
 
 /* --- names in the mount --------------------------------------------------- */
 
@@ -561,97 +161,85 @@ absolute(const char *path)
 	return out;
 }
 
-/* The label of an opened model: its index, else its one file. */
-static char *
-model_label(const struct model *m, const char *fallback)
+/* A local model by path, labelled by its index, else its one file. */
+static int
+open_local(void *arg, const char *path, struct model **m, char **label,
+	   struct err *e)
 {
-	if (m->sharded && m->index_path)
-		return absolute(m->index_path);
-	if (m->nshards == 1 && m->shards[0].src &&
-	    !source_is_url(m->shards[0].src->name))
-		return absolute(m->shards[0].src->name);
-	return strdup(fallback);
+	(void)arg;
+	if (model_open_path(path, m, e))
+		return -1;
+	if ((*m)->sharded && (*m)->index_path)
+		*label = absolute((*m)->index_path);
+	else if ((*m)->nshards == 1 && (*m)->shards[0].src)
+		*label = absolute((*m)->shards[0].src->name);
+	else
+		*label = strdup(path);
+	return 0;
 }
 
+static const struct catalog_opener local_opener = { open_local, NULL };
+
+/* One file or index by URL, labelled by the URL without user info and
+ * query: presigned URLs keep credentials there (issue 14.5). */
 static int
-is_remote(const char *source)
+open_url(void *arg, const char *url, struct model **m, char **label,
+	 struct err *e)
 {
-#ifdef STFS_HAVE_HTTP
-	if (hub_is_uri(source))
-		return 1;
-#endif
-#ifdef STFS_HAVE_S3
-	if (s3_is_url(source))
-		return 1;
-#endif
-	return source_is_url(source);
+	(void)arg;
+	if (model_open_url(url, m, e))
+		return -1;
+	*label = source_display(url);
+	return 0;
 }
 
-/* A model by path or URL; hf:// through hub.c. */
-static int
-open_model(const char *path, struct model **m, struct err *e)
-{
-#ifdef STFS_HAVE_HTTP
-	if (hub_is_uri(path))
-		return hub_open_model(path, m, e);
-#endif
-	return model_open(path, m, e);
-}
+static const struct catalog_opener url_opener = { open_url, NULL };
 
 static int
 open_one(struct catalog *c, const char *dir, const char *path,
-	 const char *arg, struct err *e)
+	 const char *arg, const struct catalog_opener *op, struct err *e)
 {
 	struct model *m = NULL;
-	char *label;
+	char *label = NULL;
+	int rc;
 
-	err_reset_where(e);	/* opening sets it even on success */
-	if (open_model(path, &m, e)) {
-		err_where(e, path);
-		return -1;
+	if (op->open(op->arg, path, &m, &label, e))
+		return err_at(e, path);
+	if (!label) {
+		model_free(m);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
 	if (arg) {
 		char *a = strdup(arg);
 
 		if (!a) {
+			free(label);
 			model_free(m);
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
 		}
 		free(m->arg);
 		m->arg = a;
 	}
-	err_reset_where(e);
-	/* a URL without user info and query: presigned URLs keep
-	 * credentials there (issue 14.5) */
-	label = is_remote(path) ? source_display(path) : model_label(m, path);
-	if (!label) {
-		model_free(m);
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	}
-	if (catalog_add(c, dir, label, m, e)) {
-		free(label);
-		return -1;
-	}
+	rc = catalog_add(c, dir, label, m, e);
 	free(label);
-	return 0;
+	return rc;
 }
 
-/* Add node's models under prefix.  root_arg: SOURCE as typed, when node
- * is SOURCE itself (its model keeps today's "source"). */
-static int
-emit(struct catalog *c, const struct cnode *n, const char *prefix,
-     const char *root_arg, struct err *e)
+int
+catalog_place(struct catalog *c, const struct cnode *n, const char *prefix,
+	      const char *root_arg, const struct catalog_opener *op,
+	      struct err *e)
 {
 	size_t total = n->nmodels + n->nkids, i;
 	struct named *v;
 	int rc = 0;
 
 	if (n->nmodels == 1 && n->nkids == 0) {
-		char *p = join(n->path, n->models[0]);
+		char *p = cnode_join(n->path, n->models[0]);
 
 		if (!p)
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		rc = open_one(c, prefix, p, root_arg, e);
+		rc = open_one(c, prefix, p, root_arg, op, e);
 		free(p);
 		return rc;
 	}
@@ -659,18 +247,18 @@ emit(struct catalog *c, const struct cnode *n, const char *prefix,
 	if (!v)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	for (i = 0; i < total; i++) {
-		char *dir = join(prefix, v[i].name), *p;
+		char *dir = cnode_join(prefix, v[i].name), *p;
 
 		if (!dir) {
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 		} else if (v[i].i < n->nmodels) {
-			p = join(n->path, n->models[v[i].i]);
-			rc = p ? open_one(c, dir, p, NULL, e) :
+			p = cnode_join(n->path, n->models[v[i].i]);
+			rc = p ? open_one(c, dir, p, NULL, op, e) :
 			     err_set(e, ERR_NO_MEMORY, "out of memory");
 			free(p);
 		} else {
-			rc = emit(c, n->kids[v[i].i - n->nmodels].node, dir,
-				  NULL, e);
+			rc = catalog_place(c, n->kids[v[i].i - n->nmodels].node,
+					   dir, NULL, op, e);
 		}
 		free(dir);
 		if (rc)
@@ -694,16 +282,16 @@ open_dir_tree(struct catalog *c, const char *source, const char *root,
 	s.e = e;
 	s.max = o ? o->max_models : 0;
 	rc = cscan_dir(&s, root, &n);
-	shard_set_free(&s);
+	cscan_free(&s);
 	if (rc)
 		return -1;
 	if (!n) {
-		err_where(e, source);
-		return err_set(e, ERR_USAGE, "no .safetensors file and no "
-			       "*.safetensors.index.json in this directory "
-			       "or below it");
+		err_set(e, ERR_USAGE, "no .safetensors file and no "
+			"*.safetensors.index.json in this directory or below "
+			"it");
+		return err_at(e, source);
 	}
-	rc = emit(c, n, "", root_arg, e);
+	rc = catalog_place(c, n, "", root_arg, &local_opener, e);
 	cnode_free(n);
 	return rc;
 }
@@ -712,66 +300,82 @@ int
 catalog_open(const char *source, const struct catalog_opts *o,
 	     struct catalog **out, struct err *e)
 {
-	struct catalog *c;
-	struct stat st;
-	char *root = NULL, *snap = NULL;
-	int rc;
-
 	*out = NULL;
-#ifdef STFS_HAVE_HTTP
-	/* hf://: the models of a Hub repo at one commit (hub_catalog.c) */
-	if (hub_is_uri(source))
-		return hub_catalog(source, out, e);
-#endif
-#ifdef STFS_HAVE_S3
-	if (s3_is_url(source))
-		return s3_catalog_open(source, out, e);	/* s3.c */
-#endif
-	if (is_remote(source) || stat(source, &st) != 0 ||
-	    !S_ISDIR(st.st_mode)) {
-		/* One model: a file, an index, a URL (model_open says what
-		 * is wrong with a path that does not exist). */
-		c = catalog_new(source);
-		if (!c)
-			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		{
-			/* a URL without its query (issue 14.5) */
-			char *abs = is_remote(source) ? source_display(source)
-						      : absolute(source);
+	return provider_for(source)->open_tree(source, o, out, e);
+}
 
-			if (abs) {
-				free(c->label);
-				c->label = abs;
-			}
-		}
-		rc = open_one(c, "", source, NULL, e);
-	} else {
-		root = realpath(source, NULL);
-		c = root ? catalog_new(root) : NULL;
-		if (!c) {
-			free(root);
-			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		}
-		if (hubcache_is_repo(root)) {
-			snap = hubcache_snapshot(root, e);
-			rc = snap ? open_dir_tree(c, source, snap, NULL, o, e)
-				  : -1;
-		} else {
-			rc = open_dir_tree(c, source, root, source, o, e);
-		}
-	}
+/* c finished and handed out, or freed. */
+static int
+done(struct catalog *c, int rc, struct catalog **out, struct err *e)
+{
 	if (rc == 0)
 		rc = catalog_finish(c, e);
-	if (rc == 0)
-		err_reset_where(e);
-	free(root);
-	free(snap);
 	if (rc) {
 		catalog_free(c);
 		return -1;
 	}
 	*out = c;
 	return 0;
+}
+
+int
+catalog_open_url(const char *url, const struct catalog_opts *o,
+		 struct catalog **out, struct err *e)
+{
+	struct catalog *c = catalog_new(url);
+	char *shown = source_display(url);
+
+	(void)o;
+	if (!c || !shown) {
+		free(shown);
+		catalog_free(c);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	free(c->label);
+	c->label = shown;
+	return done(c, open_one(c, "", url, NULL, &url_opener, e), out, e);
+}
+
+int
+catalog_open_path(const char *source, const struct catalog_opts *o,
+		  struct catalog **out, struct err *e)
+{
+	struct catalog *c;
+	struct stat st;
+	char *root, *snap;
+	int rc;
+
+	if (stat(source, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		/* One model: a file or an index (model_open says what is
+		 * wrong with a path that does not exist). */
+		char *abs = absolute(source);
+
+		c = catalog_new(source);
+		if (!c || !abs) {
+			free(abs);
+			catalog_free(c);
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		}
+		free(c->label);
+		c->label = abs;
+		return done(c, open_one(c, "", source, NULL, &local_opener, e),
+			    out, e);
+	}
+	root = realpath(source, NULL);
+	c = root ? catalog_new(root) : NULL;
+	if (!c) {
+		free(root);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	if (hubcache_is_repo(root)) {
+		snap = hubcache_snapshot(root, e);
+		rc = snap ? open_dir_tree(c, source, snap, NULL, o, e) : -1;
+		free(snap);
+	} else {
+		rc = open_dir_tree(c, source, root, source, o, e);
+	}
+	free(root);
+	return done(c, rc, out, e);
 }
 
 /* --- the catalog itself ---------------------------------------------------- */

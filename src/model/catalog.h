@@ -1,8 +1,10 @@
 /* catalog.h - what a SOURCE names: one model, or a tree of models.
  *
  * A SOURCE is a .safetensors file, an index, a directory, a Hugging Face
- * hub cache (its root, a models--ORG--NAME repo, or a snapshot), or an
- * http(s):// URL.  catalog_open() finds every model it holds, opens and
+ * hub cache (its root, a models--ORG--NAME repo, or a snapshot), an
+ * http(s):// URL, an hf:// repository or an s3:// prefix (the last two
+ * listed by their providers and placed by the same rules,
+ * catalog_add_listing).  catalog_open() finds every model it holds, opens and
  * validates each (nothing is returned until all passed) and says where
  * each goes in the mount.  The rules (docs/design.md, "Model trees"):
  *
@@ -72,6 +74,22 @@ int catalog_add(struct catalog *c, const char *dir, const char *label,
 /* Sort by dir and refuse a dir that is another's or below another's
  * model (ERR_USAGE naming both). */
 int catalog_finish(struct catalog *c, struct err *e);
+
+/* For sources that list their files (hf://, s3://, model/provider.h):
+ * the files below SOURCE, each by its path (relative, '/'-separated; only
+ * *.safetensors and *.safetensors.index.json) and the name op opens it
+ * by.  Which are models and where each goes follow the rules above, as
+ * for a local directory; every model is opened through op and added to c
+ * (then catalog_finish).  0 or -1 with *e. */
+struct source_opener;
+struct catalog_listing {
+	size_t n;
+	const char *const *rel;
+	const char *const *url;
+	const struct source_opener *op;
+};
+int catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
+			const struct catalog_opts *o, struct err *e);
 
 /* Escape one path component as the catalog does (see above) into out
  * (cap bytes; 0, or -1 when it does not fit). */

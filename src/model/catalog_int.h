@@ -1,6 +1,7 @@
-/* catalog_int.h - between catalog.c (directory trees, naming, opening)
- * and catalog_hub.c (the Hugging Face hub cache layout).  Not for other
- * modules.
+/* catalog_int.h - between catalog.c (naming, placing, opening),
+ * catalog_scan.c (local directory trees), catalog_listing.c (flat
+ * listings of remote sources) and hub_cache.c (the Hugging Face hub cache
+ * layout).  Not for other modules.
  */
 #ifndef STFS_CATALOG_INT_H
 #define STFS_CATALOG_INT_H
@@ -38,6 +39,8 @@ struct cscan {
 	int depth;		/* directories on the way down (loops) */
 };
 
+/* "a/b" ("b" when a is empty); NULL without memory. */
+char *cnode_join(const char *a, const char *b);
 struct cnode *cnode_new(const char *path);
 void cnode_free(struct cnode *n);
 int cnode_add_model(struct cnode *n, const char *file);
@@ -48,6 +51,29 @@ struct cnode *cnode_kid(struct cnode *n, const char *name);
 /* Discover the models under path: *out is NULL when there are none.
  * 0 or -1 with s->e set. */
 int cscan_dir(struct cscan *s, const char *path, struct cnode **out);
+/* The paths indexes name: add (path taken, also on failure; 0 or -1
+ * without memory), ask; free them all. */
+int cscan_shard_add(struct cscan *s, char *path);
+int cscan_shard_has(const struct cscan *s, const char *path);
+void cscan_free(struct cscan *s);
+
+/* How the tree builder opens a model it placed: path is the node's path
+ * joined with the model's file name; *label (malloc'd) is what the
+ * model's __summary__.json "source" says.  0 or -1 with *e. */
+struct catalog;
+struct model;
+struct catalog_opener {
+	int (*open)(void *arg, const char *path, struct model **m,
+		    char **label, struct err *e);
+	void *arg;
+};
+
+/* The one placing rule (catalog.h): add node n's models to c under
+ * prefix, opening each through op.  root_arg: SOURCE as typed, when n is
+ * SOURCE itself (its model keeps it as "source"). */
+int catalog_place(struct catalog *c, const struct cnode *n,
+		  const char *prefix, const char *root_arg,
+		  const struct catalog_opener *op, struct err *e);
 
 /* catalog_hub.c: 1 when path holds at least one models--* repo. */
 int hubcache_is_root(const char *path);

@@ -43,10 +43,18 @@ struct model {
 };
 
 /* Open SOURCE: a .safetensors file, an index file, or a directory holding
- * an index (or exactly one .safetensors file).  0 or -1 with *e.
- * Defined in model_open.c, above shards.c (which builds sharded models
- * with the functions below). */
+ * an index (or exactly one .safetensors file), a URL of one, an hf:// or
+ * s3:// SOURCE holding one model (each through its provider,
+ * model/provider.h).  0 or -1 with *e.  Defined in model_open.c, above
+ * shards.c (which builds sharded models with the functions below). */
 int model_open(const char *source, struct model **out, struct err *e);
+
+/* One file as a model, opened through op (a provider's opener, or a
+ * listing's), its format sniffed (format/sniff.h).  0 or -1 with *e
+ * naming name. */
+struct source_opener;
+int model_open_file(const struct source_opener *op, const char *name,
+		    struct model **out, struct err *e);
 
 /* Wrap an already parsed single file (takes ownership of src and h). */
 int model_from_single(const char *arg, struct source *src, struct header *h,

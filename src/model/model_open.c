@@ -1,6 +1,8 @@
-/* model_open.c - resolve a SOURCE argument (a .safetensors file, an index,
- * a directory, a URL) into a model.  Sits above model.c and shards.c,
- * which both sit below it: model.c knows nothing of indexes. */
+/* model_open.c - resolve a SOURCE argument into one model: its provider's
+ * open_model (provider.h), and the two kinds every provider shares: a
+ * local path (a .safetensors file, an index, a directory) and a URL of
+ * one file or index.  Sits above model.c and shards.c, which both sit
+ * below it: model.c knows nothing of indexes. */
 #include "model/model.h"
 
 #include <dirent.h>
@@ -12,26 +14,49 @@
 
 #include "base/error.h"
 #include "base/text.h"
-#include "model/shards.h"
 #include "format/sniff.h"
-#ifdef STFS_HAVE_S3
-#include "source/s3/s3.h"
-#endif
+#include "model/provider.h"
+#include "model/shards.h"
 
-static int
-open_single(const char *path, struct model **out, struct err *e)
+int
+model_open(const char *source, struct model **out, struct err *e)
+{
+	*out = NULL;
+	return provider_for(source)->open_model(source, out, e);
+}
+
+int
+model_open_file(const struct source_opener *op, const char *name,
+		struct model **out, struct err *e)
 {
 	struct source *src = NULL;
 	struct header *h = NULL;
 
-	if (source_open(path, &src, e))
-		return -1;
+	if (source_opener_open(op, name, &src, e))
+		return err_at(e, name);
 	if (sniff_header_read(src, &h, e)) {
 		source_blame(src, e);
 		source_close(src);
-		return -1;
+		return err_at(e, name);
 	}
-	return model_from_single(path, src, h, out, e);
+	if (model_from_single(name, src, h, out, e))
+		return err_at(e, name);
+	return 0;
+}
+
+/* Replace m's arg (SOURCE as given) with arg. */
+static int
+set_arg(struct model *m, const char *arg, struct err *e)
+{
+	char *a = strdup(arg);
+
+	if (!a) {
+		model_free(m);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	free(m->arg);
+	m->arg = a;
+	return 0;
 }
 
 /* A directory: its model.safetensors.index.json, else its only
@@ -39,16 +64,17 @@ open_single(const char *path, struct model **out, struct err *e)
 static int
 open_dir(const char *dir, struct model **out, struct err *e)
 {
-	char *index = NULL, *single = NULL, *path;
-	int nindex = 0, nsingle = 0, rc;
+	char *index = NULL, *single = NULL, *path = NULL;
+	int nindex = 0, nsingle = 0, rc, oom = 0;
 	struct dirent *d;
 	DIR *dp;
 
-	err_where(e, dir);
 	dp = opendir(dir);
-	if (!dp)
-		return err_set(e, ERR_IO, "cannot open directory: %s",
-			       strerror(errno));
+	if (!dp) {
+		err_set(e, ERR_IO, "cannot open directory: %s",
+			strerror(errno));
+		return err_at(e, dir);
+	}
 	while ((d = readdir(dp))) {
 		char **slot = NULL;
 
@@ -57,6 +83,7 @@ open_dir(const char *dir, struct model **out, struct err *e)
 		if (strcmp(d->d_name, "model.safetensors.index.json") == 0) {
 			free(index);
 			index = strdup(d->d_name);
+			oom |= !index;
 			nindex = -1000;	/* the conventional name wins */
 			continue;
 		}
@@ -68,66 +95,60 @@ open_dir(const char *dir, struct model **out, struct err *e)
 			slot = &single;
 		}
 		if (slot && !*slot)
-			*slot = strdup(d->d_name);
+			oom |= !(*slot = strdup(d->d_name));
 	}
 	closedir(dp);
 
-	if (nindex > 1) {
+	if (oom) {
+		rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+	} else if (nindex > 1) {
 		rc = err_set(e, ERR_USAGE, "%d *.safetensors.index.json files; "
 			     "name the one to mount", nindex);
-	} else if (index) {
-		rc = asprintf(&path, "%s/%s", dir, index) < 0 ? -1 : 0;
-		if (rc == 0) {
-			err_reset_where(e);
-			rc = shards_open_index(dir, path, out, e);
-			free(path);
-		} else {
+		err_at(e, dir);
+	} else if (index || nsingle == 1) {
+		if (asprintf(&path, "%s/%s", dir, index ? index : single) < 0) {
+			path = NULL;
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
-		}
-	} else if (nsingle == 1) {
-		rc = asprintf(&path, "%s/%s", dir, single) < 0 ? -1 : 0;
-		if (rc == 0) {
-			err_reset_where(e);
-			rc = open_single(path, out, e);
-			if (rc == 0) {
-				free((*out)->arg);
-				(*out)->arg = strdup(dir);
-			}
-			free(path);
+		} else if (index) {
+			rc = shards_open_index(&provider_opener, dir, path, out,
+					       e);
 		} else {
-			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+			rc = model_open_file(&provider_opener, path, out, e);
+			if (rc == 0 && (rc = set_arg(*out, dir, e)) != 0)
+				*out = NULL;
 		}
 	} else if (nsingle > 1) {
 		rc = err_set(e, ERR_USAGE, "%d .safetensors files and no "
 			     "model.safetensors.index.json; name the file to "
 			     "mount", nsingle);
+		err_at(e, dir);
 	} else {
 		rc = err_set(e, ERR_USAGE, "no .safetensors file and no "
 			     "*.safetensors.index.json in this directory");
+		err_at(e, dir);
 	}
+	free(path);
 	free(index);
 	free(single);
 	return rc;
 }
 
 int
-model_open(const char *source, struct model **out, struct err *e)
+model_open_path(const char *path, struct model **out, struct err *e)
 {
 	struct stat st;
 
-	*out = NULL;
-#ifdef STFS_HAVE_S3
-	if (s3_is_url(source))
-		return s3_model_open(source, out, e);
-#endif
-	if (source_is_url(source)) {
-		if (text_ends_with(source, ".json"))
-			return shards_open_index(NULL, source, out, e);
-		return open_single(source, out, e);
-	}
-	if (stat(source, &st) == 0 && S_ISDIR(st.st_mode))
-		return open_dir(source, out, e);
-	if (text_ends_with(source, ".index.json"))
-		return shards_open_index(NULL, source, out, e);
-	return open_single(source, out, e);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return open_dir(path, out, e);
+	if (text_ends_with(path, ".index.json"))
+		return shards_open_index(&provider_opener, NULL, path, out, e);
+	return model_open_file(&provider_opener, path, out, e);
+}
+
+int
+model_open_url(const char *url, struct model **out, struct err *e)
+{
+	if (text_ends_with(url, ".json"))
+		return shards_open_index(&provider_opener, NULL, url, out, e);
+	return model_open_file(&provider_opener, url, out, e);
 }

@@ -45,13 +45,14 @@ index_error(struct err *e, const char *where, const char *fmt, const char *a,
 
 /* Read the whole index file (local or remote) through a source. */
 static char *
-read_index(const char *path, size_t *len, struct err *e)
+read_index(const struct source_opener *op, const char *path, size_t *len,
+	   struct err *e)
 {
 	struct source *src;
 	char *text;
 	int rc;
 
-	if (source_open(path, &src, e))
+	if (source_opener_open(op, path, &src, e))
 		return NULL;
 	if (src->size > INDEX_MAX_BYTES) {
 		err_set(e, ERR_INVALID_INDEX, "index is %llu bytes, more than "
@@ -185,8 +186,8 @@ collect_shards(json_t *wmap, const char ***names, size_t *count,
 }
 
 static int
-open_shards(struct model *m, const char **names, const char *index_path,
-	    struct err *e)
+open_shards(const struct source_opener *op, struct model *m,
+	    const char **names, const char *index_path, struct err *e)
 {
 	int url = source_is_url(index_path);
 	char *base = base_of(index_path);
@@ -218,7 +219,7 @@ open_shards(struct model *m, const char **names, const char *index_path,
 		 * point (the hub cache links every shard into ../../blobs/):
 		 * they are the user's; only the index's names are checked.
 		 * source_open_local() still wants a regular file. */
-		if (source_open(path, &sh->src, e))
+		if (source_opener_open(op, path, &sh->src, e))
 			rc = -1;
 		else if (sniff_header_read(sh->src, &sh->hdr, e))
 			rc = source_blame(sh->src, e);
@@ -354,7 +355,8 @@ render_index_metadata(json_t *meta)
 }
 
 static int
-parse_index(struct model *m, const char *text, size_t len, json_t **wmap_out,
+parse_index(const struct source_opener *op, struct model *m,
+	    const char *text, size_t len, json_t **wmap_out,
 	    const char *index_path, struct err *e)
 {
 	const char **names = NULL;
@@ -390,7 +392,7 @@ parse_index(struct model *m, const char *text, size_t len, json_t **wmap_out,
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	if (open_shards(m, names, index_path, e))
+	if (open_shards(op, m, names, index_path, e))
 		goto out;
 	*wmap_out = json_incref(wmap);
 	rc = 0;
@@ -401,8 +403,8 @@ out:
 }
 
 int
-shards_open_index(const char *dir, const char *index_path,
-		  struct model **out, struct err *e)
+shards_open_index(const struct source_opener *op, const char *dir,
+		  const char *index_path, struct model **out, struct err *e)
 {
 	struct model *m;
 	struct nametab tab = { 0 };
@@ -420,12 +422,12 @@ shards_open_index(const char *dir, const char *index_path,
 		model_free(m);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	text = read_index(index_path, &len, e);
+	text = read_index(op, index_path, &len, e);
 	if (!text) {
 		model_free(m);
 		return -1;
 	}
-	if (parse_index(m, text, len, &wmap, index_path, e) ||
+	if (parse_index(op, m, text, len, &wmap, index_path, e) ||
 	    merge(m, &tab, index_path, e) ||
 	    check_weight_map(m, &tab, wmap, index_path, e)) {
 		free(text);

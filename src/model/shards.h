@@ -12,11 +12,15 @@
 
 struct err;
 struct model;
+struct source_opener;
 
-/* Open the index at index_path (a file path or an http(s) URL).  dir is the
- * directory SOURCE when the user named one (for messages), else NULL.
- * 0 with *out set, or -1 with *e naming the shard/tensor at fault. */
-int shards_open_index(const char *dir, const char *index_path,
-		      struct model **out, struct err *e);
+/* Open the index at index_path (a file path or a URL) and its shards (the
+ * names next to it), both through op: the provider the index came from
+ * (model/provider.h).  dir is the directory SOURCE when the user named one
+ * (for messages), else NULL.  0 with *out set, or -1 with *e naming the
+ * shard/tensor at fault. */
+int shards_open_index(const struct source_opener *op, const char *dir,
+		      const char *index_path, struct model **out,
+		      struct err *e);
 
 #endif

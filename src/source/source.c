@@ -123,21 +123,24 @@ source_open_local(const char *path, struct source **out, struct err *e)
 	struct stat st;
 	int fd;
 
-	err_where(e, path);
 	/* O_NONBLOCK so a FIFO or device cannot hang us before the
 	 * regular-file check below; cleared again for the file itself. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return err_set(e, ERR_IO, "cannot open: %s", strerror(errno));
+	if (fd < 0) {
+		err_set(e, ERR_IO, "cannot open: %s", strerror(errno));
+		return err_at(e, path);
+	}
 	if (fstat(fd, &st) < 0) {
 		int saved = errno;
 
 		close(fd);
-		return err_set(e, ERR_IO, "cannot stat: %s", strerror(saved));
+		err_set(e, ERR_IO, "cannot stat: %s", strerror(saved));
+		return err_at(e, path);
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return err_set(e, ERR_IO, "not a regular file");
+		err_set(e, ERR_IO, "not a regular file");
+		return err_at(e, path);
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	s = calloc(1, sizeof(*s));
@@ -150,7 +153,8 @@ source_open_local(const char *path, struct source **out, struct err *e)
 		}
 		free(s);
 		close(fd);
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		return err_at(e, path);
 	}
 	s->ops = &local_ops;
 	/* The descriptor belongs to the pool: source_fd_get/put. */
@@ -175,14 +179,6 @@ source_is_url(const char *name)
 	       strncmp(name, "s3://", 5) == 0;
 }
 
-static source_open_hook open_hook;
-
-void
-source_set_open_hook(source_open_hook fn)
-{
-	open_hook = fn;
-}
-
 char *
 source_display(const char *name)
 {
@@ -195,20 +191,14 @@ source_display(const char *name)
 #endif
 }
 
-int
-source_open(const char *name, struct source **out, struct err *e)
+void
+source_opener_keep(const struct source_opener *o, const char *name,
+		   struct source *s)
 {
-	if (open_hook) {
-		int r = open_hook(name, out, e);
-
-		if (r <= 0)
-			return r;
-	}
-	if (strncmp(name, "s3://", 5) == 0)
-		return source_open_s3(name, out, e);
-	if (source_is_url(name))
-		return source_open_http(name, out, e);
-	return source_open_local(name, out, e);
+	if (o->keep)
+		o->keep(o->arg, name, s);
+	else
+		source_close(s);
 }
 
 #ifndef STFS_HAVE_HTTP
@@ -216,8 +206,8 @@ int
 source_open_http(const char *url, struct source **out, struct err *e)
 {
 	(void)out;
-	err_where(e, url);
-	return err_set(e, ERR_USAGE, "this stfs was built without HTTP support");
+	err_set(e, ERR_USAGE, "this stfs was built without HTTP support");
+	return err_at(e, url);
 }
 #endif
 
@@ -226,9 +216,9 @@ int
 source_open_s3(const char *url, struct source **out, struct err *e)
 {
 	(void)out;
-	err_where(e, url);
-	return err_set(e, ERR_USAGE, "this stfs was built without s3:// "
-		       "support (it needs libcurl and libxml2)");
+	err_set(e, ERR_USAGE, "this stfs was built without s3:// support (it "
+		"needs libcurl and libxml2)");
+	return err_at(e, url);
 }
 #endif
 
@@ -294,8 +284,7 @@ source_blame(struct source *s, struct err *e)
 	    (c == ERR_METADATA_INCOMPLETE_BUFFER || c == ERR_HEADER_TOO_SMALL ||
 	     c == ERR_INVALID_HEADER_LENGTH || c == ERR_INVALID_OFFSET) &&
 	    source_http_size_wrong(s)) {
-		e->code = ERR_OK;
-		err_set(e, ERR_IO, "the server's Content-Range gives the size "
+		err_replace(e, ERR_IO, "the server's Content-Range gives the size "
 			"as %llu bytes but it serves bytes past that: a server "
 			"fault, not the file's", (unsigned long long)s->size);
 	}

@@ -52,8 +52,29 @@ struct source {
  * (ERR_IO: "No such file or directory", "is a directory", ...). */
 int source_open_local(const char *path, struct source **out, struct err *e);
 
-/* Open a path or an http(s):// URL. */
-int source_open(const char *name, struct source **out, struct err *e);
+/* Opens a file by name for a reader that is handed names (an index's
+ * shards, next to it): a local path, a URL, a file of a listing opened
+ * ahead.  Who builds one decides what a name means (model/provider.h);
+ * nothing here dispatches on schemes.  keep (may be NULL) gives back a
+ * source open() handed out, for the next open() of the same name (an index
+ * read once to find its shards, then again by the sharded-set reader). */
+struct source_opener {
+	int (*open)(void *arg, const char *name, struct source **out,
+		    struct err *e);
+	void (*keep)(void *arg, const char *name, struct source *s);
+	void *arg;
+};
+
+static inline int
+source_opener_open(const struct source_opener *o, const char *name,
+		   struct source **out, struct err *e)
+{
+	return o->open(o->arg, name, out, e);
+}
+
+/* Give s back to o (or close it when o cannot keep it). */
+void source_opener_keep(const struct source_opener *o, const char *name,
+			struct source *s);
 
 /* 1 when name starts with http://, https:// or s3://. */
 int source_is_url(const char *name);
@@ -70,13 +91,6 @@ char *source_display(const char *name);
 /* HTTP(S) range-request source (source_http.c; a stub that refuses when
  * built without libcurl). */
 int source_open_http(const char *url, struct source **out, struct err *e);
-
-/* A hook consulted by source_open() first (hub_src.c registers one for
- * the files of an hf:// model): 0 or -1 (with *e) when it opened name,
- * 1 when name is not its business. */
-typedef int (*source_open_hook)(const char *name, struct source **out,
-				struct err *e);
-void source_set_open_hook(source_open_hook fn);
 
 static inline int
 source_pread(struct source *s, void *buf, size_t len, uint64_t off)

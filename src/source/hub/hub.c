@@ -32,9 +32,7 @@
 #include <jansson.h>
 
 #include "base/error.h"
-#include "format/safetensors/header.h"
-#include "model/model.h"
-#include "model/shards.h"
+#include "base/text.h"
 #include "source/source.h"
 
 #define HUB_DEFAULT_ENDPOINT	"https://huggingface.co"
@@ -50,12 +48,6 @@ void
 hub_set_options(const struct hub_options *o)
 {
 	opts = *o;
-}
-
-int
-hub_is_uri(const char *name)
-{
-	return strncmp(name, "hf://", 5) == 0;
 }
 
 /* ---- the environment, as huggingface_hub reads it ----------------------- */
@@ -258,13 +250,6 @@ name_ok(const char *s, size_t n)
 	return 1;
 }
 
-static int
-hexval(int c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
-	       c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 static char *
 unescape(const char *s, size_t n)
 {
@@ -274,8 +259,8 @@ unescape(const char *s, size_t n)
 	if (!out)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-			*o++ = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+		if (s[i] == '%' && i + 2 < n && text_hexval(s[i + 1]) >= 0 && text_hexval(s[i + 2]) >= 0) {
+			*o++ = (char)(text_hexval(s[i + 1]) * 16 + text_hexval(s[i + 2]));
 			i += 2;
 		} else {
 			*o++ = s[i];
@@ -519,8 +504,8 @@ wanted(const char *name)
 {
 	size_t n = strlen(name);
 
-	return (n > 12 && strcmp(name + n - 12, ".safetensors") == 0) ||
-	       (n > 23 && strcmp(name + n - 23, ".safetensors.index.json") == 0);
+	return (n > 12 && text_ends_with(name, ".safetensors")) ||
+	       (n > 23 && text_ends_with(name, ".safetensors.index.json"));
 }
 
 /* The safetensors and index files of a cached snapshot, recursively. */
@@ -585,158 +570,7 @@ rel_of(const char *path, const char *sub)
 	return NULL;
 }
 
-static int
-is_index(const char *p)
-{
-	size_t n = strlen(p);
-
-	return n > 23 && strcmp(p + n - 23, ".safetensors.index.json") == 0;
-}
-
-static int
-cmp_model(const void *a, const void *b)
-{
-	return strcmp(((const struct hub_model *)a)->dir,
-		      ((const struct hub_model *)b)->dir);
-}
-
-/* Directory part of a relative path ("" at the top). */
-static char *
-dir_of(const char *rel)
-{
-	const char *s = strrchr(rel, '/');
-
-	return s ? strndup(rel, (size_t)(s - rel)) : strdup("");
-}
-
-struct pick {
-	const char *rel;	/* path below SUBDIR */
-	struct hub_file *f;
-	struct model *m;
-	int shard;		/* listed by an index of its folder */
-	int taken;		/* m moved into the tree */
-};
-
-/* Open the models of the opened files; fills t->models. */
-static int
-build(struct pick *pk, size_t n, struct hub_tree *t, struct err *e)
-{
-	size_t i, j, k = 0;
-
-	/* indexes first: their shards are not models of their own */
-	for (i = 0; i < n; i++) {
-		struct model *m;
-		char *d;
-
-		if (!is_index(pk[i].rel))
-			continue;
-		if (shards_open_index(NULL, pk[i].f->url, &m, e))
-			return -1;
-		pk[i].m = m;
-		d = dir_of(pk[i].rel);
-		for (j = 0; d && j < n; j++) {
-			char *dj = dir_of(pk[j].rel);
-			size_t s;
-			const char *base = strrchr(pk[j].rel, '/');
-
-			base = base ? base + 1 : pk[j].rel;
-			for (s = 0; dj && s < m->nshards; s++)
-				if (strcmp(d, dj) == 0 &&
-				    strcmp(m->shards[s].name, base) == 0)
-					pk[j].shard = 1;
-			free(dj);
-		}
-		free(d);
-	}
-	for (i = 0; i < n; i++) {
-		struct source *src;
-		struct header *h;
-
-		if (is_index(pk[i].rel) || pk[i].shard)
-			continue;
-		if (source_open(pk[i].f->url, &src, e))
-			return -1;
-		if (header_read(src, &h, e)) {
-			err_where(e, pk[i].f->url);
-			source_close(src);
-			return -1;
-		}
-		if (model_from_single(pk[i].f->url, src, h, &pk[i].m, e))
-			return -1;
-	}
-	for (i = 0; i < n; i++)
-		k += pk[i].m != NULL;
-	t->models = calloc(k ? k : 1, sizeof(*t->models));
-	if (!t->models)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	for (i = 0; i < n; i++) {
-		struct hub_model *hm;
-		char *d = dir_of(pk[i].rel);
-		const char *base = strrchr(pk[i].rel, '/');
-		size_t same = 0, blen;
-
-		if (!pk[i].m) {
-			free(d);
-			continue;
-		}
-		/* models in the same folder (those moved out already too);
-		 * a model below the folder counts too: the folder then
-		 * holds directories, not one model's files */
-		for (j = 0; j < n && d; j++) {
-			char *dj;
-			size_t dl = strlen(d);
-
-			if (!pk[j].m && !pk[j].taken)
-				continue;
-			dj = dir_of(pk[j].rel);
-			same += dj && (strcmp(d, dj) == 0 || (strncmp(d, dj,
-				       dl) == 0 && dj[dl] == '/'));
-			free(dj);
-		}
-		hm = &t->models[t->n++];
-		hm->model = pk[i].m;
-		pk[i].m = NULL;
-		pk[i].taken = 1;
-		hm->label = strdup(hm->model->arg);
-		base = base ? base + 1 : pk[i].rel;
-		blen = strlen(base) - (is_index(base) ? 23 : 12);
-		if (!d || !hm->label) {
-			free(d);
-			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		}
-		if (k == 1)
-			hm->dir = strdup("");
-		else if (same == 1 && *d)
-			hm->dir = strdup(d);
-		else if (asprintf(&hm->dir, "%s%s%.*s", d, *d ? "/" : "",
-				  (int)blen, base) < 0)
-			hm->dir = NULL;
-		free(d);
-		if (!hm->dir)
-			return err_set(e, ERR_NO_MEMORY, "out of memory");
-	}
-	qsort(t->models, t->n, sizeof(*t->models), cmp_model);
-	return 0;
-}
-
 /* ---- hub_open ------------------------------------------------------------------ */
-
-void
-hub_tree_free(struct hub_tree *t)
-{
-	size_t i;
-
-	if (!t)
-		return;
-	for (i = 0; i < t->n; i++) {
-		free(t->models[i].dir);
-		free(t->models[i].label);
-		model_free(t->models[i].model);
-	}
-	free(t->models);
-	free(t->label);
-	free(t);
-}
 
 static int
 not_cached(const struct hub_ref *r, struct err *e)
@@ -748,45 +582,126 @@ not_cached(const struct hub_ref *r, struct err *e)
 		       r->rev, hub_cfg.cache, r->repo, r->rev);
 }
 
+/* The files of a listing, opened ahead (hub_open_files), handed out by
+ * resolve URL. */
+struct hub_listing_priv {
+	struct names all;
+	struct hub_file *files;
+	size_t n;
+	char **rel;
+	char **url;
+};
+
+void
+hub_listing_free(struct hub_listing *l)
+{
+	struct hub_listing_priv *p = l->priv;
+	size_t i;
+
+	if (p) {
+		for (i = 0; i < p->n; i++) {
+			source_close(p->files[i].src);
+			free(p->files[i].url);
+			free(p->files[i].local);
+		}
+		free(p->files);
+		free(p->rel);
+		names_free(&p->all);
+		free(p);
+	}
+	free(l->url);
+	free(l->label);
+	memset(l, 0, sizeof(*l));
+}
+
 int
-hub_open(const char *uri, struct hub_tree **out, struct err *e)
+hub_listing_open(void *arg, const char *name, struct source **out,
+		 struct err *e)
+{
+	struct hub_listing_priv *p = ((struct hub_listing *)arg)->priv;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		struct hub_file *f = &p->files[i];
+
+		if (strcmp(f->url, name) != 0)
+			continue;
+		if (f->src) {
+			*out = f->src;	/* handed over once */
+			f->src = NULL;
+			return 0;
+		}
+		if (f->local)
+			return source_open_local(f->local, out, e);
+		return hub_src_open(f->url, f->path, out, e);
+	}
+	/* an index may name a shard the listing did not have: the Hub then
+	 * says what is missing */
+	if (strncmp(name, hub_cfg.endpoint, strlen(hub_cfg.endpoint)) != 0 ||
+	    !strstr(name, "/resolve/")) {
+		err_set(e, ERR_USAGE, "not a file of this repository");
+		return err_at(e, name);
+	}
+	if (hub_cfg.offline) {
+		err_set(e, ERR_IO, "not in the local hub cache and "
+			"HF_HUB_OFFLINE is set");
+		return err_at(e, name);
+	}
+	return hub_src_open(name, strstr(name, "/resolve/") + 9, out, e);
+}
+
+void
+hub_listing_keep(void *arg, const char *name, struct source *s)
+{
+	struct hub_listing_priv *p = ((struct hub_listing *)arg)->priv;
+	size_t i;
+
+	for (i = 0; s && i < p->n; i++) {
+		if (strcmp(p->files[i].url, name) == 0 && !p->files[i].src) {
+			p->files[i].src = s;
+			s = NULL;
+		}
+	}
+	source_close(s);
+}
+
+int
+hub_list(const char *uri, struct hub_listing *out, struct err *e)
 {
 	struct hub_ref r;
-	struct names all = { 0 };
 	struct hub_resp resp = { 0 };
-	struct hub_file *files = NULL;
-	struct pick *pk = NULL;
-	struct hub_tree *t = NULL;
+	struct hub_listing_priv *p;
 	char sha[HUB_SHA_LEN + 1], *snap = NULL;
 	size_t i, n = 0, under = 0;
 	int rc = -1, offline;
 
-	*out = NULL;
+	memset(out, 0, sizeof(*out));
 	memset(&r, 0, sizeof(r));
+	p = out->priv = calloc(1, sizeof(*p));
+	if (!p)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	if (load_config(e))
-		return -1;
-	if (parse_uri(uri, &r, e)) {
-		ref_free(&r);
-		return -1;
-	}
+		goto out;
+	if (parse_uri(uri, &r, e))
+		goto out;
 	offline = hub_cfg.offline;
-	if (!offline && list_online(&r, sha, &all, &resp, e) != 0) {
+	if (!offline && list_online(&r, sha, &p->all, &resp, e) != 0) {
 		/* no answer at all: the cache may still have it */
 		if (resp.status != 0 || cached_sha(&r, sha) != 0) {
 			if (resp.status == 0)
 				hub_status_error(&resp, r.repo, r.rev, NULL, e);
-			err_where(e, uri);
+			err_at(e, uri);
 			goto out;
 		}
-		memset(e, 0, sizeof(*e));
-		fprintf(stderr, "stfs: %s: no answer from %s (%s): using the "
-			"local hub cache\n", uri, hub_cfg.endpoint, resp.why);
+		err_clear(e);
+		fprintf(stderr, "%s: no answer from %s (%s): using the local "
+			"hub cache\n", uri, hub_cfg.endpoint, resp.why);
 		offline = 1;
-		names_free(&all);
+		names_free(&p->all);
 	}
 	if (offline && cached_sha(&r, sha) != 0) {
-		err_where(e, uri);
 		not_cached(&r, e);
+		err_at(e, uri);
 		goto out;
 	}
 	if (asprintf(&snap, "%s/snapshots/%s", r.cache_repo, sha) < 0) {
@@ -794,31 +709,33 @@ hub_open(const char *uri, struct hub_tree **out, struct err *e)
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	if (offline && walk(snap, "", 0, &all) != 0) {
+	if (offline && walk(snap, "", 0, &p->all) != 0) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	files = calloc(all.n ? all.n : 1, sizeof(*files));
-	pk = calloc(all.n ? all.n : 1, sizeof(*pk));
-	if (!files || !pk) {
+	p->files = calloc(p->all.n ? p->all.n : 1, sizeof(*p->files));
+	p->rel = calloc(p->all.n ? p->all.n : 1, sizeof(*p->rel));
+	out->url = calloc(p->all.n ? p->all.n : 1, sizeof(*out->url));
+	if (!p->files || !p->rel || !out->url) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < all.n; i++) {
-		const char *rel = rel_of(all.v[i], r.sub);
-		struct hub_file *f = &files[n];
+	for (i = 0; i < p->all.n; i++) {
+		const char *rel = rel_of(p->all.v[i], r.sub);
+		struct hub_file *f = &p->files[n];
 		char *local = NULL;
 		struct stat st;
 
-		if (!path_ok(all.v[i]))
+		if (!path_ok(p->all.v[i]))
 			continue;
 		under += rel != NULL;
-		if (!rel || !wanted(all.v[i]))
+		if (!rel || !wanted(p->all.v[i]))
 			continue;
-		f->path = all.v[i];
+		f->path = p->all.v[i];
 		f->url = hub_resolve_url(r.repo, sha, f->path);
 		if (asprintf(&local, "%s/%s", snap, f->path) < 0 || !f->url) {
 			free(local);
+			p->n = n + 1;
 			err_set(e, ERR_NO_MEMORY, "out of memory");
 			goto out;
 		}
@@ -826,79 +743,41 @@ hub_open(const char *uri, struct hub_tree **out, struct err *e)
 			f->local = local;
 		else
 			free(local);
-		pk[n].rel = rel;
-		pk[n].f = f;
+		p->rel[n] = (char *)rel;
+		out->url[n] = f->url;
 		n++;
 	}
-	err_where(e, uri);
+	p->n = n;
 	if (!under && *r.sub) {
 		err_set(e, ERR_IO, "%s has no folder or file `%s` at %s%s",
 			r.repo, r.sub, r.rev, offline ? " (in the local hub "
 			"cache)" : "");
+		err_at(e, uri);
 		goto out;
 	}
 	if (n == 0) {
 		err_set(e, ERR_IO, "no .safetensors files in %s%s%s at %s%s",
 			r.repo, *r.sub ? "/" : "", r.sub, r.rev, offline ?
 			" (in the local hub cache)" : "");
+		err_at(e, uri);
 		goto out;
 	}
-	err_reset_where(e);
-	if (hub_open_files(files, n, e) != 0)
+	if (hub_open_files(p->files, n, e) != 0)
 		goto out;
-	t = calloc(1, sizeof(*t));
-	if (!t || asprintf(&t->label, "hf://%s@%s%s%s", r.repo, sha,
-			   *r.sub ? "/" : "", r.sub) < 0) {
-		if (t)
-			t->label = NULL;
+	if (asprintf(&out->label, "hf://%s@%s%s%s", r.repo, sha,
+		     *r.sub ? "/" : "", r.sub) < 0) {
+		out->label = NULL;
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	if (build(pk, n, t, e) != 0)
-		goto out;
-	*out = t;
-	t = NULL;
+	out->n = n;
+	out->rel = (const char **)p->rel;
 	rc = 0;
 out:
-	hub_files_release();
-	for (i = 0; pk && i < n; i++)
-		model_free(pk[i].m);
-	for (i = 0; files && i < n; i++) {
-		free(files[i].url);
-		free(files[i].local);
-	}
-	free(files);
-	free(pk);
-	hub_tree_free(t);
+	if (rc)
+		hub_listing_free(out);
 	hub_resp_free(&resp);
-	names_free(&all);
 	free(snap);
 	ref_free(&r);
 	return rc;
-}
-
-int
-hub_open_model(const char *uri, struct model **out, struct err *e)
-{
-	struct hub_tree *t;
-	struct buf b = BUF_INIT;
-	size_t i;
-
-	if (hub_open(uri, &t, e))
-		return -1;
-	if (t->n == 1) {
-		*out = t->models[0].model;
-		t->models[0].model = NULL;
-		hub_tree_free(t);
-		return 0;
-	}
-	for (i = 0; i < t->n && i < 8; i++)
-		buf_addf(&b, "%s%s", i ? ", " : "", t->models[i].dir);
-	err_where(e, uri);
-	err_set(e, ERR_USAGE, "holds %zu models (%s%s): name one, e.g. "
-		"%s/%s", t->n, b.data ? b.data : "", t->n > 8 ? ", ..." : "",
-		uri, t->models[0].dir);
-	buf_free(&b);
-	hub_tree_free(t);
-	return -1;
 }

@@ -69,21 +69,17 @@ char *hub_escape(const char *s, int keep_slash);
  * cache snapshot (opened locally); else resolved through url. */
 struct hub_file {
 	char *path;		/* repo path */
-	char *url;		/* resolve URL: the name source_open() sees */
+	char *url;		/* resolve URL: the name it is opened by */
 	char *local;		/* snapshot path, or NULL */
 	struct source *src;	/* after hub_open_files(), until taken */
 	int rc;
 	struct err err;
 };
 
-/* Open every file, up to HUB_PARALLEL at once, and register them so that
- * source_open(f->url) hands them out (model_open and the sharded-index
- * reader open files by name).  0, or -1 with *e from the first failure
- * in list order. */
+/* Open every file, up to HUB_PARALLEL at once, into files[i].src (the
+ * caller's: nothing is kept here).  0, or -1 with *e from the first
+ * failure in list order. */
 int hub_open_files(struct hub_file *files, size_t n, struct err *e);
-
-/* Forget the registered files (closing those nobody took). */
-void hub_files_release(void);
 
 /* Open one remote file: the HTTP source on its resolve URL (also used on
  * demand for files not pre-opened). */

@@ -13,9 +13,8 @@
  * URL, so nothing grows with expiries.  Small files the Hub serves
  * itself (200, ranges too) are read from the endpoint directly.
  *
- * Files are opened HUB_PARALLEL at a time and registered by URL;
- * source_open() (through its open hook) hands them to model_open() and the
- * sharded-index reader, which open files by name one after the other.
+ * Files are opened HUB_PARALLEL at a time into the caller's table
+ * (hub.c's listing, whose opener hands them to the model layer by name).
  */
 #include "source/hub/hub_int.h"
 
@@ -92,7 +91,6 @@ static struct {
 	pthread_mutex_t lock;
 	struct hub_file *files;
 	size_t n, next;
-	int hooked;
 } R = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void
@@ -120,56 +118,15 @@ worker(void *arg)
 	}
 }
 
-/* source_open()'s hook: hand out a registered file once; open other
- * files under the endpoint's resolve/ on demand (an index may name a
- * shard the listing did not have: the Hub then says what is missing). */
-static int
-hook(const char *name, struct source **out, struct err *e)
-{
-	size_t i;
-
-	for (i = 0; i < R.n; i++) {
-		struct hub_file *f = &R.files[i];
-
-		if (strcmp(f->url, name) != 0)
-			continue;
-		if (f->src) {
-			*out = f->src;
-			f->src = NULL;
-			return 0;
-		}
-		if (f->local)
-			return source_open_local(f->local, out, e);
-		return hub_src_open(f->url, f->path, out, e);
-	}
-	if (hub_cfg.endpoint && strncmp(name, hub_cfg.endpoint,
-					strlen(hub_cfg.endpoint)) == 0 &&
-	    strstr(name, "/resolve/")) {
-		if (hub_cfg.offline) {
-			err_set(e, ERR_IO, "not in the local hub cache and "
-				"HF_HUB_OFFLINE is set");
-			return err_at(e, name);
-		}
-		return hub_src_open(name, strstr(name, "/resolve/") + 9, out,
-				    e);
-	}
-	return 1;
-}
-
 int
 hub_open_files(struct hub_file *files, size_t n, struct err *e)
 {
 	pthread_t th[HUB_PARALLEL];
 	size_t i, nth = 0, want;
 
-	hub_files_release();
 	R.files = files;
 	R.n = n;
 	R.next = 0;
-	if (!R.hooked) {
-		source_set_open_hook(hook);
-		R.hooked = 1;
-	}
 	/* Local files need no thread; remote ones one each, up to the cap. */
 	for (i = want = 0; i < n; i++)
 		want += files[i].local == NULL;
@@ -180,23 +137,12 @@ hub_open_files(struct hub_file *files, size_t n, struct err *e)
 	worker(NULL);
 	for (i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
+	R.files = NULL;		/* the caller's: nothing kept here */
+	R.n = 0;
 	for (i = 0; i < n; i++)
 		if (files[i].rc) {
 			*e = files[i].err;
 			return -1;
 		}
 	return 0;
-}
-
-void
-hub_files_release(void)
-{
-	size_t i;
-
-	for (i = 0; i < R.n; i++) {
-		source_close(R.files[i].src);
-		R.files[i].src = NULL;
-	}
-	R.files = NULL;
-	R.n = 0;
 }

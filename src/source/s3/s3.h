@@ -3,8 +3,8 @@
  * An object is read through the HTTP range-request source, signed with AWS
  * Signature Version 4 (libcurl's CURLOPT_AWS_SIGV4) and pinned to the ETag
  * seen when it was opened (If-Match on every data request).  A prefix or a
- * bucket is listed with ListObjectsV2 and follows the local directory rules
- * (s3.c).  Credentials, region and endpoint come from the places the AWS
+ * bucket is listed with ListObjectsV2; the model layer places its models
+ * by the local directory rules (model/s3_tree.c).  Credentials, region and endpoint come from the places the AWS
  * CLI reads them, in its order (s3_conf.c).
  */
 #ifndef STFS_S3_H
@@ -14,7 +14,6 @@
 #include <stdint.h>
 
 struct err;
-struct model;
 struct source;
 
 struct s3_options {
@@ -25,22 +24,39 @@ struct s3_options {
  * Without it: signed when credentials are found, anonymous otherwise. */
 void s3_set_options(const struct s3_options *o);
 
-/* 1 when name starts with s3:// */
-int s3_is_url(const char *name);
-
 /* Open one object, s3://BUCKET/KEY (%XX in KEY are decoded).  0 or -1
  * with *e: a refused request names the bucket, S3's error code and what
  * to check. */
 int source_open_s3(const char *url, struct source **out, struct err *e);
 
-/* What model_open() does for s3:// SOURCEs: an object (file or index), or
- * a prefix / bucket holding exactly one model. */
-int s3_model_open(const char *source, struct model **out, struct err *e);
+/* What a prefix (s3://BUCKET/PREFIX/, s3://BUCKET/, or a key that names
+ * neither a .safetensors file nor a .json, as `aws s3 ls` reads it)
+ * holds: its *.safetensors and *.safetensors.index.json objects, in key
+ * order, names starting with '.' left out. */
+struct s3_prefix {
+	size_t n;
+	const char **rel;	/* key below the prefix */
+	const char **url;	/* s3://BUCKET/KEY: the name to open it by */
+	struct s3_prefix_priv *priv;
+};
 
-/* What catalog_open() does for s3:// SOURCEs: an object is one model at
- * the root; a prefix or a bucket is a tree of models by the catalog's
- * rules (catalog.h), every object of every model opened at once. */
-struct catalog;
-int s3_catalog_open(const char *source, struct catalog **out, struct err *e);
+/* List source.  0 with *out filled; 1 when source names one object
+ * (nothing listed: open it as a file or an index); -1 with *e (also when
+ * the prefix holds no model object: ERR_USAGE). */
+int s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e);
+
+/* Open every listed .safetensors object, S3_OPENERS at a time, each
+ * pinned to its listed ETag: a source_opener then hands them out. */
+void s3_prefix_open_ahead(struct s3_prefix *l);
+
+/* A struct source_opener's open and keep, arg the struct s3_prefix: an
+ * object opened ahead is handed out once (or its failure repeated);
+ * others are opened now, pinned to their listed ETag when listed. */
+int s3_prefix_open(void *arg, const char *url, struct source **out,
+		   struct err *e);
+void s3_prefix_keep(void *arg, const char *url, struct source *s);
+
+/* Close what nobody took; forget the listing. */
+void s3_prefix_free(struct s3_prefix *l);
 
 #endif

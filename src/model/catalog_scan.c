@@ -1,0 +1,415 @@
+/* catalog_scan.c - the model tree's nodes, and the discovery of the models
+ * in a local directory tree (catalog_int.h): which files are models (an
+ * index's shards are not), which directories lead to some.
+ */
+#include "model/catalog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+#include "base/nametab.h"
+#include "base/text.h"
+#include "model/catalog_int.h"
+
+#define SUFFIX ".safetensors"
+#define INDEX_SUFFIX ".safetensors.index.json"
+
+char *
+cnode_join(const char *a, const char *b)
+{
+	char *p;
+
+	if (!*a)
+		return strdup(b);
+	return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
+}
+
+/* --- nodes --------------------------------------------------------------- */
+
+struct cnode *
+cnode_new(const char *path)
+{
+	struct cnode *n = calloc(1, sizeof(*n));
+
+	if (n && path && !(n->path = strdup(path))) {
+		free(n);
+		return NULL;
+	}
+	return n;
+}
+
+void
+cnode_free(struct cnode *n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n->nmodels; i++)
+		free(n->models[i]);
+	for (i = 0; i < n->nkids; i++) {
+		free(n->kids[i].name);
+		cnode_free(n->kids[i].node);
+	}
+	free(n->models);
+	free(n->kids);
+	free(n->path);
+	free(n);
+}
+
+int
+cnode_add_model(struct cnode *n, const char *file)
+{
+	if (n->nmodels == n->capm) {
+		size_t cap = n->capm ? n->capm * 2 : 8;
+		char **m = realloc(n->models, cap * sizeof(*m));
+
+		if (!m)
+			return -1;
+		n->models = m;
+		n->capm = cap;
+	}
+	if (!(n->models[n->nmodels] = strdup(file)))
+		return -1;
+	n->nmodels++;
+	return 0;
+}
+
+int
+cnode_add_kid(struct cnode *n, const char *name, struct cnode *kid)
+{
+	if (n->nkids == n->capk) {
+		size_t cap = n->capk ? n->capk * 2 : 8;
+		struct ckid *k = realloc(n->kids, cap * sizeof(*k));
+
+		if (!k)
+			return -1;
+		n->kids = k;
+		n->capk = cap;
+	}
+	if (!(n->kids[n->nkids].name = strdup(name)))
+		return -1;
+	n->kids[n->nkids++].node = kid;
+	return 0;
+}
+
+struct cnode *
+cnode_kid(struct cnode *n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n->nkids; i++)
+		if (strcmp(n->kids[i].name, name) == 0)
+			return n->kids[i].node;
+	return NULL;
+}
+
+/* --- the paths indexes name (never models of their own) ----------------- */
+
+/* Index names come from files anyone may write: a keyed nametab of
+ * indexes into s->shards, not an unkeyed hash. */
+static int
+shard_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
+{
+	const struct cscan *s = ctx;
+	const char *p = s->shards[id];
+
+	return strlen(p) == k->len && memcmp(p, k->name, k->len) == 0;
+}
+
+int
+cscan_shard_has(const struct cscan *s, const char *path)
+{
+	struct nametab_key k;
+
+	if (!s->nshards)
+		return 0;
+	nametab_key(&k, 0, path, strlen(path));
+	return nametab_find(&s->shard_tab, &k) >= 0;
+}
+
+/* Add path (taken, also on failure). */
+int
+cscan_shard_add(struct cscan *s, char *path)
+{
+	struct nametab_key k;
+
+	if (!s->shard_tab.slot &&
+	    nametab_init(&s->shard_tab, 64, shard_eq, s) != 0) {
+		free(path);
+		return -1;
+	}
+	if (cscan_shard_has(s, path)) {
+		free(path);
+		return 0;
+	}
+	if (s->nshards >= NAMETAB_ID_MAX) {
+		free(path);
+		return -1;
+	}
+	if (s->nshards == s->capshards) {
+		size_t cap = s->capshards ? s->capshards * 2 : 64;
+		char **t = realloc(s->shards, cap * sizeof(*t));
+
+		if (!t) {
+			free(path);
+			return -1;
+		}
+		s->shards = t;
+		s->capshards = cap;
+	}
+	s->shards[s->nshards] = path;
+	nametab_key(&k, 0, path, strlen(path));
+	if (nametab_put(&s->shard_tab, &k, (uint32_t)s->nshards) == -2) {
+		free(path);
+		return -1;
+	}
+	s->nshards++;
+	return 0;
+}
+
+void
+cscan_free(struct cscan *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nshards; i++)
+		free(s->shards[i]);
+	free(s->shards);
+	if (s->shard_tab.slot)
+		nametab_free(&s->shard_tab);
+}
+
+/* Remember the files an index names.  An index that cannot be read here
+ * still counts as a model: opening it says what is wrong. */
+static int
+note_index(struct cscan *s, const char *dir, const char *file)
+{
+	json_t *root, *wmap, *v;
+	const char *key;
+	char *path;
+	int rc = 0;
+
+	path = cnode_join(dir, file);
+	if (!path)
+		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
+	root = json_load_file(path, 0, NULL);
+	free(path);
+	wmap = json_object_get(root, "weight_map");
+	json_object_foreach(wmap, key, v) {
+		char *shard;
+
+		if (!json_is_string(v))
+			continue;
+		shard = cnode_join(dir, json_string_value(v));
+		if (!shard || cscan_shard_add(s, shard)) {
+			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* --- discovery ------------------------------------------------------------ */
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct listing {
+	char **files, **dirs;
+	size_t nfiles, ndirs;
+};
+
+static void
+listing_free(struct listing *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nfiles; i++)
+		free(l->files[i]);
+	for (i = 0; i < l->ndirs; i++)
+		free(l->dirs[i]);
+	free(l->files);
+	free(l->dirs);
+}
+
+static int
+push(char ***v, size_t *n, const char *s)
+{
+	/* grow at powers of two */
+	if ((*n & (*n - 1)) == 0) {
+		char **t = realloc(*v, (*n ? *n * 2 : 1) * sizeof(**v));
+
+		if (!t)
+			return -1;
+		*v = t;
+	}
+	if (!((*v)[*n] = strdup(s)))
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+/* The names in path that matter, sorted: *.safetensors and
+ * *.safetensors.index.json regular files (symlinks followed) and
+ * directories; names starting with '.' are left out. */
+static int
+list_dir(struct cscan *s, const char *path, struct listing *l)
+{
+	struct dirent *d;
+	int fd, rc = 0;
+	DIR *dp;
+
+	memset(l, 0, sizeof(*l));
+	dp = opendir(path);
+	if (!dp) {
+		err_where(s->e, path);
+		return err_set(s->e, ERR_IO, "cannot open directory: %s",
+			       strerror(errno));
+	}
+	fd = dirfd(dp);
+	while (rc == 0 && (d = readdir(dp))) {
+		int want_file = text_ends_with(d->d_name, SUFFIX) ||
+				text_ends_with(d->d_name, INDEX_SUFFIX);
+		struct stat st;
+
+		if (d->d_name[0] == '.')
+			continue;
+		if (d->d_type == DT_REG) {
+			if (want_file)
+				rc = push(&l->files, &l->nfiles, d->d_name);
+			continue;
+		}
+		if (d->d_type != DT_DIR && d->d_type != DT_LNK &&
+		    d->d_type != DT_UNKNOWN)
+			continue;
+		if (fstatat(fd, d->d_name, &st, 0) != 0)
+			continue;	/* a dangling link: not a model */
+		if (S_ISDIR(st.st_mode))
+			rc = push(&l->dirs, &l->ndirs, d->d_name);
+		else if (want_file)
+			/* not a regular file: opening it says so */
+			rc = push(&l->files, &l->nfiles, d->d_name);
+	}
+	closedir(dp);
+	if (rc) {
+		listing_free(l);
+		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
+	}
+	if (l->nfiles)
+		qsort(l->files, l->nfiles, sizeof(char *), cmp_str);
+	if (l->ndirs)
+		qsort(l->dirs, l->ndirs, sizeof(char *), cmp_str);
+	return 0;
+}
+
+static int
+scan_listing(struct cscan *s, struct cnode *n, struct listing *l)
+{
+	size_t i;
+
+	/* Indexes first: the shards they name are not models. */
+	for (i = 0; i < l->nfiles; i++)
+		if (text_ends_with(l->files[i], INDEX_SUFFIX) &&
+		    note_index(s, n->path, l->files[i]))
+			return -1;
+	for (i = 0; i < l->nfiles; i++) {
+		int index = text_ends_with(l->files[i], INDEX_SUFFIX);
+		char *p;
+
+		if (!index) {
+			p = cnode_join(n->path, l->files[i]);
+			if (!p)
+				return err_set(s->e, ERR_NO_MEMORY, "out of "
+					       "memory");
+			if (cscan_shard_has(s, p)) {
+				free(p);
+				continue;
+			}
+			free(p);
+		}
+		if (s->max && s->found >= s->max) {
+			err_where(s->e, n->path);
+			return err_set(s->e, ERR_USAGE, "more than %zu models",
+				       s->max);
+		}
+		if (cnode_add_model(n, l->files[i]))
+			return err_set(s->e, ERR_NO_MEMORY, "out of memory");
+		s->found++;
+	}
+	for (i = 0; i < l->ndirs; i++) {
+		struct cnode *kid = NULL;
+		char *p = cnode_join(n->path, l->dirs[i]);
+
+		if (!p)
+			return err_set(s->e, ERR_NO_MEMORY, "out of memory");
+		if (cscan_dir(s, p, &kid)) {
+			free(p);
+			return -1;
+		}
+		free(p);
+		if (kid && cnode_add_kid(n, l->dirs[i], kid)) {
+			cnode_free(kid);
+			return err_set(s->e, ERR_NO_MEMORY, "out of memory");
+		}
+	}
+	return 0;
+}
+
+int
+cscan_dir(struct cscan *s, const char *path, struct cnode **out)
+{
+	struct listing l;
+	struct cnode *n;
+	struct stat st;
+	int i, rc;
+
+	*out = NULL;
+	if (stat(path, &st) != 0) {
+		err_where(s->e, path);
+		return err_set(s->e, ERR_IO, "cannot open directory: %s",
+			       strerror(errno));
+	}
+	/* A symlink back up the tree is a loop: not followed again. */
+	for (i = 0; i < s->depth; i++)
+		if (s->up[i].dev == st.st_dev && s->up[i].ino == st.st_ino)
+			return 0;
+	if (s->depth >= CATALOG_MAX_DEPTH) {
+		err_where(s->e, path);
+		return err_set(s->e, ERR_USAGE, "directories nested more than "
+			       "%d deep", CATALOG_MAX_DEPTH);
+	}
+	if (hubcache_is_root(path))
+		return hubcache_scan_root(s, path, out);
+	if (list_dir(s, path, &l))
+		return -1;
+	n = cnode_new(path);
+	if (!n) {
+		listing_free(&l);
+		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
+	}
+	s->up[s->depth].dev = st.st_dev;
+	s->up[s->depth].ino = st.st_ino;
+	s->depth++;
+	rc = scan_listing(s, n, &l);
+	s->depth--;
+	listing_free(&l);
+	if (rc || (n->nmodels == 0 && n->nkids == 0)) {
+		cnode_free(n);
+		return rc;
+	}
+	*out = n;
+	return 0;
+}
+

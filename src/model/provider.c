@@ -1,0 +1,55 @@
+/* provider.c - the table of sources (provider.h). */
+#include "model/provider.h"
+
+#include <string.h>
+
+#include "base/error.h"
+#ifdef STFS_HAVE_S3
+#include "source/s3/s3.h"
+#endif
+
+static const struct provider providers[] = {
+#ifdef STFS_HAVE_HTTP
+	{ "hf://", PROVIDER_REMOTE | PROVIDER_OWN_TOKEN, NULL,
+	  hub_tree_model, hub_tree_open },
+#endif
+#ifdef STFS_HAVE_S3
+	{ "s3://", PROVIDER_REMOTE, source_open_s3, s3_tree_model,
+	  s3_tree_open },
+#else
+	{ "s3://", PROVIDER_REMOTE, source_open_s3, model_open_url,
+	  catalog_open_url },
+#endif
+	{ "http://", PROVIDER_REMOTE, source_open_http, model_open_url,
+	  catalog_open_url },
+	{ "https://", PROVIDER_REMOTE, source_open_http, model_open_url,
+	  catalog_open_url },
+	{ NULL, 0, source_open_local, model_open_path, catalog_open_path },
+};
+
+const struct provider *
+provider_for(const char *name)
+{
+	const struct provider *p;
+
+	for (p = providers; p->scheme; p++)
+		if (strncmp(name, p->scheme, strlen(p->scheme)) == 0)
+			return p;
+	return p;
+}
+
+static int
+open_by_name(void *arg, const char *name, struct source **out,
+	     struct err *e)
+{
+	const struct provider *p = provider_for(name);
+
+	(void)arg;
+	if (!p->open_file) {
+		err_set(e, ERR_USAGE, "names a whole repository, not a file");
+		return err_at(e, name);
+	}
+	return p->open_file(name, out, e);
+}
+
+const struct source_opener provider_opener = { open_by_name, NULL, NULL };

@@ -1,0 +1,69 @@
+/* provider.h - where a SOURCE's bytes and models come from: one line per
+ * kind of source (provider.c), the only place that looks at a SOURCE's
+ * scheme.
+ *
+ * A provider opens one file as bytes (what an index's shards need), one
+ * model (model_open()) and a tree of models (catalog_open()).  The remote
+ * ones that hold many files (hf://, s3://) list them and hand the listing
+ * to the one tree builder (catalog_add_listing(), catalog.h), so every
+ * kind of source places its models by the same rule.  Adding a source: a
+ * folder of its own below source/ for the bytes and the listing, a file
+ * here in model/ for its open_model/open_tree when it names more than one
+ * file, and one line in the table.
+ */
+#ifndef STFS_PROVIDER_H
+#define STFS_PROVIDER_H
+
+#include "source/source.h"
+
+struct catalog;
+struct catalog_opts;
+struct err;
+struct model;
+
+enum provider_flags {
+	PROVIDER_REMOTE = 1,	/* reached over HTTP: the HTTP settings apply */
+	PROVIDER_OWN_TOKEN = 2,	/* sends its own token: a header file would
+				   also reach the hosts it redirects to */
+};
+
+struct provider {
+	const char *scheme;	/* "s3://", ...; NULL: a local path */
+	unsigned flags;		/* enum provider_flags */
+	/* One file as bytes: 0, or -1 with *e naming it.  NULL for
+	 * sources whose files are opened through their listing. */
+	int (*open_file)(const char *name, struct source **out,
+			 struct err *e);
+	/* What model_open() answers: one model.  0 or -1 with *e. */
+	int (*open_model)(const char *name, struct model **out,
+			  struct err *e);
+	/* What catalog_open() answers: every model, each at its place;
+	 * o may be NULL.  0 or -1 with *e. */
+	int (*open_tree)(const char *name, const struct catalog_opts *o,
+			 struct catalog **out, struct err *e);
+};
+
+/* The provider of name: the line whose scheme name starts with, else the
+ * local one. */
+const struct provider *provider_for(const char *name);
+
+/* Opens every name by its own provider's open_file (local paths and
+ * http(s):// URLs: an index's shards next to it). */
+extern const struct source_opener provider_opener;
+
+/* The table's functions for local paths and single URLs (model_open.c,
+ * catalog.c); the remote trees' are in hub_tree.c and s3_tree.c. */
+int model_open_path(const char *path, struct model **out, struct err *e);
+int model_open_url(const char *url, struct model **out, struct err *e);
+int catalog_open_path(const char *path, const struct catalog_opts *o,
+		      struct catalog **out, struct err *e);
+int catalog_open_url(const char *url, const struct catalog_opts *o,
+		     struct catalog **out, struct err *e);
+int hub_tree_model(const char *uri, struct model **out, struct err *e);
+int hub_tree_open(const char *uri, const struct catalog_opts *o,
+		  struct catalog **out, struct err *e);
+int s3_tree_model(const char *url, struct model **out, struct err *e);
+int s3_tree_open(const char *url, const struct catalog_opts *o,
+		 struct catalog **out, struct err *e);
+
+#endif
