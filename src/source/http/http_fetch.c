@@ -53,8 +53,8 @@ append(struct curl_slist **l, const char *line)
 
 int
 http_fetch_init(struct http_fetch_object *o, const char *url,
-		const char *display,
-		const struct curl_slist *headers, const struct http_sigv4 *sig,
+		const char *display, const struct curl_slist *headers,
+		const struct http_transport_sigv4 *sig,
 		const char *session_token)
 {
 	const struct curl_slist *l;

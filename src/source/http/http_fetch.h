@@ -27,7 +27,7 @@ struct http_fetch_object {
 	char origin[HTTP_URL_ORIGIN_MAX];
 	struct curl_slist *hdrs_origin;	/* user headers + validators */
 	struct curl_slist *hdrs_other;	/* validators only */
-	struct http_sigv4 sig;		/* provider NULL: unsigned */
+	struct http_transport_sigv4 sig; /* provider NULL: unsigned */
 	int if_match;			/* If-Match even with a weak ETag */
 	uint64_t size;
 	char etag[HTTP_VALIDATOR_MAX];
@@ -66,9 +66,9 @@ struct http_fetch_range {
 /* 0, or -1 (no memory).  url and display are copied; headers are the
  * lines to send to url's origin only (copied). */
 int http_fetch_init(struct http_fetch_object *o, const char *url,
-		    const char *display,
-		    const struct curl_slist *headers,
-		    const struct http_sigv4 *sig, const char *session_token);
+		    const char *display, const struct curl_slist *headers,
+		    const struct http_transport_sigv4 *sig,
+		    const char *session_token);
 void http_fetch_fini(struct http_fetch_object *o);
 
 /* Set the validators (after the probe, or known in advance) and build

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "source/http/http_conf.h"
+#include "source/http/http_transport.h"
 
 #define SEQ_BACK	(1u << 20)	/* reordering a stream tolerates */
 #define SEQ_GAP		(2u << 20)	/* forward skip still "sequential" */
@@ -134,7 +135,7 @@ static void
 job_run(struct http_prefetch_job *j, uint64_t deadline)
 {
 	struct http_prefetch_src *ps = j->ps;
-	int ok = ps->ops->fetch(ps, j->blocks, j->n, deadline) == 0;
+	int ok = ps->ops->fetch(ps, j->blocks, j->n, deadline) == HTTP_OK;
 
 	http_cache_lock();
 	job_finish(j, ok);

@@ -28,8 +28,8 @@ struct http_prefetch_src;
 
 struct http_prefetch_ops {
 	/* Fill n consecutive LOADING blocks before deadline (without the
-	 * cache lock), calling http_prefetch_block_done() on each as it completes.
-	 * 0, or -1 when the request failed. */
+	 * cache lock), calling http_prefetch_block_done() on each as it
+	 * completes.  HTTP_OK, or the enum http_outcome of the failure. */
 	int (*fetch)(struct http_prefetch_src *ps,
 		     struct http_cache_block **blocks, unsigned n,
 		     uint64_t deadline);

@@ -48,9 +48,6 @@ call_head(void *ud, const struct http_transport_response *r)
 	struct call *c = ud;
 
 	c->a->status = r->status;
-	if (r->location[0] && !(c->a->location = http_url_resolve(c->q->url,
-							       r->location)))
-		c->no_memory = 1;
 	return c->no_memory ? HTTP_SINK_STOP : HTTP_SINK_TAKE;
 }
 
@@ -76,8 +73,6 @@ answer_reset(struct http_request_answer *a)
 	buf_free(&a->body);
 	curl_slist_free_all(a->headers);
 	a->headers = NULL;
-	free(a->location);
-	a->location = NULL;
 	a->status = 0;
 	a->why[0] = '\0';
 }

@@ -8,8 +8,7 @@
  * transient failures (no answer, 5xx, 408, 429) are retried with backoff
  * within the per-read bound (http_conf_bound_ms()), each attempt under the
  * connect/stall timeout, headers go only to the origin they are meant
- * for, and redirects are never followed (the answer's Location is handed
- * back, made absolute).
+ * for, and redirects are never followed (a 3xx is an answer like any).
  */
 #ifndef STFS_HTTP_REQUEST_H
 #define STFS_HTTP_REQUEST_H
@@ -29,7 +28,7 @@ struct http_request {
 	 * headers_for (NULL: they are meant for url itself). */
 	const struct curl_slist *headers;
 	const char *headers_for;
-	const struct http_sigv4 *sigv4;	/* NULL: unsigned */
+	const struct http_transport_sigv4 *sigv4;	/* NULL: unsigned */
 	uint64_t start, len;		/* len 0: no Range */
 	size_t body_max;		/* a longer body fails the request */
 	struct http_stats *stats;	/* NULL, or counters to add to */
@@ -40,11 +39,10 @@ struct http_request_answer {
 	long status;
 	struct buf body;
 	struct curl_slist *headers;	/* the answer's, "Name: value" */
-	char *location;			/* absolute redirect target or NULL */
 	char why[256];			/* no answer: why not */
 };
 
-#define HTTP_REQUEST_ANSWER_INIT { 0, BUF_INIT, NULL, NULL, "" }
+#define HTTP_REQUEST_ANSWER_INIT { 0, BUF_INIT, NULL, "" }
 
 /* GET q->url, retried while transient, until the read bound is used up.
  * HTTP_OK when an answer came (any status, maybe the last transient one:

@@ -12,8 +12,10 @@
  * (ca_file, insecure), the proxies of the environment and the timeouts.
  *
  * How a transfer ended is said one way in the whole HTTP layer: an
- * enum http_outcome (below).  An HTTP status is never an outcome: a 404
- * is an answer (HTTP_OK) with status 404; callers judge statuses.
+ * enum http_outcome (below), from the transport up to the prefetcher's
+ * fetch operation.  An HTTP status is never an outcome: a 404 is an answer
+ * (HTTP_OK) with status 404; callers judge statuses.  Only at the source
+ * interface (a read, source.h) does a failure become an errno (-EIO).
  */
 #ifndef STFS_HTTP_TRANSPORT_H
 #define STFS_HTTP_TRANSPORT_H
@@ -76,7 +78,7 @@ struct http_transport_sink {
 };
 
 /* AWS Signature V4 for requests to the source's own origin. */
-struct http_sigv4 {
+struct http_transport_sigv4 {
 	const char *provider;	/* "aws:amz:REGION:s3" (CURLOPT_AWS_SIGV4) */
 	const char *access_key;
 	const char *secret_key;
@@ -87,7 +89,7 @@ struct http_transport_request {
 	uint64_t start, len;		/* Range: bytes=start-(start+len-1);
 					   len 0: no Range, the whole body */
 	const struct curl_slist *headers;	/* sent as given */
-	const struct http_sigv4 *sigv4;	/* NULL: unsigned */
+	const struct http_transport_sigv4 *sigv4;	/* NULL: unsigned */
 	uint64_t timeout_ms;		/* the whole exchange */
 	uint64_t connect_ms;		/* connecting; also the stall limit */
 };

@@ -99,7 +99,7 @@ blocks_again(struct http_fetch_range *g)
 	return 0;
 }
 
-/* One ranged GET for n consecutive blocks. */
+/* One ranged GET for n consecutive blocks: an enum http_outcome. */
 static int
 fetch_run(struct http_src *hs, struct http_cache_block **blocks, unsigned n,
 	  uint64_t deadline)
@@ -111,7 +111,7 @@ fetch_run(struct http_src *hs, struct http_cache_block **blocks, unsigned n,
 	};
 
 	blocks_range(&bg);
-	return http_fetch_get(&hs->obj, &bg.g, deadline) == HTTP_OK ? 0 : -1;
+	return http_fetch_get(&hs->obj, &bg.g, deadline);
 }
 
 /* From the disk cache into b: 1 on a hit (b is READY then). */
@@ -125,14 +125,14 @@ from_disk(struct http_src *hs, struct http_cache_block *b)
 }
 
 /* The blocks the disk cache has are read from it; each run of the others
- * costs one request. */
+ * costs one request.  An enum http_outcome. */
 static int
 pf_fetch(struct http_prefetch_src *ps, struct http_cache_block **blocks,
-	 unsigned n,
-	 uint64_t deadline)
+	 unsigned n, uint64_t deadline)
 {
 	struct http_src *hs = SRC_OF(ps);
 	unsigned i = 0, j;
+	int r;
 
 	while (i < n) {
 		if (from_disk(hs, blocks[i])) {
@@ -141,13 +141,14 @@ pf_fetch(struct http_prefetch_src *ps, struct http_cache_block **blocks,
 		}
 		for (j = i + 1; j < n && !from_disk(hs, blocks[j]); j++)
 			;
-		if (fetch_run(hs, blocks + i, j - i, deadline))
-			return -1;
+		r = fetch_run(hs, blocks + i, j - i, deadline);
+		if (r != HTTP_OK)
+			return r;
 		if (j < n)
 			http_prefetch_block_done(blocks[j]);	/* read from disk */
 		i = j + 1;
 	}
-	return 0;
+	return HTTP_OK;
 }
 
 static int
@@ -391,7 +392,7 @@ int
 source_open_http_opts(const char *url, const struct source_http_opts *o,
 		      struct source **out, struct err *e)
 {
-	struct http_sigv4 sig = { 0 };
+	struct http_transport_sigv4 sig = { 0 };
 	static const struct source_http_opts none;
 	struct curl_slist *hdrs = NULL;
 	struct http_src *hs = NULL;

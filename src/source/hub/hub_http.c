@@ -28,24 +28,12 @@ copy_header(char *dst, size_t cap, const struct http_request_answer *a,
 	snprintf(dst, cap, "%s", v ? v : "");
 }
 
-/* The Hub's own headers of an answer into r. */
+/* The Hub's error headers of an answer into r. */
 static void
 read_headers(struct hub_resp *r, const struct http_request_answer *a)
 {
-	const char *v;
-
-	copy_header(r->commit, sizeof(r->commit), a, "X-Repo-Commit");
-	copy_header(r->etag, sizeof(r->etag), a, "X-Linked-Etag");
-	if (!r->etag[0])
-		copy_header(r->etag, sizeof(r->etag), a, "ETag");
 	copy_header(r->error_code, sizeof(r->error_code), a, "X-Error-Code");
 	copy_header(r->error_msg, sizeof(r->error_msg), a, "X-Error-Message");
-	r->have_size = 0;
-	if ((v = http_request_header(a, "X-Linked-Size")) ||
-	    (v = http_request_header(a, "Content-Length"))) {
-		r->size = strtoull(v, NULL, 10);
-		r->have_size = 1;
-	}
 }
 
 int
@@ -87,8 +75,6 @@ hub_request(const char *url, size_t body_max, struct hub_resp *r)
 	r->status = a.status;
 	r->body = a.body;
 	a.body = (struct buf)BUF_INIT;
-	r->location = a.location;
-	a.location = NULL;
 	read_headers(r, &a);
 	http_request_answer_free(&a);
 	return 0;
@@ -98,8 +84,6 @@ void
 hub_resp_free(struct hub_resp *r)
 {
 	buf_free(&r->body);
-	free(r->location);
-	r->location = NULL;
 }
 
 /* ---- messages --------------------------------------------------------- */

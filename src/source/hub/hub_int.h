@@ -12,7 +12,6 @@ struct err;
 struct source;
 
 #define HUB_SHA_LEN	40
-#define HUB_SMALL_MAX	(64u << 20)	/* files the Hub serves itself */
 #define HUB_JSON_MAX	(64u << 20)	/* API answers */
 #define HUB_PARALLEL	16		/* concurrent opens */
 
@@ -31,11 +30,6 @@ extern struct hub_cfg hub_cfg;
 struct hub_resp {
 	long status;			/* 0: no answer (transport error) */
 	struct buf body;
-	char *location;			/* absolute redirect target */
-	char commit[HUB_SHA_LEN + 1];	/* X-Repo-Commit */
-	char etag[256];			/* X-Linked-Etag, else ETag */
-	uint64_t size;			/* X-Linked-Size, else Content-Length */
-	int have_size;
 	char error_code[64];		/* X-Error-Code */
 	char error_msg[256];		/* X-Error-Message */
 	char why[256];			/* transport error, for messages */

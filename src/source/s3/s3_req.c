@@ -67,7 +67,7 @@ static int
 s3_get(const struct s3_conf *c, const char *url, uint64_t len,
        struct http_request_answer *a, struct err *e)
 {
-	struct http_sigv4 sig = { c->sigv4, c->key, c->secret };
+	struct http_transport_sigv4 sig = { c->sigv4, c->key, c->secret };
 	struct http_request q = {
 		.url = url, .len = len, .body_max = S3_BODY_MAX,
 		.sigv4 = c->key ? &sig : NULL,
