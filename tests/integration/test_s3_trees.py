@@ -7,7 +7,8 @@ SigV4 signature checked) holds one tree of models; the same files lie in a
 local folder.  Both are mounted: the directories must be the same, every
 model's tensors byte-exact against the file it was uploaded from, each
 model's __summary__.json names its object.  A prefix below the root and a
-bucket root are mounted; a prefix without models fails with one line.
+bucket root are mounted; a prefix without models fails with one line; a
+Git LFS pointer on S3 is sniffed and named as a local one is.
 """
 
 import json
@@ -185,6 +186,19 @@ def run(t):
 			len(msg.strip().splitlines()) == 1,
 			"no model: one line saying so: %r" % msg)
 		t.check(not harness.is_mounted(mnt), "no model: not mounted")
+		# a remote file is sniffed as a local one is (format/sniff.c): a
+		# Git LFS pointer uploaded by mistake says so
+		lfs = (b"version https://git-lfs.github.com/spec/v1\n"
+		       b"oid sha256:" + b"ab" * 32 + b"\nsize 548105171\n")
+		c.put_object(Bucket="trees", Key="lfs/model.safetensors", Body=lfs)
+		for src in ("s3://trees/lfs/model.safetensors", "s3://trees/lfs/"):
+			r = harness.run([harness.STFS_INSPECT, src], env=env,
+					timeout=60)
+			msg = r.stderr.decode("utf-8", "replace")
+			t.eq(r.returncode, 1, "%s: exit 1 (%s)" % (src, msg))
+			t.check("Git LFS pointer" in msg and "548105171" in msg,
+				"%s: the message says it is an LFS pointer: %r"
+				% (src, msg))
 		err = srv.proxy_errors()
 		t.check("Traceback" not in err, "s3proxy: no exception: %s"
 			% err[-2000:])
