@@ -401,7 +401,7 @@ captured_err(struct err *e, enum err_code code, const char *where,
 	if (strncmp(msg, "fuse: ", 6) == 0)
 		msg += 6;
 	err_set(e, code, "%s", msg);
-	err_where(e, where);
+	err_at(e, where);
 	log_captured[0] = '\0';
 	log_line_done = 0;
 }
@@ -491,27 +491,27 @@ check_mountpoint(const char *path, char **resolved, struct err *e)
 {
 	char devno[64];
 	struct stat st;
+	int ok = 0;
 
-	/* Name the mount point even if an earlier step left a where. */
-	err_reset_where(e);
-	err_where(e, path);
 	*resolved = realpath(path, NULL);
 	if (!*resolved && errno == ENOENT)
-		return err_set(e, ERR_IO, "mount point: %s (create it: mkdir -p "
-			       "%s)", strerror(errno), path);
-	if (!*resolved)
-		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
-	if (stat(*resolved, &st) != 0)
-		return err_set(e, ERR_IO, "mount point: %s", strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return err_set(e, ERR_IO, "mount point: %s",
-			       strerror(ENOTDIR));
+		err_set(e, ERR_IO, "mount point: %s (create it: mkdir -p %s)",
+			strerror(errno), path);
+	else if (!*resolved)
+		err_set(e, ERR_IO, "mount point: %s", strerror(errno));
+	else if (stat(*resolved, &st) != 0)
+		err_set(e, ERR_IO, "mount point: %s", strerror(errno));
+	else if (!S_ISDIR(st.st_mode))
+		err_set(e, ERR_IO, "mount point: %s", strerror(ENOTDIR));
 	/* Stacking a second stfs on the first hides it and leaves its
 	 * daemon running unseen: almost always a script run twice. */
-	if (mount_devno(*resolved, devno, sizeof(devno)) == 0)
-		return err_set(e, ERR_IO, "mount point: already an stfs mount "
-			       "(unmount it first: fusermount3 -u %s)", path);
-	err_reset_where(e);
+	else if (mount_devno(*resolved, devno, sizeof(devno)) == 0)
+		err_set(e, ERR_IO, "mount point: already an stfs mount "
+			"(unmount it first: fusermount3 -u %s)", path);
+	else
+		ok = 1;
+	if (!ok)
+		return err_at(e, path);
 	warn_nonempty(path, *resolved);
 	return 0;
 }
@@ -628,10 +628,8 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	}
 	ret = view_build_multi(vm, c->n, &vo, &v, e);
 	free(vm);
-	if (ret != 0) {
-		err_where(e, o->shown ? o->shown : o->source);
-		return -1;
-	}
+	if (ret != 0)
+		return err_at(e, o->shown ? o->shown : o->source);
 	ret = -1;
 	if (add_mount_opts(args, o->fsname ? o->fsname : o->shown) != 0) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
@@ -640,6 +638,7 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	log_mode = LOGTO_CAPTURE;
 	fs.view = v;
 	adapter_setup(&fs);
+	catalog_watch(c, &fs.stale_watch);
 	fs.conn_opts = fuse_parse_conn_info_opts(args);
 	if (!fs.conn_opts || fuse_parse_cmdline(args, &cmd) != 0) {
 		captured_err(e, ERR_USAGE, "", "bad options");
@@ -714,8 +713,10 @@ err_out3:
 err_out2:
 	fuse_session_destroy(se);
 err_out1:
-	if (fs.view)
+	if (fs.view) {
+		catalog_watch(c, NULL);
 		adapter_cleanup(&fs);
+	}
 	free(cmd.mountpoint);
 	free(fs.conn_opts);
 	view_free(v);
@@ -900,10 +901,12 @@ main(int argc, char **argv)
 #endif
 	/* Validate everything before touching the mount point. */
 	if (open_source(&o, &cat, &e) != 0) {
-		err_where(&e, o.source);
+		err_at(&e, o.source);
 		goto out;
 	}
-	memset(&e, 0, sizeof(e));	/* model_open may leave a where */
+	/* a source opened fine may have left its name (not every source
+	 * names only on errors yet): the mount point's errors name it */
+	err_clear(&e);
 	if (check_mountpoint(o.mountpoint, &mnt, &e) != 0)
 		goto out;
 	if (run(&args, &o, cat, mnt, &e) != 0 && e.code == ERR_OK)

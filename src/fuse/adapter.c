@@ -137,7 +137,7 @@ struct adapter_stale {
 	struct adapter_stale *next;
 };
 
-/* The stale hook (source.h): runs once per source, on the thread that
+/* The sources' watch (source.h): runs once per source, on the thread that
  * saw the change, maybe inside a request handler. */
 static void
 on_stale(struct source *src, const char *why, void *arg)
@@ -196,7 +196,8 @@ adapter_setup(struct adapter *fs)
 {
 	pthread_mutex_init(&fs->stale_lock, NULL);
 	pthread_cond_init(&fs->stale_cond, NULL);
-	source_set_stale_hook(on_stale, fs);
+	fs->stale_watch.changed = on_stale;
+	fs->stale_watch.arg = fs;
 }
 
 static void
@@ -217,7 +218,6 @@ adapter_cleanup(struct adapter *fs)
 {
 	struct adapter_stale *q;
 
-	source_set_stale_hook(NULL, NULL);
 	stale_stop(fs);
 	while ((q = fs->stale)) {
 		fs->stale = q->next;

@@ -26,6 +26,8 @@
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 
+#include "source/source.h"
+
 struct view;
 struct adapter_stale;
 
@@ -54,6 +56,9 @@ struct adapter {
 	struct adapter_stale *stale;
 	pthread_t stale_thread;
 	int stale_running, stale_stop;
+	/* What the served sources tell when they change (adapter_setup
+	 * fills it; the front end hands it to the sources). */
+	struct source_watch stale_watch;
 };
 
 /* Set up and tear down the parts of *fs that need it (call around the

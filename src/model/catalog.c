@@ -200,11 +200,17 @@ open_one(struct catalog *c, const char *dir, const char *path,
 	 const char *arg, const struct catalog_opener *op, struct err *e)
 {
 	struct model *m = NULL;
+	struct err se = { 0 };
 	char *label = NULL;
 	int rc;
 
-	if (op->open(op->arg, path, &m, &label, e))
-		return err_at(e, path);
+	/* a fresh record: an earlier model's opening may have left a name
+	 * behind in *e (not every source names only on errors yet) */
+	if (op->open(op->arg, path, &m, &label, &se)) {
+		err_at(&se, path);
+		*e = se;
+		return -1;
+	}
 	if (!label) {
 		model_free(m);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
@@ -460,6 +466,15 @@ catalog_finish(struct catalog *c, struct err *e)
 		}
 	}
 	return 0;
+}
+
+void
+catalog_watch(const struct catalog *c, const struct source_watch *w)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		model_watch(c->entries[i].model, w);
 }
 
 void

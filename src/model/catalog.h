@@ -64,6 +64,11 @@ struct catalog_opts {
 int catalog_open(const char *source, const struct catalog_opts *o,
 		 struct catalog **out, struct err *e);
 
+/* Watch every source of every model with w (NULL: nobody; source.h):
+ * what a mount does for the time it serves them. */
+struct source_watch;
+void catalog_watch(const struct catalog *c, const struct source_watch *w);
+
 void catalog_free(struct catalog *c);
 
 /* For producers of their own (hf://, s3://): an empty catalog, then one

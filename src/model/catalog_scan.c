@@ -274,9 +274,9 @@ list_dir(struct cscan *s, const char *path, struct listing *l)
 	memset(l, 0, sizeof(*l));
 	dp = opendir(path);
 	if (!dp) {
-		err_where(s->e, path);
-		return err_set(s->e, ERR_IO, "cannot open directory: %s",
-			       strerror(errno));
+		err_set(s->e, ERR_IO, "cannot open directory: %s",
+			strerror(errno));
+		return err_at(s->e, path);
 	}
 	fd = dirfd(dp);
 	while (rc == 0 && (d = readdir(dp))) {
@@ -340,9 +340,9 @@ scan_listing(struct cscan *s, struct cnode *n, struct listing *l)
 			free(p);
 		}
 		if (s->max && s->found >= s->max) {
-			err_where(s->e, n->path);
-			return err_set(s->e, ERR_USAGE, "more than %zu models",
-				       s->max);
+			err_set(s->e, ERR_USAGE, "more than %zu models",
+				s->max);
+			return err_at(s->e, n->path);
 		}
 		if (cnode_add_model(n, l->files[i]))
 			return err_set(s->e, ERR_NO_MEMORY, "out of memory");
@@ -377,18 +377,18 @@ cscan_dir(struct cscan *s, const char *path, struct cnode **out)
 
 	*out = NULL;
 	if (stat(path, &st) != 0) {
-		err_where(s->e, path);
-		return err_set(s->e, ERR_IO, "cannot open directory: %s",
-			       strerror(errno));
+		err_set(s->e, ERR_IO, "cannot open directory: %s",
+			strerror(errno));
+		return err_at(s->e, path);
 	}
 	/* A symlink back up the tree is a loop: not followed again. */
 	for (i = 0; i < s->depth; i++)
 		if (s->up[i].dev == st.st_dev && s->up[i].ino == st.st_ino)
 			return 0;
 	if (s->depth >= CATALOG_MAX_DEPTH) {
-		err_where(s->e, path);
-		return err_set(s->e, ERR_USAGE, "directories nested more than "
-			       "%d deep", CATALOG_MAX_DEPTH);
+		err_set(s->e, ERR_USAGE, "directories nested more than "
+			"%d deep", CATALOG_MAX_DEPTH);
+		return err_at(s->e, path);
 	}
 	if (hubcache_is_root(path))
 		return hubcache_scan_root(s, path, out);

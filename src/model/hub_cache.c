@@ -117,9 +117,9 @@ hubcache_snapshot(const char *repo, struct err *e)
 		if (is_dir(p))
 			return p;
 		free(p);
-		err_where(e, repo);
 		err_set(e, ERR_USAGE, "refs/main names revision %s, which is "
 			"not in snapshots/: download it again", rev);
+		err_at(e, repo);
 		return NULL;
 	}
 	/* No refs/main (downloaded at a tag or commit): the only
@@ -147,13 +147,13 @@ hubcache_snapshot(const char *repo, struct err *e)
 	if (count == 1)
 		return only;
 	free(only);
-	err_where(e, repo);
 	if (count)
 		err_set(e, ERR_USAGE, "no refs/main and %d snapshots: name the "
 			"snapshot directory to mount", count);
 	else
 		err_set(e, ERR_USAGE, "no refs/main and no snapshot: nothing "
 			"was downloaded");
+	err_at(e, repo);
 	return NULL;
 }
 
@@ -231,9 +231,9 @@ hubcache_scan_root(struct cscan *s, const char *path, struct cnode **out)
 	*out = NULL;
 	dp = opendir(path);
 	if (!dp) {
-		err_where(s->e, path);
-		return err_set(s->e, ERR_IO, "cannot open directory: %s",
-			       strerror(errno));
+		err_set(s->e, ERR_IO, "cannot open directory: %s",
+			strerror(errno));
+		return err_at(s->e, path);
 	}
 	while ((d = readdir(dp))) {
 		if (strncmp(d->d_name, "models--", 8) != 0 || !d->d_name[8])

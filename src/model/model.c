@@ -78,6 +78,16 @@ oom:
 }
 
 void
+model_watch(const struct model *m, const struct source_watch *w)
+{
+	size_t i;
+
+	for (i = 0; i < m->nshards; i++)
+		if (m->shards[i].src)
+			source_watch(m->shards[i].src, w);
+}
+
+void
 model_free(struct model *m)
 {
 	size_t i;

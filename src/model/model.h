@@ -73,6 +73,9 @@ model_tensor_nbytes(const struct model_tensor *mt)
 	return mt->t->end - mt->t->begin;
 }
 
+/* Watch every shard's source with w (NULL: nobody); source.h. */
+void model_watch(const struct model *m, const struct source_watch *w);
+
 void model_free(struct model *m);
 
 #endif

@@ -37,10 +37,12 @@ static int
 index_error(struct err *e, const char *where, const char *fmt, const char *a,
 	    const char *b)
 {
-	/* The index is at fault: name it, not the shard read last. */
-	err_reset_where(e);
-	err_where(e, where);
-	return err_set(e, ERR_INVALID_INDEX, fmt, a, b);
+	/* The index is at fault: name it, not the shard read last (no
+	 * error is recorded yet; a remote source opened fine may have left
+	 * its name). */
+	err_clear(e);
+	err_set(e, ERR_INVALID_INDEX, fmt, a, b);
+	return err_at(e, where);
 }
 
 /* Read the whole index file (local or remote) through a source. */
@@ -199,6 +201,7 @@ open_shards(const struct source_opener *op, struct model *m,
 	for (i = 0; rc == 0 && i < m->nshards; i++) {
 		struct shard *sh = &m->shards[i];
 		const char *why = bad_shard_name(names[i]);
+		struct err se = { 0 };
 		char *path;
 
 		if (why) {
@@ -213,16 +216,20 @@ open_shards(const struct source_opener *op, struct model *m,
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 			break;
 		}
-		/* Errors from here on are about the shard's own file. */
-		err_reset_where(e);
 		/* Symlinks in the directory are followed, wherever they
 		 * point (the hub cache links every shard into ../../blobs/):
 		 * they are the user's; only the index's names are checked.
 		 * source_open_local() still wants a regular file. */
-		if (source_opener_open(op, path, &sh->src, e))
+		if (source_opener_open(op, path, &sh->src, &se))
 			rc = -1;
-		else if (sniff_header_read(sh->src, &sh->hdr, e))
-			rc = source_blame(sh->src, e);
+		else if (sniff_header_read(sh->src, &sh->hdr, &se))
+			rc = source_blame(sh->src, &se);
+		if (rc) {
+			/* about the shard's own file, whatever an earlier
+			 * shard's opening left behind in *e */
+			err_at(&se, path);
+			*e = se;
+		}
 		free(path);
 	}
 	free(base);
@@ -367,10 +374,10 @@ parse_index(const struct source_opener *op, struct model *m,
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
 			  &je);
 	if (!root) {
-		err_where(e, index_path);
-		return err_set(e, ERR_INVALID_INDEX, "not valid JSON: %s "
-			       "(line %d, column %d)", je.text, je.line,
-			       je.column);
+		err_set(e, ERR_INVALID_INDEX, "not valid JSON: %s "
+			"(line %d, column %d)", je.text, je.line,
+			je.column);
+		return err_at(e, index_path);
 	}
 	wmap = json_object_get(root, "weight_map");
 	meta = json_object_get(root, "metadata");

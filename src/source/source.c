@@ -222,24 +222,22 @@ source_open_s3(const char *url, struct source **out, struct err *e)
 }
 #endif
 
-static void (*stale_hook)(struct source *, const char *, void *);
-static void *stale_arg;
-
 void
-source_set_stale_hook(void (*hook)(struct source *s, const char *why,
-				   void *arg), void *arg)
+source_watch(struct source *s, const struct source_watch *w)
 {
-	stale_arg = arg;
-	stale_hook = hook;
+	__atomic_store_n(&s->watch, w, __ATOMIC_RELEASE);
 }
 
 void
 source_mark_stale(struct source *s, const char *why)
 {
+	const struct source_watch *w;
+
 	if (__atomic_exchange_n(&s->stale, 1, __ATOMIC_ACQ_REL))
 		return;
-	if (stale_hook)
-		stale_hook(s, why, stale_arg);
+	w = __atomic_load_n(&s->watch, __ATOMIC_ACQUIRE);
+	if (w && w->changed)
+		w->changed(s, why, w->arg);
 }
 
 int

@@ -45,8 +45,21 @@ struct source {
 	dev_t dev;		/* local files: identity at open time */
 	ino_t ino;
 	int stale;		/* set once a change was seen (atomic) */
+	const struct source_watch *watch;	/* source_watch(); atomic */
 	void *priv;		/* backend state */
 };
+
+/* Who is told, once, when a source changed: by the thread that first sees
+ * it, with a few words saying what changed (e.g. "size 10 -> 4").  The
+ * FUSE adapter watches the sources it serves (it logs and drops the
+ * kernel's cached pages); nothing global. */
+struct source_watch {
+	void (*changed)(struct source *s, const char *why, void *arg);
+	void *arg;
+};
+
+/* Watch s with w (NULL: nobody). */
+void source_watch(struct source *s, const struct source_watch *w);
 
 /* Open a local regular file O_RDONLY|O_CLOEXEC.  0 or -1 with *e set
  * (ERR_IO: "No such file or directory", "is a directory", ...). */
@@ -109,20 +122,13 @@ void source_fd_put(struct source *s, int fd);
 /* 0 while the source is what was opened: for local files the same size,
  * mtime, ctime, device and inode (fstat); remote sources decide through
  * ops->changed.  -ESTALE once it changed: sticky, and the first time the
- * stale hook runs; -EIO when it cannot tell now (no descriptor to be
+ * source's watch is told; -EIO when it cannot tell now (no descriptor to be
  * had).  Call it after reading, so that a change that raced with the read
  * is seen. */
 int source_verify(struct source *s);
 
-/* Mark s stale (sticky); the first call runs the stale hook. */
+/* Mark s stale (sticky); the first call tells its watch. */
 void source_mark_stale(struct source *s, const char *why);
-
-/* Called once per source, by the thread that first sees it changed, with
- * a few words saying what changed (e.g. "size 10 -> 4").  One hook per
- * process (the FUSE adapter logs and drops the kernel's cached pages);
- * NULL: none. */
-void source_set_stale_hook(void (*hook)(struct source *s, const char *why,
-					void *arg), void *arg);
 
 /* After header_read() failed on s: when s is remote and the server, not
  * the file, is at fault (its Content-Range total is wrong), *e is made to

@@ -134,16 +134,16 @@ read_token_file(const char *path, struct err *e)
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;	/* no token: anonymous */
-		err_where(e, path);
-		return err_set(e, ERR_USAGE, "cannot read the token file: %s",
-			       strerror(errno));
+		err_set(e, ERR_USAGE, "cannot read the token file: %s",
+			strerror(errno));
+		return err_at(e, path);
 	}
 	n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
 	if (n > HUB_TOKEN_MAX) {
-		err_where(e, path);
-		return err_set(e, ERR_USAGE, "the token file is larger than "
-			       "%u bytes", HUB_TOKEN_MAX);
+		err_set(e, ERR_USAGE, "the token file is larger than "
+			"%u bytes", HUB_TOKEN_MAX);
+		return err_at(e, path);
 	}
 	hub_cfg.token = trimmed(buf, n);
 	snprintf(hub_cfg.token_from, sizeof(hub_cfg.token_from), "%s", path);
@@ -161,11 +161,11 @@ load_config(struct err *e)
 		return 0;
 	/* The range source would send those headers to the CDN too. */
 	if (env_set("STFS_HTTP_HEADER_FILE")) {
-		err_where(e, "STFS_HTTP_HEADER_FILE");
-		return err_set(e, ERR_USAGE, "does not apply to hf:// sources "
-			       "(its headers would reach the CDN): unset it and "
-			       "give the token with HF_TOKEN or in "
-			       "$HF_HOME/token");
+		err_set(e, ERR_USAGE, "does not apply to hf:// sources "
+			"(its headers would reach the CDN): unset it and "
+			"give the token with HF_TOKEN or in "
+			"$HF_HOME/token");
+		return err_at(e, "STFS_HTTP_HEADER_FILE");
 	}
 	hub_cfg.endpoint = strdup(ep ? ep : HUB_DEFAULT_ENDPOINT);
 	home = hf_home();
@@ -177,9 +177,9 @@ load_config(struct err *e)
 	       hub_cfg.endpoint[strlen(hub_cfg.endpoint) - 1] == '/')
 		hub_cfg.endpoint[strlen(hub_cfg.endpoint) - 1] = '\0';
 	if (!source_is_url(hub_cfg.endpoint)) {
-		err_where(e, "HF_ENDPOINT");
-		return err_set(e, ERR_USAGE, "`%s` is not an http(s):// URL",
-			       hub_cfg.endpoint);
+		err_set(e, ERR_USAGE, "`%s` is not an http(s):// URL",
+			hub_cfg.endpoint);
+		return err_at(e, "HF_ENDPOINT");
 	}
 	slash = strchr(strstr(hub_cfg.endpoint, "://") + 3, '/');
 	hub_cfg.origin = slash ? strndup(hub_cfg.endpoint,
@@ -212,9 +212,9 @@ load_config(struct err *e)
 	}
 	if (hub_cfg.token && !token_ok(hub_cfg.token)) {
 		free(home);
-		err_where(e, hub_cfg.token_from);
-		return err_set(e, ERR_USAGE, "the Hub token holds spaces or "
-			       "control characters");
+		err_set(e, ERR_USAGE, "the Hub token holds spaces or "
+			"control characters");
+		return err_at(e, hub_cfg.token_from);
 	}
 	if ((v = env_set("HF_HUB_CACHE")) ||
 	    (v = env_set("HUGGINGFACE_HUB_CACHE")))
@@ -320,11 +320,11 @@ parse_uri(const char *uri, struct hub_ref *r, struct err *e)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	return 0;
 bad:
-	err_where(e, uri);
-	return err_set(e, ERR_USAGE, "not an hf:// model URI: expected "
-		       "hf://ORG/NAME[@REVISION][/SUBFOLDER] (ORG and NAME of "
-		       "letters, digits, '-', '_', '.'; a revision holding '/' "
-		       "written with %%2F)");
+	err_set(e, ERR_USAGE, "not an hf:// model URI: expected "
+		"hf://ORG/NAME[@REVISION][/SUBFOLDER] (ORG and NAME of "
+		"letters, digits, '-', '_', '.'; a revision holding '/' "
+		"written with %%2F)");
+	return err_at(e, uri);
 }
 
 static void
@@ -412,9 +412,9 @@ list_online(const struct hub_ref *r, char *sha, struct names *files,
 	sib = root ? json_object_get(root, "siblings") : NULL;
 	if (!json_is_string(it) || !is_sha(json_string_value(it)) ||
 	    !json_is_array(sib) || json_array_size(sib) > HUB_FILES_MAX) {
-		err_where(e, url);
 		err_set(e, ERR_IO, "the Hub's answer has no commit sha and file "
 			"list (is HF_ENDPOINT a Hub?)");
+		err_at(e, url);
 		goto out;
 	}
 	memcpy(sha, json_string_value(it), HUB_SHA_LEN + 1);

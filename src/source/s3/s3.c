@@ -46,14 +46,13 @@ anonymous(void)
 
 /* s3://BUCKET[/KEY] -> bucket, key ("" when absent; %XX decoded). */
 static int
-parse_url(const char *url, char **bucket, char **key, struct err *e)
+split_url(const char *url, char **bucket, char **key, struct err *e)
 {
 	const char *b = url + 5, *slash = strchr(b, '/'), *p;
 	size_t bl = slash ? (size_t)(slash - b) : strlen(b);
 	char *k, *o;
 
 	*bucket = *key = NULL;
-	err_where(e, url);
 	if (bl == 0 || bl > 255)
 		return err_set(e, ERR_USAGE, "no bucket name: write "
 			       "s3://BUCKET/KEY, s3://BUCKET/PREFIX/ or "
@@ -85,6 +84,14 @@ parse_url(const char *url, char **bucket, char **key, struct err *e)
 	}
 	*o = '\0';
 	*key = k;
+	return 0;
+}
+
+static int
+parse_url(const char *url, char **bucket, char **key, struct err *e)
+{
+	if (split_url(url, bucket, key, e))
+		return err_at(e, url);
 	return 0;
 }
 
