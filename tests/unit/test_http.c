@@ -579,6 +579,28 @@ START_TEST(disk_unusable_dir_degrades)
 }
 END_TEST
 
+/* Booleans (STFS_HTTP_INSECURE, STFS_CACHE) are parsed in one place:
+ * "false" and "no" mean false, anything unknown is refused. */
+START_TEST(booleans_parsed_once)
+{
+	static const char *const yes[] = { "1", "on", "yes", "true", "TRUE",
+					   "Yes", "oN" };
+	static const char *const no[] = { "0", "off", "no", "false", "FALSE",
+					  "No" };
+	static const char *const bad[] = { "", "2", "maybe", "truee", "y",
+					   " 1", "enable" };
+	size_t i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_int_eq(http_conf_parse_bool(yes[i]), 1);
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_int_eq(http_conf_parse_bool(no[i]), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_int_eq(http_conf_parse_bool(bad[i]), -1);
+	ck_assert_int_eq(http_conf_parse_bool(NULL), -1);
+}
+END_TEST
+
 Suite *
 http_suite(void)
 {
@@ -590,6 +612,7 @@ http_suite(void)
 	 * CK_FORK=no, would count its TLS as possibly lost) */
 	tcase_add_unchecked_fixture(tc, NULL, http_prefetch_shutdown);
 	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, booleans_parsed_once);
 	tcase_add_test(tc, cache_lru_evicts_oldest);
 	tcase_add_test(tc, sequential_read_coalesces);
 	tcase_add_test(tc, random_reads);

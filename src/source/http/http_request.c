@@ -123,21 +123,10 @@ attempt(const struct http_request *q, struct http_request_answer *a,
 			 "bytes", q->body_max);
 		return HTTP_FAIL;
 	}
-	if (r != HTTP_OK) {
-		if (q->stats)
-			http_stats_add(&q->stats->errors[HTTP_STATS_ERR_NET],
-				       1);
+	if (r != HTTP_OK)
 		return r == HTTP_STOPPED ? HTTP_FAIL : r;
-	}
-	if (q->stats)
-		http_stats_add(&q->stats->requests[q->kind], 1);
-	if (http_transport_status_transient(a->status)) {
-		if (q->stats)
-			http_stats_add(&q->stats->errors[HTTP_STATS_ERR_STATUS],
-				       1);
-		return HTTP_AGAIN;
-	}
-	return HTTP_OK;
+	return http_transport_status_transient(a->status) ? HTTP_AGAIN :
+	       HTTP_OK;
 }
 
 int
@@ -175,8 +164,6 @@ http_request_get(const struct http_request *q, struct http_request_answer *a)
 		if (now + pause + LAST_TRY_MS > deadline)
 			pause = deadline - LAST_TRY_MS - now;
 		http_conf_sleep_ms(pause);
-		if (q->stats)
-			http_stats_add(&q->stats->retries, 1);
 	}
 	/* Out of time: the last transient answer is still an answer. */
 	if (a->status)

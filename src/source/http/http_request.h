@@ -17,7 +17,6 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "source/http/http_stats.h"
 #include "source/http/http_transport.h"
 
 struct curl_slist;
@@ -31,8 +30,6 @@ struct http_request {
 	const struct http_transport_sigv4 *sigv4;	/* NULL: unsigned */
 	uint64_t start, len;		/* len 0: no Range */
 	size_t body_max;		/* a longer body fails the request */
-	struct http_stats *stats;	/* NULL, or counters to add to */
-	int kind;			/* HTTP_STATS_REQ_*, with stats */
 };
 
 struct http_request_answer {
