@@ -95,16 +95,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			with open(CFG["log"], "a") as f:
 				f.write(json.dumps(rec) + "\n")
 
+	# A request is logged before the last byte of its answer leaves: a
+	# client that has its whole answer (and the test that ran it) then
+	# always finds it in the log.  Logged after the answer, it raced the
+	# test reading the log ("requests reached the server" found none).
+
 	def _reply(self, status, body, akid=None, headers=()):
 		self.send_response(status)
 		self.send_header("Content-Type", "application/xml")
 		self.send_header("Content-Length", str(len(body)))
 		for k, v in headers:
 			self.send_header(k, v)
+		self._log(status, len(body), akid)
 		self.end_headers()
 		if self.command != "HEAD":
 			self.wfile.write(body)
-		self._log(status, len(body), akid)
 
 	def _bucket(self):
 		p = urllib.parse.urlsplit(self.path).path.lstrip("/")
@@ -247,9 +252,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
 		if length is None and self.command != "HEAD":
 			data = r.read()
 			self.send_header("Content-Length", str(len(data)))
+			self._log(r.status, len(data), self.akid)
 			self.end_headers()
 			self.wfile.write(data)
-			self._log(r.status, len(data), self.akid)
+			return
+		# stream, holding back one chunk so that the log line is
+		# written before the answer is complete
+		pending = r.read(1 << 20)
+		if not pending:
+			self._log(r.status, 0, self.akid)
+			self.end_headers()
 			return
 		self.end_headers()
 		sent = 0
@@ -257,9 +269,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 			chunk = r.read(1 << 20)
 			if not chunk:
 				break
-			self.wfile.write(chunk)
-			sent += len(chunk)
-		self._log(r.status, sent, self.akid)
+			self.wfile.write(pending)
+			sent += len(pending)
+			pending = chunk
+		self._log(r.status, sent + len(pending), self.akid)
+		self.wfile.write(pending)
 
 	do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _handle
 
