@@ -12,7 +12,6 @@
 #include "cli/nofile.h"
 #include "model/provider.h"
 #ifdef STFS_HAVE_HTTP
-#include "source/hub/hub.h"
 #include "source/http/source_http.h"
 #endif
 
@@ -105,15 +104,14 @@ set_http(const char *header_file, const char *ca_file, int insecure,
 #endif
 }
 
-/* hf:// sources: TLS settings for the endpoint; the token comes from the
- * Hub's conventions, never from a header file (which would also reach the
- * CDN a redirect points at). */
+/* hf:// sources: the token comes from the Hub's conventions, never from
+ * a header file (which would also reach the CDN a redirect points at);
+ * TLS settings are the HTTP client's (set_http). */
 static int
-set_hub(const struct inspect_opts *o, const char *header_file,
-	const char *ca_file, int insecure, struct err *e)
+check_hub(const struct inspect_opts *o, const char *header_file,
+	  struct err *e)
 {
 #ifdef STFS_HAVE_HTTP
-	struct hub_options ho = { ca_file, insecure };
 	int i;
 
 	for (i = 0; i < o->nsources; i++)
@@ -122,12 +120,9 @@ set_hub(const struct inspect_opts *o, const char *header_file,
 			return err_set(e, ERR_USAGE, "--header-file does not "
 				       "apply to hf:// sources: give the token "
 				       "with HF_TOKEN or in $HF_HOME/token");
-	hub_set_options(&ho);
 #else
 	(void)o;
 	(void)header_file;
-	(void)ca_file;
-	(void)insecure;
 #endif
 	return 0;
 }
@@ -255,7 +250,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (set_http(header_file, ca_file, insecure, &e) ||
-	    set_hub(&o, header_file, ca_file, insecure, &e)) {
+	    check_hub(&o, header_file, &e)) {
 		if (!o.quiet)
 			err_print("stfs-inspect", &e);
 		return 2;

@@ -33,7 +33,6 @@
 #include "model/provider.h"
 #include "source/source.h"
 #ifdef STFS_HAVE_HTTP
-#include "source/hub/hub.h"
 #include "source/http/source_http.h"
 #endif
 #ifdef STFS_HAVE_S3
@@ -785,17 +784,12 @@ setup_http(const struct stfs_opts *o, struct err *e)
  * file) and goes to the endpoint only; a header file would also reach the
  * CDN, so it is refused here. */
 static int
-setup_hub(struct stfs_opts *o, struct err *e)
+setup_hub(const struct stfs_opts *o, struct err *e)
 {
-	struct hub_options hopt = { 0 };
-
 	if (o->http.header_file)
 		return err_set(e, ERR_USAGE, "header_file does not apply to "
 			       "hf:// sources: give the token with HF_TOKEN "
 			       "or in $HF_HOME/token");
-	hopt.ca_file = o->http.ca_file;
-	hopt.insecure = o->http.insecure;
-	hub_set_options(&hopt);
 	return 0;
 }
 #endif

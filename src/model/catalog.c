@@ -14,8 +14,8 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "model/catalog_int.h"
+#include "model/hub_cache.h"
 #include "model/model.h"
-#include "model/provider.h"
 #include "source/source.h"
 
 #define SUFFIX ".safetensors"
@@ -163,11 +163,10 @@ absolute(const char *path)
 
 /* A local model by path, labelled by its index, else its one file. */
 static int
-open_local(void *arg, const char *path, struct model **m, char **label,
+open_local(void *files, const char *path, struct model **m, char **label,
 	   struct err *e)
 {
-	(void)arg;
-	if (model_open_path(path, m, e))
+	if (model_open_path(files, path, m, e))
 		return -1;
 	if ((*m)->sharded && (*m)->index_path)
 		*label = absolute((*m)->index_path);
@@ -178,22 +177,17 @@ open_local(void *arg, const char *path, struct model **m, char **label,
 	return 0;
 }
 
-static const struct catalog_opener local_opener = { open_local, NULL };
-
 /* One file or index by URL, labelled by the URL without user info and
  * query: presigned URLs keep credentials there (issue 14.5). */
 static int
-open_url(void *arg, const char *url, struct model **m, char **label,
+open_url(void *files, const char *url, struct model **m, char **label,
 	 struct err *e)
 {
-	(void)arg;
-	if (model_open_url(url, m, e))
+	if (model_open_url(files, url, m, e))
 		return -1;
 	*label = source_display(url);
 	return 0;
 }
-
-static const struct catalog_opener url_opener = { open_url, NULL };
 
 static int
 open_one(struct catalog *c, const char *dir, const char *path,
@@ -277,9 +271,9 @@ catalog_place(struct catalog *c, const struct cnode *n, const char *prefix,
 }
 
 static int
-open_dir_tree(struct catalog *c, const char *source, const char *root,
-	      const char *root_arg, const struct catalog_opts *o,
-	      struct err *e)
+open_dir_tree(const struct catalog_opener *op, struct catalog *c,
+	      const char *source, const char *root, const char *root_arg,
+	      const struct catalog_opts *o, struct err *e)
 {
 	struct cscan s = { 0 };
 	struct cnode *n = NULL;
@@ -297,17 +291,9 @@ open_dir_tree(struct catalog *c, const char *source, const char *root,
 			"it");
 		return err_at(e, source);
 	}
-	rc = catalog_place(c, n, "", root_arg, &local_opener, e);
+	rc = catalog_place(c, n, "", root_arg, op, e);
 	cnode_free(n);
 	return rc;
-}
-
-int
-catalog_open(const char *source, const struct catalog_opts *o,
-	     struct catalog **out, struct err *e)
-{
-	*out = NULL;
-	return provider_for(source)->open_tree(source, o, out, e);
 }
 
 /* c finished and handed out, or freed. */
@@ -325,9 +311,11 @@ done(struct catalog *c, int rc, struct catalog **out, struct err *e)
 }
 
 int
-catalog_open_url(const char *url, const struct catalog_opts *o,
-		 struct catalog **out, struct err *e)
+catalog_open_url(const struct source_opener *files, const char *url,
+		 const struct catalog_opts *o, struct catalog **out,
+		 struct err *e)
 {
+	struct catalog_opener op = { open_url, (void *)files };
 	struct catalog *c = catalog_new(url);
 	char *shown = source_display(url);
 
@@ -339,13 +327,15 @@ catalog_open_url(const char *url, const struct catalog_opts *o,
 	}
 	free(c->label);
 	c->label = shown;
-	return done(c, open_one(c, "", url, NULL, &url_opener, e), out, e);
+	return done(c, open_one(c, "", url, NULL, &op, e), out, e);
 }
 
 int
-catalog_open_path(const char *source, const struct catalog_opts *o,
-		  struct catalog **out, struct err *e)
+catalog_open_path(const struct source_opener *files, const char *source,
+		  const struct catalog_opts *o, struct catalog **out,
+		  struct err *e)
 {
+	struct catalog_opener op = { open_local, (void *)files };
 	struct catalog *c;
 	struct stat st;
 	char *root, *snap;
@@ -364,8 +354,7 @@ catalog_open_path(const char *source, const struct catalog_opts *o,
 		}
 		free(c->label);
 		c->label = abs;
-		return done(c, open_one(c, "", source, NULL, &local_opener, e),
-			    out, e);
+		return done(c, open_one(c, "", source, NULL, &op, e), out, e);
 	}
 	root = realpath(source, NULL);
 	c = root ? catalog_new(root) : NULL;
@@ -375,10 +364,11 @@ catalog_open_path(const char *source, const struct catalog_opts *o,
 	}
 	if (hubcache_is_repo(root)) {
 		snap = hubcache_snapshot(root, e);
-		rc = snap ? open_dir_tree(c, source, snap, NULL, o, e) : -1;
+		rc = snap ? open_dir_tree(&op, c, source, snap, NULL, o, e) :
+		     -1;
 		free(snap);
 	} else {
-		rc = open_dir_tree(c, source, root, source, o, e);
+		rc = open_dir_tree(&op, c, source, root, source, o, e);
 	}
 	free(root);
 	return done(c, rc, out, e);

@@ -60,7 +60,8 @@ struct catalog_opts {
 };
 
 /* 0 with *out set, or -1 with *e naming the file at fault.  o may be
- * NULL. */
+ * NULL.  Defined in provider.c, the one place that dispatches on a
+ * SOURCE's scheme. */
 int catalog_open(const char *source, const struct catalog_opts *o,
 		 struct catalog **out, struct err *e);
 
@@ -80,13 +81,22 @@ int catalog_add(struct catalog *c, const char *dir, const char *label,
  * model (ERR_USAGE naming both). */
 int catalog_finish(struct catalog *c, struct err *e);
 
+/* A local path (file, index, directory tree, hub cache) or a URL of a file
+ * or an index as a catalog; files opens the files they name (catalog.c). */
+struct source_opener;
+int catalog_open_path(const struct source_opener *files, const char *path,
+		      const struct catalog_opts *o, struct catalog **out,
+		      struct err *e);
+int catalog_open_url(const struct source_opener *files, const char *url,
+		     const struct catalog_opts *o, struct catalog **out,
+		     struct err *e);
+
 /* For sources that list their files (hf://, s3://, model/provider.h):
  * the files below SOURCE, each by its path (relative, '/'-separated; only
  * *.safetensors and *.safetensors.index.json) and the name op opens it
  * by.  Which are models and where each goes follow the rules above, as
  * for a local directory; every model is opened through op and added to c
  * (then catalog_finish).  0 or -1 with *e. */
-struct source_opener;
 struct catalog_listing {
 	size_t n;
 	const char *const *rel;

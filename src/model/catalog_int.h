@@ -1,7 +1,6 @@
 /* catalog_int.h - between catalog.c (naming, placing, opening),
  * catalog_scan.c (local directory trees), catalog_listing.c (flat
- * listings of remote sources) and hub_cache.c (the Hugging Face hub cache
- * layout).  Not for other modules.
+ * listings of remote sources).  Not for other modules.
  */
 #ifndef STFS_CATALOG_INT_H
 #define STFS_CATALOG_INT_H
@@ -74,16 +73,5 @@ struct catalog_opener {
 int catalog_place(struct catalog *c, const struct cnode *n,
 		  const char *prefix, const char *root_arg,
 		  const struct catalog_opener *op, struct err *e);
-
-/* catalog_hub.c: 1 when path holds at least one models--* repo. */
-int hubcache_is_root(const char *path);
-/* 1 when path is a repo directory (models--*, datasets--*, spaces--*
- * holding snapshots/). */
-int hubcache_is_repo(const char *path);
-/* The snapshot directory refs/main names (else the only one), malloc'd;
- * NULL with *e set (ERR_USAGE) when there is none to choose. */
-char *hubcache_snapshot(const char *repo, struct err *e);
-/* A hub root: a made-up node with ORG/NAME kids. */
-int hubcache_scan_root(struct cscan *s, const char *path, struct cnode **out);
 
 #endif

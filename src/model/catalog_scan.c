@@ -17,6 +17,7 @@
 #include "base/nametab.h"
 #include "base/text.h"
 #include "model/catalog_int.h"
+#include "model/hub_cache.h"
 
 #define SUFFIX ".safetensors"
 #define INDEX_SUFFIX ".safetensors.index.json"
@@ -367,6 +368,53 @@ scan_listing(struct cscan *s, struct cnode *n, struct listing *l)
 	return 0;
 }
 
+/* A hub cache root: a made-up node with ORG/NAME kids (NAME for a repo
+ * without an organisation), each a repo's snapshot scanned as a
+ * directory. */
+static int
+scan_hub_root(struct cscan *s, const char *path, struct cnode **out)
+{
+	struct hubcache_repo *v;
+	struct cnode *root;
+	size_t n, i;
+	int rc = 0;
+
+	if (hubcache_repos(path, &v, &n, s->e))
+		return -1;
+	root = cnode_new(NULL);
+	if (!root) {
+		hubcache_repos_free(v, n);
+		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
+	}
+	for (i = 0; rc == 0 && i < n; i++) {
+		struct cnode *kid = NULL, *org = root;
+
+		if (cscan_dir(s, v[i].snapshot, &kid)) {
+			rc = -1;
+			break;
+		}
+		if (!kid)
+			continue;
+		if (v[i].org && !(org = cnode_kid(root, v[i].org))) {
+			org = cnode_new(NULL);
+			if (!org || cnode_add_kid(root, v[i].org, org)) {
+				cnode_free(org);
+				org = NULL;
+			}
+		}
+		if (!org || cnode_add_kid(org, v[i].name, kid)) {
+			cnode_free(kid);
+			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
+		}
+	}
+	hubcache_repos_free(v, n);
+	if (rc == 0 && root->nkids)
+		*out = root;
+	else
+		cnode_free(root);
+	return rc;
+}
+
 int
 cscan_dir(struct cscan *s, const char *path, struct cnode **out)
 {
@@ -391,7 +439,7 @@ cscan_dir(struct cscan *s, const char *path, struct cnode **out)
 		return err_at(s->e, path);
 	}
 	if (hubcache_is_root(path))
-		return hubcache_scan_root(s, path, out);
+		return scan_hub_root(s, path, out);
 	if (list_dir(s, path, &l))
 		return -1;
 	n = cnode_new(path);

@@ -9,7 +9,7 @@
  *
  * A repo without an organisation is models--NAME.
  */
-#include "model/catalog_int.h"
+#include "model/hub_cache.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -174,66 +174,37 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* One repo into root: ORG/NAME (or NAME). */
-static int
-add_repo(struct cscan *s, struct cnode *root, const char *path,
-	 const char *dirname)
+void
+hubcache_repos_free(struct hubcache_repo *v, size_t n)
 {
-	struct err ignored = { 0 };
-	struct cnode *kid = NULL, *org_node = root;
-	char *org = NULL, *name = NULL, *snap;
-	int rc = -1;
+	size_t i;
 
-	/* A repo with nothing usable is left out, as one without models. */
-	snap = hubcache_snapshot(path, &ignored);
-	if (!snap)
-		return 0;
-	if (repo_names(dirname, &org, &name)) {
-		err_set(s->e, ERR_NO_MEMORY, "out of memory");
-		goto out;
+	for (i = 0; i < n; i++) {
+		free(v[i].org);
+		free(v[i].name);
+		free(v[i].snapshot);
 	}
-	if (cscan_dir(s, snap, &kid))
-		goto out;
-	rc = 0;
-	if (!kid)
-		goto out;
-	if (org && !(org_node = cnode_kid(root, org))) {
-		org_node = cnode_new(NULL);
-		if (!org_node || cnode_add_kid(root, org, org_node)) {
-			cnode_free(org_node);
-			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
-			goto out;
-		}
-	}
-	if (cnode_add_kid(org_node, name, kid)) {
-		rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
-		goto out;
-	}
-	kid = NULL;
-out:
-	cnode_free(kid);
-	free(snap);
-	free(org);
-	free(name);
-	return rc;
+	free(v);
 }
 
 int
-hubcache_scan_root(struct cscan *s, const char *path, struct cnode **out)
+hubcache_repos(const char *path, struct hubcache_repo **out, size_t *nout,
+	       struct err *e)
 {
 	char **names = NULL;
-	size_t n = 0, cap = 0, i;
-	struct cnode *root;
+	struct hubcache_repo *v = NULL;
+	size_t n = 0, cap = 0, i, k = 0;
 	struct dirent *d;
 	int rc = 0;
 	DIR *dp;
 
 	*out = NULL;
+	*nout = 0;
 	dp = opendir(path);
 	if (!dp) {
-		err_set(s->e, ERR_IO, "cannot open directory: %s",
+		err_set(e, ERR_IO, "cannot open directory: %s",
 			strerror(errno));
-		return err_at(s->e, path);
+		return err_at(e, path);
 	}
 	while ((d = readdir(dp))) {
 		if (strncmp(d->d_name, "models--", 8) != 0 || !d->d_name[8])
@@ -251,35 +222,44 @@ hubcache_scan_root(struct cscan *s, const char *path, struct cnode **out)
 		n++;
 	}
 	closedir(dp);
-	if (d) {
-		rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
+	if (d || !(v = calloc(n ? n : 1, sizeof(*v)))) {
+		rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
 	/* Sorted, so that name clashes resolve the same way every time. */
 	qsort(names, n, sizeof(*names), cmp_str);
-	root = cnode_new(NULL);
-	if (!root) {
-		rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
-		goto out;
-	}
-	for (i = 0; rc == 0 && i < n; i++) {
-		char *p;
+	for (i = 0; i < n; i++) {
+		struct err ignored = { 0 };
+		char *p, *snap;
 
 		if (asprintf(&p, "%s/%s", path, names[i]) < 0) {
-			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
+			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 			break;
 		}
-		if (has_snapshots(p))
-			rc = add_repo(s, root, p, names[i]);
+		/* A repo with nothing usable is left out, as one without
+		 * models. */
+		snap = has_snapshots(p) ? hubcache_snapshot(p, &ignored) : NULL;
 		free(p);
+		if (!snap)
+			continue;
+		v[k].snapshot = snap;
+		if (repo_names(names[i], &v[k].org, &v[k].name)) {
+			k++;
+			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		k++;
 	}
-	if (rc == 0 && root->nkids)
-		*out = root;
-	else
-		cnode_free(root);
 out:
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	return rc;
+	if (rc) {
+		if (v)
+			hubcache_repos_free(v, k);
+		return -1;
+	}
+	*out = v;
+	*nout = k;
+	return 0;
 }

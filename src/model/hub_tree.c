@@ -3,7 +3,7 @@
  * concurrently), their models placed by the one tree builder
  * (catalog_add_listing), as a local folder of the same files would be.
  */
-#include "model/provider.h"
+#include "model/hub_tree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +15,9 @@
 #include "source/hub/hub.h"
 
 int
-hub_tree_open(const char *uri, const struct catalog_opts *o,
-	      struct catalog **out, struct err *e)
+hub_tree_open(const struct source_opener *files, const char *uri,
+	      const struct catalog_opts *o, struct catalog **out,
+	      struct err *e)
 {
 	struct hub_listing l;
 	struct source_opener op = { hub_listing_open, hub_listing_keep, &l };
@@ -24,6 +25,7 @@ hub_tree_open(const char *uri, const struct catalog_opts *o,
 	struct catalog *c;
 	int rc = 0;
 
+	(void)files;	/* the listing opens them */
 	if (hub_list(uri, &l, e))
 		return -1;
 	cl.n = l.n;
@@ -45,13 +47,14 @@ hub_tree_open(const char *uri, const struct catalog_opts *o,
 }
 
 int
-hub_tree_model(const char *uri, struct model **out, struct err *e)
+hub_tree_model(const struct source_opener *files, const char *uri,
+	       struct model **out, struct err *e)
 {
 	struct catalog *c = NULL;
 	struct buf b = BUF_INIT;
 	size_t i;
 
-	if (hub_tree_open(uri, NULL, &c, e))
+	if (hub_tree_open(files, uri, NULL, &c, e))
 		return -1;
 	if (c->n == 1) {
 		*out = c->entries[0].model;

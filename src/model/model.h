@@ -45,9 +45,17 @@ struct model {
 /* Open SOURCE: a .safetensors file, an index file, or a directory holding
  * an index (or exactly one .safetensors file), a URL of one, an hf:// or
  * s3:// SOURCE holding one model (each through its provider,
- * model/provider.h).  0 or -1 with *e.  Defined in model_open.c, above
- * shards.c (which builds sharded models with the functions below). */
+ * model/provider.h).  0 or -1 with *e.  Defined in provider.c, the one
+ * place that dispatches on a SOURCE's scheme. */
 int model_open(const char *source, struct model **out, struct err *e);
+
+/* A local path (a .safetensors file, an index, a directory holding an
+ * index or one file) or a URL of a file or an index, as one model; files
+ * opens the files they name (model_open.c). */
+int model_open_path(const struct source_opener *files, const char *path,
+		    struct model **out, struct err *e);
+int model_open_url(const struct source_opener *files, const char *url,
+		   struct model **out, struct err *e);
 
 /* One file as a model, opened through op (a provider's opener, or a
  * listing's), its format sniffed (format/sniff.h).  0 or -1 with *e

@@ -1,7 +1,6 @@
-/* model_open.c - resolve a SOURCE argument into one model: its provider's
- * open_model (provider.h), and the two kinds every provider shares: a
- * local path (a .safetensors file, an index, a directory) and a URL of
- * one file or index.  Sits above model.c and shards.c, which both sit
+/* model_open.c - a SOURCE as one model, for the two kinds the providers
+ * share (provider.h): a local path (a .safetensors file, an index, a
+ * directory) and a URL of one file or index.  Sits above model.c and shards.c, which both sit
  * below it: model.c knows nothing of indexes. */
 #include "model/model.h"
 
@@ -15,15 +14,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "format/sniff.h"
-#include "model/provider.h"
 #include "model/shards.h"
-
-int
-model_open(const char *source, struct model **out, struct err *e)
-{
-	*out = NULL;
-	return provider_for(source)->open_model(source, out, e);
-}
 
 int
 model_open_file(const struct source_opener *op, const char *name,
@@ -62,7 +53,8 @@ set_arg(struct model *m, const char *arg, struct err *e)
 /* A directory: its model.safetensors.index.json, else its only
  * *.safetensors.index.json, else its only *.safetensors file. */
 static int
-open_dir(const char *dir, struct model **out, struct err *e)
+open_dir(const struct source_opener *files, const char *dir,
+	 struct model **out, struct err *e)
 {
 	char *index = NULL, *single = NULL, *path = NULL;
 	int nindex = 0, nsingle = 0, rc, oom = 0;
@@ -110,10 +102,10 @@ open_dir(const char *dir, struct model **out, struct err *e)
 			path = NULL;
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 		} else if (index) {
-			rc = shards_open_index(&provider_opener, dir, path, out,
+			rc = shards_open_index(files, dir, path, out,
 					       e);
 		} else {
-			rc = model_open_file(&provider_opener, path, out, e);
+			rc = model_open_file(files, path, out, e);
 			if (rc == 0 && (rc = set_arg(*out, dir, e)) != 0)
 				*out = NULL;
 		}
@@ -134,21 +126,23 @@ open_dir(const char *dir, struct model **out, struct err *e)
 }
 
 int
-model_open_path(const char *path, struct model **out, struct err *e)
+model_open_path(const struct source_opener *files, const char *path,
+		struct model **out, struct err *e)
 {
 	struct stat st;
 
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return open_dir(path, out, e);
+		return open_dir(files, path, out, e);
 	if (text_ends_with(path, ".index.json"))
-		return shards_open_index(&provider_opener, NULL, path, out, e);
-	return model_open_file(&provider_opener, path, out, e);
+		return shards_open_index(files, NULL, path, out, e);
+	return model_open_file(files, path, out, e);
 }
 
 int
-model_open_url(const char *url, struct model **out, struct err *e)
+model_open_url(const struct source_opener *files, const char *url,
+	       struct model **out, struct err *e)
 {
 	if (text_ends_with(url, ".json"))
-		return shards_open_index(&provider_opener, NULL, url, out, e);
-	return model_open_file(&provider_opener, url, out, e);
+		return shards_open_index(files, NULL, url, out, e);
+	return model_open_file(files, url, out, e);
 }

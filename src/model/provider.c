@@ -1,10 +1,18 @@
-/* provider.c - the table of sources (provider.h). */
+/* provider.c - the table of sources (provider.h), and the two entry points
+ * that dispatch through it: model_open() and catalog_open().
+ */
 #include "model/provider.h"
 
 #include <string.h>
 
 #include "base/error.h"
+#include "model/catalog.h"
+#include "model/model.h"
+#ifdef STFS_HAVE_HTTP
+#include "model/hub_tree.h"
+#endif
 #ifdef STFS_HAVE_S3
+#include "model/s3_tree.h"
 #include "source/s3/s3.h"
 #endif
 
@@ -38,13 +46,12 @@ provider_for(const char *name)
 	return p;
 }
 
+/* struct source_opener: a file of the provider arg. */
 static int
-open_by_name(void *arg, const char *name, struct source **out,
-	     struct err *e)
+open_file(void *arg, const char *name, struct source **out, struct err *e)
 {
-	const struct provider *p = provider_for(name);
+	const struct provider *p = arg;
 
-	(void)arg;
 	if (!p->open_file) {
 		err_set(e, ERR_USAGE, "names a whole repository, not a file");
 		return err_at(e, name);
@@ -52,4 +59,23 @@ open_by_name(void *arg, const char *name, struct source **out,
 	return p->open_file(name, out, e);
 }
 
-const struct source_opener provider_opener = { open_by_name, NULL, NULL };
+int
+model_open(const char *source, struct model **out, struct err *e)
+{
+	const struct provider *p = provider_for(source);
+	struct source_opener files = { open_file, NULL, (void *)p };
+
+	*out = NULL;
+	return p->open_model(&files, source, out, e);
+}
+
+int
+catalog_open(const char *source, const struct catalog_opts *o,
+	     struct catalog **out, struct err *e)
+{
+	const struct provider *p = provider_for(source);
+	struct source_opener files = { open_file, NULL, (void *)p };
+
+	*out = NULL;
+	return p->open_tree(&files, source, o, out, e);
+}

@@ -34,36 +34,20 @@ struct provider {
 	 * sources whose files are opened through their listing. */
 	int (*open_file)(const char *name, struct source **out,
 			 struct err *e);
-	/* What model_open() answers: one model.  0 or -1 with *e. */
-	int (*open_model)(const char *name, struct model **out,
-			  struct err *e);
+	/* What model_open() answers: one model; files opens the files it
+	 * names (this line's open_file).  0 or -1 with *e. */
+	int (*open_model)(const struct source_opener *files, const char *name,
+			  struct model **out, struct err *e);
 	/* What catalog_open() answers: every model, each at its place;
 	 * o may be NULL.  0 or -1 with *e. */
-	int (*open_tree)(const char *name, const struct catalog_opts *o,
-			 struct catalog **out, struct err *e);
+	int (*open_tree)(const struct source_opener *files, const char *name,
+			 const struct catalog_opts *o, struct catalog **out,
+			 struct err *e);
 };
 
 /* The provider of name: the line whose scheme name starts with, else the
- * local one. */
+ * local one.  model_open() (model.h) and catalog_open() (catalog.h) are
+ * defined in provider.c too: they dispatch through it. */
 const struct provider *provider_for(const char *name);
-
-/* Opens every name by its own provider's open_file (local paths and
- * http(s):// URLs: an index's shards next to it). */
-extern const struct source_opener provider_opener;
-
-/* The table's functions for local paths and single URLs (model_open.c,
- * catalog.c); the remote trees' are in hub_tree.c and s3_tree.c. */
-int model_open_path(const char *path, struct model **out, struct err *e);
-int model_open_url(const char *url, struct model **out, struct err *e);
-int catalog_open_path(const char *path, const struct catalog_opts *o,
-		      struct catalog **out, struct err *e);
-int catalog_open_url(const char *url, const struct catalog_opts *o,
-		     struct catalog **out, struct err *e);
-int hub_tree_model(const char *uri, struct model **out, struct err *e);
-int hub_tree_open(const char *uri, const struct catalog_opts *o,
-		  struct catalog **out, struct err *e);
-int s3_tree_model(const char *url, struct model **out, struct err *e);
-int s3_tree_open(const char *url, const struct catalog_opts *o,
-		 struct catalog **out, struct err *e);
 
 #endif

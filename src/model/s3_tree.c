@@ -4,7 +4,7 @@
  * by the one tree builder (catalog_add_listing), as a local folder of the
  * same files would be.
  */
-#include "model/provider.h"
+#include "model/s3_tree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,16 +48,18 @@ prefix_tree(const char *url, const struct catalog_opts *o,
 }
 
 int
-s3_tree_open(const char *url, const struct catalog_opts *o,
-	     struct catalog **out, struct err *e)
+s3_tree_open(const struct source_opener *files, const char *url,
+	     const struct catalog_opts *o, struct catalog **out,
+	     struct err *e)
 {
 	int rc = prefix_tree(url, o, out, e);
 
-	return rc == 1 ? catalog_open_url(url, o, out, e) : rc;
+	return rc == 1 ? catalog_open_url(files, url, o, out, e) : rc;
 }
 
 int
-s3_tree_model(const char *url, struct model **out, struct err *e)
+s3_tree_model(const struct source_opener *files, const char *url,
+	      struct model **out, struct err *e)
 {
 	struct catalog *c = NULL;
 	struct buf b = BUF_INIT;
@@ -66,7 +68,7 @@ s3_tree_model(const char *url, struct model **out, struct err *e)
 	int rc = prefix_tree(url, NULL, &c, e);
 
 	if (rc == 1)
-		return model_open_url(url, out, e);
+		return model_open_url(files, url, out, e);
 	if (rc)
 		return -1;
 	if (c->n > 1) {

@@ -22,15 +22,6 @@
 struct err;
 struct source;
 
-/* TLS settings for the requests to the endpoint (the front ends' --ca-file
- * and --insecure); NULL/0 fall back to $STFS_HTTP_CA_FILE and
- * $STFS_HTTP_INSECURE.  Call before hub_list(). */
-struct hub_options {
-	const char *ca_file;
-	int insecure;
-};
-void hub_set_options(const struct hub_options *o);
-
 /* What an hf:// URI lists at the commit REV pins: the *.safetensors and
  * *.safetensors.index.json files under SUBDIR, every one opened ahead
  * (concurrently; from the local hub cache when there).  Which of them are
