@@ -14,7 +14,6 @@
 #include "source/srcpool.h"
 #ifdef STFS_HAVE_HTTP
 #include "source/http/http_url.h"
-#include "source/http/source_http.h"
 #endif
 
 static int
@@ -275,21 +274,16 @@ source_fd_put(struct source *s, int fd)
 int
 source_blame(struct source *s, struct err *e)
 {
-#ifdef STFS_HAVE_HTTP
 	enum err_code c = e->code;
 
-	if (s->name && source_is_url(s->name) &&
+	if (s->ops->server_at_fault &&
 	    (c == ERR_METADATA_INCOMPLETE_BUFFER || c == ERR_HEADER_TOO_SMALL ||
 	     c == ERR_INVALID_HEADER_LENGTH || c == ERR_INVALID_OFFSET) &&
-	    source_http_size_wrong(s)) {
-		err_replace(e, ERR_IO, "the server's Content-Range gives the size "
-			"as %llu bytes but it serves bytes past that: a server "
-			"fault, not the file's", (unsigned long long)s->size);
-	}
-#else
-	(void)s;
-	(void)e;
-#endif
+	    s->ops->server_at_fault(s))
+		err_replace(e, ERR_IO, "the server's Content-Range gives the "
+			    "size as %llu bytes but it serves bytes past that: "
+			    "a server fault, not the file's",
+			    (unsigned long long)s->size);
 	return -1;
 }
 

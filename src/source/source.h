@@ -28,6 +28,10 @@ struct source_ops {
 	 * changes (or its pread detects that itself and calls
 	 * source_mark_stale()). */
 	int (*changed)(struct source *s);
+	/* After a header failed to parse as cut short: 1 when the server,
+	 * not the file, is at fault (it serves bytes past the size its
+	 * Content-Range gave), else 0.  NULL: never (local files). */
+	int (*server_at_fault)(struct source *s);
 };
 
 struct source {

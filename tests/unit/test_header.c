@@ -320,7 +320,8 @@ no_close(struct source *s)
 
 START_TEST(test_read_io_error)
 {
-	static const struct source_ops ops = { failing_pread, no_close, NULL };
+	static const struct source_ops ops = { .pread = failing_pread,
+					       .close = no_close };
 	struct source src;
 	struct header *h = NULL;
 	struct err e = { 0 };

@@ -239,6 +239,7 @@ http_close(struct source *s)
 static const struct source_ops http_ops = {
 	.pread = http_pread,
 	.close = http_close,
+	.server_at_fault = source_http_size_wrong,
 };
 
 json_t *
