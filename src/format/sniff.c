@@ -9,8 +9,6 @@
 #include <strings.h>
 
 #include "base/error.h"
-#include "format/safetensors/header.h"
-#include "source/source.h"
 
 #define SNIFF_BYTES 512
 
@@ -182,7 +180,7 @@ sniff_bytes(const unsigned char *p, size_t n, uint64_t size, char *out,
 /* Bytes the header says the file has: 8 + n + the largest end offset;
  * 0 when the header does not parse as JSON. */
 static uint64_t
-wanted_size(struct source *src, uint64_t n)
+wanted_size(const struct reader *r, uint64_t n)
 {
 	uint64_t end = 0;
 	const char *key;
@@ -190,7 +188,7 @@ wanted_size(struct source *src, uint64_t n)
 	char *buf;
 
 	buf = malloc(n ? n : 1);
-	if (!buf || source_pread(src, buf, n, 8) != 0) {
+	if (!buf || reader_pread(r, buf, n, 8) != 0) {
 		free(buf);
 		return 0;
 	}
@@ -214,43 +212,43 @@ wanted_size(struct source *src, uint64_t n)
 
 /* A header that starts like JSON but the file is shorter than it says. */
 static int
-sniff_truncated(struct source *src, const unsigned char *p, size_t got,
+sniff_truncated(const struct reader *r, const unsigned char *p, size_t got,
 		enum err_code code, char *out, size_t cap)
 {
 	uint64_t n = got >= 8 ? le(p, 8) : 0, want;
 
 	if (got < 9 || p[8] != '{')
 		return -1;
-	if (code == ERR_INVALID_HEADER_LENGTH && n > src->size - 8) {
+	if (code == ERR_INVALID_HEADER_LENGTH && n > r->size - 8) {
 		snprintf(out, cap, "%" PRIu64 " of at least %" PRIu64 " bytes:"
-			 " incomplete download? fetch it again", src->size,
+			 " incomplete download? fetch it again", r->size,
 			 8 + n);
 		return 0;
 	}
 	if (code != ERR_METADATA_INCOMPLETE_BUFFER)
 		return -1;
-	want = wanted_size(src, n);
-	if (want <= src->size)
+	want = wanted_size(r, n);
+	if (want <= r->size)
 		return -1;
 	snprintf(out, cap, "%" PRIu64 " of %" PRIu64 " bytes: incomplete "
-		 "download? fetch it again", src->size, want);
+		 "download? fetch it again", r->size, want);
 	return 0;
 }
 
 void
-sniff_explain(struct source *src, struct err *e)
+sniff_explain(const struct reader *r, struct err *e)
 {
 	unsigned char p[SNIFF_BYTES];
 	char what[320], old[ERR_DETAIL_MAX];
-	size_t n = src->size < SNIFF_BYTES ? (size_t)src->size : SNIFF_BYTES;
+	size_t n = r->size < SNIFF_BYTES ? (size_t)r->size : SNIFF_BYTES;
 
 	if (e->code < ERR_HEADER_TOO_SMALL ||
 	    e->code > ERR_METADATA_INCOMPLETE_BUFFER)
 		return;
-	if (n && source_pread(src, p, n, 0) != 0)
+	if (n && reader_pread(r, p, n, 0) != 0)
 		return;
-	if (sniff_truncated(src, p, n, e->code, what, sizeof(what)) != 0 &&
-	    sniff_bytes(p, n, src->size, what, sizeof(what)) != 0)
+	if (sniff_truncated(r, p, n, e->code, what, sizeof(what)) != 0 &&
+	    sniff_bytes(p, n, r->size, what, sizeof(what)) != 0)
 		return;
 	/* What the file is first, the reference's finding after it (cut to
 	 * fit: the sentence about the file matters more). */
@@ -260,13 +258,4 @@ sniff_explain(struct source *src, struct err *e)
 	memcpy(e->detail, what, n);
 	snprintf(e->detail + n, sizeof(e->detail) - n, " (%.*s)",
 		 (int)(sizeof(e->detail) - n - 4), old);
-}
-
-int
-sniff_header_read(struct source *src, struct header **out, struct err *e)
-{
-	if (header_read(src, out, e) == 0)
-		return 0;
-	sniff_explain(src, e);
-	return -1;
 }

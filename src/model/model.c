@@ -8,6 +8,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "format/container.h"
 
 /* Pretty JSON object of a header's __metadata__ pairs, in header order. */
 static char *
@@ -72,7 +73,7 @@ model_from_single(const char *arg, struct source *src, struct header *h,
 	return 0;
 oom:
 	source_close(src);
-	header_free(h);
+	container_free(h);
 	model_free(m);
 	return err_set(e, ERR_NO_MEMORY, "out of memory");
 }
@@ -97,7 +98,7 @@ model_free(struct model *m)
 	for (i = 0; i < m->nshards; i++) {
 		free(m->shards[i].name);
 		source_close(m->shards[i].src);
-		header_free(m->shards[i].hdr);
+		container_free(m->shards[i].hdr);
 	}
 	free(m->shards);
 	free(m->tensors);

@@ -13,7 +13,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
-#include "format/sniff.h"
+#include "format/container.h"
 #include "model/shards.h"
 
 int
@@ -22,10 +22,12 @@ model_open_file(const struct source_opener *op, const char *name,
 {
 	struct source *src = NULL;
 	struct header *h = NULL;
+	struct reader r;
 
 	if (source_opener_open(op, name, &src, e))
 		return err_at(e, name);
-	if (sniff_header_read(src, &h, e)) {
+	r = source_reader(src);
+	if (container_open(&r, &h, e)) {
 		source_blame(src, e);
 		source_close(src);
 		return err_at(e, name);

@@ -18,7 +18,7 @@
 #include "model/model.h"
 #include "base/nametab.h"
 #include "base/text.h"
-#include "format/sniff.h"
+#include "format/container.h"
 
 #define INDEX_MAX_BYTES (256u << 20)	/* far above any real index */
 #define SHARDS_MAX 100000
@@ -200,6 +200,7 @@ open_shards(const struct source_opener *op, struct model *m,
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	for (i = 0; rc == 0 && i < m->nshards; i++) {
 		struct shard *sh = &m->shards[i];
+		struct reader r;
 		const char *why = bad_shard_name(names[i]);
 		struct err se = { 0 };
 		char *path;
@@ -220,10 +221,13 @@ open_shards(const struct source_opener *op, struct model *m,
 		 * point (the hub cache links every shard into ../../blobs/):
 		 * they are the user's; only the index's names are checked.
 		 * source_open_local() still wants a regular file. */
-		if (source_opener_open(op, path, &sh->src, &se))
+		if (source_opener_open(op, path, &sh->src, &se)) {
 			rc = -1;
-		else if (sniff_header_read(sh->src, &sh->hdr, &se))
-			rc = source_blame(sh->src, &se);
+		} else {
+			r = source_reader(sh->src);
+			if (container_open(&r, &sh->hdr, &se))
+				rc = source_blame(sh->src, &se);
+		}
 		if (rc) {
 			/* about the shard's own file, whatever an earlier
 			 * shard's opening left behind in *e */

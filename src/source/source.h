@@ -16,6 +16,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "format/reader.h"
+
 struct err;
 struct source;
 
@@ -115,6 +117,20 @@ source_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	return s->ops->pread(s, buf, len, off);
 }
 
+static inline int
+source_reader_pread(void *s, void *buf, size_t len, uint64_t off)
+{
+	return source_pread(s, buf, len, off);
+}
+
+/* s as the format layer reads it (format/reader.h): container_open()
+ * takes this. */
+static inline struct reader
+source_reader(struct source *s)
+{
+	return (struct reader){ source_reader_pread, s, s->size, s->name };
+}
+
 /* A descriptor to splice or pread the source's bytes from (same
  * offsets), pinned until source_fd_put(); -EOPNOTSUPP for sources without
  * one (remote), -ESTALE when a local file had to be reopened and is no
@@ -134,7 +150,7 @@ int source_verify(struct source *s);
 /* Mark s stale (sticky); the first call tells its watch. */
 void source_mark_stale(struct source *s, const char *why);
 
-/* After header_read() failed on s: when s is remote and the server, not
+/* After container_open() failed on s: when s is remote and the server, not
  * the file, is at fault (its Content-Range total is wrong), *e is made to
  * say so (ERR_IO).  Returns -1 for the caller's convenience. */
 int source_blame(struct source *s, struct err *e);

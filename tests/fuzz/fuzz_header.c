@@ -12,8 +12,9 @@
  *   B. header_read() on a virtual file [u64 |H|][H][zero data] of that
  *      size, when it is at least 8 + |H|: it must reach the same verdict
  *      as A and never read past 8 + |H| (the data section is not read);
- *   C. header_read() on the raw input taken as a whole file (the prefix is
- *      then arbitrary): it must never read past the end of the file.
+ *   C. container_open() on the raw input taken as a whole file (the
+ *      prefix is then arbitrary; refused files go through sniff.c): it
+ *      must never read past the end of the file.
  * Whenever a header is accepted, its invariants are checked and any
  * violation aborts.
  */
@@ -22,11 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/dtype.h"
 #include "base/error.h"
-#include "format/safetensors/header.h"
 #include "base/nametab.h"
-#include "source/source.h"
+#include "format/container.h"
+#include "format/dtype.h"
+#include "format/safetensors/header.h"
 
 #define CHECK(cond) do { \
 	if (!(cond)) { \
@@ -145,23 +146,24 @@ check_header(const struct header *h, uint64_t n, uint64_t file_size)
 	CHECK(names_unique(h));
 }
 
-/* A read-only source backed by memory: `head` holds the first head_len
- * bytes of a file of `size` bytes; the rest reads as zeros.  Records how
- * far into the file any read reached. */
+/* A reader backed by memory: `head` holds the first head_len bytes of a
+ * file of `size` bytes; the rest reads as zeros.  Records how far into the
+ * file any read reached. */
 struct mem {
 	const uint8_t *head;
 	uint64_t head_len;
+	uint64_t size;
 	uint64_t max_end;	/* highest offset+len requested */
 };
 
 static int
-mem_pread(struct source *s, void *buf, size_t len, uint64_t off)
+mem_pread(void *ctx, void *buf, size_t len, uint64_t off)
 {
-	struct mem *m = s->priv;
+	struct mem *m = ctx;
 	uint64_t end = off + len;
 	uint64_t i;
 
-	if (end < off || end > s->size)
+	if (end < off || end > m->size)
 		return -5;	/* -EIO: never short */
 	if (end > m->max_end)
 		m->max_end = end;
@@ -174,32 +176,15 @@ mem_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static void
-mem_close(struct source *s)
+static struct reader
+mem_reader(struct mem *m, const uint8_t *head, uint64_t head_len,
+	   uint64_t size)
 {
-	(void)s;
-}
-
-static const struct source_ops mem_ops = {
-	.pread = mem_pread,
-	.close = mem_close,
-};
-
-static void
-mem_source(struct source *s, struct mem *m, const uint8_t *head,
-	   uint64_t head_len, uint64_t size)
-{
-	memset(s, 0, sizeof(*s));
 	m->head = head;
 	m->head_len = head_len;
+	m->size = size;
 	m->max_end = 0;
-	s->ops = &mem_ops;
-	s->name = (char *)"fuzz";
-	s->base = (char *)"fuzz";
-	s->size = size;
-	s->fd = -1;
-	s->mode = 0444;
-	s->priv = m;
+	return (struct reader){ mem_pread, m, size, "fuzz" };
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -209,7 +194,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct header *ha = NULL, *hb = NULL, *hc = NULL;
 	struct err ea, eb, ec;
-	struct source src;
+	struct reader r;
 	struct mem mem;
 	uint64_t x, n, file_size;
 	int ra, rb;
@@ -243,9 +228,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(file, data, size);
 		for (int i = 0; i < 8; i++)
 			file[i] = (uint8_t)(n >> (8 * i));
-		mem_source(&src, &mem, file, size, file_size);
+		r = mem_reader(&mem, file, size, file_size);
 		memset(&eb, 0, sizeof(eb));
-		rb = header_read(&src, &hb, &eb);
+		rb = header_read(&r, &hb, &eb);
 		CHECK(mem.max_end <= 8 + n);
 		if (n <= HEADER_MAX_LEN) {
 			/* same verdict and same kind of error as A */
@@ -257,20 +242,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_header(hb, n, file_size);
 		else
 			check_err(&eb);
-		header_free(hb);
+		container_free(hb);
 		free(file);
 	}
 
-	/* C: the raw input as a whole file, prefix and all */
-	mem_source(&src, &mem, data, size, size);
+	/* C: the raw input as a whole file, prefix and all, through the
+	 * container table and, when refused, sniff.c's explanation */
+	r = mem_reader(&mem, data, size, size);
 	memset(&ec, 0, sizeof(ec));
-	if (header_read(&src, &hc, &ec) == 0) {
+	if (container_open(&r, &hc, &ec) == 0) {
 		check_header(hc, le64(data), size);
-		header_free(hc);
+		container_free(hc);
 	} else {
 		check_err(&ec);
 	}
 
-	header_free(ha);
+	container_free(ha);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "format/container.h"
 #include "format/safetensors/header.h"
 
 /* VmRSS or VmHWM from /proc/self/status, in KiB. */
@@ -127,7 +128,7 @@ main(int argc, char **argv)
 	peak_kib = status_kib("VmHWM") - hwm0;
 	free(buf);
 	index_kib = status_kib("VmRSS") - rss0;
-	header_free(h);
+	container_free(h);
 
 	buf = load_header(argv[1], &n, &file_size);
 	ms = calloc((size_t)runs, sizeof(*ms));
@@ -138,7 +139,7 @@ main(int argc, char **argv)
 
 		h = parse_or_die(buf, n, file_size);
 		ms[i] = now_ms() - t0;
-		header_free(h);
+		container_free(h);
 	}
 	qsort(ms, (size_t)runs, sizeof(*ms), cmp_double);
 	printf("header_bytes=%zu tensors=%zu runs=%d median_ms=%.3f "

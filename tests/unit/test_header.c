@@ -1,4 +1,5 @@
-/* test_header.c - header_parse()/header_read(): one accepted and one
+/* test_header.c - header_parse()/header_read() and container_open(): one
+ * accepted and one
  * refused case for every rule of the reference reader, the error kinds and
  * their order, the index, and the two real files.
  */
@@ -13,8 +14,8 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "format/container.h"
 #include "format/safetensors/header.h"
-#include "source/source.h"
 #include "suites.h"
 
 #define DESER ERR_INVALID_HEADER_DESERIALIZATION
@@ -79,7 +80,7 @@ bad_n(const char *json, size_t len, uint64_t data_len, enum err_code want,
 	struct err e;
 	struct header *h = parse(json, len, data_len, &e);
 
-	header_free(h);
+	container_free(h);
 	ck_assert_msg(!h, "line %d: accepted %.*s", line,
 		      (int)(len < 300 ? len : 300), json);
 	ck_assert_msg(e.code == want, "line %d: %.*s: got %s (%s), want %s",
@@ -90,7 +91,8 @@ bad_n(const char *json, size_t len, uint64_t data_len, enum err_code want,
 			      "lacks \"%s\"", line, e.detail, substr);
 }
 
-#define OK(json, data) header_free(ok_n(json, sizeof(json) - 1, data, __LINE__))
+#define OK(json, data) \
+	container_free(ok_n(json, sizeof(json) - 1, data, __LINE__))
 #define PARSE(json, data) ok_n(json, sizeof(json) - 1, data, __LINE__)
 #define BAD(json, data, code) \
 	bad_n(json, sizeof(json) - 1, data, code, NULL, __LINE__)
@@ -115,7 +117,7 @@ fmt(const char *f, ...)
 static void
 ok_s(char *json, uint64_t data_len, int line)
 {
-	header_free(ok_n(json, strlen(json), data_len, line));
+	container_free(ok_n(json, strlen(json), data_len, line));
 	free(json);
 }
 
@@ -156,7 +158,7 @@ START_TEST(test_lengths_parse)
 	ck_assert_int_eq(e.code, ERR_INVALID_HEADER_LENGTH);
 	memset(&e, 0, sizeof(e));
 	ck_assert_int_eq(header_parse("{}", 2, 10, &h, &e), 0);
-	header_free(h);
+	container_free(h);
 }
 END_TEST
 
@@ -176,7 +178,7 @@ START_TEST(test_max_length_accepted)
 	ck_assert_uint_eq(h->header_len, n);
 	ck_assert_uint_eq(h->data_start, 8 + n);
 	ck_assert_uint_eq(h->ntensors, 0);
-	header_free(h);
+	container_free(h);
 	free(buf);
 }
 END_TEST
@@ -222,20 +224,44 @@ write_file(const char *name, uint64_t n, const void *body, size_t blen,
 	return path;
 }
 
-static enum err_code
-read_file(const char *path, struct header **h, struct err *e)
+/* The test's own reader over a descriptor: the format layer reads
+ * through format/reader.h and knows no sources. */
+static int
+fd_pread(void *ctx, void *buf, size_t len, uint64_t off)
 {
-	struct source *src = NULL;
+	ssize_t n = pread(*(int *)ctx, buf, len, (off_t)off);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* Read path's table with read (header_read or container_open). */
+static enum err_code
+read_with(int (*read)(const struct reader *, struct header **, struct err *),
+	  const char *path, struct header **h, struct err *e)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct reader r = { fd_pread, &fd, 0, path };
 
 	memset(e, 0, sizeof(*e));
 	*h = NULL;
-	ck_assert_msg(source_open_local(path, &src, e) == 0, "%s", e->detail);
-	if (header_read(src, h, e) == 0)
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	r.size = (uint64_t)st.st_size;
+	if (read(&r, h, e) == 0)
 		ck_assert_ptr_nonnull(*h);
 	else
 		ck_assert_ptr_null(*h);
-	source_close(src);
+	close(fd);
 	return e->code;
+}
+
+static enum err_code
+read_file(const char *path, struct header **h, struct err *e)
+{
+	return read_with(header_read, path, h, e);
 }
 
 START_TEST(test_read_files)
@@ -289,7 +315,7 @@ START_TEST(test_read_files)
 	ck_assert_uint_eq(h->file_size, 8 + sizeof(hdr) - 1 + 8);
 	ck_assert_uint_eq(h->data_start, 8 + sizeof(hdr) - 1);
 	ck_assert_uint_eq(h->data_len, 8);
-	header_free(h);
+	container_free(h);
 	free(p);
 	p = write_file("extra", sizeof(hdr) - 1, hdr, sizeof(hdr) - 1,
 		       8 + sizeof(hdr) - 1 + 9);
@@ -299,9 +325,9 @@ START_TEST(test_read_files)
 END_TEST
 
 static int
-failing_pread(struct source *s, void *buf, size_t len, uint64_t off)
+failing_pread(void *ctx, void *buf, size_t len, uint64_t off)
 {
-	(void)s;
+	(void)ctx;
 	(void)buf;
 	(void)len;
 	/* the prefix reads fine, the header does not */
@@ -312,29 +338,77 @@ failing_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	return -EIO;
 }
 
-static void
-no_close(struct source *s)
-{
-	(void)s;
-}
-
 START_TEST(test_read_io_error)
 {
-	static const struct source_ops ops = { .pread = failing_pread,
-					       .close = no_close };
-	struct source src;
+	static const struct reader r = { failing_pread, NULL, 10, "fake" };
 	struct header *h = NULL;
 	struct err e = { 0 };
 
-	memset(&src, 0, sizeof(src));
-	src.ops = &ops;
-	src.name = (char *)"fake";
-	src.size = 10;
-	src.fd = -1;
-	ck_assert_int_eq(header_read(&src, &h, &e), -1);
+	ck_assert_int_eq(header_read(&r, &h, &e), -1);
 	ck_assert_ptr_null(h);
 	ck_assert_int_eq(e.code, ERR_IO);
 	ck_assert_str_eq(e.where, "fake");
+}
+END_TEST
+
+static int
+dead_pread(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	(void)ctx;
+	(void)buf;
+	(void)len;
+	(void)off;
+	return -EIO;
+}
+
+/* container_open(): the table's formats, and what a foreign file is. */
+START_TEST(test_container)
+{
+	static const char hdr[] = "{" T("w", "F32", "[2]", 0, 8) "}  ";
+	static const char lfs[] = "version https://git-lfs.github.com/spec/v1\n"
+				  "oid sha256:0123\nsize 12345\n";
+	static const struct reader dead = { dead_pread, NULL, 100, "dead" };
+	struct header *h;
+	struct err e = { 0 };
+	char *p;
+	int fd;
+
+	/* a safetensors file is claimed by its format, and opens */
+	p = write_file("good", sizeof(hdr) - 1, hdr, sizeof(hdr) - 1,
+		       8 + sizeof(hdr) - 1 + 8);
+	ck_assert_int_eq(read_with(container_open, p, &h, &e), ERR_OK);
+	ck_assert_uint_eq(h->ntensors, 1);
+	container_free(h);
+	free(p);
+	ck_assert_int_eq(header_claims((const unsigned char *)
+				       "\x10\0\0\0\0\0\0\0{\"", 10, 40), 1);
+	ck_assert_int_eq(header_claims((const unsigned char *)
+				       "\x10\0\0\0\0\0\0\0{\"", 10, 20), 0);
+	ck_assert_int_eq(header_claims((const unsigned char *)"GGUF", 4, 40),
+			 0);
+	/* unclaimed files go to the first format of the table */
+	ck_assert_str_eq(container_format((const unsigned char *)"GGUF", 4,
+					  40)->name, "safetensors");
+
+	/* a foreign file: the reference's error, what the file is in front */
+	p = fmt("%s/lfs", tmpdir);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_eq(write(fd, lfs, sizeof(lfs) - 1),
+			 (ssize_t)sizeof(lfs) - 1);
+	close(fd);
+	ck_assert_int_eq(read_with(container_open, p, &h, &e),
+			 ERR_HEADER_TOO_LARGE);
+	ck_assert_msg(strncmp(e.detail, "a Git LFS pointer, not the file "
+			      "(12345 bytes)", 45) == 0, "%s", e.detail);
+	ck_assert_str_eq(e.where, p);
+	free(p);
+
+	/* the first bytes cannot be read */
+	memset(&e, 0, sizeof(e));
+	ck_assert_int_eq(container_open(&dead, &h, &e), -1);
+	ck_assert_ptr_null(h);
+	ck_assert_int_eq(e.code, ERR_IO);
+	ck_assert_str_eq(e.where, "dead");
 }
 END_TEST
 
@@ -425,7 +499,7 @@ START_TEST(test_strings)
 
 	ck_assert_uint_eq(h->tensors[0].name_len, sizeof(want) - 1);
 	ck_assert(memcmp(h->tensors[0].name, want, sizeof(want)) == 0);
-	header_free(h);
+	container_free(h);
 
 	OK("{" T("\x7f", "U8", "[1]", 0, 1) "}", 1);	/* DEL is not control */
 	BADM("{" T("a\x01", "U8", "[1]", 0, 1) "}", 1, DESER,
@@ -498,7 +572,7 @@ START_TEST(test_shape_integers)
 	h = PARSE("{" T("a", "U8", "[]", 0, 1) "}", 1);	/* scalar */
 	ck_assert_uint_eq(h->tensors[0].rank, 0);
 	ck_assert_uint_eq(h->tensors[0].numel, 1);
-	header_free(h);
+	container_free(h);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		BADS(SHAPE(bad[i]), 1, DESER, "shape");
 	BADS(SHAPE("[01]"), 1, DESER, "invalid number");
@@ -541,7 +615,7 @@ START_TEST(test_dtype_forms)
 	h = PARSE("{\"a\":{\"dtype\":{\"U8\":null},\"shape\":[1],"
 		  "\"data_offsets\":[0,1]}}", 1);
 	ck_assert_int_eq(h->tensors[0].dtype, DTYPE_U8);
-	header_free(h);
+	container_free(h);
 	OKS(DTYPE("{ \"I8\" : null }"), 1);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		BADS(DTYPE(bad[i]), 1, DESER, "dtype");
@@ -558,7 +632,7 @@ START_TEST(test_entry_forms)
 	ck_assert_int_eq(h->tensors[0].dtype, DTYPE_F16);
 	ck_assert_uint_eq(h->tensors[0].shape[0], 2);
 	ck_assert_uint_eq(h->tensors[0].end, 4);
-	header_free(h);
+	container_free(h);
 	OK("{\"a\":[{\"U8\":null},[],[0,1]]}", 1);
 	BAD("{\"a\":[\"F16\",[2],[0,4],1]}", 4, DESER);
 	BAD("{\"a\":[\"F16\",[2]]}", 4, DESER);
@@ -614,18 +688,18 @@ START_TEST(test_keys_unescaped)
 	ck_assert_int_eq(h->has_metadata, 1);
 	ck_assert_uint_eq(h->nmeta, 1);
 	ck_assert_uint_eq(h->ntensors, 0);
-	header_free(h);
+	container_free(h);
 
 	h = PARSE("{" T("a\\/b", "U8", "[1]", 0, 1) "}", 1);
 	ck_assert_ptr_nonnull(find_tensor(h, "a/b", 3));
 	ck_assert_ptr_null(find_tensor(h, "a\\/b", 4));
-	header_free(h);
+	container_free(h);
 
 	/* case matters: this one is a tensor */
 	h = PARSE("{" T("__METADATA__", "U8", "[1]", 0, 1) "}", 1);
 	ck_assert_uint_eq(h->ntensors, 1);
 	ck_assert_int_eq(h->has_metadata, 0);
-	header_free(h);
+	container_free(h);
 
 	/* a duplicate after unescaping is a duplicate */
 	BAD("{\"__metadata__\":null,\"\\u005f_metadata__\":null}", 0, DESER);
@@ -641,16 +715,16 @@ START_TEST(test_metadata)
 	h = PARSE("{}", 0);
 	ck_assert_int_eq(h->has_metadata, 0);
 	ck_assert_uint_eq(h->nmeta, 0);
-	header_free(h);
+	container_free(h);
 
 	h = PARSE("{\"__metadata__\":null}", 0);
 	ck_assert_int_eq(h->has_metadata, 0);
-	header_free(h);
+	container_free(h);
 
 	h = PARSE("{\"__metadata__\":{}}", 0);
 	ck_assert_int_eq(h->has_metadata, 1);
 	ck_assert_uint_eq(h->nmeta, 0);
-	header_free(h);
+	container_free(h);
 
 	h = PARSE("{" T("w", "U8", "[1]", 0, 1) ",\"__metadata__\":"
 		  "{\"format\":\"pt\",\"n\\u0000l\":\"a\\\"b\",\"\":\"\"}}", 1);
@@ -665,7 +739,7 @@ START_TEST(test_metadata)
 	ck_assert_str_eq(h->meta[1].val, "a\"b");
 	ck_assert_uint_eq(h->meta[2].key_len, 0);
 	ck_assert_str_eq(h->meta[2].key, "");
-	header_free(h);
+	container_free(h);
 
 	BADM("{\"__metadata__\":{\"a\":1}}", 0, DESER, "__metadata__");
 	BAD("{\"__metadata__\":{\"a\":null}}", 0, DESER);
@@ -806,7 +880,7 @@ START_TEST(test_overflow_rules)
 	/* the product is folded left to right with checked multiplication */
 	h = PARSE("{" T("a", "U8", "[0," U64MAX ",2]", 0, 0) "}", 0);
 	ck_assert_uint_eq(h->tensors[0].numel, 0);
-	header_free(h);
+	container_free(h);
 	BAD("{" T("a", "U8", "[" U64MAX ",2,0]", 0, 0) "}", 0,
 	    ERR_VALIDATION_OVERFLOW);
 	BAD("{" T("a", "U8", "[4294967296,4294967296]", 0, 0) "}", 0,
@@ -885,7 +959,7 @@ START_TEST(test_dtype_sizes)
 
 		ck_assert_int_eq(h->tensors[0].dtype, z->d);
 		ck_assert_uint_eq(h->tensors[0].numel, 12);
-		header_free(h);
+		container_free(h);
 		free(json);
 		BADS(fmt("{\"t\":{\"dtype\":\"%s\",\"shape\":[3,4],"
 			 "\"data_offsets\":[0,%u]}}", z->name, bytes + 1),
@@ -922,7 +996,7 @@ expect_name(const char *json_name, const char *name, size_t len)
 	ck_assert_uint_eq(t->name_len, len);
 	ck_assert(len == 0 || memcmp(t->name, name, len) == 0);
 	ck_assert_int_eq(t->name[len], '\0');
-	header_free(h);
+	container_free(h);
 	free(json);
 }
 
@@ -1003,12 +1077,12 @@ START_TEST(test_index)
 	ck_assert_ptr_null(find_tensor(h, "a", 0));
 	ck_assert_ptr_null(find_tensor(h, "ab", 2));
 	ck_assert_ptr_null(find_tensor(NULL, "a", 1));
-	header_free(h);
+	container_free(h);
 
 	h = PARSE("{}", 0);
 	ck_assert_ptr_null(find_tensor(h, "", 0));
-	header_free(h);
-	header_free(NULL);
+	container_free(h);
+	container_free(NULL);
 }
 END_TEST
 
@@ -1071,7 +1145,7 @@ START_TEST(test_many)
 					  (h->tensors[i - 1].begin == h->tensors[i].begin &&
 					   h->tensors[i - 1].end <= h->tensors[i].end));
 		}
-		header_free(h);
+		container_free(h);
 		free(off);
 		free(json);
 	}
@@ -1105,7 +1179,7 @@ START_TEST(test_small_tables)
 				ck_assert_ptr_null(t);
 			}
 		}
-		header_free(h);
+		container_free(h);
 		free(json);
 	}
 }
@@ -1127,8 +1201,8 @@ check_real(const char *file, const char *name, enum dtype d, uint32_t rank,
 		      "to tests/data/real)");
 	path = fmt("%s/%s", dir, file);
 	ck_assert_msg(access(path, R_OK) == 0, "missing real test file %s", path);
-	ck_assert_msg(read_file(path, &h, &e) == ERR_OK, "%s: %s: %s", path,
-		      err_name(e.code), e.detail);
+	ck_assert_msg(read_with(container_open, path, &h, &e) == ERR_OK,
+		      "%s: %s: %s", path, err_name(e.code), e.detail);
 	ck_assert_uint_eq(h->ntensors, 1);
 	ck_assert_int_eq(h->has_metadata, 0);
 	t = find_tensor(h, name, strlen(name));
@@ -1141,7 +1215,7 @@ check_real(const char *file, const char *name, enum dtype d, uint32_t rank,
 	ck_assert_uint_eq(t->end, bytes);
 	ck_assert_uint_eq(h->data_start + h->data_len, h->file_size);
 	ck_assert_uint_eq(h->data_start % 8, 0);	/* writer pads to 8 */
-	header_free(h);
+	container_free(h);
 	free(path);
 }
 
@@ -1239,6 +1313,7 @@ header_suite(void)
 	tcase_add_test(tf, test_max_length_accepted);
 	tcase_add_test(tf, test_read_files);
 	tcase_add_test(tf, test_read_io_error);
+	tcase_add_test(tf, test_container);
 	tcase_add_test(tf, test_real_files);
 	suite_add_tcase(s, tf);
 	return s;

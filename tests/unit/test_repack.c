@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "format/container.h"
 #include "format/safetensors/header.h"
 #include "model/model.h"
 #include "source/source.h"
@@ -246,7 +247,7 @@ check_file(struct repack *v, size_t id, int strip)
 		repack_file_map(f, size - 1, 10, s, 4, &cov);
 		ck_assert_uint_eq(cov, 1);
 	}
-	header_free(h);
+	container_free(h);
 	free(exp);
 	free(whole);
 	repack_file_put(v, f);

@@ -36,8 +36,19 @@
 #include "format/safetensors/header.h"
 #include "format/safetensors/jscan.h"
 #include "base/nametab.h"
-#include "source/source.h"
-#include "format/safetensors/header_int.h"
+#include "format/safetensors/header_parser.h"
+
+#define NUMTEXT_MAX 40		/* bytes of a number's text inside a message */
+
+/* What a parsing step returns: go on, a schema error held back in the
+ * tensor entry (see the top of the file), or stop with p->e set. */
+enum { OK = 0, SCHEMA = 1, FATAL = -1 };
+
+enum field { F_DTYPE, F_SHAPE, F_OFFSETS, F__COUNT };
+
+static const char *const field_name[F__COUNT] = {
+	"dtype", "shape", "data_offsets"
+};
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -56,8 +67,8 @@ name_hash(const char *s, size_t n)
 static int
 meta_key_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 {
-	const struct parser *p = ctx;
-	const struct sref *r = &p->pm[id].key;
+	const struct header_parser *p = ctx;
+	const struct arena_span *r = &p->pm[id].key;
 
 	return r->len == k->len && memcmp(p->arena + r->off, k->name, k->len) == 0;
 }
@@ -65,22 +76,15 @@ meta_key_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 
 /* ---- errors ----------------------------------------------------------- */
 
-/* buf has QUOTE_MAX bytes (err_quote never writes past its cap). */
-const char *
-hdr_quote(char *buf, const char *s, size_t len)
-{
-	return err_quote(buf, QUOTE_MAX, s, len);
-}
-
-int
-hdr_no_memory(struct parser *p)
+static int
+no_memory(struct header_parser *p)
 {
 	return err_set(p->e, ERR_NO_MEMORY, "out of memory while indexing "
 		       "the header");
 }
 
 static int
-syntax_error(struct parser *p)
+syntax_error(struct header_parser *p)
 {
 	return err_set(p->e, ERR_INVALID_HEADER_DESERIALIZATION,
 		       "invalid JSON at header byte %zu: %s",
@@ -89,7 +93,7 @@ syntax_error(struct parser *p)
 
 /* A JSON error the reference reports where it occurs. */
 static int __attribute__((format(printf, 3, 4)))
-json_error(struct parser *p, size_t pos, const char *fmt, ...)
+json_error(struct header_parser *p, size_t pos, const char *fmt, ...)
 {
 	char msg[ERR_DETAIL_MAX];
 	va_list ap;
@@ -104,9 +108,9 @@ json_error(struct parser *p, size_t pos, const char *fmt, ...)
 /* A schema error in the current tensor entry: held back (see the top of
  * the file).  Returns SCHEMA. */
 static int __attribute__((format(printf, 3, 4)))
-schema_error(struct parser *p, size_t pos, const char *fmt, ...)
+schema_error(struct header_parser *p, size_t pos, const char *fmt, ...)
 {
-	const struct ptensor *t = &p->pt[p->cur];
+	const struct parsed_tensor *t = &p->pt[p->cur];
 	/* sized so that the whole sentence fits in dmsg */
 	char q[QUOTE_MAX], msg[ERR_DETAIL_MAX - QUOTE_MAX - 48];
 	va_list ap;
@@ -117,7 +121,7 @@ schema_error(struct parser *p, size_t pos, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	snprintf(p->dmsg, sizeof(p->dmsg), "tensor %s: %s (at header byte %zu)",
-		 hdr_quote(q, p->arena + t->name.off, t->name.len), msg, pos);
+		 quote_name(q, p->arena + t->name.off, t->name.len), msg, pos);
 	p->deferred = 1;
 	return SCHEMA;
 }
@@ -142,7 +146,7 @@ describe(char *buf, size_t cap, const struct jscan_tok *t)
 		return "null";
 	case JSCAN_STRING:
 		snprintf(buf, cap, "the string %s",
-			 hdr_quote(q, t->s, t->len));
+			 quote_name(q, t->s, t->len));
 		return buf;
 	case JSCAN_NUMBER:
 		snprintf(buf, cap, "the number %.*s%s",
@@ -157,14 +161,14 @@ describe(char *buf, size_t cap, const struct jscan_tok *t)
 /* ---- parser primitives ------------------------------------------------ */
 
 static inline enum jscan_type
-next(struct parser *p)
+next(struct header_parser *p)
 {
 	return jscan_next(&p->js, &p->tok);
 }
 
 /* The current token starts a value: consume the rest of it. */
 static int
-skip_value(struct parser *p)
+skip_value(struct header_parser *p)
 {
 	if (p->tok.type != JSCAN_OBJECT && p->tok.type != JSCAN_ARRAY)
 		return OK;
@@ -176,7 +180,7 @@ skip_value(struct parser *p)
 /* Decode the current KEY/STRING token into the arena, NUL-terminated.
  * Returns its offset; the caller commits it by advancing alen. */
 static uint32_t
-arena_put(struct parser *p, size_t *len)
+arena_put(struct header_parser *p, size_t *len)
 {
 	char *dst = p->arena + p->alen;
 
@@ -248,7 +252,7 @@ utf8_cut(const char *s, size_t len)
 }
 
 static int
-unknown_dtype(struct parser *p, const struct jscan_tok *t)
+unknown_dtype(struct header_parser *p, const struct jscan_tok *t)
 {
 	char q[QUOTE_MAX], raw[64];
 	size_t len = jscan_unescape(t->s, t->len, raw, sizeof(raw));
@@ -259,14 +263,14 @@ unknown_dtype(struct parser *p, const struct jscan_tok *t)
 			    "the 22 names BOOL, F4, F6_E2M3, F6_E3M2, U8, I8, "
 			    "F8_E5M2, F8_E4M3, F8_E8M0, F8_E4M3FNUZ, F8_E5M2FNUZ, "
 			    "I16, U16, F16, BF16, I32, U32, F32, C64, F64, I64, "
-			    "U64 (case-sensitive)", hdr_quote(q, raw, len));
+			    "U64 (case-sensitive)", quote_name(q, raw, len));
 }
 
 /* dtype as {"U8": null}: serde accepts a unit variant given as a
  * one-key map whose value is null.  Through serde's flatten buffer
  * (ContentRefDeserializer) only null is a unit; {"U8": {}} is refused. */
 static int
-dtype_map(struct parser *p, enum dtype *d)
+dtype_map(struct header_parser *p, enum dtype *d)
 {
 	struct jscan_tok key, val;
 	char desc[96];
@@ -310,7 +314,7 @@ short_eq(const char *a, const char *b, size_t len)
 }
 
 static int
-parse_dtype(struct parser *p)
+parse_dtype(struct header_parser *p)
 {
 	enum dtype d;
 	char desc[96];
@@ -344,7 +348,7 @@ parse_dtype(struct parser *p)
 /* One integer element of shape or data_offsets: a plain non-negative
  * JSON integer <= 2^64-1 (what serde_json hands to usize). */
 static int
-expect_uint(struct parser *p, const char *what, uint64_t *v)
+expect_uint(struct header_parser *p, const char *what, uint64_t *v)
 {
 	char desc[96];
 
@@ -360,7 +364,7 @@ expect_uint(struct parser *p, const char *what, uint64_t *v)
 /* The shape just appended at pool[off..plen): if a recent tensor had the
  * same one, drop the copy and share it.  Returns the offset to use. */
 static size_t
-intern_shape(struct parser *p, size_t off)
+intern_shape(struct header_parser *p, size_t off)
 {
 	size_t rank = p->plen - off, h = rank;
 	const uint64_t *dims;
@@ -382,7 +386,7 @@ intern_shape(struct parser *p, size_t off)
 }
 
 static int
-parse_shape(struct parser *p)
+parse_shape(struct header_parser *p)
 {
 	size_t off = p->plen;
 	char desc[96];
@@ -404,7 +408,7 @@ parse_shape(struct parser *p)
 			return rc;
 		if (grow((void **)&p->pool, &p->pcap, p->plen + 1,
 			 sizeof(*p->pool)) < 0)
-			return hdr_no_memory(p);
+			return no_memory(p);
 		p->pool[p->plen++] = v;
 	}
 	p->pt[p->cur].rank = (uint32_t)(p->plen - off);
@@ -413,7 +417,7 @@ parse_shape(struct parser *p)
 }
 
 static int
-parse_offsets(struct parser *p)
+parse_offsets(struct header_parser *p)
 {
 	uint64_t v[2];
 	char desc[96];
@@ -444,7 +448,7 @@ parse_offsets(struct parser *p)
 }
 
 static int
-parse_field(struct parser *p, enum field f)
+parse_field(struct header_parser *p, enum field f)
 {
 	switch (f) {
 	case F_DTYPE:
@@ -483,7 +487,7 @@ field_of(const struct jscan_tok *t)
 /* {"dtype": ..., "shape": ..., "data_offsets": ...}, any order; unknown
  * fields are ignored (but still fully scanned). */
 static int
-entry_object(struct parser *p)
+entry_object(struct header_parser *p)
 {
 	unsigned seen = 0;
 	size_t end_pos;
@@ -523,7 +527,7 @@ entry_object(struct parser *p)
 /* ["U8", [1], [0, 1]]: serde also accepts a struct as a sequence of its
  * fields in declaration order, exactly 3 of them. */
 static int
-entry_array(struct parser *p)
+entry_array(struct header_parser *p)
 {
 	int rc;
 
@@ -548,7 +552,7 @@ entry_array(struct parser *p)
 }
 
 static int
-parse_entry(struct parser *p)
+parse_entry(struct header_parser *p)
 {
 	char desc[96];
 
@@ -566,9 +570,9 @@ parse_entry(struct parser *p)
 /* A top-level member other than __metadata__; its decoded name is at
  * arena + alen, not yet committed. */
 static int
-parse_tensor(struct parser *p, size_t name_len, size_t key_pos)
+parse_tensor(struct header_parser *p, size_t name_len, size_t key_pos)
 {
-	struct ptensor *t;
+	struct parsed_tensor *t;
 	int rc;
 
 	if (p->deferred) {
@@ -579,7 +583,7 @@ parse_tensor(struct parser *p, size_t name_len, size_t key_pos)
 	}
 	if (p->npt >= UINT32_MAX - 1 ||
 	    grow((void **)&p->pt, &p->ptcap, p->npt + 1, sizeof(*p->pt)) < 0)
-		return hdr_no_memory(p);
+		return no_memory(p);
 	p->cur = p->npt++;
 	t = &p->pt[p->cur];
 	memset(t, 0, sizeof(*t));
@@ -600,9 +604,9 @@ parse_tensor(struct parser *p, size_t name_len, size_t key_pos)
 /* ---- __metadata__ ----------------------------------------------------- */
 
 static int
-meta_pair(struct parser *p)
+meta_pair(struct header_parser *p)
 {
-	struct pmeta *m;
+	struct parsed_meta *m;
 	size_t klen, vlen, key_pos = p->tok.pos;
 	uint32_t koff;
 	char desc[96], q[QUOTE_MAX];
@@ -616,10 +620,10 @@ meta_pair(struct parser *p)
 	if (p->tok.type != JSCAN_STRING)
 		return json_error(p, p->tok.pos, "__metadata__ entry %s: invalid "
 				  "type: %s, expected a string",
-				  hdr_quote(q, p->arena + koff, klen),
+				  quote_name(q, p->arena + koff, klen),
 				  describe(desc, sizeof(desc), &p->tok));
 	if (grow((void **)&p->pm, &p->pmcap, p->npm + 1, sizeof(*p->pm)) < 0)
-		return hdr_no_memory(p);
+		return no_memory(p);
 	m = &p->pm[p->npm];
 	m->key.off = koff;
 	m->key.len = (uint32_t)klen;
@@ -632,7 +636,7 @@ meta_pair(struct parser *p)
 	prev = p->npm < NAMETAB_ID_MAX ?
 	       nametab_put(&p->keys, &k, (uint32_t)p->npm) : -2;
 	if (prev == -2)
-		return hdr_no_memory(p);
+		return no_memory(p);
 	if (prev >= 0 && !p->dup_meta) {
 		p->dup_meta = 1;
 		p->dup_meta_idx = p->npm;
@@ -645,7 +649,7 @@ meta_pair(struct parser *p)
 /* "__metadata__": null | {string: string, ...}, read straight from the
  * stream by the reference, so errors here are not deferred. */
 static int
-parse_metadata(struct parser *p, size_t key_pos)
+parse_metadata(struct header_parser *p, size_t key_pos)
 {
 	char desc[96];
 
@@ -674,7 +678,7 @@ parse_metadata(struct parser *p, size_t key_pos)
 /* ---- the top-level object --------------------------------------------- */
 
 static int
-parse_member(struct parser *p)
+parse_member(struct header_parser *p)
 {
 	size_t len, key_pos = p->tok.pos;
 
@@ -685,7 +689,7 @@ parse_member(struct parser *p)
 }
 
 static int
-parse_json(struct parser *p)
+parse_json(struct header_parser *p)
 {
 	char desc[96];
 
@@ -712,7 +716,7 @@ parse_json(struct parser *p)
 }
 
 static void
-parser_free(struct parser *p)
+parser_free(struct header_parser *p)
 {
 	free(p->arena);
 	free(p->pool);
@@ -744,7 +748,7 @@ int
 header_parse(const char *buf, size_t n, uint64_t file_size,
 	     struct header **out, struct err *e)
 {
-	struct parser p;
+	struct header_parser p;
 	size_t bad_at;
 	unsigned bad_len;
 	int rc;
@@ -772,14 +776,14 @@ header_parse(const char *buf, size_t n, uint64_t file_size,
 	}
 	jscan_init(&p.js, buf, n, HEADER_MAX_DEPTH);
 	rc = parse_json(&p);
-	if (rc == OK)
-		rc = hdr_finish(&p, n, file_size, out);
+	if (rc == OK && header_index_build(&p, n, file_size, out) < 0)
+		rc = FATAL;
 	parser_free(&p);
 	return rc == OK ? 0 : -1;
 }
 
 static uint64_t
-le64(const unsigned char b[8])
+le64(const unsigned char *b)
 {
 	uint64_t v = 0;
 
@@ -789,54 +793,45 @@ le64(const unsigned char b[8])
 }
 
 int
-header_read(struct source *src, struct header **out, struct err *e)
+header_claims(const unsigned char *head, size_t n, uint64_t size)
+{
+	return n >= 9 && size >= 8 && le64(head) <= size - 8 && head[8] == '{';
+}
+
+int
+header_read(const struct reader *r, struct header **out, struct err *e)
 {
 	unsigned char prefix[8];
-	uint64_t n;
+	uint64_t n = 0;
 	char *buf;
 	int rc;
 
 	*out = NULL;
-	if (src->size >= 8) {
-		rc = source_pread(src, prefix, 8, 0);
+	if (r->size >= 8) {
+		rc = reader_pread(r, prefix, 8, 0);
 		if (rc < 0) {
-			err_where(e, src->name);
-			return err_set(e, ERR_IO, "reading the header length: %s",
-				       strerror(-rc));
+			err_set(e, ERR_IO, "reading the header length: %s",
+				strerror(-rc));
+			return err_at(e, r->name);
 		}
 		n = le64(prefix);
-	} else {
-		n = 0;
 	}
-	if (check_lengths(n, src->size, e) < 0) {
-		err_where(e, src->name);
-		return -1;
-	}
+	if (check_lengths(n, r->size, e) < 0)
+		return err_at(e, r->name);
 	buf = malloc(n ? n : 1);
-	if (!buf)
-		return err_set(e, ERR_NO_MEMORY, "out of memory for a %" PRIu64
-			       "-byte header", n);
-	rc = n ? source_pread(src, buf, n, 8) : 0;
+	if (!buf) {
+		err_set(e, ERR_NO_MEMORY, "out of memory for a %" PRIu64
+			"-byte header", n);
+		return err_at(e, r->name);
+	}
+	rc = n ? reader_pread(r, buf, n, 8) : 0;
 	if (rc < 0) {
 		free(buf);
-		err_where(e, src->name);
-		return err_set(e, ERR_IO, "reading the %" PRIu64 "-byte header: "
-			       "%s", n, strerror(-rc));
+		err_set(e, ERR_IO, "reading the %" PRIu64 "-byte header: %s", n,
+			strerror(-rc));
+		return err_at(e, r->name);
 	}
-	rc = header_parse(buf, n, src->size, out, e);
+	rc = header_parse(buf, n, r->size, out, e);
 	free(buf);
-	if (rc < 0)
-		err_where(e, src->name);
-	return rc;
-}
-
-void
-header_free(struct header *h)
-{
-	if (!h)
-		return;
-	hdr_index_free(h->priv);
-	free(h->tensors);
-	free(h->meta);
-	free(h);
+	return rc < 0 ? err_at(e, r->name) : 0;
 }

@@ -1,7 +1,8 @@
 /* header_index.c - the second half of reading a header: the reference's
  * validate() on the tensors sorted by data_offsets, full coverage of the
- * file, duplicate names, then the immutable index (struct header).  The
- * parsing half is header.c; what they share is in header_int.h.
+ * file, duplicate names, then the immutable table (struct header).  The
+ * parsing half is header.c, which calls header_index_build() once; the
+ * state it hands over is in header_parser.h.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,7 +15,7 @@
 #include "format/safetensors/header.h"
 #include "format/safetensors/jscan.h"
 #include "base/nametab.h"
-#include "format/safetensors/header_int.h"
+#include "format/safetensors/header_parser.h"
 
 /* Stable sort of v[0..n) by the upper 32 bits: three 11-bit LSD radix
  * passes through tmp.  Returns whichever of the two holds the result.
@@ -48,6 +49,13 @@ sort_by_tag(uint64_t *v, uint64_t *tmp, size_t n)
 	return v;
 }
 
+static int
+no_memory(struct header_parser *p)
+{
+	return err_set(p->e, ERR_NO_MEMORY, "out of memory while indexing "
+		       "the header");
+}
+
 /* ---- validation (the reference's validate()) -------------------------- */
 
 struct okey {
@@ -73,7 +81,7 @@ okey_cmp(const void *a, const void *b)
  * each name), in data_offsets order; *identity tells that this is simply
  * 0..npt-1 (the writer emits file order).  NULL on allocation failure. */
 static uint32_t *
-sorted_order(const struct parser *p, size_t *count, int *identity)
+sorted_order(const struct header_parser *p, size_t *count, int *identity)
 {
 	struct okey *k = malloc((p->npt ? p->npt : 1) * sizeof(*k));
 	uint32_t *order;
@@ -105,9 +113,9 @@ sorted_order(const struct parser *p, size_t *count, int *identity)
 }
 
 static inline int
-same_name(const struct parser *p, uint32_t a, uint32_t b)
+same_name(const struct header_parser *p, uint32_t a, uint32_t b)
 {
-	const struct sref *x = &p->pt[a].name, *y = &p->pt[b].name;
+	const struct arena_span *x = &p->pt[a].name, *y = &p->pt[b].name;
 
 	return x->len == y->len &&
 	       memcmp(p->arena + x->off, p->arena + y->off, x->len) == 0;
@@ -120,7 +128,7 @@ same_name(const struct parser *p, uint32_t a, uint32_t b)
  * run of equal tags, and each is compared until its next occurrence, so
  * even a header of one name repeated stays linear. */
 static void
-find_duplicates(struct parser *p, const uint64_t *v, size_t n)
+find_duplicates(struct header_parser *p, const uint64_t *v, size_t n)
 {
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && v[j] >> 32 == v[i] >> 32; j++)
@@ -144,30 +152,32 @@ find_duplicates(struct parser *p, const uint64_t *v, size_t n)
 
 /* The note appended to a validation error when names were duplicated. */
 static void
-dup_note(const struct parser *p, char *buf, size_t cap)
+dup_note(const struct header_parser *p, char *buf, size_t cap)
 {
 	char q[QUOTE_MAX];
 
 	buf[0] = '\0';
 	if (p->dup_tensor) {
-		const struct ptensor *t = &p->pt[p->dup_tensor_idx];
+		const struct parsed_tensor *t = &p->pt[p->dup_tensor_idx];
 
 		snprintf(buf, cap, "; also, tensor %s appears more than once "
 			 "(header byte %" PRIu32 ")",
-			 hdr_quote(q, p->arena + t->name.off, t->name.len), t->pos);
+			 quote_name(q, p->arena + t->name.off, t->name.len),
+			 t->pos);
 	} else if (p->dup_meta) {
-		const struct pmeta *m = &p->pm[p->dup_meta_idx];
+		const struct parsed_meta *m = &p->pm[p->dup_meta_idx];
 
 		snprintf(buf, cap, "; also, __metadata__ key %s appears more "
-			 "than once", hdr_quote(q, p->arena + m->key.off, m->key.len));
+			 "than once",
+			 quote_name(q, p->arena + m->key.off, m->key.len));
 	}
 }
 
 /* A validation error about tensor t: the sentence, the quoted name in
- * front and the duplicate note behind.  Returns FATAL. */
+ * front and the duplicate note behind.  Returns -1. */
 static int __attribute__((format(printf, 4, 5)))
-tensor_error(struct parser *p, const struct ptensor *t, enum err_code code,
-	     const char *fmt, ...)
+tensor_error(struct header_parser *p, const struct parsed_tensor *t,
+	     enum err_code code, const char *fmt, ...)
 {
 	char q[QUOTE_MAX], note[ERR_DETAIL_MAX / 2], msg[ERR_DETAIL_MAX];
 	va_list ap;
@@ -177,15 +187,15 @@ tensor_error(struct parser *p, const struct ptensor *t, enum err_code code,
 	va_end(ap);
 	dup_note(p, note, sizeof(note));
 	err_set(p->e, code, "tensor %s: %s%s",
-		hdr_quote(q, p->arena + t->name.off, t->name.len), msg, note);
-	return FATAL;
+		quote_name(q, p->arena + t->name.off, t->name.len), msg, note);
+	return -1;
 }
 
 /* One step of the reference's validate(): the same checks in the same
  * order, with checked arithmetic where it has checked_mul. */
 static int
-validate_one(struct parser *p, const struct ptensor *t, uint64_t start,
-	     uint64_t *numel)
+validate_one(struct header_parser *p, const struct parsed_tensor *t,
+	     uint64_t start, uint64_t *numel)
 {
 	const struct dtype_info *di = dtype_info((enum dtype)t->dtype);
 	uint64_t n = 1, nbits;
@@ -222,14 +232,21 @@ validate_one(struct parser *p, const struct ptensor *t, uint64_t start,
 				    PRIu64, di->name, nbits / 8, t->begin, t->end,
 				    t->end - t->begin);
 	*numel = n;
-	return OK;
+	return 0;
 }
 
 /* ---- building the index ----------------------------------------------- */
 
-void
-hdr_index_free(struct hindex *x)
+struct header_index {		/* what the table's priv points to */
+	char *arena;		/* names and __metadata__ strings */
+	uint64_t *pool;		/* shapes */
+};
+
+static void
+header_index_free(void *priv)
 {
+	struct header_index *x = priv;
+
 	if (!x)
 		return;
 	free(x->arena);
@@ -239,11 +256,11 @@ hdr_index_free(struct hindex *x)
 
 /* Hand the parser's arrays over to a new header: tensors in `order`. */
 static struct header *
-build(struct parser *p, const uint32_t *order, const uint64_t *numel,
+build(struct header_parser *p, const uint32_t *order, const uint64_t *numel,
       uint64_t n, uint64_t file_size, uint64_t data_len)
 {
 	struct header *h = calloc(1, sizeof(*h));
-	struct hindex *x = calloc(1, sizeof(*x));
+	struct header_index *x = calloc(1, sizeof(*x));
 	char *arena;
 
 	if (!h || !x)
@@ -264,7 +281,7 @@ build(struct parser *p, const uint32_t *order, const uint64_t *numel,
 			p->pool = pool;
 	}
 	for (size_t i = 0; i < p->npt; i++) {
-		const struct ptensor *s = &p->pt[order[i]];
+		const struct parsed_tensor *s = &p->pt[order[i]];
 		struct tensor *t = &h->tensors[i];
 
 		t->name = p->arena + s->name.off;
@@ -292,6 +309,7 @@ build(struct parser *p, const uint32_t *order, const uint64_t *numel,
 	x->arena = p->arena;
 	x->pool = p->pool;
 	h->priv = x;
+	h->free_priv = header_index_free;
 	p->arena = NULL;
 	p->pool = NULL;
 	return h;
@@ -306,31 +324,33 @@ fail:
 }
 
 static int
-duplicate_error(struct parser *p)
+duplicate_error(struct header_parser *p)
 {
 	char q[QUOTE_MAX];
 
 	if (p->dup_tensor) {
-		const struct ptensor *t = &p->pt[p->dup_tensor_idx];
+		const struct parsed_tensor *t = &p->pt[p->dup_tensor_idx];
 
 		return err_set(p->e, ERR_INVALID_HEADER_DESERIALIZATION,
 			       "duplicate tensor name %s (at header byte %"
 			       PRIu32 "): the format forbids duplicate keys; "
 			       "the reference reader would silently keep the "
-			       "last", hdr_quote(q, p->arena + t->name.off,
-					     t->name.len), t->pos);
+			       "last", quote_name(q, p->arena + t->name.off,
+						  t->name.len), t->pos);
 	}
 	return err_set(p->e, ERR_INVALID_HEADER_DESERIALIZATION,
 		       "duplicate __metadata__ key %s (at header byte %zu): the "
 		       "format forbids duplicate keys; the reference reader "
 		       "would silently keep the last",
-		       hdr_quote(q, p->arena + p->pm[p->dup_meta_idx].key.off,
-			     p->pm[p->dup_meta_idx].key.len), p->dup_meta_pos);
+		       quote_name(q, p->arena + p->pm[p->dup_meta_idx].key.off,
+				  p->pm[p->dup_meta_idx].key.len),
+		       p->dup_meta_pos);
 }
 
 /* validate() over the kept tensors, the coverage check, then the index. */
 int
-hdr_finish(struct parser *p, uint64_t n, uint64_t file_size, struct header **out)
+header_index_build(struct header_parser *p, uint64_t n, uint64_t file_size,
+		   struct header **out)
 {
 	size_t m = 0, nt = p->npt ? p->npt : 1;
 	uint64_t *keys = malloc(nt * sizeof(*keys));
@@ -338,10 +358,10 @@ hdr_finish(struct parser *p, uint64_t n, uint64_t file_size, struct header **out
 	uint64_t *tags = NULL, *numel = NULL;
 	uint64_t start = 0, data_start = 8 + n;
 	uint32_t *order = NULL;
-	int rc = FATAL, identity = 0;
+	int rc = -1, identity = 0;
 
 	if (!keys || !tmp) {
-		hdr_no_memory(p);
+		no_memory(p);
 		goto out;
 	}
 	for (size_t i = 0; i < p->npt; i++)
@@ -351,13 +371,13 @@ hdr_finish(struct parser *p, uint64_t n, uint64_t file_size, struct header **out
 	order = sorted_order(p, &m, &identity);
 	numel = malloc((m ? m : 1) * sizeof(*numel));
 	if (!order || !numel) {
-		hdr_no_memory(p);
+		no_memory(p);
 		goto out;
 	}
 	for (size_t i = 0; i < m; i++) {
-		const struct ptensor *t = &p->pt[order[i]];
+		const struct parsed_tensor *t = &p->pt[order[i]];
 
-		if (validate_one(p, t, start, &numel[i]) != OK)
+		if (validate_one(p, t, start, &numel[i]) != 0)
 			goto out;
 		start = t->end;
 	}
@@ -377,10 +397,10 @@ hdr_finish(struct parser *p, uint64_t n, uint64_t file_size, struct header **out
 	}
 	*out = build(p, order, numel, n, file_size, start);
 	if (!*out) {
-		hdr_no_memory(p);
+		no_memory(p);
 		goto out;
 	}
-	rc = OK;
+	rc = 0;
 out:
 	free(order);
 	free(numel);

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "format/safetensors/jscan.h"
 
 enum {
@@ -153,17 +154,6 @@ plain_run(const unsigned char *p, size_t i, size_t n)
 	return i;
 }
 
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* Four hex digits at p[i..]: 0..0xffff, or -1 when one is not hex. */
 static long
 hex4(const unsigned char *p, size_t i)
@@ -171,7 +161,7 @@ hex4(const unsigned char *p, size_t i)
 	long v = 0;
 
 	for (int k = 0; k < 4; k++) {
-		int h = hexval(p[i + k]);
+		int h = text_hexval(p[i + k]);
 
 		if (h < 0)
 			return -1;

@@ -1,9 +1,10 @@
-/* header_int.h - what header.c (parsing) and header_index.c (validation
- * and the index) share: the parser state and a few helpers.  Private to
- * those two files.
+/* header_parser.h - the state header.c (parsing) fills and hands to
+ * header_index.c (validation and the table).  Private to those two files;
+ * calls go one way only: header.c calls header_index_build() once the JSON
+ * is read, header_index.c calls nothing of header.c.
  */
-#ifndef STFS_HEADER_INT_H
-#define STFS_HEADER_INT_H
+#ifndef STFS_HEADER_PARSER_H
+#define STFS_HEADER_PARSER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,25 +16,16 @@
 #include "base/nametab.h"
 
 #define QUOTE_MAX 160		/* bytes of a quoted name inside a message */
-#define NUMTEXT_MAX 40		/* bytes of a number's text inside a message */
-
-enum { OK = 0, SCHEMA = 1, FATAL = -1 };
-
-enum field { F_DTYPE, F_SHAPE, F_OFFSETS, F__COUNT };
-
-static const char *const field_name[F__COUNT] = {
-	"dtype", "shape", "data_offsets"
-};
 
 /* A string in the arena, with its keyed hash (nametab.h). */
-struct sref {
+struct arena_span {
 	uint64_t hash;
 	uint32_t off;
 	uint32_t len;
 };
 
-struct ptensor {		/* a tensor while parsing */
-	struct sref name;
+struct parsed_tensor {		/* a tensor while parsing */
+	struct arena_span name;
 	uint64_t begin, end;
 	uint32_t shape_off;
 	uint32_t rank;
@@ -42,17 +34,12 @@ struct ptensor {		/* a tensor while parsing */
 	uint8_t shadowed;	/* a later entry has the same name */
 };
 
-struct pmeta {			/* a __metadata__ pair while parsing */
-	struct sref key;
+struct parsed_meta {			/* a __metadata__ pair while parsing */
+	struct arena_span key;
 	uint32_t voff, vlen;
 };
 
-struct hindex {			/* what header->priv points to */
-	char *arena;
-	uint64_t *pool;
-};
-
-struct parser {
+struct header_parser {
 	struct jscan js;
 	struct jscan_tok tok;
 	struct err *e;
@@ -62,9 +49,9 @@ struct parser {
 	size_t alen, acap;
 	uint64_t *pool;
 	size_t plen, pcap;
-	struct ptensor *pt;
+	struct parsed_tensor *pt;
 	size_t npt, ptcap;
-	struct pmeta *pm;
+	struct parsed_meta *pm;
 	size_t npm, pmcap;
 	struct nametab keys;	/* __metadata__ keys, for duplicates */
 
@@ -90,15 +77,18 @@ struct parser {
 	size_t dup_meta_idx, dup_meta_pos;
 };
 
+/* A tensor name or key, quoted for a message, in buf (QUOTE_MAX bytes;
+ * err_quote never writes past its cap). */
+static inline const char *
+quote_name(char *buf, const char *s, size_t len)
+{
+	return err_quote(buf, QUOTE_MAX, s, len);
+}
 
-/* header.c */
-const char *hdr_quote(char *buf, const char *s, size_t len);
-int hdr_no_memory(struct parser *p);
-
-/* header_index.c: validate the parsed tensors in the reference's order and
- * build the immutable index.  OK, or FATAL with p->e set. */
-int hdr_finish(struct parser *p, uint64_t n, uint64_t file_size,
-	       struct header **out);
-void hdr_index_free(struct hindex *x);
+/* Validate the parsed tensors in the reference's order and build the
+ * table, taking over the arena and the shape pool.  0, or -1 with p->e
+ * set. */
+int header_index_build(struct header_parser *p, uint64_t n,
+		       uint64_t file_size, struct header **out);
 
 #endif

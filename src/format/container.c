@@ -1,0 +1,56 @@
+/* container.c - the table of formats and the one way in (container.h). */
+#include "format/container.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "format/safetensors/header.h"
+#include "format/sniff.h"
+
+/* One line per format.  The first is also the one for files nobody
+ * claims (see container.h). */
+static const struct container_format formats[] = {
+	{ "safetensors", header_claims, header_read },
+};
+
+const struct container_format *
+container_format(const unsigned char *head, size_t n, uint64_t size)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (formats[i].claims(head, n, size))
+			return &formats[i];
+	return &formats[0];
+}
+
+int
+container_open(const struct reader *r, struct header **out, struct err *e)
+{
+	unsigned char head[CONTAINER_HEAD];
+	size_t n = r->size < sizeof(head) ? (size_t)r->size : sizeof(head);
+	int rc;
+
+	*out = NULL;
+	rc = n ? reader_pread(r, head, n, 0) : 0;
+	if (rc < 0) {
+		err_set(e, ERR_IO, "reading the first %zu bytes: %s", n,
+			strerror(-rc));
+		return err_at(e, r->name);
+	}
+	if (container_format(head, n, r->size)->open(r, out, e) == 0)
+		return 0;
+	sniff_explain(r, e);
+	return err_at(e, r->name);
+}
+
+void
+container_free(struct header *h)
+{
+	if (!h)
+		return;
+	if (h->free_priv)
+		h->free_priv(h->priv);
+	free(h->tensors);
+	free(h->meta);
+	free(h);
+}

@@ -1,0 +1,52 @@
+/* table.h - the table any tensor container yields (container.h): the
+ * tensors' names, dtypes, shapes and byte ranges, and the metadata.
+ * Immutable once built; freed with container_free().  Types only.
+ */
+#ifndef STFS_TABLE_H
+#define STFS_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/dtype.h"
+
+struct tensor {
+	const char *name;	/* unescaped UTF-8; may contain NUL; also
+				   NUL-terminated for convenience */
+	uint32_t name_len;
+	enum dtype dtype;
+	uint32_t rank;
+	const uint64_t *shape;	/* rank entries */
+	uint64_t begin, end;	/* byte range, relative to data_start */
+	uint64_t numel;		/* product of shape (1 for rank 0) */
+};
+
+struct meta_pair {		/* metadata, as text */
+	const char *key;	/* NUL-terminated, may contain NUL */
+	uint32_t key_len;
+	const char *val;
+	uint32_t val_len;
+};
+
+/* The table any container yields (the name is safetensors' own: there
+ * the table is the file's header). */
+struct header {
+	uint64_t header_len;	/* safetensors: n, the 8-byte little-endian
+				   prefix; other formats: bytes before the
+				   data section */
+	uint64_t data_start;	/* where the tensors' ranges count from */
+	uint64_t file_size;
+	uint64_t data_len;	/* end of the last tensor */
+
+	size_t ntensors;
+	struct tensor *tensors;	/* sorted by byte range: file order */
+
+	int has_metadata;	/* the file has a metadata section */
+	size_t nmeta;
+	struct meta_pair *meta;	/* in file order */
+
+	void *priv;		/* the format's storage for names and shapes */
+	void (*free_priv)(void *priv);
+};
+
+#endif
