@@ -155,9 +155,7 @@ source_open_local(const char *path, struct source **out, struct err *e)
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		return err_at(e, path);
 	}
-	s->ops = &local_ops;
-	/* The descriptor belongs to the pool: source_fd_get/put. */
-	s->fd = -1;
+	s->ops = &local_ops;	/* its descriptor is the pool's: source_fd_get */
 	s->size = (uint64_t)st.st_size;
 	s->mtime = st.st_mtim;
 	s->ctime = st.st_ctim;
@@ -259,7 +257,7 @@ int
 source_fd_get(struct source *s)
 {
 	if (s->ops != &local_ops)
-		return s->fd >= 0 ? s->fd : -EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	return srcpool_get(s->priv);
 }
 

@@ -41,8 +41,6 @@ struct source {
 	char *name;		/* as the user gave it (path or URL), for messages */
 	char *base;		/* last path component, for sidecars' "source" */
 	uint64_t size;		/* size at open time */
-	int fd;			/* >= 0: bytes can be spliced from fd at the same
-				   offsets; -1 for sources without one */
 	struct timespec mtime;
 	struct timespec ctime;
 	uid_t uid;
@@ -135,7 +133,7 @@ source_reader(struct source *s)
  * offsets), pinned until source_fd_put(); -EOPNOTSUPP for sources without
  * one (remote), -ESTALE when a local file had to be reopened and is no
  * longer the one opened, other -errno on failure.  Local descriptors come
- * from a bounded pool (srcpool.h): s->fd is -1 for them. */
+ * from a bounded pool (srcpool.h). */
 int source_fd_get(struct source *s);
 void source_fd_put(struct source *s, int fd);
 

@@ -371,7 +371,6 @@ fill_source(struct source *s, struct http_src *hs,
 	    const struct source_http_opts *o)
 {
 	s->ops = &http_ops;
-	s->fd = -1;
 	s->size = hs->obj.size;
 	s->mode = 0444;
 	s->uid = getuid();
