@@ -1,5 +1,6 @@
 /* test_catalog.c - discovery of models in directory trees and in the
- * Hugging Face hub cache (src/model/catalog.c, src/model/hub_cache.c).
+ * Hugging Face hub cache (src/model/catalog.c, src/model/hub_cache.c), and
+ * flat listings placed by the same rule (src/model/catalog_listing.c).
  *
  * Every fixture is made here: tiny valid safetensors files, indexes,
  * symlinks, a hub cache with blobs/, snapshots/ and refs/main.
@@ -15,9 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ftw.h>
+
 #include "model/catalog.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "model/model.h"
+#include "source/source.h"
 #include "suites.h"
 
 
@@ -262,6 +267,92 @@ START_TEST(test_collisions)
 	ck_assert_int_eq(catalog_escape("a_b__", out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "a_b__");
 	ck_assert_int_eq(catalog_escape("abcdef", out, 4), -1);
+}
+END_TEST
+
+/* A flat listing of a local folder, as a remote provider hands one to the
+ * tree builder: relative paths, absolute ones to open. */
+static struct {
+	char *rel[64], *url[64];
+	size_t n, root_len;
+} L;
+
+static int
+list_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	const char *base = path + f->base;
+
+	(void)st;
+	if (type != FTW_F || base[0] == '.' ||
+	    !(text_ends_with(base, ".safetensors") ||
+	      text_ends_with(base, ".safetensors.index.json")))
+		return 0;
+	ck_assert_uint_lt(L.n, 64);
+	L.url[L.n] = strdup(path);
+	L.rel[L.n] = strdup(path + L.root_len + 1);
+	L.n++;
+	return 0;
+}
+
+static int
+open_path(void *arg, const char *name, struct source **out, struct err *e)
+{
+	(void)arg;
+	return source_open_local(name, out, e);
+}
+
+/* The one naming rule: a listing of a folder (hf://, s3://) is placed as
+ * the folder itself is. */
+START_TEST(test_listing_same_tree)
+{
+	struct source_opener op = { open_path, NULL, NULL };
+	struct catalog_listing cl;
+	struct catalog *local, *listed;
+	struct err e = { 0 };
+	char want[4096];
+	size_t i;
+
+	mkdirs("%s/c/a", tmp);
+	mkdirs("%s/c/deep/only", tmp);
+	mkdirs("%s/c/sets/sh", tmp);
+	write_st(P("c/a.safetensors"), "w", 2);
+	write_st(P("c/a/inner.safetensors"), "w", 2);
+	write_set(P("c"), "model");
+	write_st(P("c/model.safetensors"), "w", 2);
+	write_st(P("c/100%%.safetensors"), "w", 2);
+	write_st(P("c/__summary__.json.safetensors"), "w", 2);
+	write_st(P("c/.hidden.safetensors"), "w", 2);
+	write_st(P("c/deep/only/x.safetensors"), "w", 2);
+	write_set(P("c/sets/sh"), "m");
+	local = open_ok(P("c"));
+	snprintf(want, sizeof(want), "%s", dirs(local));
+	catalog_free(local);
+
+	memset(&L, 0, sizeof(L));
+	L.root_len = strlen(P("c"));
+	ck_assert_int_eq(nftw(P("c"), list_one, 16, FTW_PHYS), 0);
+	cl.n = L.n;
+	cl.rel = (const char *const *)L.rel;
+	cl.url = (const char *const *)L.url;
+	cl.op = &op;
+	listed = catalog_new("listing");
+	ck_assert_ptr_nonnull(listed);
+	ck_assert_msg(catalog_add_listing(listed, &cl, NULL, &e) == 0 &&
+		      catalog_finish(listed, &e) == 0, "%s: %s", e.where,
+		      e.detail);
+	ck_assert_str_eq(dirs(listed), want);
+	ck_assert_str_eq(want, "%5F_summary__.json|100%25|a|a.safetensors|"
+			 "deep/only|model.safetensors|"
+			 "model.safetensors.index.json|sets/sh");
+	/* each model's label is the name it was opened by */
+	ck_assert_str_eq(listed->entries[2].label, P("c/a/inner.safetensors"));
+	ck_assert_str_eq(listed->entries[7].label,
+			 P("c/sets/sh/m.safetensors.index.json"));
+	catalog_free(listed);
+	for (i = 0; i < L.n; i++) {
+		free(L.rel[i]);
+		free(L.url[i]);
+	}
 }
 END_TEST
 
@@ -515,6 +606,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_dir_is_the_model);
 	tcase_add_test(tc, test_folder_of_models);
 	tcase_add_test(tc, test_collisions);
+	tcase_add_test(tc, test_listing_same_tree);
 	tcase_add_test(tc, test_no_models);
 	tcase_add_test(tc, test_bad_model_in_tree);
 	tcase_add_test(tc, test_symlinks);
