@@ -255,7 +255,6 @@ sniff_explain(const struct reader *r, struct err *e)
 	memcpy(old, e->detail, sizeof(old));
 	old[sizeof(old) - 1] = '\0';
 	n = strlen(what);
-	memcpy(e->detail, what, n);
-	snprintf(e->detail + n, sizeof(e->detail) - n, " (%.*s)",
-		 (int)(sizeof(e->detail) - n - 4), old);
+	err_replace(e, e->code, "%s (%.*s)", what,
+		    (int)(sizeof(e->detail) - n - 4), old);
 }

@@ -209,7 +209,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		file_size = 8 + n + x;	/* x < 2^63: no wrap */
 
 	/* A: the parser itself */
-	memset(&ea, 0, sizeof(ea));
+	err_clear(&ea);
 	ra = header_parse((const char *)data + 8, (size_t)n, file_size, &ha,
 			  &ea);
 	if (ra == 0) {
@@ -229,7 +229,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; i < 8; i++)
 			file[i] = (uint8_t)(n >> (8 * i));
 		r = mem_reader(&mem, file, size, file_size);
-		memset(&eb, 0, sizeof(eb));
+		err_clear(&eb);
 		rb = header_read(&r, &hb, &eb);
 		CHECK(mem.max_end <= 8 + n);
 		if (n <= HEADER_MAX_LEN) {
@@ -249,7 +249,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* C: the raw input as a whole file, prefix and all, through the
 	 * container table and, when refused, sniff.c's explanation */
 	r = mem_reader(&mem, data, size, size);
-	memset(&ec, 0, sizeof(ec));
+	err_clear(&ec);
 	if (container_open(&r, &hc, &ec) == 0) {
 		check_header(hc, le64(data), size);
 		container_free(hc);

@@ -258,7 +258,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd;
 
 	put_file(INDEX, data, size);
-	memset(&e, 0, sizeof(e));
+	err_clear(&e);
 	if (model_open(dir, &m, &e) == 0) {
 		CHECK(m != NULL);
 		check_model(m);
@@ -277,7 +277,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct err e2;
 		int r2;
 
-		memset(&e2, 0, sizeof(e2));
+		err_clear(&e2);
 		r2 = model_open(index_path, &m2, &e2);
 		CHECK((r2 == 0) == (e.code == ERR_OK));
 		if (r2 == 0) {

@@ -20,5 +20,6 @@ Suite *http_suite(void);	/* test_http.c */
 Suite *hub_client_suite(void);	/* test_hub_client.c */
 Suite *s3_client_suite(void);	/* test_s3_client.c */
 Suite *nametab_suite(void);	/* test_nametab.c */
+Suite *text_suite(void);	/* test_text.c */
 
 #endif

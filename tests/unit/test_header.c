@@ -47,7 +47,7 @@ parse(const char *json, size_t len, uint64_t data_len, struct err *e)
 	struct header *h = (struct header *)1;
 	int rc;
 
-	memset(e, 0, sizeof(*e));
+	err_clear(e);
 	rc = header_parse(json, len, 8 + len + data_len, &h, e);
 	if (rc == 0) {
 		ck_assert_ptr_nonnull(h);
@@ -153,10 +153,10 @@ START_TEST(test_lengths_parse)
 
 	ck_assert_int_eq(header_parse("{}", 2, 7, &h, &e), -1);
 	ck_assert_int_eq(e.code, ERR_HEADER_TOO_SMALL);
-	memset(&e, 0, sizeof(e));
+	err_clear(&e);
 	ck_assert_int_eq(header_parse("{}", 2, 9, &h, &e), -1);
 	ck_assert_int_eq(e.code, ERR_INVALID_HEADER_LENGTH);
-	memset(&e, 0, sizeof(e));
+	err_clear(&e);
 	ck_assert_int_eq(header_parse("{}", 2, 10, &h, &e), 0);
 	container_free(h);
 }
@@ -245,7 +245,7 @@ read_with(int (*read)(const struct reader *, struct header **, struct err *),
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct reader r = { fd_pread, &fd, 0, path };
 
-	memset(e, 0, sizeof(*e));
+	err_clear(e);
 	*h = NULL;
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fstat(fd, &st), 0);
@@ -404,7 +404,7 @@ START_TEST(test_container)
 	free(p);
 
 	/* the first bytes cannot be read */
-	memset(&e, 0, sizeof(e));
+	err_clear(&e);
 	ck_assert_int_eq(container_open(&dead, &h, &e), -1);
 	ck_assert_ptr_null(h);
 	ck_assert_int_eq(e.code, ERR_IO);
