@@ -1,4 +1,5 @@
-/* hub.c - hf://ORG/NAME[@REV][/SUBDIR]: pin, list, pick the models.
+/* hub.c - hf://ORG/NAME[@REV][/SUBDIR]: pin a commit, list its files,
+ * open them ahead.
  *
  * Requests a mount makes (online, nothing cached): one GET of
  * /api/models/ORG/NAME/revision/REV (the commit sha and the file list),
@@ -7,13 +8,10 @@
  * 64 KiB at the signed location (the header), all files at once.  Files in
  * the local hub cache cost nothing; HF_HUB_OFFLINE=1 costs nothing at all.
  *
- * The models: every *.safetensors.index.json is a sharded model, every
- * *.safetensors that no index of its folder lists is a model of its own.
- * One model in all: it is the root.  Several (a pipeline: unet/, vae/,
- * text_encoder/, ...): each gets its folder, or folder/STEM when a folder
- * holds several or has models in its subfolders (STEM: the file name
- * without .safetensors or .safetensors.index.json), as catalog.c does for
- * local directories.
+ * Which files are models and where each goes is the model layer's
+ * (model/hub_tree.c, the one tree builder of catalog.h): the listing here
+ * holds every *.safetensors and *.safetensors.index.json under SUBDIR,
+ * its files handed out by resolve URL (a keyed nametab, one lookup each).
  */
 #include "source/hub/hub.h"
 #include "source/hub/hub_conf.h"
@@ -33,6 +31,7 @@
 #include <jansson.h>
 
 #include "base/error.h"
+#include "base/nametab.h"
 #include "base/text.h"
 #include "source/source.h"
 
@@ -400,8 +399,31 @@ struct hub_listing_priv {
 	struct hub_file *files;
 	size_t n;
 	char **rel;
-	char **url;
+	struct nametab byurl;	/* resolve URL -> index in files */
 };
+
+static int
+url_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
+{
+	const struct hub_listing_priv *p = ctx;
+	const char *u = p->files[id].url;
+
+	return strlen(u) == k->len && memcmp(u, k->name, k->len) == 0;
+}
+
+/* The listed file opened by url, or NULL. */
+static struct hub_file *
+find_file(struct hub_listing_priv *p, const char *url)
+{
+	struct nametab_key k;
+	long id;
+
+	if (!p->byurl.slot)
+		return NULL;
+	nametab_key(&k, 0, url, strlen(url));
+	id = nametab_find(&p->byurl, &k);
+	return id < 0 ? NULL : &p->files[id];
+}
 
 void
 hub_listing_free(struct hub_listing *l)
@@ -417,6 +439,8 @@ hub_listing_free(struct hub_listing *l)
 		}
 		free(p->files);
 		free(p->rel);
+		if (p->byurl.slot)
+			nametab_free(&p->byurl);
 		names_free(&p->all);
 		free(p);
 	}
@@ -430,13 +454,9 @@ hub_listing_open(void *arg, const char *name, struct source **out,
 		 struct err *e)
 {
 	struct hub_listing_priv *p = ((struct hub_listing *)arg)->priv;
-	size_t i;
+	struct hub_file *f = find_file(p, name);
 
-	for (i = 0; i < p->n; i++) {
-		struct hub_file *f = &p->files[i];
-
-		if (strcmp(f->url, name) != 0)
-			continue;
+	if (f) {
 		if (f->src) {
 			*out = f->src;	/* handed over once */
 			f->src = NULL;
@@ -465,13 +485,11 @@ void
 hub_listing_keep(void *arg, const char *name, struct source *s)
 {
 	struct hub_listing_priv *p = ((struct hub_listing *)arg)->priv;
-	size_t i;
+	struct hub_file *f = find_file(p, name);
 
-	for (i = 0; s && i < p->n; i++) {
-		if (strcmp(p->files[i].url, name) == 0 && !p->files[i].src) {
-			p->files[i].src = s;
-			s = NULL;
-		}
+	if (f && !f->src) {
+		f->src = s;
+		s = NULL;
 	}
 	source_close(s);
 }
@@ -572,6 +590,19 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 			" (in the local hub cache)" : "");
 		err_at(e, uri);
 		goto out;
+	}
+	if (nametab_init(&p->byurl, n, url_eq, p) != 0) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct nametab_key k;
+
+		nametab_key(&k, 0, p->files[i].url, strlen(p->files[i].url));
+		if (nametab_put(&p->byurl, &k, (uint32_t)i) == -2) {
+			err_set(e, ERR_NO_MEMORY, "out of memory");
+			goto out;
+		}
 	}
 	if (hub_open_files(p->files, n, e) != 0)
 		goto out;
