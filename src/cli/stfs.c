@@ -27,6 +27,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "cli/nofile.h"
+#include "model/display.h"
 #include "model/catalog.h"
 #include "fuse/adapter.h"
 #include "model/model.h"
@@ -869,7 +870,7 @@ main(int argc, char **argv)
 			"SOURCE and MOUNTPOINT are required", PROG);
 		goto out;
 	}
-	o.shown = source_display(o.source);
+	o.shown = display_name(o.source);
 	if (!o.shown) {
 		err_set(&e, ERR_NO_MEMORY, "out of memory");
 		goto out;

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "model/catalog_int.h"
+#include "model/display.h"
 #include "model/hub_cache.h"
 #include "model/model.h"
 #include "source/source.h"
@@ -185,7 +186,7 @@ open_url(void *files, const char *url, struct model **m, char **label,
 {
 	if (model_open_url(files, url, m, e))
 		return -1;
-	*label = source_display(url);
+	*label = display_name(url);
 	return 0;
 }
 
@@ -317,7 +318,7 @@ catalog_open_url(const struct source_opener *files, const char *url,
 {
 	struct catalog_opener op = { open_url, (void *)files };
 	struct catalog *c = catalog_new(url);
-	char *shown = source_display(url);
+	char *shown = display_name(url);
 
 	(void)o;
 	if (!c || !shown) {

@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "model/catalog_int.h"
+#include "model/display.h"
 #include "model/model.h"
 #include "model/shards.h"
 #include "source/source.h"
@@ -150,7 +151,7 @@ open_listed(void *arg, const char *path, struct model **m, char **label,
 	if (rc)
 		return err_at(e, x->url);
 	/* a URL without user info and query (issue 14.5) */
-	*label = source_display(x->url);
+	*label = display_name(x->url);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "format/container.h"
+#include "model/display.h"
 
 /* Pretty JSON object of a header's __metadata__ pairs, in header order. */
 static char *
@@ -50,7 +51,7 @@ model_from_single(const char *arg, struct source *src, struct header *h,
 		goto oom;
 	m->shards = calloc(1, sizeof(*m->shards));
 	m->tensors = calloc(h->ntensors ? h->ntensors : 1, sizeof(*m->tensors));
-	m->arg = source_display(arg);
+	m->arg = display_name(arg);
 	if (!m->shards || !m->tensors || !m->arg)
 		goto oom;
 	m->shards[0].name = strdup(src->base);

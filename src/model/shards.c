@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "base/nametab.h"
 #include "base/text.h"
+#include "model/display.h"
 #include "format/container.h"
 
 #define INDEX_MAX_BYTES (256u << 20)	/* far above any real index */
@@ -427,7 +428,7 @@ shards_open_index(const struct source_opener *op, const char *dir,
 	if (!m)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	m->sharded = 1;
-	m->arg = source_display(dir ? dir : index_path);
+	m->arg = display_name(dir ? dir : index_path);
 	m->index_path = strdup(index_path);
 	if (!m->arg || !m->index_path) {
 		model_free(m);

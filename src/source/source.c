@@ -12,9 +12,6 @@
 
 #include "base/error.h"
 #include "source/srcpool.h"
-#ifdef STFS_HAVE_HTTP
-#include "source/http/http_url.h"
-#endif
 
 static int
 local_pread(struct source *s, void *buf, size_t len, uint64_t off)
@@ -174,18 +171,6 @@ source_is_url(const char *name)
 	return strncmp(name, "http://", 7) == 0 ||
 	       strncmp(name, "https://", 8) == 0 ||
 	       strncmp(name, "s3://", 5) == 0;
-}
-
-char *
-source_display(const char *name)
-{
-	if (!source_is_url(name))
-		return strdup(name);
-#ifdef STFS_HAVE_HTTP
-	return http_url_redact(name);
-#else
-	return strndup(name, strcspn(name, "?#"));
-#endif
 }
 
 void

@@ -100,11 +100,6 @@ int source_is_url(const char *name);
  * libcurl or libxml2). */
 int source_open_s3(const char *url, struct source **out, struct err *e);
 
-/* name as it may be shown (fsname, summaries, messages): URLs without
- * user info, query or fragment, where presigned URLs keep credentials.
- * Malloc'd; NULL without memory. */
-char *source_display(const char *name);
-
 /* HTTP(S) range-request source (source_http.c; a stub that refuses when
  * built without libcurl). */
 int source_open_http(const char *url, struct source **out, struct err *e);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "model/display.h"
 #include "model/model.h"
 #include "source/source.h"
 #include "source/http/source_http.h"
@@ -113,7 +114,7 @@ render(const struct view *v, struct buf *b)
 	for (i = 0; i < v->model->nshards; i++) {
 		struct source *src = v->model->shards[i].src;
 		json_t *s = source_http_stats(src);
-		char *name = source_display(src->name);
+		char *name = display_name(src->name);
 
 		if (!s)
 			s = json_object();
