@@ -3,9 +3,9 @@
  *
  * A container is read into a table (struct header, table.h): the
  * tensors' names, dtypes, shapes and byte ranges, plus the file's
- * metadata.  Everything
- * above the format layer works on that table and the byte ranges only, so
- * a new format does not touch the model, the views or the mount.
+ * metadata.  Everything above the format layer works on that table and
+ * the byte ranges only, so a new format does not touch the model, the
+ * views or the mount.
  *
  * What a second format provides (one folder, src/format/NAME/, and one
  * line in container.c's table):
@@ -21,22 +21,26 @@
  *          The table is freed with container_free(): tensors, meta and h
  *          itself with free(), priv with free_priv.
  *
- * The first line of the table, safetensors, has no magic number: it also
- * reads every file no other format claims, so an unknown file gets the
+ * The first line of the table, safetensors, has no magic number (its
+ * claims() only sees a length prefix that fits and a '{'): it also reads
+ * every file no other format claims, so an unknown file gets the
  * reference reader's error, and sniff.c then puts in front what the file
  * really is (a Git LFS pointer, an HTML page, a GGUF file, ...).  A format
  * that joins the table takes its line out of sniff.c's list of foreign
  * files.
  *
  * Types safetensors lacks: a tensor's bytes are [data_start + begin,
- * data_start + end), always; numel * bits / 8 == end - begin holds for
- * the dtypes of safetensors (dtype.h) but is not part of the contract.
- * GGUF's quantized blocks (Q4_K: 256 elements in 144 bytes) become dtypes
- * of their own whose size per block is given by dtype.h, with a byte range
- * that is not numel * bits / 8; views that convert elements (.npy, .txt,
- * stats) refuse a dtype they cannot decode, the raw bytes are served as
- * they are.  A format whose tensors lie anywhere in the file (a zip's
- * members) sets data_start to 0 and gives absolute ranges.
+ * data_start + end), always, and the layers above take its size from that
+ * range (model_tensor_nbytes), never from numel * bits / 8, which holds
+ * for the dtypes of safetensors only.  GGUF's quantized blocks (Q4_K: 256
+ * elements in 144 bytes) are added as dtypes of their own in dtype.h, with
+ * their block (elements, bytes) beside bits, and a byte range that is not
+ * numel * bits / 8; nothing in struct tensor changes.  The views that
+ * decode elements (.npy, .txt, stats) must then refuse a dtype they
+ * cannot decode; the raw bytes are served as they are.  A format
+ * whose tensors lie anywhere in the file (a zip's members) sets data_start
+ * to 0 and gives absolute ranges; metadata that is not text (GGUF's typed
+ * values) is written out as text, JSON for arrays.
  */
 #ifndef STFS_CONTAINER_H
 #define STFS_CONTAINER_H

@@ -68,7 +68,7 @@ static int
 meta_key_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 {
 	const struct header_parser *p = ctx;
-	const struct arena_span *r = &p->pm[id].key;
+	const struct arena_span *r = &p->meta[id].key;
 
 	return r->len == k->len && memcmp(p->arena + r->off, k->name, k->len) == 0;
 }
@@ -110,8 +110,8 @@ json_error(struct header_parser *p, size_t pos, const char *fmt, ...)
 static int __attribute__((format(printf, 3, 4)))
 schema_error(struct header_parser *p, size_t pos, const char *fmt, ...)
 {
-	const struct parsed_tensor *t = &p->pt[p->cur];
-	/* sized so that the whole sentence fits in dmsg */
+	const struct parsed_tensor *t = &p->tensors[p->cur];
+	/* sized so that the whole sentence fits in deferred_msg */
 	char q[QUOTE_MAX], msg[ERR_DETAIL_MAX - QUOTE_MAX - 48];
 	va_list ap;
 
@@ -120,7 +120,8 @@ schema_error(struct header_parser *p, size_t pos, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(p->dmsg, sizeof(p->dmsg), "tensor %s: %s (at header byte %zu)",
+	snprintf(p->deferred_msg, sizeof(p->deferred_msg),
+		 "tensor %s: %s (at header byte %zu)",
 		 quote_name(q, p->arena + t->name.off, t->name.len), msg, pos);
 	p->deferred = 1;
 	return SCHEMA;
@@ -178,11 +179,11 @@ skip_value(struct header_parser *p)
 }
 
 /* Decode the current KEY/STRING token into the arena, NUL-terminated.
- * Returns its offset; the caller commits it by advancing alen. */
+ * Returns its offset; the caller commits it by advancing arena_len. */
 static uint32_t
 arena_put(struct header_parser *p, size_t *len)
 {
-	char *dst = p->arena + p->alen;
+	char *dst = p->arena + p->arena_len;
 
 	if (p->tok.escaped)
 		*len = jscan_unescape(p->tok.s, p->tok.len, dst, p->tok.len);
@@ -192,7 +193,7 @@ arena_put(struct header_parser *p, size_t *len)
 		*len = p->tok.len;
 	}
 	dst[*len] = '\0';
-	return (uint32_t)p->alen;
+	return (uint32_t)p->arena_len;
 }
 
 static int
@@ -320,17 +321,17 @@ parse_dtype(struct header_parser *p)
 	char desc[96];
 	int rc;
 
-	if (p->tok.type == JSCAN_STRING && p->dt_text &&
-	    p->tok.len == p->dt_len && !p->tok.escaped &&
-	    short_eq(p->tok.s, p->dt_text, p->dt_len)) {
-		d = p->dt_last;
+	if (p->tok.type == JSCAN_STRING && p->last_dtype_text &&
+	    p->tok.len == p->last_dtype_len && !p->tok.escaped &&
+	    short_eq(p->tok.s, p->last_dtype_text, p->last_dtype_len)) {
+		d = p->last_dtype;
 	} else if (p->tok.type == JSCAN_STRING) {
 		if (dtype_of_token(&p->tok, &d) < 0)
 			return unknown_dtype(p, &p->tok);
 		if (!p->tok.escaped) {
-			p->dt_text = p->tok.s;
-			p->dt_len = p->tok.len;
-			p->dt_last = d;
+			p->last_dtype_text = p->tok.s;
+			p->last_dtype_len = p->tok.len;
+			p->last_dtype = d;
 		}
 	} else if (p->tok.type == JSCAN_OBJECT) {
 		rc = dtype_map(p, &d);
@@ -341,7 +342,7 @@ parse_dtype(struct header_parser *p)
 				    "expected a string",
 				    describe(desc, sizeof(desc), &p->tok));
 	}
-	p->pt[p->cur].dtype = (uint8_t)d;
+	p->tensors[p->cur].dtype = (uint8_t)d;
 	return OK;
 }
 
@@ -361,12 +362,12 @@ expect_uint(struct header_parser *p, const char *what, uint64_t *v)
 			    describe(desc, sizeof(desc), &p->tok));
 }
 
-/* The shape just appended at pool[off..plen): if a recent tensor had the
+/* The shape just appended at pool[off..pool_len): if a recent tensor had the
  * same one, drop the copy and share it.  Returns the offset to use. */
 static size_t
 intern_shape(struct header_parser *p, size_t off)
 {
-	size_t rank = p->plen - off, h = rank;
+	size_t rank = p->pool_len - off, h = rank;
 	const uint64_t *dims;
 
 	if (rank == 0)
@@ -377,7 +378,7 @@ intern_shape(struct header_parser *p, size_t off)
 	h = (h ^ h >> 17) & 63;
 	if (p->shapes[h].rank == rank &&
 	    memcmp(p->pool + p->shapes[h].off, dims, rank * sizeof(*dims)) == 0) {
-		p->plen = off;
+		p->pool_len = off;
 		return p->shapes[h].off;
 	}
 	p->shapes[h].off = (uint32_t)off;
@@ -388,7 +389,7 @@ intern_shape(struct header_parser *p, size_t off)
 static int
 parse_shape(struct header_parser *p)
 {
-	size_t off = p->plen;
+	size_t off = p->pool_len;
 	char desc[96];
 
 	if (p->tok.type != JSCAN_ARRAY)
@@ -406,13 +407,13 @@ parse_shape(struct header_parser *p)
 		rc = expect_uint(p, "shape", &v);
 		if (rc != OK)
 			return rc;
-		if (grow((void **)&p->pool, &p->pcap, p->plen + 1,
+		if (grow((void **)&p->pool, &p->pool_cap, p->pool_len + 1,
 			 sizeof(*p->pool)) < 0)
 			return no_memory(p);
-		p->pool[p->plen++] = v;
+		p->pool[p->pool_len++] = v;
 	}
-	p->pt[p->cur].rank = (uint32_t)(p->plen - off);
-	p->pt[p->cur].shape_off = (uint32_t)intern_shape(p, off);
+	p->tensors[p->cur].rank = (uint32_t)(p->pool_len - off);
+	p->tensors[p->cur].shape_off = (uint32_t)intern_shape(p, off);
 	return OK;
 }
 
@@ -442,8 +443,8 @@ parse_offsets(struct header_parser *p)
 	if (p->tok.type != JSCAN_ARRAY_END)
 		return schema_error(p, p->tok.pos, "data_offsets: invalid length, "
 				    "expected 2 elements");
-	p->pt[p->cur].begin = v[0];
-	p->pt[p->cur].end = v[1];
+	p->tensors[p->cur].begin = v[0];
+	p->tensors[p->cur].end = v[1];
 	return OK;
 }
 
@@ -568,7 +569,7 @@ parse_entry(struct header_parser *p)
 }
 
 /* A top-level member other than __metadata__; its decoded name is at
- * arena + alen, not yet committed. */
+ * arena + arena_len, not yet committed. */
 static int
 parse_tensor(struct header_parser *p, size_t name_len, size_t key_pos)
 {
@@ -581,17 +582,18 @@ parse_tensor(struct header_parser *p, size_t name_len, size_t key_pos)
 			return syntax_error(p);
 		return skip_value(p);
 	}
-	if (p->npt >= UINT32_MAX - 1 ||
-	    grow((void **)&p->pt, &p->ptcap, p->npt + 1, sizeof(*p->pt)) < 0)
+	if (p->ntensors >= UINT32_MAX - 1 ||
+	    grow((void **)&p->tensors, &p->tensors_cap, p->ntensors + 1,
+		 sizeof(*p->tensors)) < 0)
 		return no_memory(p);
-	p->cur = p->npt++;
-	t = &p->pt[p->cur];
+	p->cur = p->ntensors++;
+	t = &p->tensors[p->cur];
 	memset(t, 0, sizeof(*t));
-	t->name.off = (uint32_t)p->alen;
+	t->name.off = (uint32_t)p->arena_len;
 	t->name.len = (uint32_t)name_len;
-	t->name.hash = name_hash(p->arena + p->alen, name_len);
+	t->name.hash = name_hash(p->arena + p->arena_len, name_len);
 	t->pos = (uint32_t)key_pos;
-	p->alen += name_len + 1;
+	p->arena_len += name_len + 1;
 
 	rc = parse_entry(p);
 	if (rc == FATAL)
@@ -614,7 +616,7 @@ meta_pair(struct header_parser *p)
 	long prev;
 
 	koff = arena_put(p, &klen);
-	p->alen += klen + 1;
+	p->arena_len += klen + 1;
 	if (next(p) == JSCAN_ERROR)
 		return syntax_error(p);
 	if (p->tok.type != JSCAN_STRING)
@@ -622,27 +624,28 @@ meta_pair(struct header_parser *p)
 				  "type: %s, expected a string",
 				  quote_name(q, p->arena + koff, klen),
 				  describe(desc, sizeof(desc), &p->tok));
-	if (grow((void **)&p->pm, &p->pmcap, p->npm + 1, sizeof(*p->pm)) < 0)
+	if (grow((void **)&p->meta, &p->meta_cap, p->nmeta + 1,
+		 sizeof(*p->meta)) < 0)
 		return no_memory(p);
-	m = &p->pm[p->npm];
+	m = &p->meta[p->nmeta];
 	m->key.off = koff;
 	m->key.len = (uint32_t)klen;
 	nametab_key(&k, 0, p->arena + koff, klen);
 	m->key.hash = k.hash;
 	m->voff = arena_put(p, &vlen);
 	m->vlen = (uint32_t)vlen;
-	p->alen += vlen + 1;
+	p->arena_len += vlen + 1;
 
-	prev = p->npm < NAMETAB_ID_MAX ?
-	       nametab_put(&p->keys, &k, (uint32_t)p->npm) : -2;
+	prev = p->nmeta < NAMETAB_ID_MAX ?
+	       nametab_put(&p->keys, &k, (uint32_t)p->nmeta) : -2;
 	if (prev == -2)
 		return no_memory(p);
 	if (prev >= 0 && !p->dup_meta) {
 		p->dup_meta = 1;
-		p->dup_meta_idx = p->npm;
+		p->dup_meta_idx = p->nmeta;
 		p->dup_meta_pos = key_pos;
 	}
-	p->npm++;
+	p->nmeta++;
 	return OK;
 }
 
@@ -683,7 +686,8 @@ parse_member(struct header_parser *p)
 	size_t len, key_pos = p->tok.pos;
 
 	arena_put(p, &len);
-	if (len == 12 && memcmp(p->arena + p->alen, "__metadata__", 12) == 0)
+	if (len == 12 &&
+	    memcmp(p->arena + p->arena_len, "__metadata__", 12) == 0)
 		return parse_metadata(p, key_pos);
 	return parse_tensor(p, len, key_pos);
 }
@@ -709,7 +713,7 @@ parse_json(struct header_parser *p)
 	}
 	if (p->deferred)
 		return err_set(p->e, ERR_INVALID_HEADER_DESERIALIZATION, "%s",
-			       p->dmsg);
+			       p->deferred_msg);
 	if (next(p) == JSCAN_ERROR)
 		return syntax_error(p);
 	return OK;
@@ -720,8 +724,8 @@ parser_free(struct header_parser *p)
 {
 	free(p->arena);
 	free(p->pool);
-	free(p->pt);
-	free(p->pm);
+	free(p->tensors);
+	free(p->meta);
 	nametab_free(&p->keys);
 }
 
@@ -767,8 +771,8 @@ header_parse(const char *buf, size_t n, uint64_t file_size,
 	}
 	memset(&p, 0, sizeof(p));
 	p.e = e;
-	p.acap = n + 1;
-	p.arena = malloc(p.acap);
+	p.arena_cap = n + 1;
+	p.arena = malloc(p.arena_cap);
 	if (!p.arena || nametab_init(&p.keys, 0, meta_key_eq, &p) < 0) {
 		free(p.arena);
 		return err_set(e, ERR_NO_MEMORY, "out of memory for a %zu-byte "

@@ -79,22 +79,22 @@ okey_cmp(const void *a, const void *b)
 
 /* Indices of the tensors the reference would keep (the last entry of
  * each name), in data_offsets order; *identity tells that this is simply
- * 0..npt-1 (the writer emits file order).  NULL on allocation failure. */
+ * 0..ntensors-1 (the writer emits file order).  NULL on allocation failure. */
 static uint32_t *
 sorted_order(const struct header_parser *p, size_t *count, int *identity)
 {
-	struct okey *k = malloc((p->npt ? p->npt : 1) * sizeof(*k));
+	struct okey *k = malloc((p->ntensors ? p->ntensors : 1) * sizeof(*k));
 	uint32_t *order;
 	size_t m = 0;
 	int sorted = 1;
 
 	if (!k)
 		return NULL;
-	for (size_t i = 0; i < p->npt; i++) {
-		if (p->pt[i].shadowed)
+	for (size_t i = 0; i < p->ntensors; i++) {
+		if (p->tensors[i].shadowed)
 			continue;
-		k[m].begin = p->pt[i].begin;
-		k[m].end = p->pt[i].end;
+		k[m].begin = p->tensors[i].begin;
+		k[m].end = p->tensors[i].end;
 		k[m].idx = (uint32_t)i;
 		if (m && okey_cmp(&k[m - 1], &k[m]) > 0)
 			sorted = 0;
@@ -102,7 +102,7 @@ sorted_order(const struct header_parser *p, size_t *count, int *identity)
 	}
 	if (!sorted)
 		qsort(k, m, sizeof(*k), okey_cmp);
-	*identity = sorted && m == p->npt;
+	*identity = sorted && m == p->ntensors;
 	order = malloc((m ? m : 1) * sizeof(*order));
 	if (order)
 		for (size_t i = 0; i < m; i++)
@@ -115,7 +115,8 @@ sorted_order(const struct header_parser *p, size_t *count, int *identity)
 static inline int
 same_name(const struct header_parser *p, uint32_t a, uint32_t b)
 {
-	const struct arena_span *x = &p->pt[a].name, *y = &p->pt[b].name;
+	const struct arena_span *x = &p->tensors[a].name;
+	const struct arena_span *y = &p->tensors[b].name;
 
 	return x->len == y->len &&
 	       memcmp(p->arena + x->off, p->arena + y->off, x->len) == 0;
@@ -139,7 +140,7 @@ find_duplicates(struct header_parser *p, const uint64_t *v, size_t n)
 
 				if (!same_name(p, x, y))
 					continue;
-				p->pt[x].shadowed = 1;
+				p->tensors[x].shadowed = 1;
 				if (!p->dup_tensor || y < p->dup_tensor_idx) {
 					p->dup_tensor = 1;
 					p->dup_tensor_idx = y;
@@ -158,14 +159,14 @@ dup_note(const struct header_parser *p, char *buf, size_t cap)
 
 	buf[0] = '\0';
 	if (p->dup_tensor) {
-		const struct parsed_tensor *t = &p->pt[p->dup_tensor_idx];
+		const struct parsed_tensor *t = &p->tensors[p->dup_tensor_idx];
 
 		snprintf(buf, cap, "; also, tensor %s appears more than once "
 			 "(header byte %" PRIu32 ")",
 			 quote_name(q, p->arena + t->name.off, t->name.len),
 			 t->pos);
 	} else if (p->dup_meta) {
-		const struct parsed_meta *m = &p->pm[p->dup_meta_idx];
+		const struct parsed_meta *m = &p->meta[p->dup_meta_idx];
 
 		snprintf(buf, cap, "; also, __metadata__ key %s appears more "
 			 "than once",
@@ -265,23 +266,23 @@ build(struct header_parser *p, const uint32_t *order, const uint64_t *numel,
 
 	if (!h || !x)
 		goto fail;
-	h->tensors = calloc(p->npt ? p->npt : 1, sizeof(*h->tensors));
-	h->meta = calloc(p->npm ? p->npm : 1, sizeof(*h->meta));
+	h->tensors = calloc(p->ntensors ? p->ntensors : 1, sizeof(*h->tensors));
+	h->meta = calloc(p->nmeta ? p->nmeta : 1, sizeof(*h->meta));
 	if (!h->tensors || !h->meta)
 		goto fail;
 	/* give back the arena's unused tail (it was sized for the worst case) */
-	arena = realloc(p->arena, p->alen ? p->alen : 1);
+	arena = realloc(p->arena, p->arena_len ? p->arena_len : 1);
 	if (arena)
 		p->arena = arena;
-	if (p->pool && p->plen < p->pcap) {
-		uint64_t *pool = realloc(p->pool, (p->plen ? p->plen : 1) *
-					 sizeof(*pool));
+	if (p->pool && p->pool_len < p->pool_cap) {
+		size_t len = p->pool_len ? p->pool_len : 1;
+		uint64_t *pool = realloc(p->pool, len * sizeof(*pool));
 
 		if (pool)
 			p->pool = pool;
 	}
-	for (size_t i = 0; i < p->npt; i++) {
-		const struct parsed_tensor *s = &p->pt[order[i]];
+	for (size_t i = 0; i < p->ntensors; i++) {
+		const struct parsed_tensor *s = &p->tensors[order[i]];
 		struct tensor *t = &h->tensors[i];
 
 		t->name = p->arena + s->name.off;
@@ -293,19 +294,19 @@ build(struct header_parser *p, const uint32_t *order, const uint64_t *numel,
 		t->end = s->end;
 		t->numel = numel[i];
 	}
-	for (size_t i = 0; i < p->npm; i++) {
-		h->meta[i].key = p->arena + p->pm[i].key.off;
-		h->meta[i].key_len = p->pm[i].key.len;
-		h->meta[i].val = p->arena + p->pm[i].voff;
-		h->meta[i].val_len = p->pm[i].vlen;
+	for (size_t i = 0; i < p->nmeta; i++) {
+		h->meta[i].key = p->arena + p->meta[i].key.off;
+		h->meta[i].key_len = p->meta[i].key.len;
+		h->meta[i].val = p->arena + p->meta[i].voff;
+		h->meta[i].val_len = p->meta[i].vlen;
 	}
 	h->header_len = n;
 	h->data_start = 8 + n;
 	h->file_size = file_size;
 	h->data_len = data_len;
-	h->ntensors = p->npt;
+	h->ntensors = p->ntensors;
 	h->has_metadata = p->has_meta;
-	h->nmeta = p->npm;
+	h->nmeta = p->nmeta;
 	x->arena = p->arena;
 	x->pool = p->pool;
 	h->priv = x;
@@ -329,7 +330,7 @@ duplicate_error(struct header_parser *p)
 	char q[QUOTE_MAX];
 
 	if (p->dup_tensor) {
-		const struct parsed_tensor *t = &p->pt[p->dup_tensor_idx];
+		const struct parsed_tensor *t = &p->tensors[p->dup_tensor_idx];
 
 		return err_set(p->e, ERR_INVALID_HEADER_DESERIALIZATION,
 			       "duplicate tensor name %s (at header byte %"
@@ -342,8 +343,8 @@ duplicate_error(struct header_parser *p)
 		       "duplicate __metadata__ key %s (at header byte %zu): the "
 		       "format forbids duplicate keys; the reference reader "
 		       "would silently keep the last",
-		       quote_name(q, p->arena + p->pm[p->dup_meta_idx].key.off,
-				  p->pm[p->dup_meta_idx].key.len),
+		       quote_name(q, p->arena + p->meta[p->dup_meta_idx].key.off,
+				  p->meta[p->dup_meta_idx].key.len),
 		       p->dup_meta_pos);
 }
 
@@ -352,7 +353,7 @@ int
 header_index_build(struct header_parser *p, uint64_t n, uint64_t file_size,
 		   struct header **out)
 {
-	size_t m = 0, nt = p->npt ? p->npt : 1;
+	size_t m = 0, nt = p->ntensors ? p->ntensors : 1;
 	uint64_t *keys = malloc(nt * sizeof(*keys));
 	uint64_t *tmp = malloc(nt * sizeof(*tmp));
 	uint64_t *tags = NULL, *numel = NULL;
@@ -364,10 +365,10 @@ header_index_build(struct header_parser *p, uint64_t n, uint64_t file_size,
 		no_memory(p);
 		goto out;
 	}
-	for (size_t i = 0; i < p->npt; i++)
-		keys[i] = (p->pt[i].name.hash >> 32) << 32 | i;
-	tags = sort_by_tag(keys, tmp, p->npt);
-	find_duplicates(p, tags, p->npt);
+	for (size_t i = 0; i < p->ntensors; i++)
+		keys[i] = (p->tensors[i].name.hash >> 32) << 32 | i;
+	tags = sort_by_tag(keys, tmp, p->ntensors);
+	find_duplicates(p, tags, p->ntensors);
 	order = sorted_order(p, &m, &identity);
 	numel = malloc((m ? m : 1) * sizeof(*numel));
 	if (!order || !numel) {
@@ -375,7 +376,7 @@ header_index_build(struct header_parser *p, uint64_t n, uint64_t file_size,
 		goto out;
 	}
 	for (size_t i = 0; i < m; i++) {
-		const struct parsed_tensor *t = &p->pt[order[i]];
+		const struct parsed_tensor *t = &p->tensors[order[i]];
 
 		if (validate_one(p, t, start, &numel[i]) != 0)
 			goto out;

@@ -46,13 +46,13 @@ struct header_parser {
 
 	char *arena;		/* capacity n + 1: every decoded string plus its
 				   NUL fits in the bytes of its JSON literal */
-	size_t alen, acap;
-	uint64_t *pool;
-	size_t plen, pcap;
-	struct parsed_tensor *pt;
-	size_t npt, ptcap;
-	struct parsed_meta *pm;
-	size_t npm, pmcap;
+	size_t arena_len, arena_cap;
+	uint64_t *pool;		/* every shape's dimensions */
+	size_t pool_len, pool_cap;
+	struct parsed_tensor *tensors;	/* in header order */
+	size_t ntensors, tensors_cap;
+	struct parsed_meta *meta;	/* __metadata__ pairs, in header order */
+	size_t nmeta, meta_cap;
 	struct nametab keys;	/* __metadata__ keys, for duplicates */
 
 	int meta_seen;		/* "__metadata__" key seen (even if null) */
@@ -63,13 +63,13 @@ struct header_parser {
 		uint32_t rank;	/* most shapes are stored once */
 	} shapes[64];
 
-	const char *dt_text;	/* the last dtype string seen, raw, and its */
-	size_t dt_len;		/* value: the writer groups tensors by dtype */
-	enum dtype dt_last;
+	const char *last_dtype_text;	/* the last dtype string seen, raw, */
+	size_t last_dtype_len;		/* and its value: the writer groups */
+	enum dtype last_dtype;		/* tensors by dtype */
 
-	size_t cur;		/* tensor being parsed (index into pt) */
-	int deferred;		/* a tensor schema error is held in dmsg */
-	char dmsg[ERR_DETAIL_MAX];
+	size_t cur;		/* tensor being parsed (index into tensors) */
+	int deferred;		/* a tensor schema error is held back: */
+	char deferred_msg[ERR_DETAIL_MAX];
 
 	int dup_tensor;		/* first duplicate tensor name: index, pos */
 	size_t dup_tensor_idx;
