@@ -19,6 +19,7 @@ Suite *s3conf_suite(void);	/* test_s3conf.c */
 Suite *http_suite(void);	/* test_http.c */
 Suite *hub_client_suite(void);	/* test_hub_client.c */
 Suite *s3_client_suite(void);	/* test_s3_client.c */
+Suite *s3_prefix_suite(void);	/* test_s3_prefix.c */
 Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
 
