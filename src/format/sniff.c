@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,10 @@ sniff_text(const unsigned char *p, size_t n, char *out, size_t cap)
 	return 0;
 }
 
-int
+/* What the first n bytes of a file of size bytes are, as a sentence,
+ * written to out (cap bytes); 0 when recognized, -1 when they look like
+ * nothing known.  Truncation is judged by sniff_truncated. */
+static int
 sniff_bytes(const unsigned char *p, size_t n, uint64_t size, char *out,
 	    size_t cap)
 {

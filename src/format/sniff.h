@@ -11,24 +11,15 @@
 #ifndef STFS_SNIFF_H
 #define STFS_SNIFF_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include "format/reader.h"
 
 struct err;
 
-/* What the first n bytes of a file of size bytes are, as a sentence
- * ("a Git LFS pointer ...: run `git lfs pull` ..."), written to out (cap
- * bytes); 0 when recognized, -1 when they look like nothing known.
- * Truncation is not judged here (see sniff_explain). */
-int sniff_bytes(const unsigned char *p, size_t n, uint64_t size, char *out,
-		size_t cap);
-
 /* After a validation error in *e for r: read its first bytes (and, for
  * a header that parses, its end offsets) and put what the file is in front
- * of e->detail.  Does nothing for I/O and memory errors.  container_open()
- * calls it. */
+ * of e->detail ("a Git LFS pointer ...: run `git lfs pull` ...", "N of M
+ * bytes: incomplete download? ...").  Does nothing for I/O and memory
+ * errors.  container_open() calls it. */
 void sniff_explain(const struct reader *r, struct err *e);
 
 #endif
