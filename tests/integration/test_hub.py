@@ -18,6 +18,7 @@ import errno
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 
@@ -462,6 +463,27 @@ def case_offline(t, work, home, repo, sha, d):
 	t.check(r.returncode == 2 and b"cannot reach the Hub" in r.stderr,
 		"server down, not cached: says the Hub is unreachable: %s"
 		% r.stderr)
+	# HF_HUB_ETAG_TIMEOUT bounds the API call as in huggingface_hub, not
+	# the (30 s) read bound: with it at 1 s the fallback is done well
+	# inside this 20 s deadline; the reads keep their own bound
+	env4 = env_for(None, home, HF_HUB_CACHE=cache,
+		       HF_ENDPOINT="http://127.0.0.1:9", HF_HUB_ETAG_TIMEOUT="1")
+	try:
+		r = run([harness.STFS_INSPECT, "--json", "hf://org/cached"],
+			env=env4, timeout=20)
+		t.eq(r.returncode, 0, "server down, cached, HF_HUB_ETAG_TIMEOUT=1:"
+		     " the cache is used: %s" % r.stderr)
+	except subprocess.TimeoutExpired:
+		t.check(False, "server down, cached, HF_HUB_ETAG_TIMEOUT=1: "
+			"still waiting after 20 s")
+	for var, val in (("HF_HUB_OFFLINE", "maybe"),
+			 ("HF_HUB_ETAG_TIMEOUT", "soon"),
+			 ("HF_HUB_ETAG_TIMEOUT", "0")):
+		r = inspect("hf://org/cached", dict(env, **{var: val}))
+		err = r.stderr.decode()
+		t.check(r.returncode == 2 and var in err and val in err and
+			err.count("\n") == 1, "%s=%s refused in one line: %s"
+			% (var, val, err))
 
 
 def case_errors(t, sim, work, home):

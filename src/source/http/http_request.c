@@ -134,7 +134,7 @@ http_request_get(const struct http_request *q, struct http_request_answer *a)
 {
 	const struct http_transport *tr;
 	struct err e = { 0 };
-	uint64_t deadline, now;
+	uint64_t deadline, now, bound;
 	unsigned n;
 	int r;
 
@@ -148,7 +148,10 @@ http_request_get(const struct http_request *q, struct http_request_answer *a)
 		snprintf(a->why, sizeof(a->why), "cannot initialize libcurl");
 		return HTTP_FAIL;
 	}
-	deadline = http_conf_now_ms() + http_conf_bound_ms();
+	bound = http_conf_bound_ms();
+	if (q->bound_ms && q->bound_ms < bound)
+		bound = q->bound_ms;
+	deadline = http_conf_now_ms() + bound;
 	for (n = 0; ; n++) {
 		uint64_t pause;
 
@@ -169,8 +172,8 @@ http_request_get(const struct http_request *q, struct http_request_answer *a)
 	if (a->status)
 		return HTTP_OK;
 	if (!a->why[0])
-		snprintf(a->why, sizeof(a->why), "no answer within %u s",
-			 http_options_read_bound_s());
+		snprintf(a->why, sizeof(a->why), "no answer within %.1f s",
+			 (double)bound / 1000);
 	return HTTP_FAIL;
 }
 

@@ -30,6 +30,8 @@ struct http_request {
 	const struct http_transport_sigv4 *sigv4;	/* NULL: unsigned */
 	uint64_t start, len;		/* len 0: no Range */
 	size_t body_max;		/* a longer body fails the request */
+	unsigned bound_ms;		/* 0: the read bound; else the shorter
+					   of the two */
 };
 
 struct http_request_answer {

@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "base/error.h"
 #include "source/source.h"
+#include "source/http/http_conf.h"
 
 #define HUB_DEFAULT_ENDPOINT	"https://huggingface.co"
 #define HUB_TOKEN_MAX		4096
@@ -24,13 +24,47 @@ struct hub_cfg hub_cfg;
 
 /* ---- the environment, as huggingface_hub reads it ----------------------- */
 
+/* A boolean variable: 0 when unset or empty, else the one parser's
+ * answer; -1 (with *e) for a value it does not know. */
 static int
-env_true(const char *name)
+env_bool(const char *name, struct err *e)
 {
 	const char *v = getenv(name);
+	int b;
 
-	return v && (strcmp(v, "1") == 0 || strcasecmp(v, "on") == 0 ||
-		     strcasecmp(v, "yes") == 0 || strcasecmp(v, "true") == 0);
+	if (!v || !*v)
+		return 0;
+	b = http_conf_parse_bool(v);
+	if (b < 0) {
+		err_set(e, ERR_USAGE, "`%s` is not a boolean: use 1/on/yes/true "
+			"or 0/off/no/false", v);
+		return err_at(e, name);
+	}
+	return b;
+}
+
+/* HF_HUB_ETAG_TIMEOUT: seconds an API call may take before the local hub
+ * cache is used instead (huggingface_hub's default: 10).  0 with *out in
+ * milliseconds, or -1 with *e. */
+static int
+env_api_ms(unsigned *out, struct err *e)
+{
+	const char *v = getenv("HF_HUB_ETAG_TIMEOUT");
+	char *end;
+	unsigned long s;
+
+	*out = 10000;
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	s = strtoul(v, &end, 10);
+	if (errno || *end || s < 1 || s > 3600 || *v == '-' || *v == '+') {
+		err_set(e, ERR_USAGE, "`%s` is not a number of seconds from 1 "
+			"to 3600", v);
+		return err_at(e, "HF_HUB_ETAG_TIMEOUT");
+	}
+	*out = (unsigned)s * 1000;
+	return 0;
 }
 
 static const char *
@@ -194,8 +228,10 @@ hub_conf_load(struct err *e)
 	else if (asprintf(&hub_cfg.cache, "%s/hub", home) < 0)
 		hub_cfg.cache = NULL;
 	free(home);
-	hub_cfg.offline = env_true("HF_HUB_OFFLINE");
 	if (!hub_cfg.origin || !hub_cfg.cache)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	hub_cfg.offline = env_bool("HF_HUB_OFFLINE", e);
+	if (hub_cfg.offline < 0 || env_api_ms(&hub_cfg.api_ms, e))
+		return -1;
 	return 0;
 }

@@ -43,7 +43,7 @@ hub_request(const char *url, size_t body_max, struct hub_resp *r)
 	struct curl_slist *hdrs = NULL;
 	struct http_request q = {
 		.url = url, .headers_for = hub_cfg.origin,
-		.body_max = body_max,
+		.body_max = body_max, .bound_ms = hub_cfg.api_ms,
 	};
 	char *auth = NULL;
 	int rc;

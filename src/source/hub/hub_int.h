@@ -23,6 +23,8 @@ struct hub_cfg {
 	char token_from[320];	/* "HF_TOKEN", the file, ...: messages */
 	char *cache;		/* HF_HUB_CACHE */
 	int offline;		/* HF_HUB_OFFLINE */
+	unsigned api_ms;	/* HF_HUB_ETAG_TIMEOUT: how long an API call
+				   may take before the local cache is used */
 };
 extern struct hub_cfg hub_cfg;
 
