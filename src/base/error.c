@@ -31,6 +31,13 @@ err_name(enum err_code code)
 	return err_names[code];
 }
 
+static void
+record(struct err *e, enum err_code code, const char *fmt, va_list ap)
+{
+	e->code = code;
+	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+}
+
 int
 err_set(struct err *e, enum err_code code, const char *fmt, ...)
 {
@@ -38,9 +45,8 @@ err_set(struct err *e, enum err_code code, const char *fmt, ...)
 
 	if (!e || e->code != ERR_OK)
 		return -1;
-	e->code = code;
 	va_start(ap, fmt);
-	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+	record(e, code, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -72,13 +78,6 @@ name_where(struct err *e, const char *where)
 	snprintf(e->where, sizeof(e->where), "%s", where);
 }
 
-void
-err_where(struct err *e, const char *where)
-{
-	if (e && !e->where[0] && where)
-		name_where(e, where);
-}
-
 int
 err_at(struct err *e, const char *where)
 {
@@ -94,9 +93,8 @@ err_replace(struct err *e, enum err_code code, const char *fmt, ...)
 
 	if (!e)
 		return -1;
-	e->code = code;
 	va_start(ap, fmt);
-	vsnprintf(e->detail, sizeof(e->detail), fmt, ap);
+	record(e, code, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -106,13 +104,6 @@ err_clear(struct err *e)
 {
 	if (e)
 		memset(e, 0, sizeof(*e));
-}
-
-void
-err_reset_where(struct err *e)
-{
-	if (e)
-		e->where[0] = '\0';
 }
 
 char *

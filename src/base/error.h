@@ -72,12 +72,6 @@ void err_clear(struct err *e);
  * so an error path can end with `return err_at(e, path);`. */
 int err_at(struct err *e, const char *where);
 
-/* Old form, being replaced by err_at(): sets where if not yet set, error
- * or not, so a successful step leaves its name behind (hence
- * err_reset_where()).  Do not use in new code. */
-void err_where(struct err *e, const char *where);
-void err_reset_where(struct err *e);
-
 /* Append a tensor name to a buffer as a quoted, escaped, bounded string
  * (names may hold NUL, control bytes or be 64 KiB long).  Writes at most
  * cap bytes including the terminating NUL; returns buf. */
