@@ -34,6 +34,7 @@
 #include "base/nametab.h"
 #include "base/text.h"
 #include "source/source.h"
+#include "source/http/http_conf.h"
 
 #define HUB_FILES_MAX		100000
 #define HUB_DEPTH_MAX		16
@@ -523,8 +524,8 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 			goto out;
 		}
 		err_clear(e);
-		fprintf(stderr, "%s: no answer from %s (%s): using the local "
-			"hub cache\n", uri, hub_cfg.endpoint, resp.why);
+		http_conf_warn("%s: no answer from %s (%s): using the local "
+			       "hub cache", uri, hub_cfg.endpoint, resp.why);
 		offline = 1;
 		names_free(&p->all);
 	}
