@@ -428,6 +428,22 @@ def case_anonymous(t, srv, fx, home):
 	reqs = srv.requests_since(mark)
 	t.check(reqs and all(r["akid"] is None for r in reqs),
 		"-o s3_anonymous: no request signed")
+	# STFS_S3_ANONYMOUS, read by stfs-inspect, is a boolean like the
+	# others: "yes" signs nothing, junk is refused in one line
+	mark = srv.mark()
+	r = inspect("s3://pub/sample.safetensors",
+		    dict(env, STFS_S3_ANONYMOUS="yes"))
+	reqs = srv.requests_since(mark)
+	t.check(r.returncode == 0 and reqs and
+		all(q["akid"] is None for q in reqs),
+		"STFS_S3_ANONYMOUS=yes: exit 0, no request signed (%s)"
+		% r.stderr)
+	r = inspect("s3://pub/sample.safetensors",
+		    dict(env, STFS_S3_ANONYMOUS="maybe"))
+	err = r.stderr.decode()
+	t.check(r.returncode == 2 and "STFS_S3_ANONYMOUS" in err and
+		"maybe" in err and err.count("\n") == 1,
+		"STFS_S3_ANONYMOUS=maybe refused in one line: %r" % err)
 
 
 def case_replaced(t, srv, fx, home):

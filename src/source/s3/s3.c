@@ -24,6 +24,7 @@
 #include "base/nametab.h"
 #include "base/text.h"
 #include "source/source.h"
+#include "source/http/http_conf.h"
 #include "source/http/source_http.h"
 
 #define S3_OPENERS	16
@@ -36,12 +37,21 @@ s3_set_options(const struct s3_options *o)
 	opts = *o;
 }
 
-static int
-anonymous(void)
+/* The store's settings, unsigned when -o s3_anonymous or
+ * STFS_S3_ANONYMOUS (a boolean: the one parser) says so; NULL with *e. */
+static const struct s3_conf *
+conf_get(struct err *e)
 {
 	const char *v = getenv("STFS_S3_ANONYMOUS");
+	int anon = v && *v ? http_conf_parse_bool(v) : 0;
 
-	return opts.anonymous || (v && !strcmp(v, "1"));
+	if (anon < 0) {
+		err_set(e, ERR_USAGE, "`%s` is not a boolean: use 1/on/yes/"
+			"true or 0/off/no/false", v);
+		err_at(e, "STFS_S3_ANONYMOUS");
+		return NULL;
+	}
+	return s3_conf_get(opts.anonymous || anon, e);
 }
 
 /* s3://BUCKET[/KEY] -> bucket, key ("" when absent; %XX decoded). */
@@ -134,7 +144,7 @@ static int
 open_object(const char *url, const char *etag, struct source **out,
 	    struct err *e)
 {
-	const struct s3_conf *c = s3_conf_get(anonymous(), e);
+	const struct s3_conf *c = conf_get(e);
 	struct source_http_opts ho = {0};
 	char *bucket = NULL, *key = NULL, *http = NULL;
 	int rc = -1;
@@ -272,7 +282,7 @@ s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e)
 		rc = 1;		/* one object */
 		goto out;
 	}
-	if (!(c = s3_conf_get(anonymous(), e)) ||
+	if (!(c = conf_get(e)) ||
 	    s3_list(c, bucket, key, &l, e))
 		goto out;
 	p = calloc(1, sizeof(*p));
