@@ -51,8 +51,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 		for k, v in extra:
 			self.send_header(k, v)
 		self.send_header("Content-Length", "0")
-		self.end_headers()
 		self._record(status, 0)
+		self.end_headers()
 
 	def do_GET(self):
 		srv = self.server.owner
@@ -113,6 +113,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			total = size - 1000 if badtotal else size
 			self.send_header("Content-Range", "bytes %d-%d/%d"
 					 % (first, last, total))
+		# logged before the answer is complete: a client that exits on
+		# the last byte must find its request in the log (as s3proxy)
+		self._record(status, last - first + 1)
 		self.end_headers()
 		with open(f, "rb") as fh:
 			fh.seek(first)
@@ -126,7 +129,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 				except OSError:
 					break
 				left -= len(chunk)
-		self._record(status, last - first + 1)
 
 
 class _TCPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
