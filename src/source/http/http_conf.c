@@ -97,12 +97,8 @@ http_conf_parse_bool(const char *s)
 	return -1;
 }
 
-/* The first malformed setting of the environment, for http_conf_ready(). */
-static char conf_error[256];
-
-/* A boolean variable: unset or empty -> dflt. */
-static int
-env_bool(const char *name, int dflt)
+int
+http_conf_env_bool(const char *name, int dflt, struct err *e)
 {
 	const char *v = getenv(name);
 	int b;
@@ -110,9 +106,25 @@ env_bool(const char *name, int dflt)
 	if (!v || !*v)
 		return dflt;
 	b = http_conf_parse_bool(v);
+	if (b < 0)
+		return err_set(e, ERR_USAGE, "%s=%.64s: not a boolean "
+			       "(1/on/yes/true or 0/off/no/false)", name, v);
+	return b;
+}
+
+/* The first malformed setting of the environment, for http_conf_ready(). */
+static char conf_error[ERR_DETAIL_MAX];
+
+/* A boolean variable of this layer: unset, empty or malformed -> dflt; a
+ * malformed one is reported by http_conf_ready(). */
+static int
+env_bool(const char *name, int dflt)
+{
+	struct err e = { 0 };
+	int b = http_conf_env_bool(name, dflt, &e);
+
 	if (b < 0 && !conf_error[0])
-		snprintf(conf_error, sizeof(conf_error), "%s=%.64s: not a "
-			 "boolean (1/on/yes/true or 0/off/no/false)", name, v);
+		snprintf(conf_error, sizeof(conf_error), "%s", e.detail);
 	return b < 0 ? dflt : b;
 }
 

@@ -60,6 +60,11 @@ void http_conf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * 1/on/yes/true -> 1, 0/off/no/false -> 0 (any case), else -1. */
 int http_conf_parse_bool(const char *s);
 
+/* The boolean environment variable name: dflt when unset or empty, else
+ * 0 or 1; -1 with *e (ERR_USAGE, "NAME=VALUE: not a boolean (...)") for
+ * a value http_conf_parse_bool() does not know. */
+int http_conf_env_bool(const char *name, int dflt, struct err *e);
+
 /* "10G", "512M", "1048576": bytes (K, M, G, T are powers of 1024).
  * 0, or -1 when malformed. */
 int http_conf_parse_size(const char *s, uint64_t *out);

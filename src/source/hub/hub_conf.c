@@ -24,25 +24,6 @@ struct hub_cfg hub_cfg;
 
 /* ---- the environment, as huggingface_hub reads it ----------------------- */
 
-/* A boolean variable: 0 when unset or empty, else the one parser's
- * answer; -1 (with *e) for a value it does not know. */
-static int
-env_bool(const char *name, struct err *e)
-{
-	const char *v = getenv(name);
-	int b;
-
-	if (!v || !*v)
-		return 0;
-	b = http_conf_parse_bool(v);
-	if (b < 0) {
-		err_set(e, ERR_USAGE, "`%s` is not a boolean: use 1/on/yes/true "
-			"or 0/off/no/false", v);
-		return err_at(e, name);
-	}
-	return b;
-}
-
 /* HF_HUB_ETAG_TIMEOUT: seconds an API call may take before the local hub
  * cache is used instead (huggingface_hub's default: 10).  0 with *out in
  * milliseconds, or -1 with *e. */
@@ -230,7 +211,7 @@ hub_conf_load(struct err *e)
 	free(home);
 	if (!hub_cfg.origin || !hub_cfg.cache)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	hub_cfg.offline = env_bool("HF_HUB_OFFLINE", e);
+	hub_cfg.offline = http_conf_env_bool("HF_HUB_OFFLINE", 0, e);
 	if (hub_cfg.offline < 0 || env_api_ms(&hub_cfg.api_ms, e))
 		return -1;
 	return 0;

@@ -42,16 +42,9 @@ s3_set_options(const struct s3_options *o)
 static const struct s3_conf *
 conf_get(struct err *e)
 {
-	const char *v = getenv("STFS_S3_ANONYMOUS");
-	int anon = v && *v ? http_conf_parse_bool(v) : 0;
+	int anon = http_conf_env_bool("STFS_S3_ANONYMOUS", 0, e);
 
-	if (anon < 0) {
-		err_set(e, ERR_USAGE, "`%s` is not a boolean: use 1/on/yes/"
-			"true or 0/off/no/false", v);
-		err_at(e, "STFS_S3_ANONYMOUS");
-		return NULL;
-	}
-	return s3_conf_get(opts.anonymous || anon, e);
+	return anon < 0 ? NULL : s3_conf_get(opts.anonymous || anon, e);
 }
 
 /* s3://BUCKET[/KEY] -> bucket, key ("" when absent; %XX decoded). */
