@@ -19,6 +19,14 @@ struct tensor {
 	const uint64_t *shape;	/* rank entries */
 	uint64_t begin, end;	/* byte range, relative to data_start */
 	uint64_t numel;		/* product of shape (1 for rank 0) */
+	/* A view of a storage other tensors may share (PyTorch; tied
+	 * weights share one): the storage's key (NUL-terminated; one pointer
+	 * per storage, so tensors of one storage have equal pointers), the
+	 * view's first element and its strides, in elements.  NULL, 0, NULL
+	 * for formats without storages. */
+	const char *storage;
+	uint64_t storage_offset;
+	const uint64_t *strides;	/* rank entries */
 };
 
 struct meta_pair {		/* metadata, as text */
