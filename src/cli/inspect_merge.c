@@ -23,6 +23,7 @@
 #include "model/model.h"
 #include "source/source.h"
 #include "model/repack.h"
+#include "model/tensor_render.h"
 
 #define CHUNK (16u << 20)	/* per copy call: progress stays lively */
 
@@ -130,6 +131,53 @@ copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
 	return rc;
 }
 
+struct tensor_at {
+	const struct model *m;
+	const struct model_tensor *mt;
+};
+
+static int
+read_tensor(void *arg, uint64_t off, size_t len, void *dst)
+{
+	const struct tensor_at *a = arg;
+
+	return source_pread(a->m->shards[a->mt->shard].src, dst, len,
+			    model_tensor_offset(a->m, a->mt) + off);
+}
+
+/* Bytes [off, off + len) of a tensor's rendering (tensor_render.h),
+ * written to fd a chunk at a time. */
+static int
+copy_rendered(const struct model *m, const struct model_tensor *mt,
+	      uint64_t off, uint64_t len, int fd, struct progress *pr,
+	      char **bounce, struct err *e)
+{
+	struct tensor_at a = { m, mt };
+
+	while (len) {
+		size_t n = len < CHUNK ? (size_t)len : CHUNK;
+		int rc;
+
+		if (!*bounce && !(*bounce = malloc(CHUNK)))
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		rc = tensor_render_read(mt->t, off, n, *bounce, read_tensor,
+					&a);
+		if (rc) {
+			err_set(e, ERR_IO, "tensor `%s`: %s", mt->t->name,
+				strerror(-rc));
+			return err_at(e, m->shards[mt->shard].src->name);
+		}
+		if (write_all(fd, *bounce, n))
+			return err_set(e, ERR_IO, "write failed: %s",
+				       strerror(errno));
+		off += n;
+		len -= n;
+		pr->done += n;
+		progress_show(pr, 0);
+	}
+	return 0;
+}
+
 static int
 copy_file(struct repack *v, struct repack_file *f, int fd, struct progress *pr,
 	  struct err *e)
@@ -150,6 +198,10 @@ copy_file(struct repack *v, struct repack_file *f, int fd, struct progress *pr,
 					rc = err_set(e, ERR_IO, "write failed: "
 						     "%s", strerror(errno));
 				pr->done += segs[i].len;
+			} else if (segs[i].render) {
+				rc = copy_rendered(m, segs[i].render,
+						   segs[i].off, segs[i].len,
+						   fd, pr, &bounce, e);
 			} else {
 				rc = copy_range(m->shards[segs[i].shard].src,
 						segs[i].off, segs[i].len, fd,

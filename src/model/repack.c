@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "format/safetensors/header.h"
 #include "model/model.h"
+#include "model/tensor_render.h"
 
 /* A prefix is the first len bytes of tensor tix's name; its tensors are
  * sorted[lo..hi).  NOSTRIP marks a prefix whose stripped file would hold
@@ -24,11 +25,14 @@ struct repack_prefix {
 };
 
 /* A stretch of the data section stored back to back in one source: file
- * bytes [previous run's end, end) are source bytes from src_off on. */
+ * bytes [previous run's end, end) are source bytes from src_off on; or,
+ * when render is set, that tensor's rendering (tensor_render.h) from
+ * src_off on. */
 struct repack_run {
 	uint64_t end;
 	uint64_t src_off;
 	uint32_t shard;
+	const struct model_tensor *render;
 };
 
 struct repack_file {
@@ -564,12 +568,24 @@ repack_offered(const struct repack *v, size_t id, int strip)
 
 /* --- one file: its tensors, header and runs ----------------------------- */
 
-/* Model indexes of file id's tensors in model order (malloc'd). */
+/* 1 when tensor i can be in a safetensors file (as stored or rendered). */
+static int
+servable(const struct repack *v, uint32_t i)
+{
+	struct tensor_render r;
+	struct err e = { 0 };
+
+	return tensor_render_of(v->m->tensors[i].t, &r, &e) == 0;
+}
+
+/* Model indexes of file id's tensors in model order (malloc'd); tensors
+ * a safetensors file cannot hold (a quantization stfs does not decode)
+ * are left out. */
 static uint32_t *
 file_tensors(const struct repack *v, size_t id, size_t *n)
 {
 	uint32_t *t;
-	size_t i;
+	size_t i, k = 0;
 
 	*n = repack_ntensors(v, id);
 	t = malloc((*n ? *n : 1) * sizeof(*t));
@@ -578,11 +594,27 @@ file_tensors(const struct repack *v, size_t id, size_t *n)
 	if (id == REPACK_WHOLE) {
 		for (i = 0; i < *n; i++)
 			t[i] = (uint32_t)i;
-		return t;
+	} else {
+		memcpy(t, v->sorted + v->pfx[id - 1].lo, *n * sizeof(*t));
+		qsort(t, *n, sizeof(*t), cmp_u32);
 	}
-	memcpy(t, v->sorted + v->pfx[id - 1].lo, *n * sizeof(*t));
-	qsort(t, *n, sizeof(*t), cmp_u32);
+	for (i = 0; i < *n; i++)
+		if (servable(v, t[i]))
+			t[k++] = t[i];
+	*n = k;
 	return t;
+}
+
+/* What tensor mt is in a safetensors file; file_tensors() kept only
+ * tensors that have it. */
+static struct tensor_render
+served(const struct model_tensor *mt)
+{
+	struct tensor_render r;
+	struct err e = { 0 };
+
+	tensor_render_of(mt->t, &r, &e);
+	return r;
 }
 
 /* The JSON header (without length and padding) of tensors tix[0..n),
@@ -603,7 +635,8 @@ emit_json(const struct repack *v, const uint32_t *tix, size_t n, size_t cut,
 	for (i = 0; i < n; i++) {
 		const struct model_tensor *mt = &v->m->tensors[tix[i]];
 		const struct tensor *t = mt->t;
-		const char *dt = dtype_info(t->dtype)->name;
+		const struct tensor_render r = served(mt);
+		const char *dt = dtype_info(r.dtype)->name;
 
 		if (i)
 			PUTS(o, ",");
@@ -619,7 +652,7 @@ emit_json(const struct repack *v, const uint32_t *tix, size_t n, size_t cut,
 		PUTS(o, "],\"data_offsets\":[");
 		put_u64(o, off);
 		PUTS(o, ",");
-		off += model_tensor_nbytes(mt);
+		off += r.nbytes;
 		put_u64(o, off);
 		PUTS(o, "]}");
 	}
@@ -723,24 +756,28 @@ render(struct repack *v, size_t id, int strip, struct err *e)
 		f->hdr[i] = (char)(unsigned char)(padded(json) >> (8 * i));
 
 	/* Runs: consecutive tensors that are also consecutive in one
-	 * source become one range (a whole single file is one run). */
+	 * source become one range (a whole single file is one run); a
+	 * rendered tensor is a run of its own. */
 	at = run_start = f->hdr_len;
 	for (i = 0; i < n; i++) {
 		const struct model_tensor *mt = &v->m->tensors[tix[i]];
-		uint64_t len = model_tensor_nbytes(mt);
+		const struct tensor_render sr = served(mt);
+		uint64_t len = sr.nbytes;
 		uint64_t src = model_tensor_offset(v->m, mt);
 		struct repack_run *r = f->nruns ? &f->runs[f->nruns - 1] : NULL;
 
 		if (len == 0)
 			continue;
-		if (r && r->shard == mt->shard &&
+		if (sr.kind == TENSOR_RENDER_NONE && r && !r->render &&
+		    r->shard == mt->shard &&
 		    r->src_off + (at - run_start) == src) {
 			r->end += len;
 		} else {
 			run_start = at;
 			r = &f->runs[f->nruns++];
 			r->shard = mt->shard;
-			r->src_off = src;
+			r->src_off = sr.kind == TENSOR_RENDER_NONE ? src : 0;
+			r->render = sr.kind == TENSOR_RENDER_NONE ? NULL : mt;
 			r->end = at + len;
 		}
 		at += len;
@@ -904,6 +941,7 @@ repack_file_map(const struct repack_file *f, uint64_t off, uint64_t len,
 		uint64_t n = (stop < f->hdr_len ? stop : f->hdr_len) - at;
 
 		segs[k].mem = f->hdr + at;
+		segs[k].render = NULL;
 		segs[k].shard = 0;
 		segs[k].off = at;
 		segs[k].len = n;
@@ -927,6 +965,7 @@ repack_file_map(const struct repack_file *f, uint64_t off, uint64_t len,
 		uint64_t end = r->end < stop ? r->end : stop;
 
 		segs[k].mem = NULL;
+		segs[k].render = r->render;
 		segs[k].shard = r->shard;
 		segs[k].off = r->src_off + (at - start);
 		segs[k].len = end - at;

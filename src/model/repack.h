@@ -13,7 +13,10 @@
  *
  * Each file is a valid safetensors file: 8-byte little-endian length N,
  * N bytes of compact JSON padded with spaces to a multiple of 8, then the
- * tensors' bytes back to back with no gaps.  The header lists
+ * tensors' bytes back to back with no gaps.  A tensor of a dtype
+ * safetensors lacks is written as its rendering (tensor_render.h: a GGUF
+ * quantized tensor as F32, its dequantized values) or, when it has none
+ * (a quantization stfs does not decode), left out.  The header lists
  * "__metadata__" first (when there is one, see below), then the tensors
  * in model order (shard order, then file order), which is also the order
  * of their data: a sequential read of a virtual file reads each source
@@ -43,6 +46,7 @@
 
 struct err;
 struct model;
+struct model_tensor;
 struct repack;
 struct repack_file;
 
@@ -52,6 +56,9 @@ struct repack_file;
 /* Where a piece of a virtual file's bytes comes from. */
 struct repack_seg {
 	const char *mem;	/* non-NULL: these len bytes (the header) */
+	const struct model_tensor *render;	/* non-NULL: bytes [off, off
+				   + len) of this tensor's rendering
+				   (tensor_render_read(), tensor_render.h) */
 	uint32_t shard;		/* else bytes [off, off + len) of the source
 				   of model->shards[shard] */
 	uint64_t off;

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "format/dequant.h"
+#include "format/minifloat.h"
 #include "format/safetensors/header.h"
 #include "view/element_window.h"
 
@@ -15,86 +17,8 @@
  * by (21 - digits of shape[0]) spaces.  Doing the same makes our header
  * byte-identical to np.save()'s. */
 #define NPY_GROWTH_DIGITS 21
-#define F32_QNAN 0x7fc00000u
-#define F32_INF 0x7f800000u
 
-/* --- minifloats ---------------------------------------------------------- */
-
-enum mini_special {
-	MINI_FINITE,	/* every code is a number (F6, F4) */
-	MINI_IEEE,	/* top exponent: inf (m == 0) or NaN (E5M2, F16) */
-	MINI_FN,	/* only all-ones exponent and mantissa is NaN (E4M3) */
-	MINI_FNUZ,	/* only the "negative zero" code is NaN */
-};
-
-struct mini {
-	unsigned ebits, mbits;
-	int bias;
-	enum mini_special special;
-};
-
-static const struct mini mini_e5m2 = { 5, 2, 15, MINI_IEEE };
-static const struct mini mini_e4m3fn = { 4, 3, 7, MINI_FN };
-static const struct mini mini_e4m3fnuz = { 4, 3, 8, MINI_FNUZ };
-static const struct mini mini_e5m2fnuz = { 5, 2, 16, MINI_FNUZ };
-static const struct mini mini_e2m3 = { 2, 3, 1, MINI_FINITE };
-static const struct mini mini_e3m2 = { 3, 2, 3, MINI_FINITE };
-static const struct mini mini_e2m1 = { 2, 1, 1, MINI_FINITE };
-static const struct mini mini_f16 = { 5, 10, 15, MINI_IEEE };
-
-/* Exact float32 bits of one code: every value of these formats is a
- * normal float32 (their smallest subnormal, 2^-17 for E5M2FNUZ and 2^-24
- * for F16, is far above float32's 2^-126), so it is a matter of moving
- * the sign, rebiasing the exponent and shifting the mantissa. */
-static uint32_t
-mini_decode(unsigned code, const struct mini *f)
-{
-	unsigned nbits = 1 + f->ebits + f->mbits;
-	unsigned emax = (1u << f->ebits) - 1, mmax = (1u << f->mbits) - 1;
-	unsigned e = (code >> f->mbits) & emax, m = code & mmax;
-	uint32_t sign = (uint32_t)((code >> (nbits - 1)) & 1) << 31;
-	int p;
-
-	switch (f->special) {
-	case MINI_FNUZ:
-		if (code == 1u << (nbits - 1))
-			return F32_QNAN;
-		break;
-	case MINI_FN:
-		if (e == emax && m == mmax)
-			return sign | F32_QNAN;
-		break;
-	case MINI_IEEE:
-		if (e == emax)
-			return sign | (m ? F32_QNAN : F32_INF);
-		break;
-	case MINI_FINITE:
-		break;
-	}
-	if (e == 0) {
-		if (m == 0)
-			return sign;
-		/* Subnormal m * 2^(1 - bias - mbits): make bit p of m the
-		 * implicit one of a normal float32. */
-		p = 31 - __builtin_clz(m);
-		return sign |
-		       (uint32_t)(p + 1 - f->bias - (int)f->mbits + 127) << 23 |
-		       (uint32_t)(m - (1u << p)) << (23 - p);
-	}
-	return sign | (uint32_t)((int)e - f->bias + 127) << 23 |
-	       (uint32_t)m << (23 - f->mbits);
-}
-
-/* 2^(x - 127); x = 0 is the float32 subnormal 2^-127. */
-static uint32_t
-e8m0_decode(unsigned x)
-{
-	if (x == 0xff)
-		return F32_QNAN;
-	if (x == 0)
-		return 1u << 22;
-	return (uint32_t)x << 23;
-}
+/* --- minifloats (format/minifloat.h) -------------------------------------- */
 
 /* Lookup tables for the formats of 8 bits and less, filled once. */
 enum { TAB_E5M2, TAB_E4M3, TAB_E8M0, TAB_E4M3FNUZ, TAB_E5M2FNUZ, TAB_N8 };
@@ -109,18 +33,18 @@ tab_fill(void)
 	unsigned c;
 
 	for (c = 0; c < 256; c++) {
-		tab8[TAB_E5M2][c] = mini_decode(c, &mini_e5m2);
-		tab8[TAB_E4M3][c] = mini_decode(c, &mini_e4m3fn);
-		tab8[TAB_E8M0][c] = e8m0_decode(c);
-		tab8[TAB_E4M3FNUZ][c] = mini_decode(c, &mini_e4m3fnuz);
-		tab8[TAB_E5M2FNUZ][c] = mini_decode(c, &mini_e5m2fnuz);
+		tab8[TAB_E5M2][c] = minifloat_bits(DTYPE_F8_E5M2, c);
+		tab8[TAB_E4M3][c] = minifloat_bits(DTYPE_F8_E4M3, c);
+		tab8[TAB_E8M0][c] = minifloat_bits(DTYPE_F8_E8M0, c);
+		tab8[TAB_E4M3FNUZ][c] = minifloat_bits(DTYPE_F8_E4M3FNUZ, c);
+		tab8[TAB_E5M2FNUZ][c] = minifloat_bits(DTYPE_F8_E5M2FNUZ, c);
 	}
 	for (c = 0; c < 64; c++) {
-		tab_e2m3[c] = mini_decode(c, &mini_e2m3);
-		tab_e3m2[c] = mini_decode(c, &mini_e3m2);
+		tab_e2m3[c] = minifloat_bits(DTYPE_F6_E2M3, c);
+		tab_e3m2[c] = minifloat_bits(DTYPE_F6_E3M2, c);
 	}
 	for (c = 0; c < 16; c++)
-		tab_e2m1[c] = mini_decode(c, &mini_e2m1);
+		tab_e2m1[c] = minifloat_bits(DTYPE_F4, c);
 }
 
 /* The table of d, or NULL for dtypes decoded without one. */
@@ -157,9 +81,8 @@ npy_code_f32(enum dtype d, unsigned code)
 
 	switch (d) {
 	case DTYPE_BF16:
-		return (uint32_t)(code & 0xffff) << 16;
 	case DTYPE_F16:
-		return mini_decode(code & 0xffff, &mini_f16);
+		return minifloat_bits(d, code);
 	default:
 		tab = table(d);
 		if (!tab)
@@ -214,8 +137,14 @@ void
 npy_elem_bytes(enum dtype d, uint64_t e0, uint64_t e1, uint64_t *first,
 	       uint64_t *off, uint64_t *len)
 {
-	unsigned bits = dtype_info(d)->bits;
+	unsigned bits = dtype_info(d)->bits, blk = dequant_block(d);
 
+	if (blk) {		/* quantized blocks (format/dequant.h) */
+		*first = e0 - e0 % blk;
+		*off = *first / blk * dequant_block_bytes(d);
+		*len = (e1 + blk - 1) / blk * dequant_block_bytes(d) - *off;
+		return;
+	}
 	switch (bits) {
 	case 4:
 		*first = e0 & ~(uint64_t)1;
@@ -243,6 +172,13 @@ npy_is_raw(enum dtype d)
 	const struct dtype_info *di = dtype_info(d);
 
 	return di && di->numpy != NULL;
+}
+
+int
+npy_decodes(enum dtype d)
+{
+	return npy_is_raw(d) || dequant_has(d) || d == DTYPE_BF16 ||
+	       table(d) != NULL;
 }
 
 const char *
@@ -447,6 +383,10 @@ npy_decode(const struct tensor *t, const uint8_t *src, uint64_t off,
 	n = (size_t)clamp(t, off, len, &e0, &e1);
 	if (n == 0)
 		return 0;
+	if (dequant_has(d)) {	/* src starts at e0's block */
+		dequant_window(d, src, off, n, out);
+		return n;
+	}
 	npy_elem_bytes(d, e0, e1, &first, &soff, &slen);
 	e = e0;
 	/* a first element cut by off */

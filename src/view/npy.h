@@ -10,6 +10,11 @@
  *   - BF16, the five F8 formats, F6_E2M3, F6_E3M2 and F4: every element
  *     decoded to a little-endian IEEE float32 ('<f4').  Every value of
  *     these formats is exactly a float32, so the decoding loses nothing.
+ *     (The decoders are format/minifloat.c's.)
+ *   - GGUF's quantized types that format/dequant.h decodes: their float32
+ *     values, exactly what ggml's dequantization gives, in the tensor's
+ *     row-major shape.  Other quantized types have no .npy data: reading
+ *     their file fails (npy_decodes()).
  *
  * Header (numpy's own layout): "\x93NUMPY", version 1.0 with a 16-bit
  * little-endian header length, or 2.0 with a 32-bit one when the dict
@@ -69,6 +74,9 @@ struct tensor;
  * is decoded to float32. */
 int npy_is_raw(enum dtype d);
 
+/* 1 when the .npy view has d's values: raw, or decoded to float32. */
+int npy_decodes(enum dtype d);
+
 /* The header's descr: dtype_info()->numpy, or "<f4" for decoded dtypes. */
 const char *npy_descr(enum dtype d);
 
@@ -89,8 +97,8 @@ uint64_t npy_size(const struct tensor *t);
 
 /* Elements [e0, e1) (e0 < e1) of a dtype-d tensor lie in its bytes
  * [*off, *off + *len); *first is the element that starts at *off (e0
- * rounded down to a whole packing group, so equal to e0 except for F4
- * and F6). */
+ * rounded down to a whole packing group, so equal to e0 except for F4,
+ * F6 and quantized blocks). */
 void npy_elem_bytes(enum dtype d, uint64_t e0, uint64_t e1, uint64_t *first,
 		    uint64_t *off, uint64_t *len);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "format/dequant.h"
 #include "format/safetensors/header.h"
 #include "view/npy.h"
 #include "source/source.h"
@@ -19,6 +20,8 @@
 static size_t
 hist_size(enum dtype d)
 {
+	if (dequant_has(d))
+		return 0;	/* float32 values, streamed */
 	switch (dtype_info(d)->bits) {
 	case 4:		/* counted per byte, both nibbles expanded at the end */
 	case 8:
@@ -312,11 +315,34 @@ feed_hist(struct tensor_stats_acc *a, const uint8_t *p, size_t len)
 	}
 }
 
+/* Quantized blocks: their float32 values (format/dequant.h), a few
+ * blocks at a time, counted like F32. */
+static void
+feed_blocks(struct tensor_stats_acc *a, const uint8_t *p, size_t len)
+{
+	enum { BATCH = 4096 };	/* floats: 16 KiB */
+	float vals[BATCH];
+	size_t bb = dequant_block_bytes(a->dtype);
+	size_t per = BATCH / dequant_block(a->dtype), nb = len / bb, k;
+
+	while (nb) {
+		k = nb < per ? nb : per;
+		dequant_blocks(a->dtype, p, k, vals);
+		feed_f32(a, (const uint8_t *)vals, k * dequant_block(a->dtype));
+		p += k * bb;
+		nb -= k;
+	}
+}
+
 void
 tensor_stats_feed(struct tensor_stats_acc *a, const uint8_t *buf, size_t len)
 {
 	if (a->hist) {
 		feed_hist(a, buf, len);
+		return;
+	}
+	if (dequant_has(a->dtype)) {
+		feed_blocks(a, buf, len);
 		return;
 	}
 	switch (a->dtype) {
@@ -468,18 +494,23 @@ tensor_stats_compute(const struct tensor *t, tensor_stats_read_fn read, void *ar
 {
 	uint64_t len = t->end - t->begin, done = 0;
 	struct tensor_stats_acc a;
+	/* whole blocks per chunk for quantized types */
+	size_t bb = dequant_block_bytes(t->dtype);
+	size_t chunk = bb ? CHUNK / bb * bb : CHUNK;
 	uint8_t *buf;
 	int rc;
 
+	if (!npy_decodes(t->dtype))
+		return -EOPNOTSUPP;	/* a quantization stfs does not decode */
 	if (tensor_stats_init(&a, t->dtype))
 		return -ENOMEM;
-	buf = malloc(len < CHUNK ? (len ? len : 1) : CHUNK);
+	buf = malloc(len < chunk ? (len ? len : 1) : chunk);
 	if (!buf) {
 		tensor_stats_drop(&a);
 		return -ENOMEM;
 	}
 	while (done < len) {
-		size_t n = len - done < CHUNK ? (size_t)(len - done) : CHUNK;
+		size_t n = len - done < chunk ? (size_t)(len - done) : chunk;
 
 		rc = read(arg, done, n, buf);
 		if (rc) {

@@ -8,8 +8,9 @@
  * format's own sense: non-zero and smaller in magnitude than the format's
  * smallest normal number (2^(1 - bias)); F8_E8M0 has none.  Every value
  * is decoded exactly as the .npy view decodes it (npy_code_f32()).
- * Integers (and BOOL, as its byte values): exact min and max, mean and
- * std, zeros.
+ * GGUF's quantized types that format/dequant.h decodes: their float32
+ * values, counted like F32 (subnormals in float32's sense).  Integers
+ * (and BOOL, as its byte values): exact min and max, mean and std, zeros.
  *
  * Accumulation is in float64.  Formats of 16 bits and less are counted in
  * a histogram of codes and the statistics computed from it in two passes
@@ -58,7 +59,9 @@ struct tensor_stats_acc {
 };
 
 /* Bytes a chunk given to tensor_stats_feed() must be a multiple of (3 for F6,
- * 8 for C64, ...): any multiple of TENSOR_STATS_GRAIN works for every dtype. */
+ * 8 for C64, ...): any multiple of TENSOR_STATS_GRAIN works for every dtype
+ * of safetensors; quantized types take whole blocks
+ * (dequant_block_bytes()). */
 #define TENSOR_STATS_GRAIN 48
 
 /* 0, or -1 when out of memory. */
@@ -76,8 +79,8 @@ void tensor_stats_drop(struct tensor_stats_acc *a);
 
 /* Statistics of tensor t whose first byte is at absolute offset off of
  * src, read in chunks of about 4 MiB.  progress, when not NULL, is called
- * after each chunk with the bytes done.  0, or -errno (read error) or
- * -ENOMEM. */
+ * after each chunk with the bytes done.  0, or -errno (read error),
+ * -ENOMEM, or -EOPNOTSUPP for a quantized type stfs does not decode. */
 int tensor_stats_tensor(struct source *src, uint64_t off, const struct tensor *t,
 		  struct tensor_stats *out,
 		  void (*progress)(void *arg, uint64_t done), void *arg);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/dequant.h"
 #include "format/safetensors/header.h"
 #include "view/npy.h"
 #include "view/element_window.h"
@@ -44,6 +45,9 @@ txt_width(enum dtype d)
 {
 	if ((unsigned)d >= DTYPE__COUNT)
 		return 0;
+	/* quantized types: their float32 values, printed like F32 */
+	if (!txt_widths[d])
+		return txt_widths[DTYPE_F32];
 	return txt_widths[d];
 }
 
@@ -510,12 +514,31 @@ table(enum dtype d)
 	return tabs[d];
 }
 
+/* Element j of quantized blocks at src, through a one-block cache
+ * (*cached: the index of the block in vals, or UINT64_MAX). */
+static size_t
+format_blocked(enum dtype d, const uint8_t *src, uint64_t j, float *vals,
+	       uint64_t *cached, char *out)
+{
+	uint64_t b = j / dequant_block(d);
+
+	if (*cached != b) {
+		dequant_blocks(d, src + b * dequant_block_bytes(d), 1, vals);
+		*cached = b;
+	}
+	return fmt_f32(vals[j % dequant_block(d)], out);
+}
+
 size_t
 txt_format(enum dtype d, const uint8_t *src, uint64_t j, char *out)
 {
 	const struct cell *tab = table(d);
 	const struct cell *c;
+	float vals[DEQUANT_BLOCK_MAX];
+	uint64_t cached = UINT64_MAX;
 
+	if (dequant_has(d))
+		return format_blocked(d, src, j, vals, &cached, out);
 	if (!tab)
 		return format_slow(d, src, j, out);
 	c = &tab[npy_code(d, src, j)];
@@ -563,6 +586,9 @@ txt_render(const struct tensor *t, const uint8_t *src, uint64_t off,
 	/* a scalar is one row of one element */
 	uint64_t row = t->rank ? t->shape[t->rank - 1] : 1;
 	char cell[TXT_WIDTH_MAX + 1], val[TXT_WIDTH_MAX];
+	float vals[DEQUANT_BLOCK_MAX];
+	uint64_t cached = UINT64_MAX;
+	int blocked = dequant_has(t->dtype);
 	size_t n, done = 0;
 
 	n = (size_t)clamp(t, off, len, &e0, &e1);
@@ -577,7 +603,9 @@ txt_render(const struct tensor *t, const uint8_t *src, uint64_t off,
 		 * last ones through cell. */
 		if (k == 0 && n - done >= stride)
 			c = out + done;
-		vl = txt_format(t->dtype, src, e - first, val);
+		vl = blocked ? format_blocked(t->dtype, src, e - first, vals,
+					      &cached, val) :
+			       txt_format(t->dtype, src, e - first, val);
 		if (vl > w)	/* never: the widths are the maxima */
 			vl = w;
 		memset(c, ' ', w - vl);

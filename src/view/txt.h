@@ -25,6 +25,8 @@
  *                 like F32; the width is the longest text any code of the
  *                 format produces [BF16 15, E5M2 14, E4M3 12, E8M0 14,
  *                 E4M3FNUZ 13, E5M2FNUZ 14, E2M3 6, E3M2 7, F4 4]
+ *   Q4_0 ... MXFP4 (GGUF's quantized types that format/dequant.h decodes)
+ *                 the float32 value of the .npy view, printed like F32 [15]
  *   C64           real part like F32, then the imaginary part with its
  *                 sign ('+' or '-') and 'j': "1.5-2j" [31]
  * Not-a-number is "nan" (never "-nan"), infinities are "inf" and "-inf";

@@ -23,3 +23,11 @@ view_fetch(const struct view *v, const struct model_tensor *mt, uint64_t off,
 		return -EIO;
 	return 0;
 }
+
+int
+view_fetch_at(void *arg, uint64_t off, size_t len, void *dst)
+{
+	const struct view_fetch_at *f = arg;
+
+	return view_fetch(f->v, f->mt, off, len, dst);
+}

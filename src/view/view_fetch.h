@@ -14,4 +14,12 @@ struct model_tensor;
 int view_fetch(const struct view *v, const struct model_tensor *mt,
 	       uint64_t off, size_t len, void *dst);
 
+/* view_fetch() as a read callback (tensor_render_read_fn,
+ * tensor_stats_read_fn): arg is a struct view_fetch_at. */
+struct view_fetch_at {
+	const struct view *v;
+	const struct model_tensor *mt;
+};
+int view_fetch_at(void *arg, uint64_t off, size_t len, void *dst);
+
 #endif

@@ -34,6 +34,8 @@
 #include "view/view.h"
 #include "view/view_kinds.h"
 #include "model/repack.h"
+#include "model/tensor_render.h"
+#include "view/view_fetch.h"
 
 #define SAFETENSORS_DIR ".safetensors"
 #define STRIP_DIR "strip"
@@ -458,6 +460,20 @@ safetensors_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		for (i = 0; rc == 0 && i < k; i++) {
 			char *dst;
 
+			if (segs[i].render) {
+				/* a tensor served as a rendering of its
+				 * bytes: rendered for this window only */
+				struct view_fetch_at fa = { v,
+							    segs[i].render };
+
+				dst = view_segs_render(out,
+						       (size_t)segs[i].len);
+				rc = dst ? tensor_render_read(
+						segs[i].render->t, segs[i].off,
+						(size_t)segs[i].len, dst,
+						view_fetch_at, &fa) : -ENOMEM;
+				continue;
+			}
 			if (!segs[i].mem) {
 				rc = view_segs_add_source(out,
 					m->shards[segs[i].shard].src,

@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include "model/model.h"
+#include "view/npy.h"
 #include "view/txt.h"
 #include "view/view.h"
 #include "view/view_fetch.h"
@@ -23,6 +24,8 @@ txt_file_read(const struct view *v, const struct model_tensor *mt,
 	char *p;
 	int rc;
 
+	if (!npy_decodes(mt->t->dtype))
+		return -EOPNOTSUPP;	/* its sidecar's "decode" says why */
 	/* [text | source bytes to render from] */
 	txt_src_range(mt->t, off, len, &so, &sl);
 	p = view_segs_render(out, len + (size_t)sl);
