@@ -21,6 +21,7 @@ static const char *const err_names[ERR__COUNT] = {
 	[ERR_NO_MEMORY] = "OutOfMemory",
 	[ERR_INVALID_INDEX] = "InvalidIndex",
 	[ERR_USAGE] = "UsageError",
+	[ERR_INVALID_PICKLE] = "InvalidPickle",
 };
 
 const char *

@@ -27,6 +27,7 @@ enum err_code {
 	ERR_NO_MEMORY,
 	ERR_INVALID_INDEX,	/* sharded index: bad JSON, bad shard name, ... */
 	ERR_USAGE,
+	ERR_INVALID_PICKLE,	/* a pickle stfs will not read (format/torch) */
 	ERR__COUNT
 };
 

@@ -22,5 +22,6 @@ Suite *s3_client_suite(void);	/* test_s3_client.c */
 Suite *s3_prefix_suite(void);	/* test_s3_prefix.c */
 Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
+Suite *pickle_suite(void);	/* test_pickle.c */
 
 #endif

@@ -1,0 +1,762 @@
+/* pickle.c - the pickle stack machine that executes nothing (pickle.h).
+ *
+ * The machine follows CPython's _pickle.c where it matters for what is
+ * accepted: a MARK fences the stack (values below it cannot be popped
+ * until the mark is), BINPUT stores the top value, MEMOIZE stores it at
+ * the memo's current size, STOP takes the top.  It is stricter where
+ * torch.save never goes: the stack must hold exactly the result at STOP
+ * and nothing may follow it, APPEND needs a list, SETITEM a dict, BUILD a
+ * dict or a call, and wider-than-64-bit ints are refused.
+ *
+ * The values live in a pickle_store (pickle_store.h), which also checks
+ * the finished graph; the names of opcodes and the allow-list are in
+ * pickle_names.c.  Nothing here recurses.
+ */
+#include "format/torch/pickle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "format/torch/pickle_names.h"
+#include "format/torch/pickle_store.h"
+
+struct pickle {
+	struct pickle_store store;
+	struct pickle_value *root;
+};
+
+struct machine {
+	const unsigned char *p;
+	size_t len;
+	size_t pos;
+	size_t at;		/* where the current opcode starts */
+	struct pickle_limits lim;
+	size_t memo_max;	/* min(lim.memo, len): indices are below */
+	struct pickle *pk;
+	struct pickle_value **stack;
+	size_t sn, scap;
+	size_t *marks;		/* stack heights at each open MARK */
+	size_t mn, mcap;
+	struct pickle_value **memo;
+	size_t memo_cap, memo_count;
+	struct err *e;
+};
+
+static int
+fail(struct machine *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int
+fail(struct machine *m, const char *fmt, ...)
+{
+	char detail[ERR_DETAIL_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	return err_set(m->e, ERR_INVALID_PICKLE, "%s", detail);
+}
+
+static int
+no_memory(struct machine *m)
+{
+	return err_set(m->e, ERR_NO_MEMORY, "out of memory reading a pickle");
+}
+
+/* The opcode being run, for messages. */
+static const char *
+cur_op(const struct machine *m)
+{
+	return pickle_names_op(m->p[m->at]);
+}
+
+static int
+grow(struct machine *m, void **arr, size_t *cap, size_t need, size_t size)
+{
+	return pickle_store_grow(arr, cap, need, size, m->e);
+}
+
+static struct pickle_value *
+new_value(struct machine *m, enum pickle_kind kind)
+{
+	return pickle_store_new(&m->pk->store, kind, m->e);
+}
+
+/* ---- the stack ------------------------------------------------------ */
+
+static int
+push(struct machine *m, struct pickle_value *v)
+{
+	if (!v)
+		return -1;
+	if (grow(m, (void **)&m->stack, &m->scap, m->sn + 1,
+		 sizeof(*m->stack)) < 0)
+		return -1;
+	m->stack[m->sn++] = v;
+	return 0;
+}
+
+/* The stack height below which the current opcode cannot reach. */
+static size_t
+fence(const struct machine *m)
+{
+	return m->mn ? m->marks[m->mn - 1] : 0;
+}
+
+/* 0 when n values are above the fence. */
+static int
+need_values(struct machine *m, size_t n)
+{
+	if (m->sn - fence(m) < n)
+		return fail(m, "%s at byte %zu needs %zu value%s on the stack "
+			    "and finds %zu (stack underflow)", cur_op(m), m->at,
+			    n, n == 1 ? "" : "s", m->sn - fence(m));
+	return 0;
+}
+
+static struct pickle_value *
+pop(struct machine *m)
+{
+	if (need_values(m, 1) < 0)
+		return NULL;
+	return m->stack[--m->sn];
+}
+
+static struct pickle_value *
+top(struct machine *m)
+{
+	if (need_values(m, 1) < 0)
+		return NULL;
+	return m->stack[m->sn - 1];
+}
+
+/* Close the innermost MARK: *from is where its values start. */
+static int
+pop_mark(struct machine *m, size_t *from)
+{
+	if (!m->mn)
+		return fail(m, "%s at byte %zu has no MARK to close", cur_op(m),
+			    m->at);
+	*from = m->marks[--m->mn];
+	return 0;
+}
+
+/* SETITEMS, APPENDS: 0 when the value they add to, just below the MARK
+ * closed at from, is above the next fence. */
+static int
+below_mark(struct machine *m, size_t from)
+{
+	if (from <= fence(m))
+		return fail(m, "%s at byte %zu has nothing to add to below its "
+			    "MARK (stack underflow)", cur_op(m), m->at);
+	return 0;
+}
+
+/* ---- reading the opcode's argument ---------------------------------- */
+
+/* 0 when n more bytes are there. */
+static int
+need_bytes(struct machine *m, uint64_t n)
+{
+	if (n > m->len - m->pos)
+		return fail(m, "%s at byte %zu needs %llu bytes and %zu are "
+			    "left (truncated?)", cur_op(m), m->at,
+			    (unsigned long long)n, m->len - m->pos);
+	return 0;
+}
+
+/* An n-byte little-endian unsigned argument. */
+static int
+arg_uint(struct machine *m, unsigned n, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (need_bytes(m, n) < 0)
+		return -1;
+	for (unsigned i = n; i-- > 0;)
+		v = v << 8 | m->p[m->pos + i];
+	m->pos += n;
+	*out = v;
+	return 0;
+}
+
+/* ---- making values -------------------------------------------------- */
+
+static struct pickle_value *
+new_int(struct machine *m, int64_t i)
+{
+	struct pickle_value *v = new_value(m, PICKLE_INT);
+
+	if (v)
+		v->i = i;
+	return v;
+}
+
+/* A string or bytes value whose length is an n-byte argument. */
+static int
+op_str(struct machine *m, enum pickle_kind kind, unsigned n)
+{
+	uint64_t len;
+	struct pickle_value *v;
+
+	if (arg_uint(m, n, &len) < 0 || need_bytes(m, len) < 0)
+		return -1;
+	v = pickle_store_str(&m->pk->store, kind, m->p + m->pos, (size_t)len,
+			     m->e);
+	m->pos += (size_t)len;
+	return push(m, v);
+}
+
+/* LONG1, LONG4: a little-endian two's complement int of n bytes. */
+static int
+op_long(struct machine *m, unsigned n)
+{
+	uint64_t len, u = 0;
+	int64_t i;
+
+	if (arg_uint(m, n, &len) < 0)
+		return -1;
+	if (n == 4 && len > INT32_MAX)
+		return fail(m, "LONG4 at byte %zu has a negative length",
+			    m->at);
+	if (len > 8)
+		return fail(m, "%s at byte %zu is an int of %llu bytes; stfs "
+			    "reads ints of up to 64 bits", cur_op(m), m->at,
+			    (unsigned long long)len);
+	if (len && arg_uint(m, (unsigned)len, &u) < 0)
+		return -1;
+	if (len && len < 8 && (u >> (len * 8 - 1)) & 1)
+		u |= ~(uint64_t)0 << (len * 8);	/* sign-extend */
+	memcpy(&i, &u, sizeof(i));
+	return push(m, new_int(m, i));
+}
+
+/* A tuple or list of the stack's values from index from up. */
+static int
+collect(struct machine *m, enum pickle_kind kind, size_t from)
+{
+	struct pickle_value *v = new_value(m, kind);
+
+	if (!v || pickle_store_add(v, m->stack + from, m->sn - from, m->e) < 0)
+		return -1;
+	m->sn = from;
+	return push(m, v);
+}
+
+/* APPEND, APPENDS: n values onto list. */
+static int
+seq_add(struct machine *m, struct pickle_value *list,
+	struct pickle_value *const *items, size_t n)
+{
+	if (list->kind != PICKLE_LIST)
+		return fail(m, "%s at byte %zu appends to a %s, not a list",
+			    cur_op(m), m->at, pickle_kind_name(list->kind));
+	return pickle_store_add(list, items, n, m->e);
+}
+
+/* SETITEM, SETITEMS, DICT: the n values kv[0], kv[1], ... as key, value,
+ * key, ... into d. */
+static int
+dict_add(struct machine *m, struct pickle_value *d,
+	 struct pickle_value *const *kv, size_t n)
+{
+	if (d->kind != PICKLE_DICT)
+		return fail(m, "%s at byte %zu sets an item of a %s, not a "
+			    "dict", cur_op(m), m->at, pickle_kind_name(d->kind));
+	if (n % 2)
+		return fail(m, "%s at byte %zu has an odd number of values",
+			    cur_op(m), m->at);
+	return pickle_store_add(d, kv, n, m->e);
+}
+
+/* ---- globals, calls ------------------------------------------------- */
+
+static int
+push_global(struct machine *m, const char *mod, size_t mlen,
+	    const char *name, size_t nlen)
+{
+	const struct pickle_names_global *a =
+		pickle_names_global(mod, mlen, name, nlen);
+	struct pickle_value *v;
+	char text[400];
+
+	if (!a) {
+		pickle_names_text(text, sizeof(text), mod, mlen, name, nlen);
+		return fail(m, "global %s is not allowed (stfs executes no "
+			    "pickle code; it reads the tensors of state dicts "
+			    "and optimizer states only)", text);
+	}
+	v = new_value(m, PICKLE_GLOBAL);
+	if (!v)
+		return -1;
+	v->global.module = a->module;
+	v->global.name = a->name;
+	v->global.id = a->id;
+	return push(m, v);
+}
+
+/* GLOBAL: "module\nname\n". */
+static int
+op_global(struct machine *m)
+{
+	const char *mod = (const char *)m->p + m->pos, *name, *end;
+	size_t left = m->len - m->pos;
+
+	name = memchr(mod, '\n', left);
+	end = name ? memchr(name + 1, '\n', left - (size_t)(name + 1 - mod))
+		   : NULL;
+	if (!end)
+		return fail(m, "GLOBAL at byte %zu is not two lines "
+			    "(truncated?)", m->at);
+	name++;
+	m->pos += (size_t)(end + 1 - mod);
+	return push_global(m, mod, (size_t)(name - 1 - mod), name,
+			   (size_t)(end - name));
+}
+
+static int
+op_stack_global(struct machine *m)
+{
+	struct pickle_value *name = pop(m), *mod = name ? pop(m) : NULL;
+
+	if (!mod)
+		return -1;
+	if (mod->kind != PICKLE_STR || name->kind != PICKLE_STR)
+		return fail(m, "STACK_GLOBAL at byte %zu wants two strings, "
+			    "not a %s and a %s", m->at,
+			    pickle_kind_name(mod->kind),
+			    pickle_kind_name(name->kind));
+	return push_global(m, mod->str.p, mod->str.len, name->str.p,
+			   name->str.len);
+}
+
+/* _codecs.encode(s, 'latin1'): s's code points (all below 256) as bytes,
+ * which is how protocol 2 writes a bytes object. */
+static int
+push_latin1(struct machine *m, const struct pickle_value *args)
+{
+	const struct pickle_value *s = args->seq.n == 2 ? args->seq.items[0]
+							: NULL;
+	const struct pickle_value *enc = s ? args->seq.items[1] : NULL;
+	const unsigned char *p;
+	struct pickle_value *v;
+	size_t n = 0;
+	char *out;
+
+	if (!enc || s->kind != PICKLE_STR || enc->kind != PICKLE_STR ||
+	    strcmp(enc->str.p, "latin1") != 0 || enc->str.len != 6)
+		return fail(m, "%s at byte %zu calls _codecs.encode with other "
+			    "arguments than (str, 'latin1')", cur_op(m), m->at);
+	v = pickle_store_str(&m->pk->store, PICKLE_BYTES, s->str.p, s->str.len,
+			     m->e);
+	if (!v)
+		return -1;
+	p = (const unsigned char *)s->str.p;
+	out = (char *)v->str.p;
+	for (size_t i = 0; i < s->str.len; i++) {
+		if (p[i] < 0x80)
+			out[n++] = (char)p[i];
+		else if ((p[i] == 0xc2 || p[i] == 0xc3) && i + 1 < s->str.len &&
+			 (p[i + 1] & 0xc0) == 0x80) {
+			out[n++] = (char)((p[i] & 3) << 6 | (p[i + 1] & 0x3f));
+			i++;
+		} else
+			return fail(m, "%s at byte %zu: _codecs.encode of a "
+				    "string that is not latin-1 in UTF-8",
+				    cur_op(m), m->at);
+	}
+	out[n] = '\0';
+	v->str.len = n;
+	return push(m, v);
+}
+
+/* REDUCE and NEWOBJ: describe the call, never make it. */
+static int
+op_call(struct machine *m, int newobj)
+{
+	struct pickle_value *args = pop(m), *callee = args ? pop(m) : NULL;
+	struct pickle_value *v;
+	char text[400];
+
+	if (!callee)
+		return -1;
+	if (callee->kind != PICKLE_GLOBAL)
+		return fail(m, "%s at byte %zu calls a %s", cur_op(m), m->at,
+			    pickle_kind_name(callee->kind));
+	if (args->kind != PICKLE_TUPLE)
+		return fail(m, "%s at byte %zu passes a %s as arguments, not a "
+			    "tuple", cur_op(m), m->at,
+			    pickle_kind_name(args->kind));
+	switch (callee->global.id) {
+	case PICKLE_G_ORDERED_DICT:
+		if (args->seq.n)
+			return fail(m, "%s at byte %zu makes an OrderedDict "
+				    "from arguments", cur_op(m), m->at);
+		v = new_value(m, PICKLE_DICT);
+		if (v)
+			v->dict.ordered = 1;
+		return push(m, v);
+	case PICKLE_G_CODECS_ENCODE:
+		if (!newobj)
+			return push_latin1(m, args);
+		break;
+	case PICKLE_G_REBUILD_TENSOR_V2:
+	case PICKLE_G_REBUILD_PARAMETER:
+		if (newobj)
+			break;
+		v = new_value(m, PICKLE_CALL);
+		if (!v)
+			return -1;
+		v->call.callee = callee;
+		v->call.args = args;
+		return push(m, v);
+	case PICKLE_G_STORAGE:
+	case PICKLE_G_DTYPE:
+		break;
+	}
+	pickle_names_text(text, sizeof(text), callee->global.module,
+		    strlen(callee->global.module), callee->global.name,
+		    strlen(callee->global.name));
+	return fail(m, "%s of %s at byte %zu is not something torch.save "
+		    "writes (stfs executes no pickle code)", cur_op(m), text,
+		    m->at);
+}
+
+static int
+op_build(struct machine *m)
+{
+	struct pickle_value *state = pop(m), *obj = state ? top(m) : NULL;
+	struct pickle_value **slot;
+
+	if (!obj)
+		return -1;
+	if (obj->kind == PICKLE_DICT)
+		slot = &obj->dict.attrs;
+	else if (obj->kind == PICKLE_CALL)
+		slot = &obj->call.state;
+	else
+		return fail(m, "BUILD at byte %zu sets the state of a %s",
+			    m->at, pickle_kind_name(obj->kind));
+	if (*slot)
+		return fail(m, "BUILD at byte %zu sets a state twice", m->at);
+	*slot = state;
+	return 0;
+}
+
+static int
+op_persid(struct machine *m)
+{
+	struct pickle_value *pid = pop(m), *v;
+
+	if (!pid)
+		return -1;
+	v = new_value(m, PICKLE_PERSID);
+	if (!v)
+		return -1;
+	v->persid.pid = pid;
+	return push(m, v);
+}
+
+/* ---- the memo ------------------------------------------------------- */
+
+static int
+memo_put(struct machine *m, uint64_t idx)
+{
+	struct pickle_value *v = top(m);
+
+	if (!v)
+		return -1;
+	if (idx >= m->memo_max)
+		return fail(m, "%s at byte %zu: memo index %llu is more than "
+			    "this pickle can use (%zu)", cur_op(m), m->at,
+			    (unsigned long long)idx, m->memo_max);
+	if (idx >= m->memo_cap) {
+		size_t old = m->memo_cap;
+
+		if (grow(m, (void **)&m->memo, &m->memo_cap, (size_t)idx + 1,
+			 sizeof(*m->memo)) < 0)
+			return -1;
+		memset(m->memo + old, 0, (m->memo_cap - old) * sizeof(*m->memo));
+	}
+	if (!m->memo[idx])
+		m->memo_count++;
+	m->memo[idx] = v;
+	return 0;
+}
+
+static int
+memo_get(struct machine *m, uint64_t idx)
+{
+	if (idx >= m->memo_cap || !m->memo[idx])
+		return fail(m, "%s at byte %zu: memo %llu is not set", cur_op(m),
+			    m->at, (unsigned long long)idx);
+	return push(m, m->memo[idx]);
+}
+
+/* ---- the machine ---------------------------------------------------- */
+
+/* Run one opcode; 1 at STOP. */
+static int
+step(struct machine *m)
+{
+	unsigned char op = m->p[m->pos++];
+	struct pickle_value *v;
+	uint64_t u;
+	size_t from;
+	double f;
+
+	switch (op) {
+	case 0x80:	/* PROTO */
+		if (arg_uint(m, 1, &u) < 0)
+			return -1;
+		if (u > 5)
+			return fail(m, "PROTO at byte %zu: protocol %llu is newer "
+				    "than Python's 5", m->at,
+				    (unsigned long long)u);
+		return 0;
+	case 0x95:	/* FRAME: a length that only helps buffering */
+		if (arg_uint(m, 8, &u) < 0 || need_bytes(m, u) < 0)
+			return -1;
+		return 0;
+	case '(':	/* MARK */
+		if (grow(m, (void **)&m->marks, &m->mcap, m->mn + 1,
+			 sizeof(*m->marks)) < 0)
+			return -1;
+		m->marks[m->mn++] = m->sn;
+		return 0;
+	case '.':	/* STOP */
+		if (m->mn || m->sn != 1)
+			return fail(m, "STOP at byte %zu leaves %zu values and %zu "
+				    "MARKs (only the result should be left)",
+				    m->at, m->sn, m->mn);
+		if (m->pos != m->len)
+			return fail(m, "%zu bytes after STOP at byte %zu",
+				    m->len - m->pos, m->at);
+		return 1;
+	case '}':	/* EMPTY_DICT */
+		return push(m, new_value(m, PICKLE_DICT));
+	case ']':	/* EMPTY_LIST */
+		return push(m, new_value(m, PICKLE_LIST));
+	case ')':	/* EMPTY_TUPLE */
+		return push(m, new_value(m, PICKLE_TUPLE));
+	case 't':	/* TUPLE */
+		if (pop_mark(m, &from) < 0)
+			return -1;
+		return collect(m, PICKLE_TUPLE, from);
+	case 'l':	/* LIST */
+		if (pop_mark(m, &from) < 0)
+			return -1;
+		return collect(m, PICKLE_LIST, from);
+	case 0x85:	/* TUPLE1 */
+	case 0x86:	/* TUPLE2 */
+	case 0x87:	/* TUPLE3 */
+		if (need_values(m, op - 0x84u) < 0)
+			return -1;
+		return collect(m, PICKLE_TUPLE, m->sn - (op - 0x84u));
+	case 'd':	/* DICT */
+		if (pop_mark(m, &from) < 0)
+			return -1;
+		v = new_value(m, PICKLE_DICT);
+		if (!v || dict_add(m, v, m->stack + from, m->sn - from) < 0)
+			return -1;
+		m->sn = from;
+		return push(m, v);
+	case 's':	/* SETITEM */
+		if (need_values(m, 3) < 0)
+			return -1;
+		m->sn -= 2;
+		return dict_add(m, m->stack[m->sn - 1], m->stack + m->sn, 2);
+	case 'u':	/* SETITEMS */
+		if (pop_mark(m, &from) < 0 || below_mark(m, from) < 0)
+			return -1;
+		if (dict_add(m, m->stack[from - 1], m->stack + from,
+			     m->sn - from) < 0)
+			return -1;
+		m->sn = from;
+		return 0;
+	case 'a':	/* APPEND */
+		if (need_values(m, 2) < 0)
+			return -1;
+		m->sn--;
+		return seq_add(m, m->stack[m->sn - 1], m->stack + m->sn, 1);
+	case 'e':	/* APPENDS */
+		if (pop_mark(m, &from) < 0 || below_mark(m, from) < 0)
+			return -1;
+		if (seq_add(m, m->stack[from - 1], m->stack + from,
+			    m->sn - from) < 0)
+			return -1;
+		m->sn = from;
+		return 0;
+	case 'J':	/* BININT */
+		if (arg_uint(m, 4, &u) < 0)
+			return -1;
+		return push(m, new_int(m, (int32_t)(uint32_t)u));
+	case 'K':	/* BININT1 */
+		if (arg_uint(m, 1, &u) < 0)
+			return -1;
+		return push(m, new_int(m, (int64_t)u));
+	case 'M':	/* BININT2 */
+		if (arg_uint(m, 2, &u) < 0)
+			return -1;
+		return push(m, new_int(m, (int64_t)u));
+	case 0x8a:	/* LONG1 */
+		return op_long(m, 1);
+	case 0x8b:	/* LONG4 */
+		return op_long(m, 4);
+	case 'G':	/* BINFLOAT: big-endian */
+		if (need_bytes(m, 8) < 0)
+			return -1;
+		u = 0;
+		for (int i = 0; i < 8; i++)
+			u = u << 8 | m->p[m->pos++];
+		memcpy(&f, &u, sizeof(f));
+		v = new_value(m, PICKLE_FLOAT);
+		if (v)
+			v->f = f;
+		return push(m, v);
+	case 'X':	/* BINUNICODE */
+		return op_str(m, PICKLE_STR, 4);
+	case 0x8c:	/* SHORT_BINUNICODE */
+		return op_str(m, PICKLE_STR, 1);
+	case 0x8d:	/* BINUNICODE8 */
+		return op_str(m, PICKLE_STR, 8);
+	case 'B':	/* BINBYTES */
+		return op_str(m, PICKLE_BYTES, 4);
+	case 'C':	/* SHORT_BINBYTES */
+		return op_str(m, PICKLE_BYTES, 1);
+	case 0x8e:	/* BINBYTES8 */
+		return op_str(m, PICKLE_BYTES, 8);
+	case 'N':	/* NONE */
+		return push(m, new_value(m, PICKLE_NONE));
+	case 0x88:	/* NEWTRUE */
+	case 0x89:	/* NEWFALSE */
+		v = new_value(m, PICKLE_BOOL);
+		if (v)
+			v->b = op == 0x88;
+		return push(m, v);
+	case 'q':	/* BINPUT */
+		return arg_uint(m, 1, &u) < 0 ? -1 : memo_put(m, u);
+	case 'r':	/* LONG_BINPUT */
+		return arg_uint(m, 4, &u) < 0 ? -1 : memo_put(m, u);
+	case 0x94:	/* MEMOIZE */
+		return memo_put(m, m->memo_count);
+	case 'h':	/* BINGET */
+		return arg_uint(m, 1, &u) < 0 ? -1 : memo_get(m, u);
+	case 'j':	/* LONG_BINGET */
+		return arg_uint(m, 4, &u) < 0 ? -1 : memo_get(m, u);
+	case 'c':	/* GLOBAL */
+		return op_global(m);
+	case 0x93:	/* STACK_GLOBAL */
+		return op_stack_global(m);
+	case 'R':	/* REDUCE */
+		return op_call(m, 0);
+	case 0x81:	/* NEWOBJ */
+		return op_call(m, 1);
+	case 'b':	/* BUILD */
+		return op_build(m);
+	case 'Q':	/* BINPERSID */
+		return op_persid(m);
+	default:
+		if (!pickle_names_op(op))
+			return fail(m, "byte 0x%02x at %zu is not a pickle "
+				    "opcode", op, m->at);
+		return fail(m, "opcode %s at byte %zu is not supported (stfs "
+			    "reads the pickles torch.save writes and executes "
+			    "none)", pickle_names_op(op), m->at);
+	}
+}
+
+int
+pickle_load(const void *buf, size_t len, const struct pickle_limits *lim,
+	    struct pickle **out, struct err *e)
+{
+	static const struct pickle_limits defaults = PICKLE_LIMITS_DEFAULT;
+	struct machine m = { .p = buf, .len = len, .e = e };
+	int rc = 0;
+
+	*out = NULL;
+	m.lim = lim ? *lim : defaults;
+	m.memo_max = m.lim.memo < len ? m.lim.memo : len;
+	m.pk = calloc(1, sizeof(*m.pk));
+	if (!m.pk)
+		return no_memory(&m);
+	m.pk->store.max_values = m.lim.values;
+	/* never NULL, so stack + from is defined for an empty TUPLE too */
+	if (grow(&m, (void **)&m.stack, &m.scap, 16, sizeof(*m.stack)) < 0)
+		rc = -1;
+	while (rc == 0) {
+		if (m.pos == m.len) {
+			rc = fail(&m, "the pickle ends at byte %zu without STOP "
+				  "(truncated?)", m.len);
+			break;
+		}
+		m.at = m.pos;
+		rc = step(&m);
+	}
+	if (rc == 1) {
+		m.pk->root = m.stack[0];
+		rc = pickle_store_check(m.pk->root, &m.lim, e);
+	}
+	free(m.stack);
+	free(m.marks);
+	free(m.memo);
+	if (rc < 0) {
+		pickle_free(m.pk);
+		return -1;
+	}
+	*out = m.pk;
+	return 0;
+}
+
+const struct pickle_value *
+pickle_root(const struct pickle *p)
+{
+	return p->root;
+}
+
+const struct pickle_value *
+pickle_dict_get(const struct pickle_value *d, const char *key)
+{
+	size_t len = strlen(key);
+
+	if (!d || d->kind != PICKLE_DICT)
+		return NULL;
+	for (size_t i = d->dict.n; i-- > 0;) {
+		const struct pickle_value *k = d->dict.keys[i];
+
+		if (k->kind == PICKLE_STR && k->str.len == len &&
+		    memcmp(k->str.p, key, len) == 0)
+			return d->dict.values[i];
+	}
+	return NULL;
+}
+
+const char *
+pickle_kind_name(enum pickle_kind kind)
+{
+	static const char *const names[] = {
+		[PICKLE_NONE] = "None", [PICKLE_BOOL] = "bool",
+		[PICKLE_INT] = "int", [PICKLE_FLOAT] = "float",
+		[PICKLE_STR] = "str", [PICKLE_BYTES] = "bytes",
+		[PICKLE_TUPLE] = "tuple", [PICKLE_LIST] = "list",
+		[PICKLE_DICT] = "dict", [PICKLE_GLOBAL] = "global",
+		[PICKLE_CALL] = "call", [PICKLE_PERSID] = "persistent id",
+	};
+
+	if ((unsigned)kind >= sizeof(names) / sizeof(names[0]))
+		return "?";
+	return names[kind];
+}
+
+void
+pickle_free(struct pickle *p)
+{
+	if (!p)
+		return;
+	pickle_store_free(&p->store);
+	free(p);
+}

@@ -1,0 +1,57 @@
+/* pickle.h - a pickle reader that executes nothing: the stack machine of
+ * Python's pickle over the opcodes torch.save writes, building a tree of
+ * values instead of objects.
+ *
+ * Loading a PyTorch checkpoint with Python runs its pickle, and a pickle
+ * can call any function it names.  This reader calls nothing: a global
+ * (GLOBAL, STACK_GLOBAL) is looked up in a short allow-list of the names
+ * torch.save writes for state dicts and optimizer states (the table in
+ * pickle.c) and refused otherwise, naming it; a REDUCE or NEWOBJ of an
+ * allowed global becomes a PICKLE_CALL value saying "a call of X with
+ * these arguments" for the caller to interpret, and BINPERSID (torch's
+ * reference to a storage) a PICKLE_PERSID value.  Two calls are pure and
+ * taken as the values they make: collections.OrderedDict() is an empty
+ * dict, _codecs.encode(s, 'latin1') (how protocol 2 writes bytes) is
+ * bytes.  Any other opcode is refused by name.
+ *
+ * Hostile input: lengths are checked against the bytes left before
+ * anything is allocated, memory is proportional to the input (at most one
+ * value per opcode, a memo no larger than the input), nothing recurses,
+ * and the finished graph is checked for cycles, depth and the size it has
+ * walked as a tree (pickle_limits), so callers may walk it recursively.
+ */
+#ifndef STFS_PICKLE_H
+#define STFS_PICKLE_H
+
+#include <stddef.h>
+
+#include "format/torch/pickle_value.h"
+
+struct err;
+
+/* A loaded pickle: owns every value. */
+struct pickle;
+
+/* Read the pickle buf[0..len) (all of it: bytes after STOP are refused).
+ * lim NULL means PICKLE_LIMITS_DEFAULT.  0 with *out set, or -1 with *e
+ * (ERR_INVALID_PICKLE, ERR_NO_MEMORY), not named after a file: the caller
+ * knows it and adds it with err_at().  buf is not used after the return.
+ * On success the graph from the root has no cycle, is at most lim->depth
+ * deep and lim->walk values walked as a tree; values reached through the
+ * memo are shared (the same pointer in several places). */
+int pickle_load(const void *buf, size_t len, const struct pickle_limits *lim,
+		struct pickle **out, struct err *e);
+
+const struct pickle_value *pickle_root(const struct pickle *p);
+
+/* The value of the last pair of dict d whose key is the string key, or
+ * NULL (also when d is not a dict). */
+const struct pickle_value *pickle_dict_get(const struct pickle_value *d,
+					   const char *key);
+
+/* "None", "bool", "int", ..., "call": for messages. */
+const char *pickle_kind_name(enum pickle_kind kind);
+
+void pickle_free(struct pickle *p);
+
+#endif

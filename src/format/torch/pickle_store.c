@@ -1,0 +1,313 @@
+/* pickle_store.c - the values of a pickle and the graph check
+ * (pickle_store.h).
+ *
+ * Values come from fixed-size chunks and are freed together, whatever
+ * points where (a hostile pickle may link values into cycles that the
+ * root never reaches); the arrays of tuples, lists and dicts and the
+ * strings are malloc'd per value and freed with it.  The graph check walks
+ * with an explicit stack no deeper than the depth limit: nothing here
+ * recurses.
+ */
+#include "format/torch/pickle_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+/* A value and the store's bookkeeping; a struct pickle_value * handed out
+ * is the first member of one of these. */
+struct node {
+	struct pickle_value v;
+	size_t cap;		/* items allocated (tuple, list, dict) */
+	uint64_t walk;		/* the check: values below, saturated */
+	unsigned height;	/* the check: the longest path down from here */
+	unsigned char state;	/* the check: 0 new, 1 open, 2 done */
+};
+
+#define CHUNK_NODES 256
+
+struct pickle_store_chunk {
+	struct pickle_store_chunk *next;
+	size_t used;
+	struct node nodes[CHUNK_NODES];
+};
+
+static struct node *
+node_of(struct pickle_value *v)
+{
+	return (struct node *)v;
+}
+
+int
+pickle_store_grow(void **arr, size_t *cap, size_t need, size_t size,
+		  struct err *e)
+{
+	size_t n = *cap ? *cap : 8;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			goto no_memory;
+		n *= 2;
+	}
+	if (n > SIZE_MAX / size)
+		goto no_memory;
+	p = realloc(*arr, n * size);
+	if (!p)
+		goto no_memory;
+	*arr = p;
+	*cap = n;
+	return 0;
+no_memory:
+	return err_set(e, ERR_NO_MEMORY, "out of memory reading a pickle");
+}
+
+struct pickle_value *
+pickle_store_new(struct pickle_store *s, enum pickle_kind kind, struct err *e)
+{
+	struct pickle_store_chunk *c = s->chunks;
+	struct node *n;
+
+	if (s->values >= s->max_values) {
+		err_set(e, ERR_INVALID_PICKLE, "more than %zu values (the "
+			"limit of this reader)", s->max_values);
+		return NULL;
+	}
+	if (!c || c->used == CHUNK_NODES) {
+		c = malloc(sizeof(*c));
+		if (!c) {
+			err_set(e, ERR_NO_MEMORY, "out of memory reading a "
+				"pickle");
+			return NULL;
+		}
+		c->next = s->chunks;
+		c->used = 0;
+		s->chunks = c;
+	}
+	n = &c->nodes[c->used++];
+	memset(n, 0, sizeof(*n));
+	n->v.kind = kind;
+	s->values++;
+	return &n->v;
+}
+
+struct pickle_value *
+pickle_store_str(struct pickle_store *s, enum pickle_kind kind, const void *p,
+		 size_t n, struct err *e)
+{
+	struct pickle_value *v;
+	char *str = n < SIZE_MAX ? malloc(n + 1) : NULL;
+
+	if (!str) {
+		err_set(e, ERR_NO_MEMORY, "out of memory reading a pickle");
+		return NULL;
+	}
+	v = pickle_store_new(s, kind, e);
+	if (!v) {
+		free(str);
+		return NULL;
+	}
+	if (n)
+		memcpy(str, p, n);
+	str[n] = '\0';
+	v->str.p = str;
+	v->str.len = n;
+	return v;
+}
+
+int
+pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
+		 size_t n, struct err *e)
+{
+	struct node *nd = node_of(v);
+	size_t cap, need;
+
+	if (v->kind != PICKLE_DICT) {
+		if (n > SIZE_MAX - v->seq.n)
+			return err_set(e, ERR_NO_MEMORY, "out of memory "
+				       "reading a pickle");
+		if (pickle_store_grow((void **)&v->seq.items, &nd->cap,
+				      v->seq.n + n, sizeof(*items), e) < 0)
+			return -1;
+		if (n)
+			memcpy(v->seq.items + v->seq.n, items,
+			       n * sizeof(*items));
+		v->seq.n += n;
+		return 0;
+	}
+	n /= 2;
+	if (n > SIZE_MAX - v->dict.n)
+		return err_set(e, ERR_NO_MEMORY, "out of memory reading a "
+			       "pickle");
+	need = v->dict.n + n;
+	cap = nd->cap;
+	if (pickle_store_grow((void **)&v->dict.keys, &cap, need,
+			      sizeof(*v->dict.keys), e) < 0)
+		return -1;
+	cap = nd->cap;
+	if (pickle_store_grow((void **)&v->dict.values, &cap, need,
+			      sizeof(*v->dict.values), e) < 0)
+		return -1;
+	nd->cap = cap;
+	for (size_t i = 0; i < n; i++) {
+		v->dict.keys[v->dict.n] = items[2 * i];
+		v->dict.values[v->dict.n++] = items[2 * i + 1];
+	}
+	return 0;
+}
+
+static size_t
+child_count(const struct pickle_value *v)
+{
+	switch (v->kind) {
+	case PICKLE_TUPLE:
+	case PICKLE_LIST:
+		return v->seq.n;
+	case PICKLE_DICT:
+		return 2 * v->dict.n + 1;
+	case PICKLE_CALL:
+		return 3;
+	case PICKLE_PERSID:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Child i of v, or NULL for an absent state. */
+static struct pickle_value *
+child(const struct pickle_value *v, size_t i)
+{
+	switch (v->kind) {
+	case PICKLE_TUPLE:
+	case PICKLE_LIST:
+		return v->seq.items[i];
+	case PICKLE_DICT:
+		if (i == 2 * v->dict.n)
+			return v->dict.attrs;
+		return i % 2 ? v->dict.values[i / 2] : v->dict.keys[i / 2];
+	case PICKLE_CALL:
+		return i == 0 ? v->call.callee : i == 1 ? v->call.args
+							: v->call.state;
+	default:
+		return v->persid.pid;
+	}
+}
+
+/* What a finished child c adds to its parent up. */
+static void
+add_child(struct node *up, const struct node *c, uint64_t cap)
+{
+	up->walk += c->walk;	/* both <= cap: no overflow */
+	if (up->walk > cap)
+		up->walk = cap;
+	if (up->height < c->height + 1)
+		up->height = c->height + 1;
+}
+
+static int
+too_deep(const struct pickle_limits *lim, struct err *e)
+{
+	return err_set(e, ERR_INVALID_PICKLE, "values nested deeper than %u "
+		       "levels (the limit of this reader)", lim->depth);
+}
+
+int
+pickle_store_check(struct pickle_value *root, const struct pickle_limits *lim,
+		   struct err *e)
+{
+	struct frame {
+		struct node *n;
+		size_t next;
+	} *st;
+	size_t sn = 0;
+	uint64_t cap = lim->walk + 1;
+	int rc = 0;
+
+	st = calloc((size_t)lim->depth + 1, sizeof(*st));
+	if (!st)
+		return err_set(e, ERR_NO_MEMORY, "out of memory reading a "
+			       "pickle");
+	st[sn++] = (struct frame){ node_of(root), 0 };
+	node_of(root)->state = 1;
+	node_of(root)->walk = 1;
+	node_of(root)->height = 1;
+	while (sn) {
+		struct frame *f = &st[sn - 1];
+		struct node *c;
+
+		if (f->next == child_count(&f->n->v)) {
+			f->n->state = 2;
+			if (--sn)
+				add_child(st[sn - 1].n, f->n, cap);
+			continue;
+		}
+		c = node_of(child(&f->n->v, f->next++));
+		if (!c)
+			continue;
+		if (c->state == 2 && sn + c->height > lim->depth) {
+			/* done, reached first on a shorter path */
+			rc = too_deep(lim, e);
+			break;
+		}
+		if (c->state == 2) {
+			add_child(f->n, c, cap);
+			continue;
+		}
+		if (c->state == 1) {
+			rc = err_set(e, ERR_INVALID_PICKLE, "a value "
+				     "contains itself (a recursive structure, "
+				     "which torch.save does not write)");
+			break;
+		}
+		if (sn >= lim->depth) {
+			rc = too_deep(lim, e);
+			break;
+		}
+		c->state = 1;
+		c->walk = 1;
+		c->height = 1;
+		st[sn++] = (struct frame){ c, 0 };
+	}
+	free(st);
+	if (!rc && node_of(root)->walk > lim->walk)
+		rc = err_set(e, ERR_INVALID_PICKLE, "shared values make more "
+			     "than %llu values to walk (the limit of this "
+			     "reader)", (unsigned long long)lim->walk);
+	return rc;
+}
+
+void
+pickle_store_free(struct pickle_store *s)
+{
+	struct pickle_store_chunk *c, *next;
+
+	for (c = s->chunks; c; c = next) {
+		next = c->next;
+		for (size_t i = 0; i < c->used; i++) {
+			struct pickle_value *v = &c->nodes[i].v;
+
+			switch (v->kind) {
+			case PICKLE_STR:
+			case PICKLE_BYTES:
+				free((char *)v->str.p);
+				break;
+			case PICKLE_TUPLE:
+			case PICKLE_LIST:
+				free(v->seq.items);
+				break;
+			case PICKLE_DICT:
+				free(v->dict.keys);
+				free(v->dict.values);
+				break;
+			default:
+				break;
+			}
+		}
+		free(c);
+	}
+	s->chunks = NULL;
+}

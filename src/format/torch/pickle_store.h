@@ -1,0 +1,51 @@
+/* pickle_store.h - where the pickle reader's values live: allocated in
+ * chunks up to a limit, freed together, and checked as a graph once the
+ * pickle is read (no cycle, bounded depth and walk; pickle.h).
+ */
+#ifndef STFS_PICKLE_STORE_H
+#define STFS_PICKLE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/torch/pickle_value.h"
+
+struct err;
+struct pickle_store_chunk;
+
+struct pickle_store {
+	struct pickle_store_chunk *chunks;
+	size_t values;		/* made so far */
+	size_t max_values;	/* refused beyond */
+};
+
+/* Make room for need items in *arr, an array of *cap items of size bytes
+ * (doubling); 0, or -1 with ERR_NO_MEMORY. */
+int pickle_store_grow(void **arr, size_t *cap, size_t need, size_t size,
+		      struct err *e);
+
+/* A new value of kind, zeroed; NULL with *e past max_values or out of
+ * memory. */
+struct pickle_value *pickle_store_new(struct pickle_store *s,
+				      enum pickle_kind kind, struct err *e);
+
+/* A PICKLE_STR or PICKLE_BYTES of the n bytes at p (copied, NUL added). */
+struct pickle_value *pickle_store_str(struct pickle_store *s,
+				      enum pickle_kind kind, const void *p,
+				      size_t n, struct err *e);
+
+/* Append items[0..n) to a tuple or list v, or the n / 2 pairs items[0],
+ * items[1], ... to a dict v.  0, or -1 with ERR_NO_MEMORY. */
+int pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
+		     size_t n, struct err *e);
+
+/* The check after STOP, from root: no cycle, no path longer than
+ * lim->depth, at most lim->walk values walked as a tree.  Runs once per
+ * store.  0, or -1 with ERR_INVALID_PICKLE. */
+int pickle_store_check(struct pickle_value *root,
+		       const struct pickle_limits *lim, struct err *e);
+
+/* Free every value and the chunks (the store itself is the caller's). */
+void pickle_store_free(struct pickle_store *s);
+
+#endif

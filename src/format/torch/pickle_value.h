@@ -1,0 +1,89 @@
+/* pickle_value.h - the values the pickle reader builds (pickle.h says how
+ * to load them): what a value is, the allow-list of globals by kind, the
+ * limits of a load.  Types only.
+ */
+#ifndef STFS_PICKLE_VALUE_H
+#define STFS_PICKLE_VALUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum pickle_kind {
+	PICKLE_NONE,
+	PICKLE_BOOL,	/* b: 0 or 1 */
+	PICKLE_INT,	/* i (an int wider than 64 bits is refused) */
+	PICKLE_FLOAT,	/* f */
+	PICKLE_STR,	/* str: the bytes as written (meant to be UTF-8; not
+			 * checked), a NUL after len, maybe NULs inside */
+	PICKLE_BYTES,	/* str: BINBYTES*, _codecs.encode(s, 'latin1') */
+	PICKLE_TUPLE,	/* seq */
+	PICKLE_LIST,	/* seq */
+	PICKLE_DICT,	/* dict: pairs in insertion order, keys not merged */
+	PICKLE_GLOBAL,	/* global: a name of the allow-list, not called */
+	PICKLE_CALL,	/* call: REDUCE or NEWOBJ of an allowed global */
+	PICKLE_PERSID,	/* persid: BINPERSID's persistent id */
+};
+
+/* The allow-list, by what the name is; anything else is refused. */
+enum pickle_global {
+	PICKLE_G_REBUILD_TENSOR_V2,	/* torch._utils._rebuild_tensor_v2 */
+	PICKLE_G_REBUILD_PARAMETER,	/* torch._utils._rebuild_parameter */
+	PICKLE_G_STORAGE,	/* torch.FloatStorage, torch.UntypedStorage,
+				 * ...: the name says the element type */
+	PICKLE_G_DTYPE,		/* torch.float32, torch.bfloat16, ... */
+	PICKLE_G_ORDERED_DICT,	/* collections.OrderedDict */
+	PICKLE_G_CODECS_ENCODE,	/* _codecs.encode */
+};
+
+struct pickle_value {
+	enum pickle_kind kind;
+	union {
+		int b;
+		int64_t i;
+		double f;
+		struct {
+			const char *p;
+			size_t len;
+		} str;
+		struct {
+			struct pickle_value **items;
+			size_t n;
+		} seq;
+		struct {
+			struct pickle_value **keys, **values;
+			size_t n;
+			int ordered;	/* 1: an OrderedDict */
+			/* BUILD's state (torch: {'_metadata': ...}) or NULL */
+			struct pickle_value *attrs;
+		} dict;
+		struct {
+			const char *module, *name;
+			enum pickle_global id;
+		} global;
+		struct {
+			/* a PICKLE_GLOBAL whose id is REBUILD_TENSOR_V2 or
+			 * REBUILD_PARAMETER (the only ones torch calls) */
+			struct pickle_value *callee;
+			struct pickle_value *args;	/* a PICKLE_TUPLE */
+			struct pickle_value *state;	/* BUILD's, or NULL */
+		} call;
+		struct {
+			/* as written; torch: ('storage', GLOBAL storage type,
+			 * key, location, numel) */
+			struct pickle_value *pid;
+		} persid;
+	};
+};
+
+struct pickle_limits {
+	unsigned depth;		/* longest path from the root */
+	size_t values;		/* values created */
+	size_t memo;		/* highest memo index + 1 */
+	uint64_t walk;		/* values visited walking the graph as a tree
+				 * (a shared value counted each time) */
+};
+
+#define PICKLE_LIMITS_DEFAULT \
+	{ 200, (size_t)1 << 22, (size_t)1 << 20, (uint64_t)1 << 24 }
+
+#endif

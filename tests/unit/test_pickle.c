@@ -1,0 +1,547 @@
+/* test_pickle.c - the pickle reader that executes nothing
+ * (src/format/torch/pickle.c).
+ *
+ * The kept fixtures (tests/data/pickle/, written by make.py there with
+ * Debian's torch and Python's pickle) are read and dumped in the notation
+ * of make.py, and the dump must equal NAME.expect, which Python's own
+ * Unpickler wrote with recorders in place of find_class and
+ * persistent_load.  The hostile fixtures must be refused with their line.
+ * Hand-made pickles cover the opcodes the fixtures lack and every refusal:
+ * globals not allowed, deep nesting, huge lengths, every truncation of
+ * every fixture, memo out of range, stack underflow, cycles, shared values
+ * that would walk too far.  Links format only.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "format/torch/pickle.h"
+#include "suites.h"
+
+/* ---- the dump (make.py's notation) ----------------------------------- */
+
+static void
+dump_bytes(struct buf *b, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\')
+			buf_add(b, &p[i], 1);
+		else
+			buf_addf(b, "\\x%02x", c);
+	}
+}
+
+static void dump(struct buf *b, const struct pickle_value *v);
+
+static void
+dump_items(struct buf *b, struct pickle_value *const *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			buf_adds(b, ", ");
+		dump(b, items[i]);
+	}
+}
+
+static void
+dump(struct buf *b, const struct pickle_value *v)
+{
+	uint64_t u;
+
+	switch (v->kind) {
+	case PICKLE_NONE:
+		buf_adds(b, "None");
+		break;
+	case PICKLE_BOOL:
+		buf_adds(b, v->b ? "True" : "False");
+		break;
+	case PICKLE_INT:
+		buf_addf(b, "%lld", (long long)v->i);
+		break;
+	case PICKLE_FLOAT:
+		memcpy(&u, &v->f, sizeof(u));
+		buf_addf(b, "f:%016llx", (unsigned long long)u);
+		break;
+	case PICKLE_STR:
+	case PICKLE_BYTES:
+		buf_adds(b, v->kind == PICKLE_BYTES ? "b\"" : "\"");
+		dump_bytes(b, v->str.p, v->str.len);
+		buf_adds(b, "\"");
+		ck_assert_int_eq(v->str.p[v->str.len], '\0');
+		break;
+	case PICKLE_TUPLE:
+		buf_adds(b, "(");
+		dump_items(b, v->seq.items, v->seq.n);
+		buf_adds(b, v->seq.n == 1 ? ",)" : ")");
+		break;
+	case PICKLE_LIST:
+		buf_adds(b, "[");
+		dump_items(b, v->seq.items, v->seq.n);
+		buf_adds(b, "]");
+		break;
+	case PICKLE_DICT:
+		buf_adds(b, v->dict.ordered ? "O{" : "{");
+		for (size_t i = 0; i < v->dict.n; i++) {
+			if (i)
+				buf_adds(b, ", ");
+			dump(b, v->dict.keys[i]);
+			buf_adds(b, ": ");
+			dump(b, v->dict.values[i]);
+		}
+		buf_adds(b, "}");
+		if (v->dict.attrs) {
+			buf_adds(b, "@");
+			dump(b, v->dict.attrs);
+		}
+		break;
+	case PICKLE_GLOBAL:
+		buf_addf(b, "%s.%s", v->global.module, v->global.name);
+		break;
+	case PICKLE_CALL:
+		ck_assert_int_eq(v->call.callee->kind, PICKLE_GLOBAL);
+		ck_assert_int_eq(v->call.args->kind, PICKLE_TUPLE);
+		dump(b, v->call.callee);
+		dump(b, v->call.args);
+		if (v->call.state) {
+			buf_adds(b, "@");
+			dump(b, v->call.state);
+		}
+		break;
+	case PICKLE_PERSID:
+		buf_adds(b, "P");
+		dump(b, v->persid.pid);
+		break;
+	}
+}
+
+/* ---- helpers -------------------------------------------------------- */
+
+static char *
+slurp(const char *name, const char *ext, size_t *len)
+{
+	const char *dir = getenv("STFS_PICKLE_DIR");
+	char path[4096];
+	FILE *f;
+	char *p;
+	long n;
+
+	ck_assert_msg(dir != NULL, "STFS_PICKLE_DIR is not set");
+	snprintf(path, sizeof(path), "%s/%s%s", dir, name, ext);
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	p = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	p[n] = '\0';
+	*len = (size_t)n;
+	return p;
+}
+
+/* Load buf and return its dump (caller frees), or NULL with *e. */
+static char *
+load_dump(const void *buf, size_t len, const struct pickle_limits *lim,
+	  struct err *e)
+{
+	struct pickle *p = NULL;
+	struct buf b = BUF_INIT;
+
+	if (pickle_load(buf, len, lim, &p, e) < 0) {
+		ck_assert_ptr_null(p);
+		ck_assert_int_ne(e->code, ERR_OK);
+		ck_assert_msg(strchr(e->detail, '\n') == NULL, "two lines: %s",
+			      e->detail);
+		return NULL;
+	}
+	ck_assert_int_eq(e->code, ERR_OK);
+	dump(&b, pickle_root(p));
+	pickle_free(p);
+	return buf_steal(&b);
+}
+
+/* buf must be refused with a message holding want. */
+static void
+refused(const void *buf, size_t len, const struct pickle_limits *lim,
+	const char *want)
+{
+	struct err e = { 0 };
+	char *d = load_dump(buf, len, lim, &e);
+
+	ck_assert_msg(d == NULL, "accepted: %s", d ? d : "");
+	ck_assert_int_eq(e.code, ERR_INVALID_PICKLE);
+	ck_assert_msg(strstr(e.detail, want) != NULL,
+		      "wanted \"%s\", got \"%s\"", want, e.detail);
+}
+
+/* buf must give the dump want. */
+static void
+accepted(const void *buf, size_t len, const char *want)
+{
+	struct err e = { 0 };
+	char *d = load_dump(buf, len, NULL, &e);
+
+	ck_assert_msg(d != NULL, "refused: %s", e.detail);
+	ck_assert_str_eq(d, want);
+	free(d);
+}
+
+#define ACCEPT(lit, want) accepted(lit, sizeof(lit) - 1, want)
+#define REFUSE(lit, want) refused(lit, sizeof(lit) - 1, NULL, want)
+
+/* ---- what torch.save and pickle.dumps wrote ------------------------- */
+
+static const char *const good[] = {
+	"state_dict", "model_state_dict", "optimizer", "parameter",
+	"state_dict_proto4", "many", "plain_proto5",
+};
+
+START_TEST(test_fixture)
+{
+	size_t len, elen;
+	char *pkl = slurp(good[_i], ".pkl", &len);
+	char *expect = slurp(good[_i], ".expect", &elen);
+	struct err e = { 0 };
+	char *d;
+
+	ck_assert_int_gt(elen, 0);
+	expect[elen - 1] = '\0';	/* the newline */
+	d = load_dump(pkl, len, NULL, &e);
+	ck_assert_msg(d != NULL, "%s: %s", good[_i], e.detail);
+	ck_assert_str_eq(d, expect);
+	free(d);
+	free(expect);
+	free(pkl);
+}
+END_TEST
+
+/* Every proper prefix of every fixture is refused, in one line. */
+START_TEST(test_truncated)
+{
+	size_t len;
+	char *pkl = slurp(good[_i], ".pkl", &len);
+
+	for (size_t n = 0; n < len; n++) {
+		struct err e = { 0 };
+		char *d = load_dump(pkl, n, NULL, &e);
+
+		ck_assert_msg(d == NULL, "%s: prefix %zu accepted", good[_i], n);
+		ck_assert_int_eq(e.code, ERR_INVALID_PICKLE);
+	}
+	free(pkl);
+}
+END_TEST
+
+/* What a tensor looks like to the torch container (pickle.h). */
+START_TEST(test_tensor_shape)
+{
+	size_t len;
+	char *pkl = slurp("model_state_dict", ".pkl", &len);
+	struct pickle *p = NULL;
+	struct err e = { 0 };
+	const struct pickle_value *root, *w, *args, *pid, *meta;
+
+	ck_assert_int_eq(pickle_load(pkl, len, NULL, &p, &e), 0);
+	root = pickle_root(p);
+	ck_assert_int_eq(root->kind, PICKLE_DICT);
+	ck_assert_int_eq(root->dict.ordered, 1);
+	w = pickle_dict_get(root, "weight");
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(w->kind, PICKLE_CALL);
+	ck_assert_int_eq(w->call.callee->global.id, PICKLE_G_REBUILD_TENSOR_V2);
+	args = w->call.args;
+	ck_assert_uint_eq(args->seq.n, 6);
+	ck_assert_int_eq(args->seq.items[0]->kind, PICKLE_PERSID);
+	pid = args->seq.items[0]->persid.pid;
+	ck_assert_int_eq(pid->kind, PICKLE_TUPLE);
+	ck_assert_uint_eq(pid->seq.n, 5);
+	ck_assert_int_eq(pid->seq.items[1]->global.id, PICKLE_G_STORAGE);
+	ck_assert_str_eq(pid->seq.items[1]->global.name, "FloatStorage");
+	ck_assert_str_eq(pid->seq.items[2]->str.p, "0");
+	/* the memo shares: both tensors name the one storage type value */
+	ck_assert_ptr_eq(pickle_dict_get(root, "bias")->call.args->seq.items[0]
+			 ->persid.pid->seq.items[1], pid->seq.items[1]);
+	meta = pickle_dict_get(root->dict.attrs, "_metadata");
+	ck_assert_ptr_nonnull(meta);
+	ck_assert_ptr_null(pickle_dict_get(root, "_metadata"));
+	ck_assert_ptr_null(pickle_dict_get(w, "weight"));
+	ck_assert_str_eq(pickle_kind_name(PICKLE_PERSID), "persistent id");
+	pickle_free(p);
+	free(pkl);
+}
+END_TEST
+
+static const char *const bad[] = { "os_system", "eval_proto4", "whole_module" };
+
+START_TEST(test_hostile_fixture)
+{
+	size_t len, wlen;
+	char *pkl = slurp(bad[_i], ".pkl", &len);
+	char *want = slurp(bad[_i], ".refuse", &wlen);
+
+	ck_assert_int_gt(wlen, 0);
+	want[wlen - 1] = '\0';
+	refused(pkl, len, NULL, want);
+	refused(pkl, len, NULL, "stfs executes no pickle code");
+	/* the command of os_system and eval_proto4 was never run */
+	ck_assert_int_ne(access("stfs-pickle-ran", F_OK), 0);
+	free(want);
+	free(pkl);
+}
+END_TEST
+
+/* ---- hand-made pickles ---------------------------------------------- */
+
+START_TEST(test_opcodes)
+{
+	/* BINBYTES, BINBYTES8, BINUNICODE8, LONG4, LIST, DICT, BININT2 */
+	ACCEPT("\x80\x02(B\x02\x00\x00\x00" "ab\x8e\x01\0\0\0\0\0\0\0c"
+	       "\x8d\x01\0\0\0\0\0\0\0dl.", "[b\"ab\", b\"c\", \"d\"]");
+	ACCEPT("(K\x01\x8b\x02\0\0\0\xff\x7f" "d.", "{1: 32767}");
+	ACCEPT("\x8b\x00\x00\x00\x00.", "0");
+	ACCEPT("\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x80.",
+	       "-9223372036854775808");
+	ACCEPT("\x8a\x02\x7f\xff.", "-129");
+	ACCEPT("\x8a\x01\x80.", "-128");
+	ACCEPT("J\xff\xff\xff\xff.", "-1");
+	ACCEPT("M\xff\xff.", "65535");
+	/* LONG_BINPUT, LONG_BINGET, MEMOIZE, BINGET */
+	ACCEPT("]r\x05\x00\x00\x00\x94j\x05\x00\x00\x00h\x01\x87.",
+	       "([], [], [])");
+	ACCEPT("(N\x94\x88\x94h\x01h\x00t.", "(None, True, True, None)");
+	/* SETITEM, APPEND, EMPTY_TUPLE, TUPLE over MARK */
+	ACCEPT("}X\x01\x00\x00\x00kNs.", "{\"k\": None}");
+	ACCEPT("]K\x07" "a.", "[7]");
+	ACCEPT("(K\x01(K\x02tt.", "(1, (2,))");
+	/* FRAME, PROTO 5 */
+	ACCEPT("\x80\x05\x95\x02\x00\x00\x00\x00\x00\x00\x00N.", "None");
+	/* a float, big-endian */
+	ACCEPT("G\x3f\xf0\0\0\0\0\0\0.", "f:3ff0000000000000");
+	/* _codecs.encode(s, 'latin1') */
+	ACCEPT("c_codecs\nencode\nX\x04\x00\x00\x00\xc3\xbf\xc2\x80"
+	       "X\x06\x00\x00\x00latin1\x86R.", "b\"\\xff\\x80\"");
+	/* STACK_GLOBAL, a dtype, BUILD on a call */
+	ACCEPT("\x8c\x05torch\x8c\x07" "float32\x93.", "torch.float32");
+	ACCEPT("ctorch._utils\n_rebuild_parameter\n)R}b.",
+	       "torch._utils._rebuild_parameter()@{}");
+	/* NEWOBJ of OrderedDict */
+	ACCEPT("ccollections\nOrderedDict\n)\x81.", "O{}");
+}
+END_TEST
+
+START_TEST(test_refused_opcodes)
+{
+	REFUSE("I1\n.", "opcode INT at byte 0 is not supported");
+	REFUSE("(S'x'\n.", "opcode STRING at byte 1");
+	REFUSE("c__builtin__\nset\n.", "global __builtin__.set is not allowed");
+	REFUSE("(cos\nsystem\nX\x02\x00\x00\x00lsi.", "global os.system");
+	REFUSE("\x8c\x02os\x8c\x06system\x93.", "global os.system");
+	REFUSE("(X\x02\x00\x00\x00lsios\nsystem\n.", "opcode INST");
+	REFUSE("\xff.", "byte 0xff at 0 is not a pickle opcode");
+	REFUSE("N0.", "opcode POP");
+	REFUSE("\x8f.", "opcode EMPTY_SET");
+	REFUSE("\x82\x01.", "opcode EXT1");
+	REFUSE("\x80\x06N.", "protocol 6");
+	REFUSE("c\x01\x02\nx\n.", "global `\\x01\\x02.x` is not allowed");
+	/* calls torch.save does not write */
+	REFUSE("ctorch\nFloatStorage\n)R.", "REDUCE of torch.FloatStorage");
+	REFUSE("ctorch._utils\n_rebuild_tensor_v2\n)\x81.",
+	       "NEWOBJ of torch._utils._rebuild_tensor_v2");
+	REFUSE("c_codecs\nencode\n)\x81.", "NEWOBJ of _codecs.encode");
+	REFUSE("c_codecs\nencode\nX\x01\x00\x00\x00" "aX\x05\x00\x00\x00"
+	       "utf_8\x86R.", "other arguments than (str, 'latin1')");
+	REFUSE("c_codecs\nencode\nX\x03\x00\x00\x00\xe2\x82\xac"
+	       "X\x06\x00\x00\x00latin1\x86R.", "not latin-1");
+	REFUSE("ccollections\nOrderedDict\n]\x85R.", "from arguments");
+	REFUSE("N)R.", "calls a None");
+	REFUSE("ccollections\nOrderedDict\nNR.", "passes a None as arguments");
+	REFUSE("STACK.", "opcode STRING");
+	REFUSE("K\x01K\x02\x93.", "wants two strings, not a int and a int");
+	REFUSE("ccollections\nOrderedDict", "not two lines");
+	/* BUILD, APPEND, SETITEM on the wrong things */
+	REFUSE("N}b.", "BUILD at byte 2 sets the state of a None");
+	REFUSE("}}b}b.", "sets a state twice");
+	REFUSE(")Na.", "appends to a tuple, not a list");
+	REFUSE("(e.", "nothing to add to below its MARK");
+	REFUSE("(NNu.", "nothing to add to below its MARK");
+	REFUSE("]NNs.", "sets an item of a list, not a dict");
+	REFUSE("}(Nu.", "odd number of values");
+	REFUSE("(Nd.", "odd number of values");
+	/* LONG wider than 64 bits, negative LONG4 */
+	REFUSE("\x8a\x09\0\0\0\0\0\0\0\0\x01.", "int of 9 bytes");
+	REFUSE("\x8b\xff\xff\xff\xff.", "negative length");
+}
+END_TEST
+
+START_TEST(test_stack_and_memo)
+{
+	REFUSE(".", "STOP at byte 0 leaves 0 values");
+	REFUSE("NN.", "leaves 2 values");
+	REFUSE("(N.", "and 1 MARKs");
+	REFUSE("N.N", "1 bytes after STOP");
+	REFUSE("", "without STOP");
+	REFUSE("R.", "REDUCE at byte 0 needs 1 value on the stack and finds 0");
+	REFUSE("N(R.", "stack underflow");	/* the MARK fences */
+	REFUSE("N(\x85.", "TUPLE1 at byte 2 needs 1 value");
+	REFUSE("N\x87.", "TUPLE3 at byte 1 needs 3 values");
+	REFUSE("t.", "TUPLE at byte 0 has no MARK to close");
+	REFUSE("Q.", "BINPERSID at byte 0 needs 1 value");
+	REFUSE("b.", "BUILD at byte 0 needs 1 value");
+	REFUSE("Nb.", "stack underflow");
+	REFUSE("q\x00.", "BINPUT at byte 0 needs 1 value");
+	REFUSE("h\x00.", "BINGET at byte 0: memo 0 is not set");
+	REFUSE("Nq\x01h\x00.", "memo 0 is not set");
+	REFUSE("Nj\xff\xff\xff\xff.", "memo 4294967295 is not set");
+	REFUSE("Nr\xff\xff\xff\xff.", "memo index 4294967295 is more than");
+	REFUSE("Nr\x09\x00\x00\x00.", "memo index 9 is more than this pickle "
+	       "can use (7)");
+}
+END_TEST
+
+START_TEST(test_lengths)
+{
+	REFUSE("X\xff\xff\xff\xff", "BINUNICODE at byte 0 needs 4294967295 "
+	       "bytes and 0 are left (truncated?)");
+	REFUSE("\x8d\xff\xff\xff\xff\xff\xff\xff\xff" "abc",
+	       "needs 18446744073709551615 bytes and 3 are left");
+	REFUSE("\x8e\0\0\0\0\0\0\0\x80.", "BINBYTES8 at byte 0 needs "
+	       "9223372036854775808 bytes");
+	REFUSE("B\x02\x00\x00\x00" "a", "needs 2 bytes and 1 are left");
+	REFUSE("C\x05" "abc", "SHORT_BINBYTES");
+	REFUSE("\x95\xff\xff\xff\xff\xff\xff\xff\x7fN.", "FRAME");
+	REFUSE("J\x01\x02", "BININT at byte 0 needs 4 bytes and 2 are left");
+	REFUSE("G\x01", "BINFLOAT");
+	REFUSE("\x8a\x08\x01", "LONG1 at byte 0 needs 8 bytes");
+}
+END_TEST
+
+/* A list nested n deep: ']' then n times "]" + "a"-less nesting through
+ * MARK/list: "(" n times, then "l" n times. */
+static char *
+nested(size_t n, size_t *len)
+{
+	char *p = malloc(2 * n + 2);
+
+	ck_assert_ptr_nonnull(p);
+	memset(p, '(', n);
+	memset(p + n, 'l', n);
+	p[2 * n] = '.';
+	*len = 2 * n + 1;
+	return p;
+}
+
+START_TEST(test_depth)
+{
+	static const char shared[] = "(]]]aaq\x00h\x00\x85\x85t.";
+	struct pickle_limits lim = PICKLE_LIMITS_DEFAULT;
+	size_t len;
+	char *p;
+	struct err e = { 0 };
+	char *d;
+
+	/* 200 levels pass ([[...[]...]] is 200 values on the longest path) */
+	p = nested(lim.depth, &len);
+	d = load_dump(p, len, NULL, &e);
+	ck_assert_msg(d != NULL, "%s", e.detail);
+	free(d);
+	free(p);
+	p = nested(lim.depth + 1, &len);
+	refused(p, len, NULL, "nested deeper than 200 levels");
+	free(p);
+	/* a million levels: no recursion, refused by the same check */
+	p = nested(1000000, &len);
+	refused(p, len, NULL, "nested deeper than 200 levels");
+	free(p);
+	/* X = [[[]]] reached at depth 2 first, then at depth 4 through the
+	 * memo: the longest path is 6 values (found by fuzz_pickle) */
+	lim.depth = 6;
+	d = load_dump(shared, sizeof(shared) - 1, &lim, &e);
+	ck_assert_str_eq(d, "([[[]]], (([[[]]],),))");
+	free(d);
+	lim.depth = 5;
+	refused(shared, sizeof(shared) - 1, &lim, "deeper than 5");
+}
+END_TEST
+
+START_TEST(test_cycles)
+{
+	/* a list that holds itself, a dict that is its own value, a call
+	 * whose state is itself */
+	REFUSE("]q\x00h\x00" "a.", "a value contains itself");
+	REFUSE("}q\x00K\x01h\x00s.", "a value contains itself");
+	REFUSE("ctorch._utils\n_rebuild_parameter\n)Rq\x00h\x00" "b.",
+	       "a value contains itself");
+	/* indirect: an outer list in an inner one in the outer one */
+	REFUSE("]q\x00]q\x01h\x00" "aa.", "a value contains itself");
+}
+END_TEST
+
+/* "Billion laughs": each level a pair of the one before, 2^n values
+ * to walk from the root although only n + 1 exist. */
+START_TEST(test_shared_walk)
+{
+	struct pickle_limits lim = PICKLE_LIMITS_DEFAULT;
+	char p[400];
+	size_t n = 0;
+
+	p[n++] = ']';
+	for (int i = 0; i < 40; i++) {
+		p[n++] = 'q';
+		p[n++] = 0;
+		p[n++] = 'h';
+		p[n++] = 0;
+		p[n++] = '\x86';
+	}
+	p[n++] = '.';
+	refused(p, n, NULL, "shared values make more than 16777216 values");
+	/* with 20 levels, 2^21 - 1 values: under the default, over a limit */
+	n = 1 + 5 * 20;
+	p[n++] = '.';
+	lim.walk = 1000;
+	refused(p, n, &lim, "more than 1000 values to walk");
+	lim = (struct pickle_limits)PICKLE_LIMITS_DEFAULT;
+	lim.values = 3;
+	refused("NNN\x87.", 5, &lim, "more than 3 values");
+	lim.values = 4;
+	{
+		struct err e = { 0 };
+		char *d = load_dump("NNN\x87.", 5, &lim, &e);
+
+		ck_assert_str_eq(d, "(None, None, None)");
+		free(d);
+	}
+}
+END_TEST
+
+Suite *
+pickle_suite(void)
+{
+	Suite *s = suite_create("pickle");
+	TCase *tc = tcase_create("pickle");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_fixture, 0, sizeof(good) / sizeof(good[0]));
+	tcase_add_loop_test(tc, test_truncated, 0,
+			    sizeof(good) / sizeof(good[0]));
+	tcase_add_test(tc, test_tensor_shape);
+	tcase_add_loop_test(tc, test_hostile_fixture, 0,
+			    sizeof(bad) / sizeof(bad[0]));
+	tcase_add_test(tc, test_opcodes);
+	tcase_add_test(tc, test_refused_opcodes);
+	tcase_add_test(tc, test_stack_and_memo);
+	tcase_add_test(tc, test_lengths);
+	tcase_add_test(tc, test_depth);
+	tcase_add_test(tc, test_cycles);
+	tcase_add_test(tc, test_shared_walk);
+	suite_add_tcase(s, tc);
+	return s;
+}
