@@ -10,6 +10,9 @@ corpus/header/NAME  input of fuzz_header: an 8-byte little-endian word X
                     Names starting "file-" are whole files (prefix, header,
                     data) meant for the raw-file pass of the target.
 corpus/names/NAME   input of fuzz_names: a tensor name or a file name.
+corpus/pickle/NAME  input of fuzz_pickle: a pickle; the pickles of
+                    tests/data/pickle/ (torch.save, pickle.dumps, hostile
+                    ones) and hand-made ones at each limit and refusal.
 corpus/index/NAME   input of fuzz_index: the text of a
                     model.safetensors.index.json placed next to the two
                     shards fuzz_index.c writes (a, b | c, x/y, "nul\\0z").
@@ -73,7 +76,8 @@ def pad8(b):
 class Corpus:
 	def __init__(self, outdir):
 		self.outdir = outdir
-		self.written = {"header": set(), "index": set(), "names": set()}
+		self.written = {"header": set(), "index": set(), "names": set(),
+				"pickle": set()}
 
 	def put(self, kind, name, data):
 		if isinstance(data, str):
@@ -475,6 +479,30 @@ def write_dict(path):
 			f.write('t%d="%s"\n' % (i, esc))
 
 
+def pickle_seeds(c):
+	kept = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+			    "..", "data", "pickle")
+	for f in sorted(os.listdir(kept)):
+		if f.endswith(".pkl"):
+			with open(os.path.join(kept, f), "rb") as fh:
+				c.put("pickle", f[:-4], fh.read())
+	P = lambda name, b: c.put("pickle", name, b)
+	P("deep", b"(" * 300 + b"l" * 300 + b".")
+	P("laughs", b"]" + b"q\x00h\x00\x86" * 30 + b".")
+	P("cycle", b"]q\x00h\x00a.")
+	P("cycle-call", b"ctorch._utils\n_rebuild_parameter\n)Rq\x00h\x00b.")
+	P("long-ops", b"\x80\x02(\x8a\x02\x7f\xff\x8b\x01\x00\x00\x00\x80"
+	  b"]r\x05\x00\x00\x00j\x05\x00\x00\x00B\x01\x00\x00\x00a"
+	  b"\x8e\x01\x00\x00\x00\x00\x00\x00\x00b"
+	  b"\x8d\x01\x00\x00\x00\x00\x00\x00\x00c(K\x01K\x02dl.")
+	P("latin1", b"c_codecs\nencode\nX\x04\x00\x00\x00\xc3\xbf\xc2\x80"
+	  b"X\x06\x00\x00\x00latin1\x86R.")
+	P("huge-len", b"X\xff\xff\xff\xff")
+	P("memo-far", b"Nr\xff\xff\xff\xff.")
+	P("underflow", b"N(R.")
+	P("build-call", b"ctorch._utils\n_rebuild_parameter\n)R}b.")
+
+
 def main(argv):
 	outdir = argv[0] if argv else os.path.join(
 		os.path.dirname(os.path.abspath(__file__)), "corpus")
@@ -482,10 +510,11 @@ def main(argv):
 	header_seeds(c)
 	index_seeds(c)
 	names_seeds(c)
+	pickle_seeds(c)
 	c.prune()
 	write_dict(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 				"json.dict"))
-	for kind in ("header", "index", "names"):
+	for kind in ("header", "index", "names", "pickle"):
 		print("%s: %d seeds" % (kind, len(c.written[kind])))
 	return 0
 

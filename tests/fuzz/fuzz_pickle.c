@@ -1,0 +1,125 @@
+/* fuzz_pickle.c - libFuzzer target for the pickle reader that executes
+ * nothing (src/format/torch/pickle.c).
+ *
+ * The input is a pickle.  It is loaded twice: with the default limits,
+ * and with small ones (depth 8, 2,000 values, memo 64, walk 5,000) so
+ * that the refusals at each limit are reached too.  A refusal must be a
+ * printable one-line record of ERR_INVALID_PICKLE or ERR_NO_MEMORY; an
+ * accepted pickle is walked recursively (what the torch container does)
+ * and must keep every promise of pickle.h: no path longer than the depth
+ * limit, no more values walked than the walk limit, calls of the two
+ * _rebuild functions only with a tuple of arguments, globals of the
+ * allow-list only, strings ending in NUL.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "format/torch/pickle.h"
+
+#define CHECK(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "fuzz_pickle: %s:%d: invariant failed: %s\n", \
+			__FILE__, __LINE__, #cond); \
+		abort(); \
+	} \
+} while (0)
+
+struct walk {
+	const struct pickle_limits *lim;
+	uint64_t visited;
+};
+
+static void
+walk(struct walk *w, const struct pickle_value *v, unsigned depth)
+{
+	CHECK(v != NULL);
+	CHECK(depth <= w->lim->depth);
+	CHECK(++w->visited <= w->lim->walk);
+	switch (v->kind) {
+	case PICKLE_NONE:
+	case PICKLE_INT:
+	case PICKLE_FLOAT:
+		break;
+	case PICKLE_BOOL:
+		CHECK(v->b == 0 || v->b == 1);
+		break;
+	case PICKLE_STR:
+	case PICKLE_BYTES:
+		CHECK(v->str.p != NULL && v->str.p[v->str.len] == '\0');
+		break;
+	case PICKLE_TUPLE:
+	case PICKLE_LIST:
+		CHECK(v->seq.n == 0 || v->seq.items != NULL);
+		for (size_t i = 0; i < v->seq.n; i++)
+			walk(w, v->seq.items[i], depth + 1);
+		break;
+	case PICKLE_DICT:
+		CHECK(v->dict.ordered == 0 || v->dict.ordered == 1);
+		for (size_t i = 0; i < v->dict.n; i++) {
+			walk(w, v->dict.keys[i], depth + 1);
+			walk(w, v->dict.values[i], depth + 1);
+		}
+		if (v->dict.attrs)
+			walk(w, v->dict.attrs, depth + 1);
+		break;
+	case PICKLE_GLOBAL:
+		CHECK(v->global.module && v->global.name);
+		CHECK(v->global.id <= PICKLE_G_CODECS_ENCODE);
+		break;
+	case PICKLE_CALL:
+		CHECK(v->call.callee->kind == PICKLE_GLOBAL);
+		CHECK(v->call.callee->global.id == PICKLE_G_REBUILD_TENSOR_V2 ||
+		      v->call.callee->global.id == PICKLE_G_REBUILD_PARAMETER);
+		CHECK(v->call.args->kind == PICKLE_TUPLE);
+		walk(w, v->call.callee, depth + 1);
+		walk(w, v->call.args, depth + 1);
+		if (v->call.state)
+			walk(w, v->call.state, depth + 1);
+		break;
+	case PICKLE_PERSID:
+		walk(w, v->persid.pid, depth + 1);
+		break;
+	default:
+		CHECK(!"a kind pickle.h does not name");
+	}
+}
+
+static void
+run(const uint8_t *data, size_t size, const struct pickle_limits *lim)
+{
+	struct pickle *p = NULL;
+	struct err e = { 0 };
+
+	if (pickle_load(data, size, lim, &p, &e) < 0) {
+		CHECK(p == NULL);
+		CHECK(e.code == ERR_INVALID_PICKLE || e.code == ERR_NO_MEMORY);
+		CHECK(memchr(e.detail, '\0', sizeof(e.detail)) != NULL);
+		CHECK(strchr(e.detail, '\n') == NULL);
+		CHECK(e.where[0] == '\0');
+		return;
+	}
+	CHECK(e.code == ERR_OK);
+	{
+		struct walk w = { lim, 0 };
+
+		/* the root is at depth 1: a path of depth values */
+		walk(&w, pickle_root(p), 1);
+	}
+	pickle_free(p);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct pickle_limits defaults = PICKLE_LIMITS_DEFAULT;
+	static const struct pickle_limits small = { 8, 2000, 64, 5000 };
+
+	run(data, size, &defaults);
+	run(data, size, &small);
+	return 0;
+}
