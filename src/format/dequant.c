@@ -536,8 +536,8 @@ dequant_refusal(enum dtype d)
 {
 	if (kernel_of(d))
 		return NULL;
-	return "stfs has no decoder for this quantization (ggml's grid and "
-	       "ternary types are not decoded): the tensor file holds its "
-	       "blocks as stored; .npy/, .txt/, .stats/ and .safetensors/ "
-	       "leave it out";
+	return "not decoded: stfs has no dequantizer for this type (ggml's "
+	       "grid and ternary types); the tensor file holds its blocks "
+	       "as stored, its .npy/, .txt/ and .stats/ files fail with "
+	       "EOPNOTSUPP and .safetensors/ files leave it out";
 }

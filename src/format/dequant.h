@@ -59,8 +59,9 @@ void dequant_src_range(enum dtype d, uint64_t off, uint64_t len,
 void dequant_window(enum dtype d, const uint8_t *src, uint64_t off,
 		    size_t len, uint8_t *out);
 
-/* Why the values of dtype d are not given as float32, one sentence for a
- * sidecar or an error; NULL when dequant_has(d). */
+/* Why the values of a quantized dtype d are not given as float32, for a
+ * sidecar or an error; NULL when dequant_has(d).  (Only meaningful for
+ * the quantized types: plain dtypes need no decoder of this module.) */
 const char *dequant_refusal(enum dtype d);
 
 #endif

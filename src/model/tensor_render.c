@@ -28,9 +28,9 @@ tensor_render_of(const struct tensor *t, struct tensor_render *out,
 	if (safetensors_has(t->dtype))
 		return 0;
 	if (!dequant_has(t->dtype))
-		return err_set(e, ERR_USAGE, "tensor `%s`: %s is not decoded (%s)",
-			       t->name, dtype_info(t->dtype)->name,
-			       dequant_refusal(t->dtype));
+		return err_set(e, ERR_USAGE, "tensor `%s`: stfs does not "
+			       "decode %s, and safetensors has no such dtype",
+			       t->name, dtype_info(t->dtype)->name);
 	blk = dequant_block(t->dtype);
 	if (t->numel % blk || stored / dequant_block_bytes(t->dtype) !=
 	    t->numel / blk || stored % dequant_block_bytes(t->dtype))

@@ -7,10 +7,12 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "format/dequant.h"
 #include "format/dtype.h"
 #include "format/safetensors/header.h"
 #include "model/model.h"
 #include "source/source.h"
+#include "view/npy.h"
 #include "view/view.h"
 #include "view/view_sha256.h"
 
@@ -31,6 +33,37 @@ add_u64_array(struct buf *b, const uint64_t *a, size_t n)
 		bad |= buf_adds(b, i + 1 < n ? ",\n" : "\n");
 	}
 	bad |= buf_adds(b, "  ]");
+	return bad ? -1 : 0;
+}
+
+/* ",\n  \"decode\": ...": how to decode a dtype numpy lacks, and for
+ * GGUF's quantized types what the views give (or that stfs does not
+ * decode it). */
+static int
+add_decode(struct buf *b, enum dtype d)
+{
+	const struct dtype_info *di = dtype_info(d);
+	const char *views = NULL;
+	struct buf text = BUF_INIT;
+	int bad = 0;
+
+	if (dequant_has(d))
+		views = "stfs dequantizes it as ggml does: .npy/, .txt/ and "
+			".stats/ give its float32 values, .safetensors/ files "
+			"hold them as F32";
+	else if (!npy_decodes(d))
+		views = dequant_refusal(d);
+	if (!di->note && !views)
+		return 0;
+	if (di->note)
+		bad |= buf_adds(&text, di->note);
+	if (di->note && views)
+		bad |= buf_adds(&text, "; ");
+	if (views)
+		bad |= buf_adds(&text, views);
+	bad |= buf_adds(b, ",\n  \"decode\": ");
+	bad |= buf_add_json_string(b, text.data, text.len);
+	buf_free(&text);
 	return bad ? -1 : 0;
 }
 
@@ -63,11 +96,7 @@ view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
 		bad |= buf_add_json_string(b, di->numpy, strlen(di->numpy));
 	} else {
 		bad |= buf_adds(b, "null");
-		if (di->note) {
-			bad |= buf_adds(b, ",\n  \"decode\": ");
-			bad |= buf_add_json_string(b, di->note,
-						   strlen(di->note));
-		}
+		bad |= add_decode(b, t->dtype);
 	}
 	bad |= buf_adds(b, ",\n  \"source\": ");
 	bad |= buf_add_json_string(b, src->base, strlen(src->base));
