@@ -132,6 +132,16 @@ stats_model(struct run *r, const struct model *m, const char *dir)
 		r->pr.base += model_tensor_nbytes(mt);
 		if (rc == -ENOMEM)
 			return -1;
+		if (rc == -EOPNOTSUPP) {
+			/* a quantization stfs does not decode: no values */
+			if (!o->quiet)
+				fprintf(stderr, "stfs-inspect: %s: tensor %s: "
+					"%s is not decoded, no statistics\n",
+					m->shards[mt->shard].src->name,
+					mt->t->name,
+					dtype_info(mt->t->dtype)->name);
+			continue;
+		}
 		if (rc) {
 			if (r->pr.on)
 				fputc('\n', stderr);
