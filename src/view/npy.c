@@ -181,6 +181,20 @@ npy_decodes(enum dtype d)
 	       table(d) != NULL;
 }
 
+int
+npy_readable(const struct tensor *t)
+{
+	uint64_t blk = dequant_block(t->dtype);
+
+	if (!npy_decodes(t->dtype))
+		return 0;
+	/* whole blocks, exactly the stored bytes (the format checked it;
+	 * a read past them would decode another tensor's bytes) */
+	return !blk || (t->numel % blk == 0 &&
+			t->end - t->begin == t->numel / blk *
+			dequant_block_bytes(t->dtype));
+}
+
 const char *
 npy_descr(enum dtype d)
 {

@@ -77,6 +77,10 @@ int npy_is_raw(enum dtype d);
 /* 1 when the .npy view has d's values: raw, or decoded to float32. */
 int npy_decodes(enum dtype d);
 
+/* npy_decodes(t's dtype), and for quantized blocks, that t's bytes are
+ * exactly its blocks: the views (.npy, .txt, .stats) read t only then. */
+int npy_readable(const struct tensor *t);
+
 /* The header's descr: dtype_info()->numpy, or "<f4" for decoded dtypes. */
 const char *npy_descr(enum dtype d);
 

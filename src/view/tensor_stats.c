@@ -500,7 +500,7 @@ tensor_stats_compute(const struct tensor *t, tensor_stats_read_fn read, void *ar
 	uint8_t *buf;
 	int rc;
 
-	if (!npy_decodes(t->dtype))
+	if (!npy_readable(t))
 		return -EOPNOTSUPP;	/* a quantization stfs does not decode */
 	if (tensor_stats_init(&a, t->dtype))
 		return -ENOMEM;

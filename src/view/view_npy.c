@@ -31,7 +31,7 @@ npy_file_read(const struct view *v, const struct model_tensor *mt,
 	char *p;
 	int rc;
 
-	if (!npy_decodes(t->dtype))
+	if (!npy_readable(t))
 		return -EOPNOTSUPP;	/* its sidecar's "decode" says why */
 	hpart = off < hsize ? (size_t)(hsize - off) : 0;
 	if (hpart > len)

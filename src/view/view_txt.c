@@ -24,7 +24,7 @@ txt_file_read(const struct view *v, const struct model_tensor *mt,
 	char *p;
 	int rc;
 
-	if (!npy_decodes(mt->t->dtype))
+	if (!npy_readable(mt->t))
 		return -EOPNOTSUPP;	/* its sidecar's "decode" says why */
 	/* [text | source bytes to render from] */
 	txt_src_range(mt->t, off, len, &so, &sl);
