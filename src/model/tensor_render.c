@@ -9,11 +9,11 @@
 #include "format/dequant.h"
 #include "format/table.h"
 
-/* 1 when safetensors has dtype d (the enum's first 22 values). */
+/* 1 when safetensors has dtype d. */
 static int
 safetensors_has(enum dtype d)
 {
-	return (unsigned)d <= DTYPE_U64;
+	return (unsigned)d < DTYPE_SAFETENSORS_COUNT;
 }
 
 int

@@ -90,7 +90,7 @@ main(int argc, char **argv)
 	enum dtype d;
 	size_t n, bb;
 
-	if (argc < 3 || dtype_from_name(argv[2], strlen(argv[2]), &d) ||
+	if (argc < 3 || dtype_from_any_name(argv[2], strlen(argv[2]), &d) ||
 	    !dequant_has(d)) {
 		fprintf(stderr, "usage: dequant-tool decode|window|bench TYPE "
 			"...  (TYPE: a decoded dtype)\n");

@@ -23,5 +23,6 @@ Suite *s3_prefix_suite(void);	/* test_s3_prefix.c */
 Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
 Suite *pickle_suite(void);	/* test_pickle.c */
+Suite *quant_suite(void);	/* test_quant.c */
 
 #endif
