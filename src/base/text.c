@@ -1,6 +1,7 @@
 /* text.c - see text.h. */
 #include "base/text.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,4 +91,79 @@ text_pct_decode(const char *s, size_t n, const char *refuse, size_t *outlen)
 bad:
 	free(out);
 	return NULL;
+}
+
+/* The rules of Rust's core::str::from_utf8, including how many bytes it
+ * reports as the invalid sequence. */
+static int
+utf8_seq(const unsigned char *p, size_t n, size_t i, unsigned *bad_len)
+{
+	unsigned char c = p[i], lo = 0x80, hi = 0xBF;
+	unsigned need;
+
+	if (c >= 0xC2 && c <= 0xDF) {
+		need = 1;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		need = 2;
+		if (c == 0xE0)
+			lo = 0xA0;	/* no overlongs */
+		else if (c == 0xED)
+			hi = 0x9F;	/* no surrogates */
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		need = 3;
+		if (c == 0xF0)
+			lo = 0x90;	/* no overlongs */
+		else if (c == 0xF4)
+			hi = 0x8F;	/* nothing above U+10FFFF */
+	} else {
+		*bad_len = 1;
+		return -1;
+	}
+	for (unsigned k = 1; k <= need; k++) {
+		unsigned char b;
+
+		if (i + k >= n) {
+			*bad_len = 0;
+			return -1;
+		}
+		b = p[i + k];
+		if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) {
+			*bad_len = k;
+			return -1;
+		}
+	}
+	return (int)need + 1;
+}
+
+int
+text_utf8_check(const char *buf, size_t len, size_t *bad_index,
+		unsigned *bad_len)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t i = 0;
+
+	while (i < len) {
+		int w;
+
+		/* ASCII fast path, eight bytes at a time */
+		while (len - i >= 8) {
+			uint64_t v;
+
+			memcpy(&v, p + i, 8);
+			if (v & 0x8080808080808080ULL)
+				break;
+			i += 8;
+		}
+		while (i < len && p[i] < 0x80)
+			i++;
+		if (i >= len)
+			break;
+		w = utf8_seq(p, len, i, bad_len);
+		if (w < 0) {
+			*bad_index = i;
+			return -1;
+		}
+		i += (size_t)w;
+	}
+	return 0;
 }

@@ -1,6 +1,6 @@
 /* text.h - the small string helpers every layer needs once: suffix tests,
- * hex digits, percent-encoding and -decoding (RFC 3986).  One copy here
- * instead of one per module.  No I/O, no global state.
+ * hex digits, percent-encoding and -decoding (RFC 3986), checking UTF-8.
+ * One copy here instead of one per module.  No I/O, no global state.
  */
 #ifndef STFS_TEXT_H
 #define STFS_TEXT_H
@@ -25,5 +25,13 @@ char *text_pct_encode(const char *s, size_t n, const char *keep);
  * a NUL byte is always refused). */
 char *text_pct_decode(const char *s, size_t n, const char *refuse,
 		      size_t *outlen);
+
+/* Strict UTF-8 check (no overlongs, no surrogates, nothing above
+ * U+10FFFF).  Returns 0 when valid; otherwise -1 with *bad_index the start
+ * of the first invalid sequence and *bad_len its length as Rust's
+ * Utf8Error::error_len() reports it (1..3), or 0 when the input ends in
+ * the middle of a sequence. */
+int text_utf8_check(const char *buf, size_t len, size_t *bad_index,
+		    unsigned *bad_len);
 
 #endif

@@ -379,6 +379,14 @@ START_TEST(test_refused_opcodes)
 	/* LONG wider than 64 bits, negative LONG4 */
 	REFUSE("\x8a\x09\0\0\0\0\0\0\0\0\x01.", "int of 9 bytes");
 	REFUSE("\x8b\xff\xff\xff\xff.", "negative length");
+	/* strings are UTF-8 as Python decodes them (and names need) */
+	REFUSE("X\x02\x00\x00\x00" "a\xff.", "BINUNICODE at byte 0 is not "
+	       "UTF-8 (at byte 1 of the string)");
+	REFUSE("\x8c\x03\xed\xa0\x80.", "SHORT_BINUNICODE at byte 0 is not "
+	       "UTF-8");	/* a lone surrogate */
+	REFUSE("\x8c\x02\xc0\x80.", "not UTF-8");	/* overlong NUL */
+	ACCEPT("\x8c\x03" "a\0b.", "\"a\\x00b\"");
+	ACCEPT("B\x01\x00\x00\x00\xff.", "b\"\\xff\"");	/* bytes are bytes */
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /* test_text.c - the small string helpers of src/base/text.c: suffixes,
  * hex digits, percent-encoding and -decoding (malformed escapes, NUL, the
- * keep and refuse sets).  Links base only.
+ * keep and refuse sets), the strict UTF-8 check with the error positions
+ * and lengths Rust reports.  Links base only.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -144,6 +145,45 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+static void
+expect_utf8_bad(const char *s, size_t len, size_t at, unsigned blen)
+{
+	size_t i = 99;
+	unsigned l = 99;
+
+	ck_assert_int_eq(text_utf8_check(s, len, &i, &l), -1);
+	ck_assert_uint_eq(i, at);
+	ck_assert_uint_eq(l, blen);
+}
+
+START_TEST(test_utf8)
+{
+	size_t i;
+	unsigned l;
+	static const char ok[] = "plain ascii, \xc3\xa9, \xe6\x97\xa5, "
+				 "\xf0\x9f\x98\x80, \xf4\x8f\xbf\xbf, "
+				 "\xed\x9f\xbf \xee\x80\x80 \0 end";
+
+	ck_assert_int_eq(text_utf8_check(ok, sizeof(ok) - 1, &i, &l), 0);
+	ck_assert_int_eq(text_utf8_check("", 0, &i, &l), 0);
+	/* the error lengths Rust's Utf8Error::error_len() reports */
+	expect_utf8_bad("\x80", 1, 0, 1);
+	expect_utf8_bad("ab\xff", 3, 2, 1);
+	expect_utf8_bad("\xc0\x80", 2, 0, 1);		/* overlong */
+	expect_utf8_bad("\xc1\xbf", 2, 0, 1);
+	expect_utf8_bad("\xe0\x80\x80", 3, 0, 1);	/* overlong */
+	expect_utf8_bad("\xed\xa0\x80", 3, 0, 1);	/* surrogate */
+	expect_utf8_bad("\xf0\x80\x80\x80", 4, 0, 1);	/* overlong */
+	expect_utf8_bad("\xf4\x90\x80\x80", 4, 0, 1);	/* > U+10FFFF */
+	expect_utf8_bad("\xf5\x80\x80\x80", 4, 0, 1);
+	expect_utf8_bad("\xe1\x80\x41", 3, 0, 2);
+	expect_utf8_bad("a\xf0\x90\x80\x41", 5, 1, 3);
+	expect_utf8_bad("\xc3", 1, 0, 0);		/* incomplete */
+	expect_utf8_bad("0123456789\xe1\x80", 12, 10, 0);
+	expect_utf8_bad("\xf0\x9f\x98", 3, 0, 0);
+}
+END_TEST
+
 Suite *
 text_suite(void)
 {
@@ -155,6 +195,7 @@ text_suite(void)
 	tcase_add_test(t, test_encode);
 	tcase_add_test(t, test_decode);
 	tcase_add_test(t, test_round_trip);
+	tcase_add_test(t, test_utf8);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -33,6 +33,7 @@
 
 #include "format/dtype.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "format/safetensors/header.h"
 #include "format/safetensors/jscan.h"
 #include "base/nametab.h"
@@ -760,7 +761,7 @@ header_parse(const char *buf, size_t n, uint64_t file_size,
 	*out = NULL;
 	if (check_lengths(n, file_size, e) < 0)
 		return -1;
-	if (jscan_utf8_check(buf, n, &bad_at, &bad_len) < 0) {
+	if (text_utf8_check(buf, n, &bad_at, &bad_len) < 0) {
 		if (bad_len)
 			return err_set(e, ERR_INVALID_HEADER, "invalid UTF-8 in "
 				       "header: invalid utf-8 sequence of %u "

@@ -13,7 +13,7 @@
  *     way serde_json decides it (not correctly rounded near DBL_MAX);
  *   - at most max_depth nested containers (serde_json: 127 incl. the root);
  *   - exactly one top-level value.
- * The input must already be valid UTF-8 (jscan_utf8_check()).
+ * The input must already be valid UTF-8 (text_utf8_check(), base/text.h).
  */
 #ifndef STFS_JSCAN_H
 #define STFS_JSCAN_H
@@ -78,13 +78,5 @@ int jscan_skip_to(struct jscan *s, unsigned depth);
  * into out, writing at most cap bytes.  Returns the full decoded length,
  * which is never more than len, so cap == len always suffices. */
 size_t jscan_unescape(const char *raw, size_t len, char *out, size_t cap);
-
-/* Strict UTF-8 check (no overlongs, no surrogates, nothing above
- * U+10FFFF).  Returns 0 when valid; otherwise -1 with *bad_index the start
- * of the first invalid sequence and *bad_len its length as Rust's
- * Utf8Error::error_len() reports it (1..3), or 0 when the input ends in
- * the middle of a sequence. */
-int jscan_utf8_check(const char *buf, size_t len, size_t *bad_index,
-		     unsigned *bad_len);
 
 #endif

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "format/torch/pickle_names.h"
 #include "format/torch/pickle_store.h"
 
@@ -202,9 +203,17 @@ op_str(struct machine *m, enum pickle_kind kind, unsigned n)
 {
 	uint64_t len;
 	struct pickle_value *v;
+	size_t bad;
+	unsigned bad_len;
 
 	if (arg_uint(m, n, &len) < 0 || need_bytes(m, len) < 0)
 		return -1;
+	/* Python decodes it or fails; names and JSON need UTF-8 too */
+	if (kind == PICKLE_STR &&
+	    text_utf8_check((const char *)m->p + m->pos, (size_t)len, &bad,
+			    &bad_len) < 0)
+		return fail(m, "%s at byte %zu is not UTF-8 (at byte %zu of "
+			    "the string)", cur_op(m), m->at, bad);
 	v = pickle_store_str(&m->pk->store, kind, m->p + m->pos, (size_t)len,
 			     m->e);
 	m->pos += (size_t)len;

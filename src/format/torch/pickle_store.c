@@ -224,7 +224,8 @@ pickle_store_check(struct pickle_value *root, const struct pickle_limits *lim,
 		size_t next;
 	} *st;
 	size_t sn = 0;
-	uint64_t cap = lim->walk + 1;
+	/* walks saturate one above the limit */
+	uint64_t cap = lim->walk < UINT64_MAX ? lim->walk + 1 : lim->walk;
 	int rc = 0;
 
 	st = calloc((size_t)lim->depth + 1, sizeof(*st));

@@ -13,8 +13,8 @@ enum pickle_kind {
 	PICKLE_BOOL,	/* b: 0 or 1 */
 	PICKLE_INT,	/* i (an int wider than 64 bits is refused) */
 	PICKLE_FLOAT,	/* f */
-	PICKLE_STR,	/* str: the bytes as written (meant to be UTF-8; not
-			 * checked), a NUL after len, maybe NULs inside */
+	PICKLE_STR,	/* str: UTF-8 (checked: no overlongs, no
+			 * surrogates), a NUL after len, maybe NULs inside */
 	PICKLE_BYTES,	/* str: BINBYTES*, _codecs.encode(s, 'latin1') */
 	PICKLE_TUPLE,	/* seq */
 	PICKLE_LIST,	/* seq */
