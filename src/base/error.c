@@ -22,6 +22,7 @@ static const char *const err_names[ERR__COUNT] = {
 	[ERR_INVALID_INDEX] = "InvalidIndex",
 	[ERR_USAGE] = "UsageError",
 	[ERR_INVALID_PICKLE] = "InvalidPickle",
+	[ERR_INVALID_CHECKPOINT] = "InvalidCheckpoint",
 };
 
 const char *

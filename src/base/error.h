@@ -28,6 +28,7 @@ enum err_code {
 	ERR_INVALID_INDEX,	/* sharded index: bad JSON, bad shard name, ... */
 	ERR_USAGE,
 	ERR_INVALID_PICKLE,	/* a pickle stfs will not read (format/torch) */
+	ERR_INVALID_CHECKPOINT,	/* a PyTorch checkpoint's zip or layout */
 	ERR__COUNT
 };
 

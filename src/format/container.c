@@ -7,11 +7,13 @@
 #include "base/error.h"
 #include "format/safetensors/header.h"
 #include "format/sniff.h"
+#include "format/torch/torch.h"
 
 /* One line per format.  The first is also the one for files nobody
  * claims (see container.h). */
 static const struct container_format formats[] = {
 	{ "safetensors", header_claims, header_read },
+	{ "PyTorch checkpoint", torch_claims, torch_open },
 };
 
 const struct container_format *
@@ -37,7 +39,10 @@ container_open(const struct reader *r, struct header **out, struct err *e)
 			strerror(-rc));
 		return err_at(e, r->name);
 	}
-	if (container_format(head, n, r->size)->open(r, out, e) == 0)
+	rc = container_format(head, n, r->size)->open(r, out, e);
+	if (rc == CONTAINER_NOT_MINE)
+		rc = formats[0].open(r, out, e);
+	if (rc == 0)
 		return 0;
 	sniff_explain(r, e);
 	return err_at(e, r->name);

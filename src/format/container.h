@@ -53,6 +53,12 @@
 
 struct err;
 
+/* What open() returns for a file its format claimed on its first bytes
+ * but finds is not its own after all (a zip that is no PyTorch
+ * checkpoint), having recorded nothing in *e: the file is then read by
+ * the table's first line, as an unclaimed one. */
+#define CONTAINER_NOT_MINE (-2)
+
 /* Bytes of a file's start that every format's claims() sees. */
 #define CONTAINER_HEAD 16
 

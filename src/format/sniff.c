@@ -72,10 +72,6 @@ sniff_zip(const unsigned char *p, size_t n, char *out, size_t cap)
 			what = "a NumPy .npz archive";
 			how = "safetensors.numpy.save_file";
 		}
-		else if (memmem(name, len, "data.pkl", 8) ||
-			 memchr(name, '/', len))
-			what = "a PyTorch checkpoint (.bin/.pt, a zip of "
-			       "pickles)";
 	}
 	snprintf(out, cap, "%s, not safetensors: convert it (%s) or mount "
 		 "the model's .safetensors files", what, how);

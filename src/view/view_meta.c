@@ -67,6 +67,43 @@ add_decode(struct buf *b, enum dtype d)
 	return bad ? -1 : 0;
 }
 
+/* A PyTorch tensor's storage: its key, the view's offset and strides,
+ * and the other tensors of the model that view the same storage (tied
+ * weights).  A storage is one run of its shard's file and the tensors
+ * are in file order, so those are mt's neighbours. */
+static int
+add_storage(const struct model *m, const struct model_tensor *mt,
+	    struct buf *b)
+{
+	const struct tensor *t = mt->t;
+	size_t at = (size_t)(mt - m->tensors), lo = at, hi = at + 1, i, n = 0;
+	int bad = 0;
+
+	while (lo > 0 && m->tensors[lo - 1].t->storage == t->storage &&
+	       m->tensors[lo - 1].shard == mt->shard)
+		lo--;
+	while (hi < m->ntensors && m->tensors[hi].t->storage == t->storage &&
+	       m->tensors[hi].shard == mt->shard)
+		hi++;
+	bad |= buf_adds(b, ",\n  \"storage\": ");
+	bad |= buf_add_json_string(b, t->storage, strlen(t->storage));
+	bad |= buf_adds(b, ",\n  \"storage_offset\": ");
+	bad |= buf_add_u64(b, t->storage_offset);
+	bad |= buf_adds(b, ",\n  \"strides\": ");
+	bad |= add_u64_array(b, t->strides, t->rank);
+	bad |= buf_adds(b, ",\n  \"storage_shared_with\": [");
+	for (i = lo; i < hi; i++) {
+		const struct tensor *o = m->tensors[i].t;
+
+		if (i == at)
+			continue;
+		bad |= buf_adds(b, n++ ? ",\n    " : "\n    ");
+		bad |= buf_add_json_string(b, o->name, o->name_len);
+	}
+	bad |= buf_adds(b, hi - lo > 1 ? "\n  ]" : "]");
+	return bad ? -1 : 0;
+}
+
 int
 view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
 		  struct buf *b)
@@ -98,6 +135,8 @@ view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
 		bad |= buf_adds(b, "null");
 		bad |= add_decode(b, t->dtype);
 	}
+	if (t->storage)
+		bad |= add_storage(m, mt, b);
 	bad |= buf_adds(b, ",\n  \"source\": ");
 	bad |= buf_add_json_string(b, src->base, strlen(src->base));
 	bad |= buf_adds(b, "\n}\n");

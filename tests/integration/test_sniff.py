@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """int-sniff: foreign files get a message that says what they are (issue 12).
 
-Every fixture is written here: a Git LFS pointer, a PyTorch zip checkpoint,
-a .npz, a .npy, a GGUF file, an HDF5 file, a pickle, plain text, an HTML
+Every fixture is written here: a Git LFS pointer, a zip that is no PyTorch
+checkpoint (those are mounted: test_torch.py), a .npz, a .npy, a GGUF file, an HDF5 file, a pickle, plain text, an HTML
 page, a JSON config, an empty file, a download cut in the data and one cut
 in the header.  stfs-inspect and stfs both refuse each with exit status 1,
 keep the reference error name, and say what the file is and what to do;
@@ -33,10 +33,9 @@ def fixtures(d):
 				   ["Git LFS pointer", "git lfs pull", "548105171"])
 	b = io.BytesIO()
 	with zipfile.ZipFile(b, "w") as z:
-		z.writestr("archive/data.pkl", pickle.dumps({"w": 1}, protocol=2))
-		z.writestr("archive/version", "3\n")
-	fx["pytorch_model.bin"] = (b.getvalue(), "HeaderTooLarge",
-				   ["PyTorch checkpoint", "safetensors.torch"])
+		z.writestr("weights/readme.txt", "not a checkpoint\n")
+	fx["weights.bin"] = (b.getvalue(), "HeaderTooLarge",
+			     ["a zip archive", "safetensors.torch"])
 	b = io.BytesIO()
 	np.savez(b, a=np.arange(3), b=np.ones(2))
 	fx["arrays.npz"] = (b.getvalue(), "HeaderTooLarge",

@@ -1,0 +1,137 @@
+/* torch.c - PyTorch checkpoints as a container format (torch.h). */
+#include "format/torch/torch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "format/container.h"
+#include "format/torch/pickle.h"
+#include "format/torch/torch_tree.h"
+#include "format/torch/torch_zip.h"
+
+#define PICKLE_MAX_BYTES (256u << 20)	/* far above any state dict's */
+
+/* The legacy format starts with the pickle of torch's magic number
+ * 0x1950a86a20f9469cfc6c: PROTO 2, LONG1 of 10 bytes. */
+static const unsigned char legacy_magic[] = {
+	0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a,
+	0xa8, 0x50, 0x19,
+};
+
+int
+torch_claims(const unsigned char *head, size_t n, uint64_t size)
+{
+	(void)size;
+	if (n >= 4 && memcmp(head, "PK\003\004", 4) == 0)
+		return 1;
+	return n >= sizeof(legacy_magic) &&
+	       memcmp(head, legacy_magic, sizeof(legacy_magic)) == 0;
+}
+
+/* Read a small entry whole (data.pkl, byteorder): its bytes in *buf. */
+static int
+read_entry(const struct reader *r, struct torch_zip *z, const char *name,
+	   size_t max, char **buf, size_t *len, struct err *e)
+{
+	uint64_t off, n;
+	int rc;
+
+	*buf = NULL;
+	if (torch_zip_locate(z, name, &off, &n, e))
+		return -1;
+	if (n > max)
+		return err_set(e, ERR_INVALID_CHECKPOINT, "%s is %llu bytes, "
+			       "more than the %zu stfs reads", name,
+			       (unsigned long long)n, max);
+	*buf = malloc(n ? (size_t)n : 1);
+	if (!*buf)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	rc = n ? reader_pread(r, *buf, (size_t)n, off) : 0;
+	if (rc) {
+		free(*buf);
+		*buf = NULL;
+		return err_set(e, ERR_IO, "reading %s: %s", name,
+			       strerror(-rc));
+	}
+	*len = (size_t)n;
+	return 0;
+}
+
+/* torch 2.1 and later write the byte order; older ones wrote the
+ * machine's, little-endian everywhere they ran. */
+static int
+check_byteorder(const struct reader *r, struct torch_zip *z, struct err *e)
+{
+	char *text;
+	size_t len;
+	int rc = 0;
+
+	if (!torch_zip_has(z, "byteorder"))
+		return 0;
+	if (read_entry(r, z, "byteorder", 16, &text, &len, e))
+		return -1;
+	if (len == 3 && memcmp(text, "big", 3) == 0)
+		rc = err_set(e, ERR_INVALID_CHECKPOINT, "the checkpoint was "
+			     "written big-endian: stfs serves little-endian "
+			     "bytes only; load and save it again on a "
+			     "little-endian machine");
+	else if (len != 6 || memcmp(text, "little", 6) != 0)
+		rc = err_set(e, ERR_INVALID_CHECKPOINT, "byteorder says "
+			     "neither little nor big");
+	free(text);
+	return rc;
+}
+
+static int
+open_zip(const struct reader *r, struct header **out, struct err *e)
+{
+	struct pickle *p = NULL;
+	struct torch_zip *z;
+	char *pkl = NULL;
+	size_t len;
+	int rc = -1;
+
+	if (torch_zip_open(r, &z, e))
+		return err_at(e, r->name);
+	if (!torch_zip_folder(z)) {
+		torch_zip_free(z);
+		return CONTAINER_NOT_MINE;
+	}
+	if (check_byteorder(r, z, e) ||
+	    read_entry(r, z, "data.pkl", PICKLE_MAX_BYTES, &pkl, &len, e))
+		goto out;
+	if (pickle_load(pkl, len, NULL, &p, e)) {
+		char why[ERR_DETAIL_MAX];
+
+		memcpy(why, e->detail, sizeof(why));
+		err_replace(e, e->code, "%s/data.pkl: %.400s",
+			    torch_zip_folder(z), why);
+		goto out;
+	}
+	rc = torch_tree_table(pickle_root(p), z, r->size, out, e);
+out:
+	free(pkl);
+	pickle_free(p);
+	torch_zip_free(z);
+	return rc ? err_at(e, r->name) : 0;
+}
+
+int
+torch_open(const struct reader *r, struct header **out, struct err *e)
+{
+	unsigned char head[sizeof(legacy_magic)];
+
+	*out = NULL;
+	if (r->size >= sizeof(head) &&
+	    reader_pread(r, head, sizeof(head), 0) == 0 &&
+	    memcmp(head, legacy_magic, sizeof(head)) == 0) {
+		err_set(e, ERR_INVALID_CHECKPOINT, "a PyTorch checkpoint in "
+			"the legacy format (torch.save before 1.6, or with "
+			"_use_new_zipfile_serialization=False), which stfs "
+			"does not read: save it again with torch.save in a "
+			"recent torch, where you trust the file");
+		return err_at(e, r->name);
+	}
+	return open_zip(r, out, e);
+}

@@ -1,0 +1,37 @@
+/* torch_tree.h - what a checkpoint's pickle means: its value tree
+ * (pickle.h) interpreted as the table of table.h.
+ *
+ * The root is a dict (a state dict, an optimizer state, a Trainer's
+ * dict of both).  Dicts are flattened with dots ("state.0.exp_avg"; an
+ * integer key is written in decimal); a call of
+ * torch._utils._rebuild_tensor_v2 (or _rebuild_parameter around one) is a
+ * tensor: its storage (a persistent id naming FOLDER/data/KEY and the
+ * storage type, which says the dtype), its storage offset, sizes and
+ * strides.  A list or tuple holding tensors is flattened by index; any
+ * other value (epoch, step, lr, betas, param_groups) is a metadata pair,
+ * its value as text: a string as itself, anything else as JSON.
+ *
+ * A tensor's byte range is in the checkpoint file (data_start 0): its
+ * storage's zip entry from the view's first element on.  A tensor that is
+ * contiguous in its storage is exactly that range; one that is not (a
+ * transpose, a slice with a step, an expand) is refused for now, naming
+ * it (a gathered copy needs the view layer's rendered bytes).
+ */
+#ifndef STFS_TORCH_TREE_H
+#define STFS_TORCH_TREE_H
+
+#include <stdint.h>
+
+#include "format/table.h"
+#include "format/torch/pickle.h"
+#include "format/torch/torch_zip.h"
+
+struct err;
+
+/* Build the table of the checkpoint whose pickle's root is root and whose
+ * storages are entries of z; file_size is the checkpoint's.  0 with *out
+ * (freed with container_free), or -1 with *e (not named). */
+int torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
+		     uint64_t file_size, struct header **out, struct err *e);
+
+#endif

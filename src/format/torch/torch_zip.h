@@ -1,0 +1,50 @@
+/* torch_zip.h - the zip archive of a PyTorch checkpoint, read with libzip
+ * through a struct reader (format/reader.h), never extracted.
+ *
+ * torch.save (1.6 and later) writes a zip whose entries are all stored
+ * (not compressed): NAME/data.pkl (the pickle), NAME/data/KEY (one per
+ * storage), NAME/version and, from 2.1, NAME/byteorder; NAME is the file's
+ * stem in older versions and "archive" in newer ones.  A storage is then a
+ * run of bytes of the checkpoint file itself, which is what makes a tensor
+ * a byte range of the file.
+ *
+ * libzip reads the central directory (names, sizes, methods) through a
+ * zip_source built on the reader, so a remote checkpoint works as a local
+ * one.  libzip has no call that says where an entry's data starts; it
+ * reads the entry's local header through our source when the entry is
+ * opened, so that read tells the local header's offset, and the local
+ * header is then read and checked here (signature, method, name) to find
+ * the data start.  Only the entries asked for are located.
+ */
+#ifndef STFS_TORCH_ZIP_H
+#define STFS_TORCH_ZIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/reader.h"
+
+struct err;
+struct torch_zip;
+
+/* Open the archive in r (kept, not copied: it must outlive the archive).
+ * 0 with *out, or -1 with *e (not named: the caller names the file). */
+int torch_zip_open(const struct reader *r, struct torch_zip **out,
+		   struct err *e);
+void torch_zip_free(struct torch_zip *z);
+
+/* The folder every entry lives in ("archive", "pytorch_model"), found as
+ * the folder of the one entry named FOLDER/data.pkl; NULL when there is
+ * none. */
+const char *torch_zip_folder(const struct torch_zip *z);
+
+/* 1 when the archive holds FOLDER/name. */
+int torch_zip_has(const struct torch_zip *z, const char *name);
+
+/* Where the bytes of entry NAME (FOLDER/name) are in the file: 0 with *off
+ * and *len, or -1 with *e (no such entry, compressed, a local header that
+ * does not match, a range past the end). */
+int torch_zip_locate(struct torch_zip *z, const char *name, uint64_t *off,
+		     uint64_t *len, struct err *e);
+
+#endif

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""int-torch: PyTorch checkpoints mounted without running their pickle
+(issue 24).
+
+Debian's python3-torch writes every fixture here with torch.save: a state
+dict of every dtype torch has a safetensors name for, views (a row, a
+slice with an offset) and shared storages (tied weights), a module's
+parameters, an optimizer state (Adam after a step), a Trainer-like dict.
+Each is mounted; every tensor file's bytes and every .npy value are
+compared with torch.load of the same file (the test trusts its own
+fixtures; stfs trusts none), sidecars say dtype, shape and storage,
+non-tensor values are in __metadata__.json, and .safetensors/model.safetensors
+passes stfs-inspect and holds the same values.
+
+Hostile checkpoints (a GLOBAL os.system, an __reduce__ payload that would
+create a file, deep nesting, a huge length, a deflated entry, the legacy
+format, a dtype safetensors lacks) are refused in one line, and the file
+the payload would create does not exist.
+"""
+
+import io
+import json
+import os
+import pickle
+import struct
+import zipfile
+
+import harness
+from harness import STFS_INSPECT, run
+
+import numpy as np
+import torch
+
+DTYPES = {
+	torch.float32: "F32", torch.float64: "F64", torch.float16: "F16",
+	torch.bfloat16: "BF16", torch.uint8: "U8", torch.int8: "I8",
+	torch.int16: "I16", torch.int32: "I32", torch.int64: "I64",
+	torch.bool: "BOOL", torch.complex64: "C64",
+}
+
+
+def values(dtype, shape, seed):
+	g = torch.Generator().manual_seed(seed)
+	n = 1
+	for s in shape:
+		n *= s
+	if dtype == torch.bool:
+		return torch.rand(n, generator=g).reshape(shape) > 0.5
+	if dtype.is_complex:
+		return torch.complex(torch.randn(n, generator=g),
+				     torch.randn(n, generator=g)).reshape(shape)
+	if dtype.is_floating_point:
+		return (torch.randn(n, generator=g) * 100).to(dtype).reshape(shape)
+	lo, hi = (0, 256) if dtype == torch.uint8 else (-100, 100)
+	return torch.randint(lo, hi, (n,), generator=g).to(dtype).reshape(shape)
+
+
+def fixtures(d):
+	"""{file name: what torch.save wrote}"""
+	fx = {}
+	sd = {}
+	for i, (dt, name) in enumerate(DTYPES.items()):
+		sd["t_" + name.lower()] = values(dt, (3, 5), i)
+		sd["scalar_" + name.lower()] = values(dt, (), 100 + i)
+	sd["empty"] = torch.zeros(0, 4)
+	fx["alldtypes.pt"] = sd
+
+	base = values(torch.float32, (6, 4), 7)
+	fx["shared.bin"] = {
+		"embed.weight": base,
+		"lm_head.weight": base,		# tied: one storage
+		"row": base[2],			# a contiguous view at an offset
+		"rows": base[1:4],
+		"flat": base.view(24),
+		"other": values(torch.float16, (4, 4), 8),
+	}
+
+	lin = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3))
+	fx["module.bin"] = lin.state_dict()
+	opt = torch.optim.Adam(lin.parameters(), lr=0.01, betas=(0.8, 0.99))
+	lin(torch.ones(2, 4)).sum().backward()
+	opt.step()
+	fx["optimizer.pt"] = opt.state_dict()
+	fx["trainer.pt"] = {"model": lin.state_dict(), "epoch": 3,
+			    "loss": 0.25, "note": "run 1",
+			    "history": [1.5, 0.5]}
+	for name, obj in fx.items():
+		torch.save(obj, os.path.join(d, name))
+	return fx
+
+
+def flatten(obj, prefix=""):
+	"""(tensors, metadata) the way stfs names them."""
+	tensors, meta = {}, {}
+
+	def has_tensor(v):
+		if isinstance(v, torch.Tensor):
+			return True
+		if isinstance(v, (list, tuple)):
+			return any(has_tensor(x) for x in v)
+		if isinstance(v, dict):
+			return any(has_tensor(x) for x in v.values())
+		return False
+
+	def walk(v, name):
+		if isinstance(v, dict):
+			for k, x in v.items():
+				walk(x, "%s.%s" % (name, k) if name else str(k))
+		elif isinstance(v, torch.Tensor):
+			tensors[name] = v
+		elif isinstance(v, (list, tuple)) and has_tensor(v):
+			for i, x in enumerate(v):
+				walk(x, "%s.%d" % (name, i) if name else str(i))
+		else:
+			meta[name] = v
+	walk(obj, prefix)
+	return tensors, meta
+
+
+def raw_bytes(t):
+	"""The bytes of t in C order, as a safetensors file holds them."""
+	t = t.detach().contiguous()
+	if t.dtype == torch.bfloat16:
+		return t.view(torch.int16).numpy().tobytes()
+	return t.numpy().tobytes()
+
+
+def as_numpy(t):
+	"""What .npy/ serves: bfloat16 widened to float32."""
+	t = t.detach()
+	if t.dtype == torch.bfloat16:
+		return t.float().numpy()
+	return t.numpy()
+
+
+def check_mounted(t, path, label):
+	loaded = torch.load(path)
+	tensors, meta = flatten(loaded)
+	with harness.Mount(t, path) as m:
+		names = set(os.listdir(m.path))
+		for name, x in tensors.items():
+			f = harness.encode_name(name)
+			t.check(f in names, "%s: %s is listed" % (label, name))
+			with open(os.path.join(m.path, f), "rb") as fh:
+				got = fh.read()
+			t.check(got == raw_bytes(x), "%s: %s: bytes equal "
+				"torch.load's" % (label, name))
+			with open(os.path.join(m.path, f + ".json")) as fh:
+				j = json.load(fh)
+			t.eq(j["dtype"], DTYPES[x.dtype], "%s: %s dtype" % (label, name))
+			t.eq(j["shape"], list(x.shape), "%s: %s shape" % (label, name))
+			t.eq(j["storage_offset"], x.storage_offset(),
+			     "%s: %s storage_offset" % (label, name))
+			t.eq(j["strides"], list(x.stride()),
+			     "%s: %s strides" % (label, name))
+			shared = sorted(n for n, y in tensors.items() if n != name
+					and y.storage().data_ptr() ==
+					x.storage().data_ptr())
+			t.eq(sorted(j["storage_shared_with"]), shared,
+			     "%s: %s storage_shared_with" % (label, name))
+			npy = np.load(os.path.join(m.path, ".npy", f + ".npy"))
+			want = as_numpy(x)
+			t.check(npy.shape == want.shape and
+				np.array_equal(npy, want, equal_nan=True),
+				"%s: %s: .npy values equal torch.load's" % (label, name))
+		with open(os.path.join(m.path, "__metadata__.json")) as fh:
+			got_meta = json.load(fh)
+		for k, v in meta.items():
+			want = v if isinstance(v, str) else json.dumps(v)
+			t.eq(got_meta.get(k), want, "%s: metadata %s" % (label, k))
+		t.eq(len(got_meta), len(meta), "%s: metadata count" % label)
+		check_safetensors(t, os.path.join(m.path, ".safetensors",
+						  "model.safetensors"), tensors,
+				  label)
+
+
+def read_safetensors(path):
+	with open(path, "rb") as f:
+		data = f.read()
+	n = struct.unpack("<Q", data[:8])[0]
+	hdr = json.loads(data[8:8 + n])
+	meta = hdr.pop("__metadata__", {})
+	body = data[8 + n:]
+	return {k: (v["dtype"], v["shape"],
+		    body[v["data_offsets"][0]:v["data_offsets"][1]])
+		for k, v in hdr.items()}, meta
+
+
+def check_safetensors(t, path, tensors, label):
+	r = run([STFS_INSPECT, path])
+	t.eq(r.returncode, 0, "%s: stfs-inspect accepts %s: %r"
+	     % (label, path, r.stderr))
+	got, _ = read_safetensors(path)
+	t.eq(sorted(got), sorted(tensors), "%s: safetensors names" % label)
+	for name, x in tensors.items():
+		if name not in got:
+			continue
+		dt, shape, b = got[name]
+		t.check(dt == DTYPES[x.dtype] and shape == list(x.shape) and
+			b == raw_bytes(x), "%s: safetensors %s equals torch.load's"
+			% (label, name))
+
+
+# ---- hostile checkpoints ---------------------------------------------------
+
+def zip_of(pkl, entries=(), compress=zipfile.ZIP_STORED, folder="archive"):
+	b = io.BytesIO()
+	with zipfile.ZipFile(b, "w", compression=compress) as z:
+		z.writestr(folder + "/data.pkl", pkl)
+		for name, data in entries:
+			z.writestr(folder + "/" + name, data)
+		z.writestr(folder + "/version", "3\n")
+	return b.getvalue()
+
+
+class Payload:
+	def __init__(self, path):
+		self.path = path
+
+	def __reduce__(self):
+		return (os.system, ("touch " + self.path,))
+
+
+def hostile(d, witness):
+	"""{file name: (bytes, error name, [words])}"""
+	fx = {}
+	fx["system.pt"] = (zip_of(b"\x80\x02cos\nsystem\nq\x00X\x04\x00\x00\x00"
+				  b"trueq\x01\x85q\x02Rq\x03."),
+			   "InvalidPickle", ["os.system", "not allowed"])
+	fx["reduce.pt"] = (zip_of(pickle.dumps({"w": Payload(witness)},
+					       protocol=2)),
+			   "InvalidPickle", ["system", "not allowed"])
+	fx["deep.pt"] = (zip_of(b"\x80\x02" + b"]" * 5000 + b"a" * 4999 + b"."),
+			 "InvalidPickle", ["deeper"])
+	fx["huge.pt"] = (zip_of(b"\x80\x02X\xff\xff\xff\x7fabc."),
+			 "InvalidPickle", ["bytes"])
+	b = io.BytesIO()
+	torch.save({"w": torch.ones(3)}, b)
+	with zipfile.ZipFile(b) as z:
+		entries = [(i.filename.split("/", 1)[1], z.read(i))
+			   for i in z.infolist()
+			   if not i.filename.endswith(("data.pkl", "version"))]
+		pkl = z.read([n for n in z.namelist()
+			      if n.endswith("data.pkl")][0])
+	fx["deflated.pt"] = (zip_of(pkl, entries, zipfile.ZIP_DEFLATED),
+			     "InvalidCheckpoint", ["compressed", "torch.save"])
+	b = io.BytesIO()
+	torch.save({"w": torch.ones(3)}, b, _use_new_zipfile_serialization=False)
+	fx["legacy.pt"] = (b.getvalue(), "InvalidCheckpoint",
+			   ["legacy", "torch.save"])
+	b = io.BytesIO()
+	torch.save({"w": torch.ones(3, dtype=torch.complex128)}, b)
+	fx["c128.pt"] = (b.getvalue(), "InvalidPickle",
+			 ["ComplexDoubleStorage", "no safetensors dtype"])
+	b = io.BytesIO()
+	torch.save({"w": torch.ones(3, 2).t()}, b)
+	fx["strided.pt"] = (b.getvalue(), "InvalidPickle", ["strided"])
+	fx["storage-missing.pt"] = (zip_of(pkl), "InvalidCheckpoint",
+				    ["no entry", "archive/data/0"])
+	fx["storage-short.pt"] = (zip_of(pkl, [("data/0", b"\0" * 8)]),
+				  "InvalidPickle", ["size"])
+	for name, (data, _, _) in fx.items():
+		with open(os.path.join(d, name), "wb") as f:
+			f.write(data)
+	return fx
+
+
+def check_hostile(t, d):
+	witness = os.path.join(d, "payload-ran")
+	fx = hostile(d, witness)
+	mnt = harness.tmpdir("mnt")
+	for name, (_, code, words) in sorted(fx.items()):
+		p = os.path.join(d, name)
+		for cmd in ([STFS_INSPECT, p], [harness.STFS, p, mnt]):
+			r = run(cmd, timeout=30)
+			err = r.stderr.decode("utf-8", "replace")
+			what = "%s %s" % (os.path.basename(cmd[0]), name)
+			t.eq(r.returncode, 1, "%s: exit status 1 (%s)" % (what, err))
+			t.check(("%s: %s: " % (p, code)) in err,
+				"%s: names the file and %s: %r" % (what, code, err))
+			for w in words:
+				t.check(w in err, "%s: says %r: %r" % (what, w, err))
+			t.eq(len(err.strip().splitlines()), 1,
+			     "%s: one line: %r" % (what, err))
+			if harness.is_mounted(mnt):
+				harness.force_unmount(mnt)
+	t.check(not os.path.exists(witness),
+		"the __reduce__ payload did not run (%s does not exist)" % witness)
+
+
+def run_(t):
+	d = harness.tmpdir("torch")
+	fx = fixtures(d)
+	for name in sorted(fx):
+		check_mounted(t, os.path.join(d, name), name)
+	check_hostile(t, d)
+	harness.rmtree_safe(d)
+
+
+harness.main("int-torch", run_, mounts=True)
