@@ -6,7 +6,8 @@
                          (relative symlinks into ../../blobs), refs/main}; a
                          sharded model, a single-file model with two revisions,
                          a diffusers pipeline, a model without an org, a
-                         .bin-only repo, a dataset repo, .locks/, version.txt
+                         repo with a TensorFlow .h5 only, a dataset repo,
+                         .locks/, version.txt
     pipeline(d)          a diffusers pipeline directory (outside a cache)
     loras(d)             a folder of LoRA-like files with awkward names and a
                          checkpoints/ subdirectory
@@ -216,12 +217,14 @@ def hub_cache(root, seed=20):
 	exp.update(r.add_tree(rev(5), t, {"": (p, [p])}, "gpt2"))
 	r.ref(rev(5))
 
-	# left out: .bin only, a dataset, .locks, version.txt
-	r = Repo(root, "model", "org/bin-only")
-	t = os.path.join(work, "bin")
+	# left out: a repo with neither safetensors nor PyTorch weights
+	# (.bin-only repos are models: test_torch.py), a dataset, .locks,
+	# version.txt
+	r = Repo(root, "model", "org/h5-only")
+	t = os.path.join(work, "h5")
 	os.makedirs(t)
-	with open(os.path.join(t, "pytorch_model.bin"), "wb") as f:
-		f.write(b"PK\x03\x04" + bytes(60))
+	with open(os.path.join(t, "tf_model.h5"), "wb") as f:
+		f.write(b"\x89HDF\r\n\x1a\n" + bytes(60))
 	r.add_tree(rev(6), t)
 	r.ref(rev(6))
 	r = Repo(root, "dataset", "org/some-data")

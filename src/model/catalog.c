@@ -94,9 +94,11 @@ sibling_names(const struct cnode *n)
 	for (i = 0; i < total; i++) {
 		const char *f = i < n->nmodels ? n->models[i] :
 				n->kids[i - n->nmodels].name;
-		size_t strip = i >= n->nmodels ? 0 :
-			       text_ends_with(f, INDEX_SUFFIX) ?
-			       strlen(INDEX_SUFFIX) : strlen(SUFFIX);
+		size_t strip = 0;
+
+		if (i < n->nmodels && !cscan_torch_file(f, &strip))
+			strip = text_ends_with(f, INDEX_SUFFIX) ?
+				strlen(INDEX_SUFFIX) : strlen(SUFFIX);
 
 		v[i].i = i;
 		if (!(v[i].name = escaped(f, strip)))

@@ -47,6 +47,14 @@ int cnode_add_kid(struct cnode *n, const char *name, struct cnode *kid);
 /* The kid called name, or NULL. */
 struct cnode *cnode_kid(struct cnode *n, const char *name);
 
+/* 1 for the PyTorch weights a directory shows when it holds no
+ * safetensors model: pytorch_model*.bin and *.bin.index.json (a Hub
+ * repository ships both formats; optimizer.pt, training_args.bin and
+ * other pickles beside them are not models of the folder: mount one by
+ * its path).  *strip: the length of the suffix its model directory's
+ * name drops. */
+int cscan_torch_file(const char *name, size_t *strip);
+
 /* Discover the models under path: *out is NULL when there are none.
  * 0 or -1 with s->e set. */
 int cscan_dir(struct cscan *s, const char *path, struct cnode **out);

@@ -21,6 +21,22 @@
 
 #define SUFFIX ".safetensors"
 #define INDEX_SUFFIX ".safetensors.index.json"
+#define TORCH_SUFFIX ".bin"
+#define TORCH_INDEX_SUFFIX ".bin.index.json"
+
+int
+cscan_torch_file(const char *name, size_t *strip)
+{
+	if (text_ends_with(name, TORCH_INDEX_SUFFIX)) {
+		*strip = strlen(TORCH_INDEX_SUFFIX);
+		return 1;
+	}
+	if (strncmp(name, "pytorch_model", 13) != 0 ||
+	    !text_ends_with(name, TORCH_SUFFIX))
+		return 0;
+	*strip = strlen(TORCH_SUFFIX);
+	return 1;
+}
 
 char *
 cnode_join(const char *a, const char *b)
@@ -263,8 +279,9 @@ push(char ***v, size_t *n, const char *s)
 }
 
 /* The names in path that matter, sorted: *.safetensors and
- * *.safetensors.index.json regular files (symlinks followed) and
- * directories; names starting with '.' are left out. */
+ * *.safetensors.index.json regular files (symlinks followed), PyTorch
+ * weights (cscan_torch_file) and directories; names starting with '.'
+ * are left out. */
 static int
 list_dir(struct cscan *s, const char *path, struct listing *l)
 {
@@ -281,8 +298,10 @@ list_dir(struct cscan *s, const char *path, struct listing *l)
 	}
 	fd = dirfd(dp);
 	while (rc == 0 && (d = readdir(dp))) {
+		size_t strip;
 		int want_file = text_ends_with(d->d_name, SUFFIX) ||
-				text_ends_with(d->d_name, INDEX_SUFFIX);
+				text_ends_with(d->d_name, INDEX_SUFFIX) ||
+				cscan_torch_file(d->d_name, &strip);
 		struct stat st;
 
 		if (d->d_name[0] == '.')
@@ -318,15 +337,27 @@ list_dir(struct cscan *s, const char *path, struct listing *l)
 static int
 scan_listing(struct cscan *s, struct cnode *n, struct listing *l)
 {
-	size_t i;
+	size_t i, k, strip;
+	int safetensors = 0;
 
+	/* PyTorch weights only where no safetensors model is: they are
+	 * taken out of the listing. */
+	for (i = 0; i < l->nfiles; i++)
+		safetensors |= !cscan_torch_file(l->files[i], &strip);
+	for (i = k = 0; safetensors && i < l->nfiles; i++)
+		if (cscan_torch_file(l->files[i], &strip))
+			free(l->files[i]);
+		else
+			l->files[k++] = l->files[i];
+	if (safetensors)
+		l->nfiles = k;
 	/* Indexes first: the shards they name are not models. */
 	for (i = 0; i < l->nfiles; i++)
-		if (text_ends_with(l->files[i], INDEX_SUFFIX) &&
+		if (text_ends_with(l->files[i], ".index.json") &&
 		    note_index(s, n->path, l->files[i]))
 			return -1;
 	for (i = 0; i < l->nfiles; i++) {
-		int index = text_ends_with(l->files[i], INDEX_SUFFIX);
+		int index = text_ends_with(l->files[i], ".index.json");
 		char *p;
 
 		if (!index) {

@@ -53,13 +53,16 @@ set_arg(struct model *m, const char *arg, struct err *e)
 }
 
 /* A directory: its model.safetensors.index.json, else its only
- * *.safetensors.index.json, else its only *.safetensors file. */
+ * *.safetensors.index.json, else its only *.safetensors file; without
+ * any of those, the same for PyTorch weights (*.bin.index.json,
+ * pytorch_model*.bin). */
 static int
 open_dir(const struct source_opener *files, const char *dir,
 	 struct model **out, struct err *e)
 {
 	char *index = NULL, *single = NULL, *path = NULL;
-	int nindex = 0, nsingle = 0, rc, oom = 0;
+	char *tindex = NULL, *tsingle = NULL;
+	int nindex = 0, nsingle = 0, ntindex = 0, ntsingle = 0, rc, oom = 0;
 	struct dirent *d;
 	DIR *dp;
 
@@ -87,11 +90,25 @@ open_dir(const struct source_opener *files, const char *dir,
 		} else if (text_ends_with(d->d_name, ".safetensors")) {
 			nsingle++;
 			slot = &single;
+		} else if (text_ends_with(d->d_name, ".bin.index.json")) {
+			ntindex++;
+			slot = &tindex;
+		} else if (strncmp(d->d_name, "pytorch_model", 13) == 0 &&
+			   text_ends_with(d->d_name, ".bin")) {
+			ntsingle++;
+			slot = &tsingle;
 		}
 		if (slot && !*slot)
 			oom |= !(*slot = strdup(d->d_name));
 	}
 	closedir(dp);
+	if (!index && !nsingle && (ntindex == 1 || (!ntindex &&
+	    ntsingle == 1))) {
+		index = ntindex ? tindex : NULL;
+		single = ntindex ? NULL : tsingle;
+		nsingle = !ntindex;
+		tindex = tsingle = NULL;
+	}
 
 	if (oom) {
 		rc = err_set(e, ERR_NO_MEMORY, "out of memory");
@@ -124,6 +141,8 @@ open_dir(const struct source_opener *files, const char *dir,
 	free(path);
 	free(index);
 	free(single);
+	free(tindex);
+	free(tsingle);
 	return rc;
 }
 

@@ -83,7 +83,8 @@ read_index(const struct source_opener *op, const char *path, size_t *len,
 	return text;
 }
 
-/* A shard name must name a .safetensors file under the index's
+/* A shard name must name a .safetensors file (or a PyTorch .bin, for a
+ * pytorch_model.bin.index.json) under the index's
  * directory: relative, no "..", no backslash, no empty component.  The
  * index is untrusted input; symlinks the directory holds are not. */
 static const char *
@@ -100,8 +101,9 @@ bad_shard_name(const char *name)
 		return "contains a backslash";
 	if (strstr(name, "://"))
 		return "is a URL";
-	if (n < 12 || strcmp(name + n - 12, ".safetensors") != 0)
-		return "does not end in .safetensors";
+	if (!text_ends_with(name, ".safetensors") &&
+	    !text_ends_with(name, ".bin"))
+		return "does not end in .safetensors or .bin";
 	while (*p) {
 		const char *slash = strchr(p, '/');
 		size_t k = slash ? (size_t)(slash - p) : strlen(p);

@@ -288,11 +288,121 @@ def check_hostile(t, d):
 		"the __reduce__ payload did not run (%s does not exist)" % witness)
 
 
+def sharded_set(d, parts):
+	"""A transformers-style sharded .bin set: shards and its index."""
+	os.makedirs(d)
+	wmap, whole = {}, {}
+	for i, part in enumerate(parts):
+		name = "pytorch_model-%05d-of-%05d.bin" % (i + 1, len(parts))
+		torch.save(part, os.path.join(d, name))
+		for k in part:
+			wmap[k] = name
+		whole.update(part)
+	with open(os.path.join(d, "pytorch_model.bin.index.json"), "w") as f:
+		json.dump({"metadata": {"total_size": 0}, "weight_map": wmap}, f)
+	return whole
+
+
+def check_sharded(t, d):
+	sd = os.path.join(d, "set")
+	whole = sharded_set(sd, [
+		{"layers.0.w": values(torch.float32, (4, 3), 1),
+		 "layers.0.b": values(torch.bfloat16, (3,), 2)},
+		{"layers.1.w": values(torch.float16, (2, 5), 3),
+		 "head": values(torch.int64, (7,), 4)}])
+	# beside a Trainer checkpoint's pickles, which are not models of
+	# the folder (training_args.bin is not a state dict)
+	torch.save({"state": {}, "param_groups": []},
+		   os.path.join(sd, "optimizer.pt"))
+	with open(os.path.join(sd, "training_args.bin"), "wb") as f:
+		f.write(zip_of(b"\x80\x02ctransformers.training_args\n"
+			       b"TrainingArguments\nq\x00)\x81q\x01."))
+	r = run([STFS_INSPECT, "--json", sd])
+	t.eq(r.returncode, 0, "sharded set: stfs-inspect: %r" % r.stderr)
+	if r.returncode == 0:
+		j = json.loads(r.stdout)
+		t.eq(j.get("tensors"), len(whole), "sharded set: tensor count")
+	with harness.Mount(t, sd) as m:
+		for name, x in whole.items():
+			with open(os.path.join(m.path, name), "rb") as f:
+				t.check(f.read() == raw_bytes(x), "sharded set: %s "
+					"bytes equal torch.load's" % name)
+		check_safetensors(t, os.path.join(m.path, ".safetensors",
+						  "model.safetensors"), whole,
+				  "sharded set")
+	out = os.path.join(d, "merged.safetensors")
+	r = run([STFS_INSPECT, "--merge", sd, "-o", out])
+	t.eq(r.returncode, 0, "--merge of the set: %r" % r.stderr)
+	got, _ = read_safetensors(out)
+	t.check(all(got[k][2] == raw_bytes(x) for k, x in whole.items()),
+		"--merge of the set holds torch.load's tensors")
+	r = run([STFS_INSPECT, "--diff", os.path.join(sd,
+		 "pytorch_model.bin.index.json"), out])
+	t.check(b"identical: 4 of 4" in r.stdout, "--diff of the set and its "
+		"merge: every tensor identical: %r" % r.stdout)
+
+
+def check_trees(t, d):
+	"""Folders and the hub cache show .bin-only models; where a
+	safetensors twin exists, it is the model."""
+	root = os.path.join(d, "tree")
+	a = {"w": values(torch.float32, (3,), 11)}
+	b = {"w": values(torch.float32, (2,), 12)}
+	os.makedirs(os.path.join(root, "a"))
+	os.makedirs(os.path.join(root, "b"))
+	torch.save(a, os.path.join(root, "a", "pytorch_model.bin"))
+	torch.save(b, os.path.join(root, "b", "pytorch_model.bin"))
+	hdr = json.dumps({"v": {"dtype": "U8", "shape": [1],
+				"data_offsets": [0, 1]}}).encode()
+	with open(os.path.join(root, "b", "model.safetensors"), "wb") as f:
+		f.write(struct.pack("<Q", len(hdr)) + hdr + b"\x07")
+	hub = os.path.join(d, "hub")
+	snap = os.path.join(hub, "models--org--old", "snapshots", "c0ffee")
+	os.makedirs(snap)
+	os.makedirs(os.path.join(hub, "models--org--old", "refs"))
+	with open(os.path.join(hub, "models--org--old", "refs", "main"),
+		  "w") as f:
+		f.write("c0ffee")
+	torch.save(a, os.path.join(snap, "pytorch_model.bin"))
+	with harness.Mount(t, root) as m:
+		t.eq(sorted(os.listdir(os.path.join(m.path, "b"))),
+		     sorted(["__metadata__.json", "__summary__.json", "v",
+			     "v.json"]), "folder: the safetensors twin wins")
+		with open(os.path.join(m.path, "a", "w"), "rb") as f:
+			t.check(f.read() == raw_bytes(a["w"]),
+				"folder: a .bin-only model is mounted")
+	with harness.Mount(t, hub) as m:
+		with open(os.path.join(m.path, "org", "old", "w"), "rb") as f:
+			t.check(f.read() == raw_bytes(a["w"]),
+				"hub cache: a .bin-only repo is mounted")
+
+
+def check_merge_diff(t, d):
+	src = os.path.join(d, "shared.bin")
+	out = os.path.join(d, "shared.safetensors")
+	r = run([STFS_INSPECT, "--merge", src, "-o", out])
+	t.eq(r.returncode, 0, "--merge shared.bin: %r" % r.stderr)
+	tensors, _ = flatten(torch.load(src))
+	check_safetensors(t, out, tensors, "--merge shared.bin")
+	r = run([STFS_INSPECT, "--diff", src, out])
+	t.eq(r.returncode, 0, "--diff of a .bin and its conversion: %r"
+	     % r.stdout)
+	changed = dict(torch.load(src))
+	changed["other"] = changed["other"] + 1
+	torch.save(changed, os.path.join(d, "changed.bin"))
+	r = run([STFS_INSPECT, "--diff", os.path.join(d, "changed.bin"), out])
+	t.eq(r.returncode, 1, "--diff sees a changed tensor: %r" % r.stdout)
+	t.check(b"other" in r.stdout, "--diff names it: %r" % r.stdout)
+
+
 def run_(t):
 	d = harness.tmpdir("torch")
 	fx = fixtures(d)
 	for name in sorted(fx):
 		check_mounted(t, os.path.join(d, name), name)
+	check_merge_diff(t, d)
+	check_sharded(t, d)
+	check_trees(t, d)
 	check_hostile(t, d)
 	harness.rmtree_safe(d)
 

@@ -4,7 +4,7 @@
 Fixtures (tests/gen_trees.py, written here): a Hugging Face hub cache with
 blobs/, relative snapshot symlinks and refs/main (a sharded model, a
 single-file model with two revisions, a diffusers pipeline, a model without
-an organisation, a .bin-only repo, a dataset repo, .locks/), a pipeline
+an organisation, an .h5-only repo, a dataset repo, .locks/), a pipeline
 directory outside the cache, a folder of LoRA-like files with awkward
 names.  stfs-inspect finds exactly the expected models in each (several
 SOURCEs at once too); every tensor read through a mount equals its source
