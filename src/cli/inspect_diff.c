@@ -181,21 +181,17 @@ same_bytes(struct diff *d, const struct item *x, const struct item *y,
 	   uint64_t *at, const struct item **side)
 {
 	uint64_t len = model_tensor_nbytes(x->mt), off = 0;
-	uint64_t pa = model_tensor_offset(x->m, x->mt);
-	uint64_t pb = model_tensor_offset(y->m, y->mt);
 
 	while (off < len) {
 		size_t n = len - off < CHUNK ? (size_t)(len - off) : CHUNK, k;
 		int rc;
 
-		rc = source_pread(x->m->shards[x->mt->shard].src, d->ba, n,
-				  pa + off);
+		rc = model_tensor_read(x->m, x->mt, off, n, d->ba);
 		if (rc) {
 			*side = x;
 			return rc;
 		}
-		rc = source_pread(y->m->shards[y->mt->shard].src, d->bb, n,
-				  pb + off);
+		rc = model_tensor_read(y->m, y->mt, off, n, d->bb);
 		if (rc) {
 			*side = y;
 			return rc;
@@ -287,7 +283,7 @@ report_changed(struct diff *d, const struct item *x, const struct item *y,
 	summary_print_name(stdout, x->q, x->ql);
 	if (!strcmp(what, "bytes")) {
 		printf(": first difference at byte %" PRIu64 " of %" PRIu64 "\n",
-		       at, tx->end - tx->begin);
+		       at, model_tensor_nbytes(x->mt));
 		return;
 	}
 	fputs(": ", stdout);

@@ -112,6 +112,20 @@ qualified(const char *dir, const struct tensor *t, size_t *len)
 	return q;
 }
 
+struct tensor_at {
+	const struct model *m;
+	const struct model_tensor *mt;
+};
+
+/* tensor_stats_read_fn over the tensor file's bytes (model_tensor_read). */
+static int
+read_tensor(void *arg, uint64_t off, size_t len, void *dst)
+{
+	const struct tensor_at *a = arg;
+
+	return model_tensor_read(a->m, a->mt, off, len, dst);
+}
+
 /* One model's tensors.  0, 2 (read error, reported) or -1 (memory). */
 static int
 stats_model(struct run *r, const struct model *m, const char *dir)
@@ -126,9 +140,11 @@ stats_model(struct run *r, const struct model *m, const char *dir)
 		size_t ql;
 		char *q;
 
-		rc = tensor_stats_tensor(m->shards[mt->shard].src,
-				   model_tensor_offset(m, mt), mt->t, &s,
-				   progress_cb, &r->pr);
+		struct tensor_at at = { m, mt };
+
+		/* the tensor file's bytes: gathered for a strided view */
+		rc = tensor_stats_compute(mt->t, read_tensor, &at, &s,
+					  progress_cb, &r->pr);
 		r->pr.base += model_tensor_nbytes(mt);
 		if (rc == -ENOMEM)
 			return -1;

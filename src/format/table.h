@@ -21,12 +21,17 @@ struct tensor {
 	uint64_t numel;		/* product of shape (1 for rank 0) */
 	/* A view of a storage other tensors may share (PyTorch; tied
 	 * weights share one): the storage's key (NUL-terminated; one pointer
-	 * per storage, so tensors of one storage have equal pointers), the
-	 * view's first element and its strides, in elements.  NULL, 0, NULL
-	 * for formats without storages. */
+	 * per storage, so tensors of one storage have equal pointers) and
+	 * the view's first element, in elements.  NULL and 0 for formats
+	 * without storages. */
 	const char *storage;
 	uint64_t storage_offset;
-	const uint64_t *strides;	/* rank entries */
+	/* NULL: [begin, end) holds the tensor's bytes in C order.  Else a
+	 * strided view (a transpose, a slice with a step): rank strides in
+	 * elements, [begin, end) the run of the storage it reaches from its
+	 * first element on, and its bytes (numel elements) are gathered from
+	 * it in C order when served (model/tensor_render.h). */
+	const uint64_t *strides;
 };
 
 struct meta_pair {		/* metadata, as text */

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "format/container.h"
 #include "model/display.h"
+#include "model/tensor_render.h"
 
 /* Pretty JSON object of a header's __metadata__ pairs, in header order. */
 static char *
@@ -77,6 +78,35 @@ oom:
 	container_free(h);
 	model_free(m);
 	return err_set(e, ERR_NO_MEMORY, "out of memory");
+}
+
+struct stored_at {
+	struct source *src;
+	uint64_t base;
+};
+
+/* tensor_render_read_fn: the view's stored bytes from its first on. */
+static int
+stored_read(void *arg, uint64_t off, size_t len, void *dst)
+{
+	const struct stored_at *s = arg;
+
+	return source_pread(s->src, dst, len, s->base + off);
+}
+
+int
+model_tensor_read(const struct model *m, const struct model_tensor *mt,
+		  uint64_t off, size_t len, void *dst)
+{
+	struct stored_at s = { m->shards[mt->shard].src,
+			       model_tensor_offset(m, mt) };
+
+	if (len == 0)
+		return 0;
+	if (mt->t->strides)
+		return tensor_render_read(mt->t, off, len, dst, stored_read,
+					  &s);
+	return source_pread(s.src, dst, len, s.base + off);
 }
 
 void

@@ -75,11 +75,23 @@ model_tensor_offset(const struct model *m, const struct model_tensor *mt)
 	return m->shards[mt->shard].hdr->data_start + mt->t->begin;
 }
 
+/* Bytes of the tensor's file: its byte range, or for a strided view
+ * (table.h) its elements gathered in C order. */
 static inline uint64_t
 model_tensor_nbytes(const struct model_tensor *mt)
 {
-	return mt->t->end - mt->t->begin;
+	const struct tensor *t = mt->t;
+
+	if (t->strides)
+		return t->numel * (dtype_info(t->dtype)->bits / 8);
+	return t->end - t->begin;
 }
+
+/* Bytes [off, off + len) of the tensor's file (model_tensor_nbytes) into
+ * dst, gathered for a strided view (model/tensor_render.h); all of them,
+ * or -errno.  Does not verify the source (source_verify). */
+int model_tensor_read(const struct model *m, const struct model_tensor *mt,
+		      uint64_t off, size_t len, void *dst);
 
 /* Watch every shard's source with w (NULL: nobody); source.h. */
 void model_watch(const struct model *m, const struct source_watch *w);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "format/dequant.h"
@@ -25,6 +26,11 @@ tensor_render_of(const struct tensor *t, struct tensor_render *out,
 	out->kind = TENSOR_RENDER_NONE;
 	out->dtype = t->dtype;
 	out->nbytes = stored;
+	if (t->strides) {
+		out->kind = TENSOR_RENDER_GATHER;
+		out->nbytes = t->numel * (dtype_info(t->dtype)->bits / 8);
+		return 0;
+	}
 	if (safetensors_has(t->dtype))
 		return 0;
 	if (!dequant_has(t->dtype))
@@ -80,6 +86,122 @@ render_dequant(const struct tensor *t, uint64_t off, size_t len,
 	return rc;
 }
 
+/* A strided view's elements [e, e + n) in C order: where the first lies
+ * (relative to the view's first stored element) and its multi-index. */
+static uint64_t
+gather_seek(const struct tensor *t, uint64_t e, uint64_t *idx)
+{
+	uint64_t pos = 0;
+	uint32_t k;
+
+	for (k = t->rank; k-- > 0;) {
+		idx[k] = e % t->shape[k];
+		e /= t->shape[k];
+		pos += idx[k] * t->strides[k];
+	}
+	return pos;
+}
+
+/* The next element in C order: its stored position. */
+static uint64_t
+gather_next(const struct tensor *t, uint64_t *idx, uint64_t pos)
+{
+	uint32_t k = t->rank;
+
+	while (k-- > 0) {
+		pos += t->strides[k];
+		if (++idx[k] < t->shape[k])
+			return pos;
+		pos -= idx[k] * t->strides[k];
+		idx[k] = 0;
+	}
+	return pos;
+}
+
+/* Elements [e, e + n) gathered into dst: the stored run they span read
+ * at once when it is at most a window, else each run of consecutive
+ * stored elements read on its own. */
+static int
+gather_elements(const struct tensor *t, uint64_t e, size_t n, uint8_t *dst,
+		uint8_t *win, tensor_render_read_fn read, void *arg)
+{
+	unsigned es = dtype_info(t->dtype)->bits / 8;
+	uint64_t idx[64], idx0[64], pos, first, lo, hi;
+	size_t i, run;
+	int rc;
+
+	first = pos = gather_seek(t, e, idx);
+	memcpy(idx0, idx, sizeof(idx[0]) * t->rank);
+	lo = hi = pos;
+	for (i = 1; i < n; i++) {
+		pos = gather_next(t, idx, pos);
+		lo = pos < lo ? pos : lo;
+		hi = pos > hi ? pos : hi;
+	}
+	if ((hi - lo + 1) * es <= TENSOR_RENDER_WINDOW) {
+		rc = read(arg, lo * es, (size_t)((hi - lo + 1) * es), win);
+		if (rc)
+			return rc;
+		memcpy(idx, idx0, sizeof(idx[0]) * t->rank);
+		for (i = 0, pos = first; i < n; i++) {
+			memcpy(dst + i * es, win + (pos - lo) * es, es);
+			pos = gather_next(t, idx, pos);
+		}
+		return 0;
+	}
+	memcpy(idx, idx0, sizeof(idx[0]) * t->rank);
+	for (i = 0, pos = first; i < n; i += run) {
+		uint64_t start = pos;
+
+		/* consecutive output elements stored back to back */
+		for (run = 1, pos = gather_next(t, idx, pos);
+		     i + run < n && pos == start + run &&
+		     run * es < TENSOR_RENDER_WINDOW; run++)
+			pos = gather_next(t, idx, pos);
+		rc = read(arg, start * es, run * es, dst + i * es);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Bytes [off, off + len) of a strided view gathered in C order, in
+ * windows of at most TENSOR_RENDER_WINDOW output bytes. */
+static int
+render_gather(const struct tensor *t, uint64_t off, size_t len,
+	      uint8_t *dst, tensor_render_read_fn read, void *arg)
+{
+	unsigned es = dtype_info(t->dtype)->bits / 8;
+	size_t step = TENSOR_RENDER_WINDOW / es;
+	uint8_t *win = malloc(TENSOR_RENDER_WINDOW), *out = malloc(step * es);
+	int rc = 0;
+
+	if (!win || !out || t->rank > 64) {
+		free(win);
+		free(out);
+		return t->rank > 64 ? -EINVAL : -ENOMEM;
+	}
+	while (rc == 0 && len) {
+		uint64_t e = off / es, skip = off % es;
+		size_t n = (size_t)((skip + len + es - 1) / es), k;
+
+		if (n > step)
+			n = step;
+		rc = gather_elements(t, e, n, out, win, read, arg);
+		k = n * es - (size_t)skip;
+		if (k > len)
+			k = len;
+		if (rc == 0)
+			memcpy(dst, out + skip, k);
+		dst += k;
+		off += k;
+		len -= k;
+	}
+	free(win);
+	free(out);
+	return rc;
+}
+
 int
 tensor_render_read(const struct tensor *t, uint64_t off, size_t len,
 		   void *dst, tensor_render_read_fn read, void *arg)
@@ -96,6 +218,8 @@ tensor_render_read(const struct tensor *t, uint64_t off, size_t len,
 	switch (r.kind) {
 	case TENSOR_RENDER_DEQUANT:
 		return render_dequant(t, off, len, dst, read, arg);
+	case TENSOR_RENDER_GATHER:
+		return render_gather(t, off, len, dst, read, arg);
 	case TENSOR_RENDER_NONE:
 		break;
 	}

@@ -12,6 +12,10 @@
  *   TENSOR_RENDER_DEQUANT  a GGUF quantized tensor in a safetensors file:
  *                          its float32 values (format/dequant.h), F32,
  *                          4 bytes per element, row-major like the blocks
+ *   TENSOR_RENDER_GATHER   a strided PyTorch view (table.h: strides set):
+ *                          its elements gathered in C order from the run
+ *                          of its storage it reaches, its own dtype; also
+ *                          its tensor file and views (model_tensor_read)
  *
  * A new one (a strided PyTorch tensor gathered in C order, say) is a kind
  * here, its case in tensor_render_of() and in tensor_render_read(); the
@@ -32,6 +36,7 @@ struct tensor;
 enum tensor_render_kind {
 	TENSOR_RENDER_NONE,	/* served as stored: a byte range */
 	TENSOR_RENDER_DEQUANT,	/* float32 from quantized blocks */
+	TENSOR_RENDER_GATHER,	/* a strided view's elements in C order */
 };
 
 struct tensor_render {

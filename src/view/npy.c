@@ -307,6 +307,8 @@ npy_header(const struct tensor *t, struct buf *out)
 uint64_t
 npy_data_size(const struct tensor *t)
 {
+	if (npy_is_raw(t->dtype) && t->strides)	/* gathered: table.h */
+		return t->numel * (dtype_info(t->dtype)->bits / 8);
 	if (npy_is_raw(t->dtype))
 		return t->end - t->begin;
 	return t->numel * 4;

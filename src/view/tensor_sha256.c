@@ -9,9 +9,32 @@
 
 #define CHUNK (4u << 20)
 
+struct src_at {
+	struct source *src;
+	uint64_t off;
+};
+
+static int
+read_source(void *arg, uint64_t off, size_t len, void *dst)
+{
+	const struct src_at *s = arg;
+
+	return source_pread(s->src, dst, len, s->off + off);
+}
+
 int
 tensor_sha256(struct source *src, uint64_t off, uint64_t len,
 	     char hex[TENSOR_SHA256_HEX_LEN + 1])
+{
+	struct src_at s = { src, off };
+
+	return tensor_sha256_read(read_source, &s, len, hex);
+}
+
+int
+tensor_sha256_read(int (*read)(void *arg, uint64_t off, size_t len,
+			       void *dst), void *arg, uint64_t len,
+		   char hex[TENSOR_SHA256_HEX_LEN + 1])
 {
 	static const char digits[] = "0123456789abcdef";
 	uint8_t digest[SHA256_DIGEST_SIZE], *buf;
@@ -25,7 +48,7 @@ tensor_sha256(struct source *src, uint64_t off, uint64_t len,
 	sha256_init(&ctx);
 	while (done < len) {
 		size_t n = len - done < CHUNK ? (size_t)(len - done) : CHUNK;
-		int rc = source_pread(src, buf, n, off + done);
+		int rc = read(arg, done, n, buf);
 
 		if (rc) {
 			free(buf);

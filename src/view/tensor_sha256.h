@@ -3,6 +3,7 @@
 #ifndef STFS_TENSOR_SHA256_H
 #define STFS_TENSOR_SHA256_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct source;
@@ -13,5 +14,11 @@ struct source;
  * bytes with the NUL).  0, or -errno (read error, -ENOMEM). */
 int tensor_sha256(struct source *src, uint64_t off, uint64_t len,
 		 char hex[TENSOR_SHA256_HEX_LEN + 1]);
+
+/* The same over len bytes read by read(arg, off, len, dst), off from 0:
+ * 0 or -errno. */
+int tensor_sha256_read(int (*read)(void *arg, uint64_t off, size_t len,
+				   void *dst), void *arg, uint64_t len,
+		       char hex[TENSOR_SHA256_HEX_LEN + 1]);
 
 #endif

@@ -12,7 +12,6 @@
 #include "format/dequant.h"
 #include "format/safetensors/header.h"
 #include "view/npy.h"
-#include "source/source.h"
 
 #define CHUNK (TENSOR_STATS_GRAIN * 87381)	/* just under 4 MiB */
 
@@ -492,7 +491,9 @@ tensor_stats_compute(const struct tensor *t, tensor_stats_read_fn read, void *ar
 	       struct tensor_stats *out, void (*progress)(void *arg, uint64_t done),
 	       void *parg)
 {
-	uint64_t len = t->end - t->begin, done = 0;
+	/* a strided view's bytes are its elements gathered (table.h) */
+	uint64_t len = t->strides ? t->numel * (dtype_info(t->dtype)->bits /
+		       8) : t->end - t->begin, done = 0;
 	struct tensor_stats_acc a;
 	/* whole blocks per chunk for quantized types */
 	size_t bb = dequant_block_bytes(t->dtype);
@@ -526,29 +527,6 @@ tensor_stats_compute(const struct tensor *t, tensor_stats_read_fn read, void *ar
 	free(buf);
 	tensor_stats_finish(&a, out);
 	return 0;
-}
-
-struct src_at {
-	struct source *src;
-	uint64_t off;
-};
-
-static int
-read_source(void *arg, uint64_t off, size_t len, void *dst)
-{
-	struct src_at *s = arg;
-
-	return source_pread(s->src, dst, len, s->off + off);
-}
-
-int
-tensor_stats_tensor(struct source *src, uint64_t off, const struct tensor *t,
-	      struct tensor_stats *out, void (*progress)(void *arg, uint64_t done),
-	      void *arg)
-{
-	struct src_at s = { src, off };
-
-	return tensor_stats_compute(t, read_source, &s, out, progress, arg);
 }
 
 int

@@ -26,7 +26,6 @@
 
 #include "format/dtype.h"
 
-struct source;
 struct tensor;
 
 enum tensor_stats_kind {
@@ -77,16 +76,11 @@ void tensor_stats_finish(struct tensor_stats_acc *a, struct tensor_stats *out);
 /* Discard a state without a result. */
 void tensor_stats_drop(struct tensor_stats_acc *a);
 
-/* Statistics of tensor t whose first byte is at absolute offset off of
- * src, read in chunks of about 4 MiB.  progress, when not NULL, is called
- * after each chunk with the bytes done.  0, or -errno (read error),
- * -ENOMEM, or -EOPNOTSUPP for a quantized type stfs does not decode. */
-int tensor_stats_tensor(struct source *src, uint64_t off, const struct tensor *t,
-		  struct tensor_stats *out,
-		  void (*progress)(void *arg, uint64_t done), void *arg);
-
-/* The same with the bytes read through read(arg, off, len, dst): off is
- * relative to the tensor's first byte; 0 or -errno. */
+/* Statistics of tensor t with its bytes read through read(arg, off, len,
+ * dst), in chunks of about 4 MiB: off is relative to the tensor's first
+ * byte; 0 or -errno.  progress, when not NULL, is called after each chunk
+ * with the bytes done.  0, or -errno (read error), -ENOMEM, or
+ * -EOPNOTSUPP for a quantized type stfs does not decode. */
 typedef int (*tensor_stats_read_fn)(void *arg, uint64_t off, size_t len, void *dst);
 int tensor_stats_compute(const struct tensor *t, tensor_stats_read_fn read, void *arg,
 		   struct tensor_stats *out,

@@ -16,9 +16,24 @@ view_fetch(const struct view *v, const struct model_tensor *mt, uint64_t off,
 
 	if (len == 0)
 		return 0;
-	rc = source_pread(src, dst, len, model_tensor_offset(v->model, mt) +
-			  off);
+	rc = model_tensor_read(v->model, mt, off, len, dst);
 	/* After the read: a change that raced with it shows now. */
+	if (source_verify(src) != 0 || rc < 0)
+		return -EIO;
+	return 0;
+}
+
+int
+view_fetch_stored_at(void *arg, uint64_t off, size_t len, void *dst)
+{
+	const struct view_fetch_at *f = arg;
+	struct source *src = f->v->model->shards[f->mt->shard].src;
+	int rc;
+
+	if (len == 0)
+		return 0;
+	rc = source_pread(src, dst, len, model_tensor_offset(f->v->model,
+							     f->mt) + off);
 	if (source_verify(src) != 0 || rc < 0)
 		return -EIO;
 	return 0;

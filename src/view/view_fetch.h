@@ -9,8 +9,8 @@
 struct view;
 struct model_tensor;
 
-/* Read len bytes of tensor mt at off (relative to its first byte) into
- * dst: source_pread(), then source_verify().  0, -EIO. */
+/* Read len bytes of tensor mt's file at off into dst (gathered for a
+ * strided view: model_tensor_read()), then source_verify().  0, -EIO. */
 int view_fetch(const struct view *v, const struct model_tensor *mt,
 	       uint64_t off, size_t len, void *dst);
 
@@ -21,5 +21,10 @@ struct view_fetch_at {
 	const struct model_tensor *mt;
 };
 int view_fetch_at(void *arg, uint64_t off, size_t len, void *dst);
+
+/* The same over the tensor's stored bytes [begin, end) as they are (what
+ * tensor_render_read() renders from); they differ from its file's for a
+ * strided view only. */
+int view_fetch_stored_at(void *arg, uint64_t off, size_t len, void *dst);
 
 #endif

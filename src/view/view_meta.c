@@ -90,7 +90,18 @@ add_storage(const struct model *m, const struct model_tensor *mt,
 	bad |= buf_adds(b, ",\n  \"storage_offset\": ");
 	bad |= buf_add_u64(b, t->storage_offset);
 	bad |= buf_adds(b, ",\n  \"strides\": ");
-	bad |= add_u64_array(b, t->strides, t->rank);
+	if (t->strides) {
+		bad |= add_u64_array(b, t->strides, t->rank);
+	} else {
+		uint64_t c[64], step = 1;	/* C order; rank <= 64 */
+		uint32_t k = t->rank < 64 ? t->rank : 64;
+
+		while (k-- > 0) {
+			c[k] = step;
+			step *= t->shape[k];
+		}
+		bad |= add_u64_array(b, c, t->rank < 64 ? t->rank : 64);
+	}
 	bad |= buf_adds(b, ",\n  \"storage_shared_with\": [");
 	for (i = lo; i < hi; i++) {
 		const struct tensor *o = m->tensors[i].t;

@@ -17,6 +17,7 @@
 #include "view/layout.h"
 #include "view/names.h"
 #include "view/view.h"
+#include "view/view_fetch.h"
 #include "view/view_kinds.h"
 #include "view/view_meta.h"
 
@@ -773,6 +774,13 @@ view_model_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		size = (size_t)(len - off);
 	switch (n.kind) {
 	case VIEW_TENSOR:
+		if (view_model_tensor(v, ino)->t->strides) {
+			/* a strided view: its elements gathered */
+			char *dst = view_segs_render(out, size);
+
+			return !dst ? -ENOMEM : view_fetch(v,
+				view_model_tensor(v, ino), off, size, dst);
+		}
 		view_model_data(v, ino, &src, &base, &len);
 		return view_segs_add_source(out, src, base + off, size);
 	case VIEW_SIDECAR:

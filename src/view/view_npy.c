@@ -51,6 +51,11 @@ npy_file_read(const struct view *v, const struct model_tensor *mt,
 	}
 	if (dlen == 0)
 		return 0;
+	if (npy_is_raw(t->dtype) && t->strides) {
+		/* a strided view: its elements gathered */
+		p = view_segs_render(out, dlen);
+		return p ? view_fetch(v, mt, doff, dlen, p) : -ENOMEM;
+	}
 	if (npy_is_raw(t->dtype)) {
 		return view_segs_add_source(out,
 					    v->model->shards[mt->shard].src,

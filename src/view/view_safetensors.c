@@ -471,7 +471,8 @@ safetensors_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 				rc = dst ? tensor_render_read(
 						segs[i].render->t, segs[i].off,
 						(size_t)segs[i].len, dst,
-						view_fetch_at, &fa) : -ENOMEM;
+						view_fetch_stored_at, &fa) :
+				     -ENOMEM;
 				continue;
 			}
 			if (!segs[i].mem) {

@@ -9,6 +9,7 @@
 #include "source/source.h"
 #include "view/tensor_sha256.h"
 #include "view/view.h"
+#include "view/view_fetch.h"
 
 static int
 compute_sha256(void *arg, size_t i, struct buf *out)
@@ -17,10 +18,12 @@ compute_sha256(void *arg, size_t i, struct buf *out)
 	const struct model_tensor *mt = &v->model->tensors[i];
 	struct source *src = v->model->shards[mt->shard].src;
 	char hex[TENSOR_SHA256_HEX_LEN + 1];
+	struct view_fetch_at fa = { v, mt };
 	int rc;
 
-	rc = tensor_sha256(src, model_tensor_offset(v->model, mt),
-			  model_tensor_nbytes(mt), hex);
+	/* the tensor file's bytes: gathered for a strided view */
+	rc = tensor_sha256_read(view_fetch_at, &fa, model_tensor_nbytes(mt),
+				hex);
 	/* a change that raced with the reads shows now */
 	if (!rc && source_verify(src) != 0)
 		rc = -EIO;

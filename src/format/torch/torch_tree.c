@@ -368,7 +368,7 @@ int_tuple(struct tree *w, const struct pickle_value *v, uint64_t *out,
 static int
 check_view(struct tree *w, const struct storage *s, uint64_t offset,
 	   const uint64_t *size, const uint64_t *stride, uint32_t rank,
-	   uint64_t *numel, int *contiguous)
+	   uint64_t *numel, uint64_t *lastp, int *contiguous)
 {
 	uint64_t n = 1, last = offset, want = 1;
 	uint32_t i;
@@ -380,6 +380,7 @@ check_view(struct tree *w, const struct storage *s, uint64_t offset,
 		else
 			n *= size[i];
 	*numel = n;
+	*lastp = offset;
 	if (n == 0)
 		return offset <= s->numel ? 0 :
 		       bad(w, "starts past the end of its storage");
@@ -395,6 +396,7 @@ check_view(struct tree *w, const struct storage *s, uint64_t offset,
 	}
 	if (last >= s->numel)
 		return bad(w, "reaches past the end of its storage");
+	*lastp = last;
 	return 0;
 }
 
@@ -402,7 +404,8 @@ static int
 add_tensor(struct tree *w, const struct pickle_value *v)
 {
 	const struct pickle_value *a;
-	uint64_t size[RANK_MAX], stride[RANK_MAX], numel, *keep, bytes;
+	uint64_t size[RANK_MAX], stride[RANK_MAX], numel = 0, last = 0, *keep;
+	uint64_t bytes;
 	uint32_t rank, srank;
 	const struct storage *s;
 	struct tensor *t;
@@ -431,12 +434,8 @@ add_tensor(struct tree *w, const struct pickle_value *v)
 		return bad(w, "has as many strides as sizes");
 	s = storage_of(w, a->seq.items[0]->persid.pid);
 	if (!s || check_view(w, s, (uint64_t)a->seq.items[1]->i, size, stride,
-			     rank, &numel, &contiguous))
+			     rank, &numel, &last, &contiguous))
 		return -1;
-	if (!contiguous)
-		return bad(w, "is a strided view of its storage (a transpose, "
-			   "a slice with a step, an expand), which stfs does "
-			   "not serve yet: save a .contiguous() copy");
 	if (grow((void **)&w->t, &w->capt, w->nt, sizeof(*w->t)))
 		return oom(w);
 	t = &w->t[w->nt];
@@ -447,16 +446,18 @@ add_tensor(struct tree *w, const struct pickle_value *v)
 	memcpy(keep, size, rank * sizeof(*keep));
 	memcpy(keep + rank, stride, rank * sizeof(*keep));
 	bits = dtype_info(s->dtype)->bits;
-	bytes = numel * bits / 8;	/* <= the storage's bytes: checked */
 	t->dtype = s->dtype;
 	t->rank = rank;
 	t->shape = keep;
-	t->strides = keep + rank;
 	t->numel = numel;
 	t->storage = s->key;
 	t->storage_offset = (uint64_t)a->seq.items[1]->i;
 	t->begin = s->off + t->storage_offset * bits / 8;
-	t->end = t->begin + bytes;
+	/* contiguous: its bytes; strided: the run of the storage it
+	 * reaches, gathered when served (tensor_render.h) */
+	t->strides = contiguous ? NULL : keep + rank;
+	bytes = (contiguous ? numel : last + 1 - t->storage_offset) * bits / 8;
+	t->end = t->begin + bytes;	/* within the storage: checked */
 	t->name = take_name(w, (uint32_t)w->nt);
 	if (!t->name)
 		return -1;

@@ -14,8 +14,8 @@
  * A tensor's byte range is in the checkpoint file (data_start 0): its
  * storage's zip entry from the view's first element on.  A tensor that is
  * contiguous in its storage is exactly that range; one that is not (a
- * transpose, a slice with a step, an expand) is refused for now, naming
- * it (a gathered copy needs the view layer's rendered bytes).
+ * transpose, a slice with a step, an expand) has its strides set and the
+ * range its elements lie in: it is served gathered (table.h).
  */
 #ifndef STFS_TORCH_TREE_H
 #define STFS_TORCH_TREE_H
