@@ -11,6 +11,8 @@
 
 /* One line per format.  The first is also the one for files nobody
  * claims (see container.h). */
+_Static_assert(TORCH_NOT_MINE == CONTAINER_NOT_MINE, "one value");
+
 static const struct container_format formats[] = {
 	{ "safetensors", header_claims, header_read },
 	{ "PyTorch checkpoint", torch_claims, torch_open },

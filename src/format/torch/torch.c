@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "format/container.h"
 #include "format/torch/pickle.h"
 #include "format/torch/torch_tree.h"
 #include "format/torch/torch_zip.h"
@@ -96,7 +95,7 @@ open_zip(const struct reader *r, struct header **out, struct err *e)
 		return err_at(e, r->name);
 	if (!torch_zip_folder(z)) {
 		torch_zip_free(z);
-		return CONTAINER_NOT_MINE;
+		return TORCH_NOT_MINE;
 	}
 	if (check_byteorder(r, z, e) ||
 	    read_entry(r, z, "data.pkl", PICKLE_MAX_BYTES, &pkl, &len, e))

@@ -23,9 +23,13 @@ struct err;
  * pickle. */
 int torch_claims(const unsigned char *head, size_t n, uint64_t size);
 
+/* What torch_open() returns for a zip that holds no data.pkl: container.h's
+ * CONTAINER_NOT_MINE (this header cannot include container.h, which
+ * includes it). */
+#define TORCH_NOT_MINE (-2)
+
 /* The table of the checkpoint in r.  0, -1 with *e (named after
- * r->name), or CONTAINER_NOT_MINE for a zip that holds no data.pkl
- * (container.h). */
+ * r->name), or TORCH_NOT_MINE. */
 int torch_open(const struct reader *r, struct header **out, struct err *e);
 
 #endif
