@@ -8,7 +8,10 @@ corpus/header/NAME  input of fuzz_header: an 8-byte little-endian word X
                     file claims (top bit clear), so a header whose tensors
                     cover X bytes is valid as a parse; see fuzz_header.c.
                     Names starting "file-" are whole files (prefix, header,
-                    data) meant for the raw-file pass of the target.
+                    data) meant for the raw-file pass of the target;
+                    "file-torch-" ones are PyTorch checkpoints written with
+                    torch.save (python3-torch), which that pass reads
+                    through format/torch (zip, pickle, state dict).
 corpus/names/NAME   input of fuzz_names: a tensor name or a file name.
 corpus/pickle/NAME  input of fuzz_pickle: a pickle; the pickles of
                     tests/data/pickle/ (torch.save, pickle.dumps, hostile
@@ -503,6 +506,53 @@ def pickle_seeds(c):
 	P("build-call", b"ctorch._utils\n_rebuild_parameter\n)R}b.")
 
 
+def torch_seeds(c):
+	import io
+	import zipfile
+
+	import torch
+
+	def save(obj, **kw):
+		b = io.BytesIO()
+		torch.save(obj, b, **kw)
+		return b.getvalue()
+
+	def rezip(data, compress=zipfile.ZIP_STORED, extra=()):
+		out = io.BytesIO()
+		with zipfile.ZipFile(io.BytesIO(data)) as zi, \
+		     zipfile.ZipFile(out, "w", compression=compress) as zo:
+			for i in zi.infolist():
+				zo.writestr(i.filename, zi.read(i))
+			for name, b in extra:
+				zo.writestr(name, b)
+		return out.getvalue()
+
+	F = lambda name, b: c.put("header", "file-torch-" + name, b)
+	g = torch.Generator().manual_seed(0)
+	m = torch.randn(3, 4, generator=g)
+	F("dtypes", save({"f32": m, "f64": m.double(), "f16": m.half(),
+			  "bf16": m.bfloat16(), "u8": m.to(torch.uint8),
+			  "i8": m.to(torch.int8), "i16": m.to(torch.int16),
+			  "i32": m.to(torch.int32), "i64": m.long(),
+			  "bool": m > 0, "c64": m.to(torch.complex64),
+			  "scalar": torch.tensor(1.5), "empty": torch.zeros(0, 2)}))
+	F("views", save({"m": m, "tied": m, "t": m.t(), "step": m[::2, 1::2],
+			 "row": m[1], "expand": m[:, :1].expand(3, 5),
+			 "list": [m[0], m[2]], "epoch": 3, "lr": 0.5,
+			 "name": "x", "betas": (0.9, 0.99)}))
+	lin = torch.nn.Linear(2, 2)
+	opt = torch.optim.Adam(lin.parameters())
+	lin(torch.ones(1, 2)).sum().backward()
+	opt.step()
+	F("optimizer", save(opt.state_dict()))
+	F("module", save(lin.state_dict()))
+	plain = save({"w": m})
+	F("deflated", rezip(plain, zipfile.ZIP_DEFLATED))
+	F("big-endian", rezip(plain, extra=[("archive/byteorder", b"big")]))
+	F("legacy", save({"w": m}, _use_new_zipfile_serialization=False))
+	F("c128", save({"w": m.to(torch.complex128)}))
+
+
 def main(argv):
 	outdir = argv[0] if argv else os.path.join(
 		os.path.dirname(os.path.abspath(__file__)), "corpus")
@@ -511,6 +561,7 @@ def main(argv):
 	index_seeds(c)
 	names_seeds(c)
 	pickle_seeds(c)
+	torch_seeds(c)
 	c.prune()
 	write_dict(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 				"json.dict"))

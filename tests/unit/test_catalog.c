@@ -492,12 +492,13 @@ make_hub(void)
 	blob("models--gpt2", "cc01", "w", 2);
 	snaplink("models--gpt2", R1, "model.safetensors", "cc01");
 	ref("models--gpt2", R1);
-	/* left out: .bin only, a dataset, .locks */
+	/* left out: neither safetensors nor PyTorch weights (.bin-only
+	 * repos are models: int-torch), a dataset, .locks */
 	write_text(P("hub/models--org--single/blobs/x"), "PK");
-	mkdirs("%s/hub/models--org--binonly/blobs", tmp);
-	write_text(P("hub/models--org--binonly/blobs/dd"), "PK\003\004");
-	snaplink("models--org--binonly", R1, "pytorch_model.bin", "dd");
-	ref("models--org--binonly", R1);
+	mkdirs("%s/hub/models--org--h5only/blobs", tmp);
+	write_text(P("hub/models--org--h5only/blobs/dd"), "\211HDF");
+	snaplink("models--org--h5only", R1, "tf_model.h5", "dd");
+	ref("models--org--h5only", R1);
 	blob("datasets--org--data", "ee", "d", 2);
 	snaplink("datasets--org--data", R1, "train.safetensors", "ee");
 	ref("datasets--org--data", R1);
