@@ -134,7 +134,7 @@ view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
 	bad |= buf_adds(b, ",\n  \"data_offsets\": ");
 	bad |= add_u64_array(b, offs, 2);
 	bad |= buf_adds(b, ",\n  \"nbytes\": ");
-	bad |= buf_add_u64(b, t->end - t->begin);
+	bad |= buf_add_u64(b, model_tensor_nbytes(mt));
 	bad |= buf_adds(b, ",\n  \"numel\": ");
 	bad |= buf_add_u64(b, t->numel);
 	bad |= buf_adds(b, ",\n  \"offset\": ");

@@ -168,6 +168,9 @@ def check_mounted(t, path, label):
 			     "%s: %s storage_offset" % (label, name))
 			t.eq(j["strides"], list(x.stride()),
 			     "%s: %s strides" % (label, name))
+			t.eq(j["nbytes"], len(raw_bytes(x)),
+			     "%s: %s nbytes (gathered for a strided view)"
+			     % (label, name))
 			shared = sorted(n for n, y in tensors.items() if n != name
 					and y.storage().data_ptr() ==
 					x.storage().data_ptr())
