@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "base/buf.h"
 
@@ -13,6 +14,8 @@ struct slot {
 	char *data;
 	size_t len;
 	int state;
+	int waiters;			/* askers waiting for it (atomic) */
+	struct memo_asker *computer;	/* who computes it, while BUSY */
 };
 
 struct memo {
@@ -20,18 +23,41 @@ struct memo {
 	pthread_cond_t cv;	/* a computation finished */
 	size_t n;
 	struct slot *slots;	/* allocated on first use: most mounts never
-				   ask, and a slot costs 24 bytes per tensor */
+				   ask, and a slot costs 40 bytes per tensor */
 };
+
+struct memo_job {
+	struct slot *slot;
+};
+
+static __thread struct memo_asker *asker;
+
+void
+memo_asker_set(struct memo_asker *a)
+{
+	asker = a;
+}
+
+static int
+gone(const struct memo_asker *a)
+{
+	return a && __atomic_load_n(&a->gone, __ATOMIC_ACQUIRE);
+}
 
 struct memo *
 memo_new(size_t n)
 {
 	struct memo *l = calloc(1, sizeof(*l));
+	pthread_condattr_t ca;
 
 	if (!l)
 		return NULL;
 	pthread_mutex_init(&l->mu, NULL);
-	pthread_cond_init(&l->cv, NULL);
+	/* monotonic: the askers' polls must not jump with the clock */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&l->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	l->n = n;
 	return l;
 }
@@ -52,10 +78,34 @@ memo_free(struct memo *l)
 	free(l);
 }
 
+/* Wait (l->mu held) until the slot's computation ends, or for one poll
+ * when there is an asker to look at. */
+static void
+wait_busy(struct memo *l, struct slot *s, const struct memo_asker *a)
+{
+	struct timespec ts;
+
+	__atomic_add_fetch(&s->waiters, 1, __ATOMIC_RELEASE);
+	if (!a) {
+		pthread_cond_wait(&l->cv, &l->mu);
+	} else {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += MEMO_POLL_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+	}
+	__atomic_sub_fetch(&s->waiters, 1, __ATOMIC_RELEASE);
+}
+
 int
 memo_get(struct memo *l, size_t i, memo_fn fn, void *arg, struct buf *out)
 {
+	struct memo_asker *a = asker;
 	struct buf b = BUF_INIT;
+	struct memo_job job;
 	struct slot *s;
 	int rc;
 
@@ -70,21 +120,35 @@ memo_get(struct memo *l, size_t i, memo_fn fn, void *arg, struct buf *out)
 		}
 	}
 	s = &l->slots[i];
-	while (s->state == SLOT_BUSY)
-		pthread_cond_wait(&l->cv, &l->mu);
-	if (s->state == SLOT_DONE) {
-		rc = buf_add(out, s->data, s->len) ? -ENOMEM : 0;
-		pthread_mutex_unlock(&l->mu);
-		return rc;
+	for (;;) {
+		if (s->state == SLOT_DONE) {
+			rc = buf_add(out, s->data, s->len) ? -ENOMEM : 0;
+			pthread_mutex_unlock(&l->mu);
+			return rc;
+		}
+		if (a && !a->may_wait) {
+			pthread_mutex_unlock(&l->mu);
+			return -EWOULDBLOCK;
+		}
+		if (gone(a)) {
+			pthread_mutex_unlock(&l->mu);
+			return -EINTR;
+		}
+		if (s->state == SLOT_EMPTY)
+			break;
+		wait_busy(l, s, a);
 	}
 	s->state = SLOT_BUSY;
+	s->computer = a;
 	pthread_mutex_unlock(&l->mu);
 
-	rc = fn(arg, i, &b);
+	job.slot = s;
+	rc = fn(arg, i, &b, &job);
 	if (!rc && buf_add(out, b.data ? b.data : "", b.len))
 		rc = -ENOMEM;
 
 	pthread_mutex_lock(&l->mu);
+	s->computer = NULL;
 	if (rc) {
 		s->state = SLOT_EMPTY;
 		buf_free(&b);
@@ -96,4 +160,12 @@ memo_get(struct memo *l, size_t i, memo_fn fn, void *arg, struct buf *out)
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mu);
 	return rc;
+}
+
+int
+memo_job_abandoned(const struct memo_job *job)
+{
+	/* computer is only written by this thread, before and after fn */
+	return job && gone(job->slot->computer) &&
+	       __atomic_load_n(&job->slot->waiters, __ATOMIC_ACQUIRE) == 0;
 }

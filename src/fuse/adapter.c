@@ -3,7 +3,9 @@
  * Handlers run concurrently on libfuse's worker threads.  The view is
  * immutable and scratch memory, segments and pipes are per thread; the
  * only lock guards the queue of stale sources, taken once per source
- * that changes, never on the read path.
+ * that changes, never on the read path.  A request that would wait for
+ * a computation (.stats/, sha256) is answered by the offload pool's
+ * threads instead (offload.h).
  */
 #include "fuse/adapter.h"
 
@@ -18,6 +20,8 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/memo.h"
+#include "fuse/offload.h"
 #include "source/source.h"
 #include "view/view.h"
 
@@ -218,6 +222,8 @@ adapter_cleanup(struct adapter *fs)
 {
 	struct adapter_stale *q;
 
+	offload_stop(fs->offload);
+	fs->offload = NULL;
 	stale_stop(fs);
 	while ((q = fs->stale)) {
 		fs->stale = q->next;
@@ -230,7 +236,11 @@ adapter_cleanup(struct adapter *fs)
 static void
 adapter_destroy(void *userdata)
 {
-	stale_stop(userdata);
+	struct adapter *fs = userdata;
+
+	offload_stop(fs->offload);
+	fs->offload = NULL;
+	stale_stop(fs);
 }
 
 /* --- session ----------------------------------------------------------- */
@@ -274,6 +284,9 @@ adapter_init(void *userdata, struct fuse_conn_info *conn)
 	 * only its cached pages are not dropped. */
 	if (pthread_create(&fs->stale_thread, NULL, stale_main, fs) == 0)
 		fs->stale_running = 1;
+	/* Without the pool such requests are answered on the request
+	 * thread, as before. */
+	fs->offload = offload_start(ADAPTER_OFFLOAD_THREADS);
 }
 
 /* --- names and attributes ---------------------------------------------- */
@@ -582,25 +595,18 @@ reply_copy(fuse_req_t req, struct tls *t)
 		fuse_reply_buf(req, t->buf.data, s->len);
 }
 
-static void
-adapter_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-	  struct fuse_file_info *fi UNUSED)
-{
-	struct tls *t = tls();
-	const struct view_segs *s;
-	size_t i;
-	int rc, src = 0;
+/* What a request thread's memo_get does (memo.h): never wait, never
+ * compute; -EWOULDBLOCK sends the request to the offload pool. */
+static struct memo_asker request_thread = { 0, 0 };
 
-	if (!t) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	rc = view_read(adapter_view(req), ino, (uint64_t)off, size, &t->segs);
-	if (rc) {
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	s = &t->segs;
+/* Reply with the segments view_read() left in t. */
+static void
+reply_segs(fuse_req_t req, struct tls *t)
+{
+	const struct view_segs *s = &t->segs;
+	size_t i;
+	int src = 0;
+
 	for (i = 0; i < s->n; i++)
 		src |= s->seg[i].kind == VIEW_SEG_SOURCE;
 	/* Memory only (sidecars, JSON, text, decoded data): one reply. */
@@ -616,6 +622,44 @@ adapter_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (reply_pipe(req, t))
 		reply_copy(req, t);
+}
+
+/* A read that computes (.stats/), on an offload thread. */
+static void
+read_offloaded(fuse_req_t req, const struct offload_call *c)
+{
+	struct tls *t = tls();
+	int rc = t ? view_read(adapter_view(req), c->ino, (uint64_t)c->off,
+			       c->size, &t->segs) : -ENOMEM;
+
+	if (!offload_claim(req, c))
+		return;
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		reply_segs(req, t);
+}
+
+static void
+adapter_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+	  struct fuse_file_info *fi UNUSED)
+{
+	struct tls *t = tls();
+	int rc;
+
+	if (!t) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memo_asker_set(&request_thread);
+	rc = view_read(adapter_view(req), ino, (uint64_t)off, size, &t->segs);
+	if (rc == -EWOULDBLOCK)
+		offload_submit(adapter_data(req)->offload, req, read_offloaded,
+			       ino, off, size, NULL);
+	else if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		reply_segs(req, t);
 }
 
 /* --- directories ------------------------------------------------------- */
@@ -785,6 +829,37 @@ reply_sized(fuse_req_t req, const char *data, size_t len, size_t size)
 		fuse_reply_buf(req, data, len);
 }
 
+/* Reply to getxattr with what view_xattr_get() said. */
+static void
+reply_xattr(fuse_req_t req, const char *name, int rc, const struct buf *b,
+	    size_t size)
+{
+	if (rc == -4) {
+		fuse_reply_err(req, EINTR);
+	} else if (rc < 0) {
+		fuse_reply_err(req, rc == -2 ? EIO : ENOMEM);
+	} else if (rc > 0) {
+		/* Only user.* exists here: for security.*, system.* (ACLs)
+		 * and trusted.* say "not supported", which also lets ls(1)
+		 * stop asking for every file of the mount. */
+		fuse_reply_err(req, strncmp(name, "user.", 5) == 0 ?
+			       ENODATA : EOPNOTSUPP);
+	} else {
+		reply_sized(req, b->data, b->len, size);
+	}
+}
+
+/* A value that computes (sha256), on an offload thread. */
+static void
+xattr_offloaded(fuse_req_t req, const struct offload_call *c)
+{
+	struct buf *b = scratch(256);
+	int rc = b ? view_xattr_get(adapter_view(req), c->ino, c->name, b) : -1;
+
+	if (offload_claim(req, c))
+		reply_xattr(req, c->name, rc, b, c->size);
+}
+
 static void
 adapter_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
@@ -801,18 +876,13 @@ adapter_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	memo_asker_set(&request_thread);
 	rc = view_xattr_get(v, ino, name, b);
-	if (rc < 0) {
-		fuse_reply_err(req, rc == -2 ? EIO : ENOMEM);
-	} else if (rc > 0) {
-		/* Only user.* exists here: for security.*, system.* (ACLs)
-		 * and trusted.* say "not supported", which also lets ls(1)
-		 * stop asking for every file of the mount. */
-		fuse_reply_err(req, strncmp(name, "user.", 5) == 0 ?
-			       ENODATA : EOPNOTSUPP);
-	} else {
-		reply_sized(req, b->data, b->len, size);
-	}
+	if (rc == -3)
+		offload_submit(adapter_data(req)->offload, req, xattr_offloaded,
+			       ino, 0, size, name);
+	else
+		reply_xattr(req, name, rc, b, size);
 }
 
 static void

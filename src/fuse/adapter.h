@@ -30,6 +30,7 @@
 
 struct view;
 struct adapter_stale;
+struct offload;
 
 /* Userdata of the session (fuse_session_new's last argument). */
 struct adapter {
@@ -59,6 +60,9 @@ struct adapter {
 	/* What the served sources tell when they change (adapter_setup
 	 * fills it; the front end hands it to the sources). */
 	struct source_watch stale_watch;
+	/* The threads that answer requests which may wait long (offload.h;
+	 * started by init, stopped by destroy). */
+	struct offload *offload;
 };
 
 /* Set up and tear down the parts of *fs that need it (call around the
@@ -68,6 +72,9 @@ void adapter_cleanup(struct adapter *fs);
 
 #define ADAPTER_TIMEOUT (86400.0 * 365)	/* the tree never changes */
 #define ADAPTER_MAX_BACKGROUND 64
+/* Computations of .stats/ files and sha256 xattrs at once (offload.h);
+ * more wait in its queue, interruptible, on no request thread. */
+#define ADAPTER_OFFLOAD_THREADS 4
 /* Largest READ the kernel may send (the max_read= mount option, which
  * init() must repeat in conn->max_read).  A 512 KiB reply still fits the
  * 1 MiB pipe libfuse can get without CAP_SYS_RESOURCE, so it is spliced;

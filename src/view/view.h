@@ -297,7 +297,8 @@ int view_xattr_list(const struct view *v, uint64_t ino, struct buf *out);
 
 /* Append the value of xattr name (NUL-terminated).  0, 1 when ino has no
  * such attribute, -1 when out of memory, -2 when the source could not be
- * read (sha256). */
+ * read (sha256); -3 when it must be computed and this thread's asker may
+ * not wait, -4 when the asker is gone (base/memo.h). */
 int view_xattr_get(const struct view *v, uint64_t ino, const char *name,
 		   struct buf *out);
 

@@ -207,7 +207,8 @@ view_meta_xattr_get(const struct view *v, const struct model_tensor *mt,
 		/* not listed: it reads the whole tensor, and cp -a or
 		 * getfattr -d would ask for every file's */
 		rc = view_sha256(v, mt, out);
-		return rc == 0 ? 0 : rc == -ENOMEM ? -1 : -2;
+		return rc == 0 ? 0 : rc == -ENOMEM ? -1 :
+		       rc == -EWOULDBLOCK ? -3 : rc == -EINTR ? -4 : -2;
 	} else {
 		return 1;
 	}

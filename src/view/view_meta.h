@@ -19,7 +19,7 @@ int view_meta_xattr_list(struct buf *out);
 
 /* The value of xattr name of tensor mt's file appended to out.  0, 1 when
  * there is no such attribute, -1 when out of memory, -2 when the source
- * could not be read (sha256). */
+ * could not be read (sha256), -3 and -4 as view_xattr_get() says. */
 int view_meta_xattr_get(const struct view *v, const struct model_tensor *mt,
 			const char *name, struct buf *out);
 

@@ -11,19 +11,36 @@
 #include "view/view.h"
 #include "view/view_fetch.h"
 
+struct fetch_job {
+	struct view_fetch_at fa;
+	const struct memo_job *job;
+};
+
 static int
-compute_sha256(void *arg, size_t i, struct buf *out)
+fetch(void *arg, uint64_t off, size_t len, void *dst)
+{
+	struct fetch_job *f = arg;
+
+	/* between chunks: a reader who pressed Ctrl-C, and nobody else
+	 * waiting for the value, ends the computation */
+	if (memo_job_abandoned(f->job))
+		return -EINTR;
+	return view_fetch_at(&f->fa, off, len, dst);
+}
+
+static int
+compute_sha256(void *arg, size_t i, struct buf *out,
+	       const struct memo_job *job)
 {
 	const struct view *v = arg;
 	const struct model_tensor *mt = &v->model->tensors[i];
 	struct source *src = v->model->shards[mt->shard].src;
 	char hex[TENSOR_SHA256_HEX_LEN + 1];
-	struct view_fetch_at fa = { v, mt };
+	struct fetch_job f = { { v, mt }, job };
 	int rc;
 
 	/* the tensor file's bytes: gathered for a strided view */
-	rc = tensor_sha256_read(view_fetch_at, &fa, model_tensor_nbytes(mt),
-				hex);
+	rc = tensor_sha256_read(fetch, &f, model_tensor_nbytes(mt), hex);
 	/* a change that raced with the reads shows now */
 	if (!rc && source_verify(src) != 0)
 		rc = -EIO;

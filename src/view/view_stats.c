@@ -20,6 +20,7 @@
 struct fetch_at {
 	const struct view *v;
 	const struct model_tensor *mt;
+	const struct memo_job *job;
 };
 
 static int
@@ -27,14 +28,19 @@ fetch(void *arg, uint64_t off, size_t len, void *dst)
 {
 	struct fetch_at *f = arg;
 
+	/* between chunks: a reader who pressed Ctrl-C, and nobody else
+	 * waiting for the value, ends the computation */
+	if (memo_job_abandoned(f->job))
+		return -EINTR;
 	return view_fetch(f->v, f->mt, off, len, dst);
 }
 
 static int
-compute_stats(void *arg, size_t i, struct buf *out)
+compute_stats(void *arg, size_t i, struct buf *out,
+	      const struct memo_job *job)
 {
 	const struct view *v = arg;
-	struct fetch_at f = { v, &v->model->tensors[i] };
+	struct fetch_at f = { v, &v->model->tensors[i], job };
 	const struct tensor *t = f.mt->t;
 	struct tensor_stats s;
 	size_t len;

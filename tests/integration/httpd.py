@@ -15,7 +15,8 @@ Paths:
                          (decremented), as a CDN does for an expired URL
   /badtotal/NAME         206 with a Content-Range total 1000 bytes short
 Knobs: srv.hang (requests wait, never answered, until it is cleared or
-60 s pass), srv.stop()/srv.start() keep the port (a restart).
+60 s pass; srv.waiting counts those waiting now), srv.stop()/srv.start()
+keep the port (a restart).
 Everything is bounded: handler threads are daemons, waits time out.
 """
 
@@ -57,9 +58,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 	def do_GET(self):
 		srv = self.server.owner
 		waited = 0.0
-		while srv.hang and waited < 60:
-			time.sleep(0.05)
-			waited += 0.05
+		if srv.hang:
+			with srv.lock:
+				srv.waiting += 1
+			while srv.hang and waited < 60:
+				time.sleep(0.05)
+				waited += 0.05
+			with srv.lock:
+				srv.waiting -= 1
 		if srv.hang:
 			return
 		u = urllib.parse.urlsplit(self.path)
@@ -145,6 +151,7 @@ class Server:
 		self.log = []
 		self.lock = threading.Lock()
 		self.hang = False
+		self.waiting = 0
 		self.refuse = 0
 		self.signature = "sig-" + os.urandom(8).hex()
 		self.redirect_base = None

@@ -1,6 +1,8 @@
 /* test_memo.c - values computed once per index (src/base/memo.c): racing
- * first askers wait for one computation; a failure is not kept; the sha256
- * of a tensor (src/view/tensor_sha256.c) against a known digest. */
+ * first askers wait for one computation; a failure is not kept; an asker
+ * that may not wait is told so, one that is gone stops waiting, and a
+ * computation nobody wants is abandoned; the sha256 of a tensor
+ * (src/view/tensor_sha256.c) against a known digest. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -22,12 +24,13 @@ static pthread_mutex_t calls_mu = PTHREAD_MUTEX_INITIALIZER;
 static int fail_first;
 
 static int
-slow_fn(void *arg, size_t i, struct buf *out)
+slow_fn(void *arg, size_t i, struct buf *out, const struct memo_job *job)
 {
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	int n;
 
 	(void)arg;
+	(void)job;
 	pthread_mutex_lock(&calls_mu);
 	n = ++calls;
 	pthread_mutex_unlock(&calls_mu);
@@ -108,6 +111,172 @@ START_TEST(test_failure_not_kept)
 }
 END_TEST
 
+/* --- askers ------------------------------------------------------------ */
+
+/* Runs until abandoned or released; says it started. */
+static int started, release;
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+flag(int *f)
+{
+	return __atomic_load_n(f, __ATOMIC_ACQUIRE);
+}
+
+static int
+gated_fn(void *arg, size_t i, struct buf *out, const struct memo_job *job)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+	(void)arg;
+	pthread_mutex_lock(&gate_mu);
+	calls++;
+	pthread_mutex_unlock(&gate_mu);
+	__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+	while (!flag(&release)) {
+		if (memo_job_abandoned(job))
+			return -EINTR;
+		nanosleep(&ts, NULL);
+	}
+	return buf_addf(out, "gated %zu", i) ? -ENOMEM : 0;
+}
+
+struct gated {
+	struct memo *l;
+	struct memo_asker *who;		/* NULL: no asker */
+	int rc, done;
+};
+
+static void *
+ask_gated(void *p)
+{
+	struct gated *g = p;
+	struct buf b = BUF_INIT;
+
+	memo_asker_set(g->who);
+	g->rc = memo_get(g->l, 1, gated_fn, NULL, &b);
+	memo_asker_set(NULL);
+	buf_free(&b);
+	__atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void
+wait_flag(int *f)
+{
+	struct timespec ts = { 0, 1000 * 1000 };
+	int i;
+
+	for (i = 0; i < 10000 && !flag(f); i++)	/* at most ~10 s */
+		nanosleep(&ts, NULL);
+	ck_assert(flag(f));
+}
+
+START_TEST(test_asker_may_not_wait)
+{
+	struct memo *l = memo_new(2);
+	struct memo_asker fuse_thread = { 0, 0 }, worker = { 1, 0 };
+	struct gated g = { l, &worker, 1, 0 };
+	struct buf b = BUF_INIT;
+	pthread_t th;
+
+	calls = 0;
+	started = release = 0;
+	/* nothing computed: a request thread is told to hand it on */
+	memo_asker_set(&fuse_thread);
+	ck_assert_int_eq(memo_get(l, 1, gated_fn, NULL, &b), -EWOULDBLOCK);
+	ck_assert_int_eq(calls, 0);
+	/* being computed: the same */
+	ck_assert_int_eq(pthread_create(&th, NULL, ask_gated, &g), 0);
+	wait_flag(&started);
+	ck_assert_int_eq(memo_get(l, 1, gated_fn, NULL, &b), -EWOULDBLOCK);
+	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(g.rc, 0);
+	/* computed: answered at once */
+	ck_assert_int_eq(memo_get(l, 1, gated_fn, NULL, &b), 0);
+	ck_assert_int_eq((int)b.len, 7);
+	ck_assert(memcmp(b.data, "gated 1", 7) == 0);
+	ck_assert_int_eq(calls, 1);
+	memo_asker_set(NULL);
+	buf_free(&b);
+	memo_free(l);
+}
+END_TEST
+
+START_TEST(test_gone_waiter_leaves)
+{
+	struct memo *l = memo_new(2);
+	struct memo_asker first = { 1, 0 }, second = { 1, 0 };
+	struct gated a = { l, &first, 1, 0 }, w = { l, &second, 1, 0 };
+	pthread_t ta, tw;
+
+	calls = 0;
+	started = release = 0;
+	ck_assert_int_eq(pthread_create(&ta, NULL, ask_gated, &a), 0);
+	wait_flag(&started);
+	ck_assert_int_eq(pthread_create(&tw, NULL, ask_gated, &w), 0);
+	/* the waiter's reader gives up: it returns while the computation
+	 * still runs (release is not set) */
+	__atomic_store_n(&second.gone, 1, __ATOMIC_RELEASE);
+	pthread_join(tw, NULL);
+	ck_assert_int_eq(w.rc, -EINTR);
+	ck_assert(!flag(&a.done));
+	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+	pthread_join(ta, NULL);
+	ck_assert_int_eq(a.rc, 0);
+	ck_assert_int_eq(calls, 1);
+	memo_free(l);
+}
+END_TEST
+
+START_TEST(test_abandoned_when_nobody_wants)
+{
+	struct memo *l = memo_new(2);
+	struct memo_asker first = { 1, 0 };
+	struct gated a = { l, &first, 1, 0 }, w = { l, NULL, 1, 0 };
+	pthread_t ta, tw;
+
+	calls = 0;
+	started = release = 0;
+	ck_assert_int_eq(pthread_create(&ta, NULL, ask_gated, &a), 0);
+	wait_flag(&started);
+	/* a waiter without an asker never gives up, so the computation
+	 * goes on for it after its own asker is gone... */
+	ck_assert_int_eq(pthread_create(&tw, NULL, ask_gated, &w), 0);
+	__atomic_store_n(&first.gone, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+	pthread_join(ta, NULL);
+	pthread_join(tw, NULL);
+	ck_assert_int_eq(w.rc, 0);
+	/* ...or it was abandoned before the waiter came, and the waiter
+	 * computed it again: either way the value is there */
+	ck_assert(a.rc == 0 || (a.rc == -EINTR && calls == 2));
+
+	/* alone and gone: abandoned, not kept */
+	memo_free(l);
+	l = memo_new(2);
+	calls = 0;
+	started = release = 0;
+	first.gone = 0;
+	ck_assert_int_eq(pthread_create(&ta, NULL, ask_gated,
+					&(struct gated){ l, &first, 1, 0 }), 0);
+	wait_flag(&started);
+	__atomic_store_n(&first.gone, 1, __ATOMIC_RELEASE);
+	pthread_join(ta, NULL);
+	ck_assert_int_eq(calls, 1);
+	started = 0;
+	w.l = l;
+	ck_assert_int_eq(pthread_create(&tw, NULL, ask_gated, &w), 0);
+	wait_flag(&started);	/* computed again: nothing was kept */
+	__atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+	pthread_join(tw, NULL);
+	ck_assert_int_eq(w.rc, 0);
+	ck_assert_int_eq(calls, 2);
+	memo_free(l);
+}
+END_TEST
+
 START_TEST(test_sha256)
 {
 	char path[] = "/tmp/stfs-test-sha256-XXXXXX", hex[TENSOR_SHA256_HEX_LEN + 1];
@@ -142,6 +311,9 @@ memo_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_once_under_race);
 	tcase_add_test(tc, test_failure_not_kept);
+	tcase_add_test(tc, test_asker_may_not_wait);
+	tcase_add_test(tc, test_gone_waiter_leaves);
+	tcase_add_test(tc, test_abandoned_when_nobody_wants);
 	tcase_add_test(tc, test_sha256);
 	suite_add_tcase(s, tc);
 	return s;
