@@ -14,7 +14,9 @@
  *      as A and never read past 8 + |H| (the data section is not read);
  *   C. container_open() on the raw input taken as a whole file (the
  *      prefix is then arbitrary; refused files go through sniff.c): it
- *      must never read past the end of the file.
+ *      must never read past the end of the file.  A zip is a PyTorch
+ *      checkpoint there (format/torch: libzip, the pickle reader, the
+ *      state dict), whose table has invariants of its own (check_torch).
  * Whenever a header is accepted, its invariants are checked and any
  * violation aborts.
  */
@@ -82,6 +84,44 @@ names_unique(const struct header *h)
 	ok = ok && nametab_find(&tab, &k) == -1;
 	nametab_free(&tab);
 	return ok;
+}
+
+/* What a PyTorch checkpoint's table promises (format/torch): absolute
+ * ranges inside the file in file order, a storage per tensor, a
+ * contiguous tensor exactly numel elements, unique names. */
+static void
+check_torch(const struct header *h, uint64_t file_size)
+{
+	uint64_t last = 0;
+
+	CHECK(h->file_size == file_size);
+	CHECK(h->data_len <= file_size);
+	CHECK(h->ntensors == 0 || h->tensors != NULL);
+	for (size_t i = 0; i < h->ntensors; i++) {
+		const struct tensor *t = &h->tensors[i];
+		unsigned __int128 numel = 1;
+
+		CHECK(t->begin >= last);
+		last = t->begin;
+		CHECK(t->begin <= t->end && t->end <= file_size);
+		CHECK(t->storage != NULL);
+		CHECK((unsigned)t->dtype < DTYPE__COUNT);
+		CHECK(t->rank == 0 || t->shape != NULL);
+		for (uint32_t j = 0; j < t->rank; j++) {
+			numel *= t->shape[j];
+			CHECK(numel <= UINT64_MAX);
+		}
+		CHECK(numel == t->numel);
+		if (!t->strides)
+			CHECK(t->end - t->begin == numel *
+			      (dtype_info(t->dtype)->bits / 8));
+		else
+			CHECK(t->numel > 0 && t->end > t->begin);
+	}
+	CHECK(names_unique(h));
+	for (size_t i = 0; i < h->nmeta; i++)
+		CHECK(h->meta[i].key && h->meta[i].val &&
+		      h->meta[i].key[h->meta[i].key_len] == '\0');
 }
 
 static void
@@ -251,7 +291,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = mem_reader(&mem, data, size, size);
 	err_clear(&ec);
 	if (container_open(&r, &hc, &ec) == 0) {
-		check_header(hc, le64(data), size);
+		/* a safetensors table's data starts after its 8 + n bytes */
+		if (hc->data_start == 0)
+			check_torch(hc, size);
+		else
+			check_header(hc, le64(data), size);
 		container_free(hc);
 	} else {
 		check_err(&ec);

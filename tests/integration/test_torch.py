@@ -270,6 +270,10 @@ def hostile(d, witness):
 	torch.save({"w": torch.ones(3, dtype=torch.complex128)}, b)
 	fx["c128.pt"] = (b.getvalue(), "InvalidPickle",
 			 ["ComplexDoubleStorage", "no safetensors dtype"])
+	b = io.BytesIO()
+	torch.save({"__metadata__": torch.ones(3)}, b)
+	fx["metadata-name.pt"] = (b.getvalue(), "InvalidPickle",
+				  ["__metadata__", "metadata"])
 	fx["storage-missing.pt"] = (zip_of(pkl), "InvalidCheckpoint",
 				    ["no entry", "archive/data/0"])
 	fx["storage-short.pt"] = (zip_of(pkl, [("data/0", b"\0" * 8)]),
@@ -441,6 +445,36 @@ def check_merge_diff(t, d):
 	t.check(b"other" in r.stdout, "--diff names it: %r" % r.stdout)
 
 
+def check_remote(t, d):
+	"""A checkpoint behind http:// (127.0.0.1): the zip is read through
+	the same reader, by ranges; the tensors and the virtual safetensors
+	file are the same bytes."""
+	import httpd
+	src = os.path.join(d, "strided.pt")
+	tensors, _ = flatten(torch.load(src))
+	srv = httpd.Server(d)
+	srv.start()
+	try:
+		url = srv.url("strided.pt")
+		r = run([STFS_INSPECT, url])
+		t.eq(r.returncode, 0, "http: stfs-inspect: %r" % r.stderr)
+		with harness.Mount(t, url) as m:
+			for name in ("m", "t", "step", "big_t"):
+				with open(os.path.join(m.path, name), "rb") as f:
+					t.check(f.read() == raw_bytes(tensors[name]),
+						"http: %s equals torch.load's" % name)
+			check_safetensors(t, os.path.join(
+				m.path, ".safetensors", "model.safetensors"),
+				tensors, "http")
+		reqs = [x for x in srv.log if x.get("path", "").endswith(
+			"strided.pt")]
+		t.check(reqs and all(x.get("range") for x in reqs),
+			"http: every request is a range request (nothing "
+			"downloads the checkpoint whole): %r" % reqs[:3])
+	finally:
+		srv.stop()
+
+
 def run_(t):
 	d = harness.tmpdir("torch")
 	fx = fixtures(d)
@@ -450,6 +484,7 @@ def run_(t):
 	check_strided_tools(t, d)
 	check_sharded(t, d)
 	check_trees(t, d)
+	check_remote(t, d)
 	check_hostile(t, d)
 	harness.rmtree_safe(d)
 

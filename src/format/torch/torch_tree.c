@@ -458,6 +458,8 @@ add_tensor(struct tree *w, const struct pickle_value *v)
 	t->strides = contiguous ? NULL : keep + rank;
 	bytes = (contiguous ? numel : last + 1 - t->storage_offset) * bits / 8;
 	t->end = t->begin + bytes;	/* within the storage: checked */
+	if (w->name.len == 12 && memcmp(w->name.data, "__metadata__", 12) == 0)
+		return bad(w, "is a tensor named as safetensors' metadata");
 	t->name = take_name(w, (uint32_t)w->nt);
 	if (!t->name)
 		return -1;
