@@ -72,6 +72,7 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	case PICKLE_CALL:
 		CHECK(v->call.callee->kind == PICKLE_GLOBAL);
 		CHECK(v->call.callee->global.id == PICKLE_G_REBUILD_TENSOR_V2 ||
+		      v->call.callee->global.id == PICKLE_G_REBUILD_TENSOR_V3 ||
 		      v->call.callee->global.id == PICKLE_G_REBUILD_PARAMETER);
 		CHECK(v->call.args->kind == PICKLE_TUPLE);
 		walk(w, v->call.callee, depth + 1);

@@ -504,6 +504,12 @@ def pickle_seeds(c):
 	P("memo-far", b"Nr\xff\xff\xff\xff.")
 	P("underflow", b"N(R.")
 	P("build-call", b"ctorch._utils\n_rebuild_parameter\n)R}b.")
+	# torch 2's new dtypes: _rebuild_tensor_v3 over an untyped storage
+	P("tensor-v3", b"\x80\x02ctorch._utils\n_rebuild_tensor_v3\n"
+	  b"((X\x07\x00\x00\x00storagectorch.storage\nUntypedStorage\n"
+	  b"X\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQK\x00K\x04\x85"
+	  b"K\x01\x85\x89ccollections\nOrderedDict\n)R"
+	  b"ctorch\nfloat8_e4m3fn\ntR.")
 
 
 def torch_seeds(c):

@@ -333,6 +333,17 @@ START_TEST(test_opcodes)
 	ACCEPT("\x8c\x05torch\x8c\x07" "float32\x93.", "torch.float32");
 	ACCEPT("ctorch._utils\n_rebuild_parameter\n)R}b.",
 	       "torch._utils._rebuild_parameter()@{}");
+	/* a tensor as torch 2 writes one of its new dtypes (its
+	 * _reduce_ex_internal: _rebuild_tensor_v3 over an untyped storage,
+	 * numel in bytes, the dtype last) */
+	ACCEPT("\x80\x02" "ctorch._utils\n_rebuild_tensor_v3\n"
+	       "((X\x07\x00\x00\x00storage" "ctorch.storage\nUntypedStorage\n"
+	       "X\x01\x00\x00\x00" "0X\x03\x00\x00\x00" "cpuK\x04tQ"
+	       "K\x00K\x04\x85K\x01\x85\x89" "ccollections\nOrderedDict\n)R"
+	       "ctorch\nfloat8_e4m3fn\ntR.",
+	       "torch._utils._rebuild_tensor_v3(P(\"storage\", "
+	       "torch.storage.UntypedStorage, \"0\", \"cpu\", 4), 0, (4,), (1,), "
+	       "False, O{}, torch.float8_e4m3fn)");
 	/* NEWOBJ of OrderedDict */
 	ACCEPT("ccollections\nOrderedDict\n)\x81.", "O{}");
 }

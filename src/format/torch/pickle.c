@@ -414,6 +414,7 @@ op_call(struct machine *m, int newobj)
 			return push_latin1(m, args);
 		break;
 	case PICKLE_G_REBUILD_TENSOR_V2:
+	case PICKLE_G_REBUILD_TENSOR_V3:
 	case PICKLE_G_REBUILD_PARAMETER:
 		if (newobj)
 			break;

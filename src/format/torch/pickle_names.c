@@ -32,11 +32,13 @@ static const char *const op_names[256] = {
 };
 
 /* What torch.save writes for state dicts and optimizer states (torch
- * 1.13 and later; checked with pickletools), and nothing else.  The
+ * 1.13, checked with pickletools; torch 2 adds _rebuild_tensor_v3 over a
+ * torch.storage.UntypedStorage for its new dtypes), and nothing else.  The
  * storage types and dtypes are inert names; the two _rebuild functions
  * are never called, only described (PICKLE_CALL). */
 static const struct pickle_names_global allowed[] = {
 	{ "torch._utils", "_rebuild_tensor_v2", PICKLE_G_REBUILD_TENSOR_V2 },
+	{ "torch._utils", "_rebuild_tensor_v3", PICKLE_G_REBUILD_TENSOR_V3 },
 	{ "torch._utils", "_rebuild_parameter", PICKLE_G_REBUILD_PARAMETER },
 	{ "collections", "OrderedDict", PICKLE_G_ORDERED_DICT },
 	{ "_codecs", "encode", PICKLE_G_CODECS_ENCODE },
@@ -66,6 +68,9 @@ static const struct pickle_names_global allowed[] = {
 	{ "torch", "bfloat16", PICKLE_G_DTYPE },
 	{ "torch", "float8_e4m3fn", PICKLE_G_DTYPE },
 	{ "torch", "float8_e5m2", PICKLE_G_DTYPE },
+	{ "torch", "float8_e4m3fnuz", PICKLE_G_DTYPE },
+	{ "torch", "float8_e5m2fnuz", PICKLE_G_DTYPE },
+	{ "torch", "float8_e8m0fnu", PICKLE_G_DTYPE },
 	{ "torch", "int64", PICKLE_G_DTYPE },
 	{ "torch", "int32", PICKLE_G_DTYPE },
 	{ "torch", "int16", PICKLE_G_DTYPE },

@@ -27,6 +27,10 @@ enum pickle_kind {
 /* The allow-list, by what the name is; anything else is refused. */
 enum pickle_global {
 	PICKLE_G_REBUILD_TENSOR_V2,	/* torch._utils._rebuild_tensor_v2 */
+	PICKLE_G_REBUILD_TENSOR_V3,	/* torch._utils._rebuild_tensor_v3: torch
+					 * 2's dtypes without a typed storage
+					 * (uint16, float8_*); a 7th argument
+					 * is the dtype (a PICKLE_G_DTYPE) */
 	PICKLE_G_REBUILD_PARAMETER,	/* torch._utils._rebuild_parameter */
 	PICKLE_G_STORAGE,	/* torch.FloatStorage, torch.UntypedStorage,
 				 * ...: the name says the element type */
@@ -61,8 +65,8 @@ struct pickle_value {
 			enum pickle_global id;
 		} global;
 		struct {
-			/* a PICKLE_GLOBAL whose id is REBUILD_TENSOR_V2 or
-			 * REBUILD_PARAMETER (the only ones torch calls) */
+			/* a PICKLE_GLOBAL whose id is REBUILD_TENSOR_V2,
+			 * _V3 or REBUILD_PARAMETER (what torch calls) */
 			struct pickle_value *callee;
 			struct pickle_value *args;	/* a PICKLE_TUPLE */
 			struct pickle_value *state;	/* BUILD's, or NULL */
