@@ -43,7 +43,8 @@ int
 pickle_store_grow(void **arr, size_t *cap, size_t need, size_t size,
 		  struct err *e)
 {
-	size_t n = *cap ? *cap : 8;
+	/* a tuple gets exactly its items; appends double */
+	size_t n = *cap ? *cap : need;
 	void *p;
 
 	if (need <= *cap)

@@ -20,7 +20,7 @@ struct pickle_store {
 };
 
 /* Make room for need items in *arr, an array of *cap items of size bytes
- * (doubling); 0, or -1 with ERR_NO_MEMORY. */
+ * (need at first, then doubling); 0, or -1 with ERR_NO_MEMORY. */
 int pickle_store_grow(void **arr, size_t *cap, size_t need, size_t size,
 		      struct err *e);
 

@@ -81,7 +81,8 @@ struct pickle_value {
 
 struct pickle_limits {
 	unsigned depth;		/* longest path from the root */
-	size_t values;		/* values created */
+	size_t values;		/* values created (each about 100 bytes,
+				 * strings aside; at most one per opcode) */
 	size_t memo;		/* highest memo index + 1 */
 	uint64_t walk;		/* values visited walking the graph as a tree
 				 * (a shared value counted each time) */
