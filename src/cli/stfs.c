@@ -61,7 +61,7 @@ struct stfs_opts {
 		int insecure;
 		unsigned cache_mb, timeout_s, tries, readahead_mb, connections;
 		int disk;	/* -o cache=on (1) / off (-1) */
-		char *cache_dir, *cache_max;
+		char *cache_dir, *cache_max, *max_throughput;
 	} http;
 #endif
 #ifdef STFS_HAVE_S3
@@ -105,6 +105,7 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("cache=off", http.disk, -1),
 	STFS_OPT("cache_dir=%s", http.cache_dir, 0),
 	STFS_OPT("cache_max=%s", http.cache_max, 0),
+	STFS_OPT("max_throughput=%s", http.max_throughput, 0),
 #endif
 #ifdef STFS_HAVE_S3
 	STFS_OPT("s3_anonymous", s3_anonymous, 1),
@@ -313,14 +314,17 @@ usage(FILE *out, const char *prog)
 "  -o http_tries=N      a read waits at most N x http_timeout, N 1-100\n"
 "                       (default %u)\n"
 "  -o http_readahead_mb=N  largest read-ahead window, 1-4096 (default %u)\n"
-"  -o http_connections=N   read-ahead connections, 1-64 (default %u)\n"
+"  -o http_connections=N   most requests in flight, 1-64 (default: as many\n"
+"                       as raise the throughput, up to %u)\n"
+"  -o max_throughput=RATE  cap on bytes/s over all connections, e.g. 200M\n"
+"                       (K, M, G: powers of 1024; default none)\n"
 "  -o cache=on|off      keep fetched blocks on disk (default on)\n"
 "  -o cache_dir=DIR     disk cache (default $XDG_CACHE_HOME/stfs or\n"
 "                       ~/.cache/stfs), shared by mounts\n"
 "  -o cache_max=SIZE    disk cache limit, e.g. 10G (default), 512M\n"
 "\n",
 		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
-		HTTP_DEFAULT_READAHEAD_MB, HTTP_DEFAULT_CONNECTIONS);
+		HTTP_DEFAULT_READAHEAD_MB, HTTP_MAX_CONNECTIONS);
 	fputs(
 "hf://ORG/NAME[@REVISION][/SUBFOLDER]: a model on the Hugging Face Hub,\n"
 "pinned to one commit at mount.  HF_ENDPOINT, the token from HF_TOKEN or\n"
@@ -786,6 +790,7 @@ setup_http(const struct stfs_opts *o, struct err *e)
 	ho.cache = o->http.disk;
 	ho.cache_dir = o->http.cache_dir;
 	ho.cache_max = o->http.cache_max;
+	ho.max_throughput = o->http.max_throughput;
 	return http_options_set(&ho, e);
 }
 
@@ -937,6 +942,7 @@ out:
 	free(o.http.ca_file);
 	free(o.http.cache_dir);
 	free(o.http.cache_max);
+	free(o.http.max_throughput);
 #endif
 	fuse_opt_free_args(&args);
 	return status;

@@ -34,6 +34,9 @@ struct source_ops {
 	 * not the file, is at fault (it serves bytes past the size its
 	 * Content-Range gave), else 0.  NULL: never (local files). */
 	int (*server_at_fault)(struct source *s);
+	/* Bytes [off, off + len) will be read soon (source_hint()).  NULL:
+	 * nothing to gain (local files). */
+	void (*hint)(struct source *s, uint64_t off, uint64_t len);
 };
 
 struct source {
@@ -108,6 +111,17 @@ static inline int
 source_pread(struct source *s, void *buf, size_t len, uint64_t off)
 {
 	return s->ops->pread(s, buf, len, off);
+}
+
+/* Tell s that bytes [off, off + len) will be read soon: whoever knows the
+ * order a model is read in (model/model_order.h, the view) says so, and a
+ * remote source starts fetching them within its read-ahead budget.  The
+ * source decides; a hint never fails and never blocks on the network. */
+static inline void
+source_hint(struct source *s, uint64_t off, uint64_t len)
+{
+	if (s->ops->hint)
+		s->ops->hint(s, off, len);
 }
 
 static inline int

@@ -74,6 +74,7 @@
 struct buf;
 struct layout;
 struct memo;
+struct model_order;
 struct err;
 struct model;
 struct model_tensor;
@@ -144,6 +145,8 @@ struct view {
 	 * .stats/ files and the sha256 xattr; the only state that changes
 	 * after the build, behind memo.c's own lock. */
 	struct memo *memo_stats, *memo_sha256;
+
+	struct model_order *order;	/* view_hint.c: built on first use */
 
 	char *summary;		/* __summary__.json content */
 	size_t summary_len;

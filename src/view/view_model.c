@@ -18,6 +18,7 @@
 #include "view/names.h"
 #include "view/view.h"
 #include "view/view_fetch.h"
+#include "view/view_hint.h"
 #include "view/view_kinds.h"
 #include "view/view_meta.h"
 
@@ -717,6 +718,7 @@ view_model_free(struct view *v)
 	free(v->summary);
 	memo_free(v->memo_stats);
 	memo_free(v->memo_sha256);
+	view_hint_free(v);
 	free(v);
 }
 
@@ -750,8 +752,8 @@ view_model_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
 }
 
 static int
-view_model_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
-		struct view_segs *out)
+model_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+	   struct view_segs *out)
 {
 	const struct view_hidden *h = hidden_of(v, ino);
 	uint64_t len, base;
@@ -805,6 +807,17 @@ view_model_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	default:
 		return -ENOENT;
 	}
+}
+
+static int
+view_model_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
+		struct view_segs *out)
+{
+	int rc = model_read(v, ino, off, size, out);
+
+	if (rc == 0)
+		view_hint_after(v, out);
+	return rc;
 }
 
 static void

@@ -16,7 +16,10 @@ Paths:
   /badtotal/NAME         206 with a Content-Range total 1000 bytes short
 Knobs: srv.hang (requests wait, never answered, until it is cleared or
 60 s pass; srv.waiting counts those waiting now), srv.stop()/srv.start()
-keep the port (a restart).
+keep the port (a restart); srv.rate (bytes per second each connection may
+receive, kept across the keep-alive requests of the connection, as a CDN
+edge caps it; 0: no cap) and srv.latency (seconds every answer waits
+before its headers).
 Everything is bounded: handler threads are daemons, waits time out.
 """
 
@@ -68,6 +71,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 				srv.waiting -= 1
 		if srv.hang:
 			return
+		if srv.latency:
+			time.sleep(min(srv.latency, 5.0))
 		u = urllib.parse.urlsplit(self.path)
 		path = urllib.parse.unquote(u.path)
 		badtotal = False
@@ -127,19 +132,36 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			fh.seek(first)
 			left = last - first + 1
 			while left > 0:
-				chunk = fh.read(min(left, 1 << 20))
+				chunk = fh.read(min(left, 1 << 20 if not srv.rate
+						    else 1 << 16))
 				if not chunk:
 					break
+				self._pace(srv.rate, len(chunk))
 				try:
 					self.wfile.write(chunk)
 				except OSError:
 					break
 				left -= len(chunk)
 
+	def _pace(self, rate, n):
+		"""A token bucket per connection (this handler serves one
+		connection's requests): n more bytes may leave once the
+		connection's budget allows, whatever request they belong to."""
+		if not rate:
+			return
+		now = time.monotonic()
+		free = getattr(self, "_free_at", now)
+		if free < now:
+			free = now	# an idle connection banks nothing
+		self._free_at = free + n / rate
+		if free > now:
+			time.sleep(min(free - now, 5.0))
+
 
 class _TCPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
 	daemon_threads = True
 	allow_reuse_address = True
+	request_queue_size = 128	# stfs opens up to 64 connections at once
 
 
 class Server:
@@ -153,6 +175,8 @@ class Server:
 		self.hang = False
 		self.waiting = 0
 		self.refuse = 0
+		self.rate = 0
+		self.latency = 0.0
 		self.signature = "sig-" + os.urandom(8).hex()
 		self.redirect_base = None
 		self.httpd = None

@@ -17,6 +17,7 @@ Suite *srcpool_suite(void);	/* test_srcpool.c */
 Suite *memo_suite(void);	/* test_memo.c */
 Suite *s3conf_suite(void);	/* test_s3conf.c */
 Suite *http_suite(void);	/* test_http.c */
+Suite *pace_suite(void);	/* test_pace.c */
 Suite *hub_client_suite(void);	/* test_hub_client.c */
 Suite *s3_client_suite(void);	/* test_s3_client.c */
 Suite *s3_prefix_suite(void);	/* test_s3_prefix.c */

@@ -40,6 +40,8 @@ static struct {
 	int auth_at_cdn;	/* the token reached the CDN */
 	int auth_at_origin;
 	int downgrade;		/* the origin redirects https -> http */
+	unsigned delay_ms;	/* every data answer takes this long */
+	unsigned inflight, max_inflight;	/* data requests at once */
 } F = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int
@@ -136,8 +138,12 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 		       HTTP_OK;
 	}
 	F.data_reqs++;
+	if (++F.inflight > F.max_inflight)
+		F.max_inflight = F.inflight;
 	snprintf(r->etag, sizeof(r->etag), "%s", F.etag);
 	pthread_mutex_unlock(&F.lock);
+	if (F.delay_ms)
+		usleep(F.delay_ms * 1000);
 	first = q->start;
 	last = q->start + q->len - 1;
 	if (last >= OBJ_SIZE)
@@ -148,17 +154,19 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 	r->r_last = last;
 	r->r_total = OBJ_SIZE;
 	mode = sink->head(sink->ud, r);
-	if (mode == HTTP_SINK_STOP)
-		return HTTP_STOPPED;
-	for (off = first; off <= last; off += 65536) {
+	for (off = first; mode != HTTP_SINK_STOP && off <= last;
+	     off += 65536) {
 		size_t n = last + 1 - off < 65536 ? (size_t)(last + 1 - off) :
 			   65536;
 
 		if (mode == HTTP_SINK_TAKE &&
 		    sink->body(sink->ud, F.data + off, n) != HTTP_SINK_TAKE)
-			return HTTP_STOPPED;
+			mode = HTTP_SINK_STOP;
 	}
-	return HTTP_OK;
+	pthread_mutex_lock(&F.lock);
+	F.inflight--;
+	pthread_mutex_unlock(&F.lock);
+	return mode == HTTP_SINK_STOP ? HTTP_STOPPED : HTTP_OK;
 }
 
 static const struct http_transport fake = { .get = fake_get };
@@ -174,6 +182,7 @@ setup(void)
 	F.requests = F.data_reqs = F.resolves = F.fail503 = F.cdn_refuse = 0;
 	F.refuse_until = 0;
 	F.hang = F.auth_at_cdn = F.auth_at_origin = F.downgrade = 0;
+	F.delay_ms = F.inflight = F.max_inflight = 0;
 	F.data = malloc(OBJ_SIZE);
 	for (i = 0; i < OBJ_SIZE; i++)
 		F.data[i] = (char)(i * 2654435761u >> 13);
@@ -461,6 +470,59 @@ START_TEST(stats_count)
 }
 END_TEST
 
+/* ---- hints and the level of requests (issue 22) ------------------------- */
+
+static json_int_t
+stat_blocks(struct source *s, const char *what)
+{
+	json_t *j = source_http_stats(s);
+	json_int_t v = json_integer_value(json_object_get(json_object_get(
+		j, "blocks"), what));
+
+	json_decref(j);
+	return v;
+}
+
+/* Bytes a view says come next are fetched before they are read: the
+ * reads find every block in the cache (READY, or LOADING by a worker). */
+START_TEST(hint_fetches_ahead)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char *buf = malloc(1 << 20);
+	uint64_t off;
+
+	source_hint(s, 5 << 20, 6 << 20);
+	source_hint(s, 5 << 20, 6 << 20);	/* once is enough */
+	for (off = 5 << 20; off < 11 << 20; off += 1 << 20) {
+		ck_assert_int_eq(source_pread(s, buf, 1 << 20, off), 0);
+		ck_assert(memcmp(buf, F.data + off, 1 << 20) == 0);
+	}
+	ck_assert_int_eq(stat_blocks(s, "cache_misses"), 0);
+	ck_assert_int_eq(stat_blocks(s, "cache_hits"), 6);
+	/* a hint past the end, or of nothing, does nothing */
+	source_hint(s, OBJ_SIZE, 1 << 20);
+	source_hint(s, 0, 0);
+	free(buf);
+	source_close(s);
+}
+END_TEST
+
+/* -o http_connections=4: never more read-ahead requests at once than
+ * that, plus the one the reading thread makes itself. */
+START_TEST(connections_capped)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+
+	F.delay_ms = 20;
+	source_hint(s, 0, OBJ_SIZE);
+	read_all(s, 128 << 10);
+	ck_assert_msg(F.max_inflight <= 4 + 1, "%u requests at once",
+		      F.max_inflight);
+	ck_assert_uint_ge(F.max_inflight, 2);
+	source_close(s);
+}
+END_TEST
+
 /* ---- the disk cache (issue 16.5) ------------------------------------------ */
 
 static char cache_dir[64];
@@ -624,6 +686,8 @@ http_suite(void)
 	tcase_add_test(tc, changed_etag_fails);
 	tcase_add_test(tc, known_size_no_probe);
 	tcase_add_test(tc, stats_count);
+	tcase_add_test(tc, hint_fetches_ahead);
+	tcase_add_test(tc, connections_capped);
 	tcase_add_test(tc, disk_second_mount_no_data);
 	tcase_add_test(tc, disk_damaged_block_is_a_miss);
 	tcase_add_test(tc, disk_unusable_dir_degrades);

@@ -193,6 +193,7 @@ conf_init(void)
 	const char *ca = getenv("STFS_HTTP_CA_FILE");
 	const char *dd = getenv("STFS_CACHE_DIR");
 	const char *dm = getenv("STFS_CACHE_MAX");
+	const char *mt = getenv("STFS_HTTP_MAX_THROUGHPUT");
 
 	http_conf.insecure = env_bool("STFS_HTTP_INSECURE", 0);
 	if (ca && *ca)
@@ -206,8 +207,7 @@ conf_init(void)
 				   HTTP_DEFAULT_TRIES - 1) + 1;
 	http_conf.ra_max = (uint64_t)env_uint("STFS_HTTP_READAHEAD_MB",
 					      HTTP_DEFAULT_READAHEAD_MB) << 20;
-	http_conf.max_workers = env_uint("STFS_HTTP_CONNECTIONS",
-					 HTTP_DEFAULT_CONNECTIONS);
+	http_conf.max_workers = env_uint("STFS_HTTP_CONNECTIONS", 0);
 	if (http_conf.timeout_s == 0)
 		http_conf.timeout_s = HTTP_DEFAULT_TIMEOUT_S;
 	if (http_conf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
@@ -216,6 +216,8 @@ conf_init(void)
 	http_conf.disk_dir = dd && *dd ? strdup(dd) : default_cache_dir();
 	if (!dm || http_conf_parse_size(dm, &http_conf.disk_max) != 0)
 		http_conf.disk_max = HTTP_CONF_DISK_MAX;
+	if (!mt || http_conf_parse_size(mt, &http_conf.max_bps) != 0)
+		http_conf.max_bps = 0;
 }
 
 int
@@ -414,6 +416,11 @@ http_options_set(const struct http_options *o, struct err *e)
 						 &http_conf.disk_max))
 		rc = err_set(e, ERR_USAGE, "cache_max=%s: not a size (e.g. "
 			     "10G, 512M)", o->cache_max);
+	if (o->max_throughput && http_conf_parse_size(o->max_throughput,
+						      &http_conf.max_bps))
+		rc = err_set(e, ERR_USAGE, "max_throughput=%s: not a rate in "
+			     "bytes per second (e.g. 200M, 1G)",
+			     o->max_throughput);
 	pthread_mutex_unlock(&conf_lock);
 	return rc;
 }

@@ -25,7 +25,8 @@ struct http_conf {
 	unsigned timeout_s;
 	unsigned tries;
 	uint64_t ra_max;
-	unsigned max_workers;
+	unsigned max_workers;		/* 0: found by http_pace */
+	uint64_t max_bps;		/* 0: no throughput cap */
 	void (*log)(int prio, const char *msg);
 	int disk_on;			/* the disk cache (http_disk.c) */
 	char *disk_dir;

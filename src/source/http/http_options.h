@@ -16,7 +16,7 @@ struct err;
 #define HTTP_DEFAULT_TIMEOUT_S	10u	/* connect / stall, per attempt */
 #define HTTP_DEFAULT_TRIES	3	/* attempts per request */
 #define HTTP_DEFAULT_READAHEAD_MB 64u	/* read-ahead window cap */
-#define HTTP_DEFAULT_CONNECTIONS 8u	/* read-ahead worker threads */
+#define HTTP_MAX_CONNECTIONS	64u	/* requests in flight, at most */
 
 /* Priorities passed to the log callback: the syslog values, which are
  * also fuse_log()'s FUSE_LOG_* values. */
@@ -43,7 +43,11 @@ struct http_options {
 	unsigned tries;		/* attempts per request (transient failures
 				   are retried); 0: default */
 	unsigned readahead_mb;	/* largest read-ahead window; 0: default */
-	unsigned connections;	/* read-ahead workers; 0: default */
+	unsigned connections;	/* most requests in flight; 0: as many as
+				   raise the throughput (http_pace.h), up
+				   to HTTP_MAX_CONNECTIONS */
+	const char *max_throughput;	/* a cap, "200M" (bytes/s, K M G
+					   powers of 1024); NULL: none */
 	/* Where messages go (object changed, server unreachable or back);
 	 * msg has no newline.  NULL: syslog(3).  The daemon passes a wrapper
 	 * around fuse_log(), so that they follow its other messages. */

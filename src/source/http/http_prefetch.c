@@ -9,13 +9,14 @@
 #include <unistd.h>
 
 #include "source/http/http_conf.h"
+#include "source/http/http_pace.h"
 #include "source/http/http_transport.h"
 
 #define SEQ_BACK	(1u << 20)	/* reordering a stream tolerates */
 #define SEQ_GAP		(2u << 20)	/* forward skip still "sequential" */
-#define REQ_BLOCKS	8		/* read-ahead request: 8 MiB */
+#define SPLIT_PART	8		/* a large demand run: 8 MiB requests */
 #define SPLIT_BLOCKS	32		/* demand runs above 32 MiB go parallel */
-#define MAX_WORKERS	64
+#define MAX_WORKERS	PACE_MAX
 
 enum { JOB_QUEUED, JOB_RUNNING };
 
@@ -40,6 +41,8 @@ static struct {
 	pthread_t threads[MAX_WORKERS];
 	pid_t pid;			/* the process the workers belong to */
 	struct hsrcs srcs;		/* open sources (for their streams) */
+	unsigned running;		/* requests in flight, all sources */
+	struct http_pace pace;		/* how many may be in flight */
 } P = {
 	.once = PTHREAD_ONCE_INIT,
 	.queue = TAILQ_HEAD_INITIALIZER(P.queue),
@@ -57,6 +60,10 @@ http_prefetch_add(struct http_prefetch_src *ps)
 {
 	pthread_once(&P.once, pf_init);
 	http_cache_lock();
+	/* The settings are fixed while sources are open (http_conf.h). */
+	if (TAILQ_EMPTY(&P.srcs))
+		http_pace_init(&P.pace, http_conf.max_workers,
+			       http_conf.max_bps, http_conf_now_ms());
 	TAILQ_INSERT_TAIL(&P.srcs, ps, link);
 	http_cache_unlock();
 }
@@ -100,10 +107,14 @@ job_finish(struct http_prefetch_job *j, int ok)
 		else
 			http_cache_failed(b);
 	}
-	if (j->state == JOB_RUNNING)
+	if (j->state == JOB_RUNNING) {
 		j->ps->running--;
-	else
+		P.running--;
+		if (!TAILQ_EMPTY(&P.queue))
+			pthread_cond_broadcast(&P.work);
+	} else {
 		TAILQ_REMOVE(&P.queue, j, q);
+	}
 	http_cache_broadcast();
 	free(j);
 }
@@ -130,14 +141,43 @@ http_prefetch_block_done(struct http_cache_block *b)
 	http_cache_unlock();
 }
 
-/* Transfer a RUNNING job's range (lock not held), then settle it. */
+static uint64_t
+job_bytes(const struct http_prefetch_job *j)
+{
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < j->n; i++)
+		n += j->blocks[i]->len;
+	return n;
+}
+
+static void kick_workers(unsigned njobs);
+
+/* Transfer a RUNNING job's range (lock not held), then settle it; what
+ * the transfer took teaches the pace (the level, the source's request
+ * size). */
 static void
 job_run(struct http_prefetch_job *j, uint64_t deadline)
 {
 	struct http_prefetch_src *ps = j->ps;
-	int ok = ps->ops->fetch(ps, j->blocks, j->n, deadline) == HTTP_OK;
+	uint64_t t0 = http_conf_now_ms(), first = 0, t1;
+	int ok = ps->ops->fetch(ps, j->blocks, j->n, deadline, &first) ==
+		 HTTP_OK;
 
+	t1 = http_conf_now_ms();
 	http_cache_lock();
+	if (ok && first) {
+		uint64_t bytes = job_bytes(j);
+		unsigned limit = P.pace.limit;
+
+		http_pace_conn_sample(&ps->conn, bytes, first - t0, t1 - t0);
+		if (!TAILQ_EMPTY(&P.queue))
+			http_pace_waiting(&P.pace, P.running);
+		http_pace_done(&P.pace, bytes, t1 - first, t1);
+		if (P.pace.limit > limit)
+			kick_workers(P.pace.limit - limit);
+	}
 	job_finish(j, ok);
 	if (!ok)
 		cancel_queued(ps);
@@ -151,6 +191,25 @@ job_start(struct http_prefetch_job *j)
 		TAILQ_REMOVE(&P.queue, j, q);
 	j->state = JOB_RUNNING;
 	j->ps->running++;
+	P.running++;
+}
+
+/* The next job for a worker: the first queued one of the source with
+ * the fewest requests in flight, so that several readers share the
+ * connections (the first few of the queue are looked at). */
+static struct http_prefetch_job *
+pick_job(void)
+{
+	struct http_prefetch_job *j, *best = NULL;
+	unsigned seen = 0;
+
+	TAILQ_FOREACH(j, &P.queue, q) {
+		if (!best || j->ps->running < best->ps->running)
+			best = j;
+		if (best->ps->running == 0 || ++seen == 64)
+			break;
+	}
+	return best;
 }
 
 static void *
@@ -161,14 +220,23 @@ worker_main(void *arg)
 	(void)arg;
 	http_cache_lock();
 	for (;;) {
-		while (TAILQ_EMPTY(&P.queue) && !P.stop) {
-			P.idle++;
-			http_cache_cond_wait(&P.work);
-			P.idle--;
-		}
+		uint64_t wait = 0, now = http_conf_now_ms();
+
+		j = P.stop || TAILQ_EMPTY(&P.queue) ? NULL : pick_job();
+		if (j && !http_pace_admit(&P.pace, P.running, job_bytes(j),
+					  now, &wait))
+			j = NULL;
 		if (P.stop)
 			break;
-		j = TAILQ_FIRST(&P.queue);
+		if (!j) {
+			P.idle++;
+			if (wait)	/* the throughput cap */
+				http_cache_wait(now + wait);
+			else
+				http_cache_cond_wait(&P.work);
+			P.idle--;
+			continue;
+		}
 		job_start(j);
 		http_cache_unlock();
 		job_run(j, http_conf_now_ms() + http_conf_bound_ms());
@@ -193,13 +261,13 @@ kick_workers(unsigned njobs)
 		pthread_cond_broadcast(&P.work);
 		njobs = njobs > P.idle ? njobs - P.idle : 0;
 	}
-	if (njobs == 0 || P.nworkers >= http_conf.max_workers ||
+	if (njobs == 0 || P.nworkers >= P.pace.limit ||
 	    P.nworkers >= MAX_WORKERS || P.stop)
 		return;
 	/* Workers take no signals: they belong to the FUSE threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	while (njobs-- && P.nworkers < http_conf.max_workers &&
+	while (njobs-- && P.nworkers < P.pace.limit &&
 	       P.nworkers < MAX_WORKERS) {
 		if (pthread_create(&P.threads[P.nworkers], NULL, worker_main,
 				   NULL) != 0)
@@ -240,10 +308,12 @@ queue_run(struct http_prefetch_src *ps, struct http_cache_block **run,
  * it stopped (to, or earlier when the cache is full). */
 static uint64_t
 queue_range(struct http_prefetch_src *ps, uint64_t from, uint64_t to,
-	    unsigned *njobs)
+	    uint64_t window, unsigned *njobs)
 {
-	struct http_cache_block *run[REQ_BLOCKS];
-	unsigned nrun = 0;
+	struct http_cache_block *run[PACE_PART_MAX];
+	unsigned nrun = 0, part = http_pace_part(&ps->conn, P.pace.limit,
+						window / HTTP_BLOCK_BYTES,
+						HTTP_BLOCK_BYTES);
 	uint64_t idx, last = (to - 1) / HTTP_BLOCK_BYTES;
 	uint64_t reached = from;
 
@@ -257,7 +327,7 @@ queue_range(struct http_prefetch_src *ps, uint64_t from, uint64_t to,
 			run[nrun++] = b;
 			b = NULL;
 		}
-		if (nrun && (b || nrun == REQ_BLOCKS || idx == last)) {
+		if (nrun && (b || nrun == part || idx == last)) {
 			if (queue_run(ps, run, nrun))
 				break;
 			(*njobs)++;
@@ -338,14 +408,18 @@ window_cap(uint64_t now)
  * tops up the read-ahead. */
 static void
 readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
-	  uint64_t now,
-	  unsigned *njobs)
+	  uint64_t now, int missed, unsigned *njobs)
 {
 	struct http_prefetch_stream *st = find_stream(ps, off, end, now);
 	uint64_t target;
 
 	if (!st)
 		return;
+	/* A block the stream had queued was missing: evicted before it was
+	 * read (or never queued, the cache being full).  Queue again from
+	 * here rather than leave the reader to fetch block after block. */
+	if (missed && st->ra_end > end)
+		st->ra_end = end;
 	st->used = now;
 	if (end > st->next)
 		st->next = end;
@@ -369,13 +443,72 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 	if (target > ps->size)
 		target = ps->size;
 	if (target > st->ra_end)
-		st->ra_end = queue_range(ps, st->ra_end, target, njobs);
+		st->ra_end = queue_range(ps, st->ra_end, target, st->window,
+					 njobs);
+}
+
+/* The stream whose read-ahead reaches, or nearly reaches, off; else a new
+ * one in the least recently used slot, starting at off. */
+static struct http_prefetch_stream *
+hint_stream(struct http_prefetch_src *ps, uint64_t off, uint64_t now)
+{
+	struct http_prefetch_stream *victim = &ps->streams[0];
+	int i;
+
+	for (i = 0; i < HTTP_PREFETCH_STREAMS; i++) {
+		struct http_prefetch_stream *s = &ps->streams[i];
+
+		if (s->live && off + SEQ_BACK >= s->next &&
+		    off <= s->ra_end + SEQ_GAP)
+			return s;
+		if (!s->live || (victim->live && s->used < victim->used))
+			victim = s;
+	}
+	victim->live = 1;
+	victim->next = off;
+	victim->window = HTTP_BLOCK_BYTES;
+	victim->ra_end = off / HTTP_BLOCK_BYTES * HTTP_BLOCK_BYTES;
+	victim->used = now;
+	return victim;
+}
+
+void
+http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
+{
+	uint64_t now = http_conf_now_ms(), cap, end;
+	struct http_prefetch_stream *st;
+	unsigned njobs = 0;
+
+	if (off >= ps->size || len == 0 || http_conf.ra_max == 0)
+		return;
+	http_cache_lock();
+	st = hint_stream(ps, off, now);
+	cap = window_cap(now);
+	if (len > cap)
+		len = cap;
+	end = off + len > ps->size - 1 ? ps->size : off + len;
+	end = (end + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
+	      HTTP_BLOCK_BYTES;
+	if (end > ps->size)
+		end = ps->size;
+	if (end > st->ra_end) {
+		/* a reader arriving at off goes on at this pace */
+		if (st->window < len)
+			st->window = len;
+		st->used = now;
+		st->ra_end = queue_range(ps, st->ra_end > off ? st->ra_end :
+					 off, end, cap, &njobs);
+	}
+	if (njobs)
+		kick_workers(njobs);
+	http_cache_unlock();
 }
 
 /* ---- one read ------------------------------------------------------------ */
 
 struct rd {
 	struct http_prefetch_src *ps;
+	int missed;		/* some block was not in the cache */
 	uint64_t off, end, b0, n;
 	uint64_t deadline;
 	struct http_cache_block **blks;
@@ -396,9 +529,13 @@ demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 			http_cache_failed(run[--nrun]);
 		r->rc = -ENOMEM;
 	} else if (!r->mine) {
+		/* a reader never waits for the level, but its request counts
+		 * against a throughput cap */
 		r->mine = j;
-		j->state = JOB_RUNNING;
+		j->state = JOB_RUNNING;	/* never queued */
 		r->ps->running++;
+		P.running++;
+		http_pace_demand(&P.pace, job_bytes(j), http_conf_now_ms());
 	} else {
 		TAILQ_INSERT_HEAD(&P.queue, j, q);
 		r->njobs++;
@@ -412,7 +549,7 @@ static void
 pin_blocks(struct rd *r)
 {
 	struct http_cache_block *run[SPLIT_BLOCKS];
-	unsigned nrun = 0, split = r->n > SPLIT_BLOCKS ? REQ_BLOCKS :
+	unsigned nrun = 0, split = r->n > SPLIT_BLOCKS ? SPLIT_PART :
 				   SPLIT_BLOCKS;
 	uint64_t i;
 
@@ -433,6 +570,7 @@ pin_blocks(struct rd *r)
 			r->rc = -ENOMEM;
 		} else {
 			fresh = 1;
+			r->missed = 1;
 			run[nrun++] = b;
 			if (r->ps->stats)
 				http_stats_add(&r->ps->stats->misses, 1);
@@ -491,6 +629,8 @@ wait_blocks(struct rd *r)
 				break;
 			}
 			job_start(j);
+			http_pace_demand(&P.pace, job_bytes(j),
+					 http_conf_now_ms());
 			http_cache_unlock();
 			job_run(j, r->deadline);
 			http_cache_lock();
@@ -561,7 +701,7 @@ http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
 	http_cache_lock();
 	pin_blocks(&r);
 	if (r.rc == 0)
-		readahead(ps, r.off, r.end, now, &r.njobs);
+		readahead(ps, r.off, r.end, now, r.missed, &r.njobs);
 	if (r.njobs)
 		kick_workers(r.njobs);
 	http_cache_unlock();

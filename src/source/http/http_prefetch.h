@@ -4,10 +4,13 @@
  * request per run of neighbouring blocks, the first by the reading thread
  * itself.  Each source keeps a few read streams; a read that continues a
  * stream doubles the stream's read-ahead window (1 MiB up to a cap) and
- * queues the blocks ahead of it for a small pool of worker threads, which
- * fetch them in parallel, 8 MiB per request.  A block can be read as soon
- * as its last byte has arrived, before the rest of its request.  Worker
- * threads start on the first read-ahead, i.e. after the daemon has forked.
+ * queues the blocks ahead of it for a pool of worker threads, which fetch
+ * them in parallel: as many requests at once, and as large, as the pace
+ * (http_pace.h) finds the link wants.  A view that knows what a loader
+ * reads next hints it (http_prefetch_hint()), and the hinted bytes are
+ * queued the same way.  A block can be read as soon as its last byte has
+ * arrived, before the rest of its request.  Worker threads start on the
+ * first read-ahead, i.e. after the daemon has forked.
  *
  * How blocks are fetched is the owner's business (struct http_prefetch_ops): the
  * HTTP source plugs in its ranged GETs, the unit tests a fake.
@@ -20,6 +23,7 @@
 #include <sys/queue.h>
 
 #include "source/http/http_cache.h"
+#include "source/http/http_pace.h"
 #include "source/http/http_stats.h"
 
 #define HTTP_PREFETCH_STREAMS	8	/* tracked read streams per source */
@@ -29,10 +33,12 @@ struct http_prefetch_src;
 struct http_prefetch_ops {
 	/* Fill n consecutive LOADING blocks before deadline (without the
 	 * cache lock), calling http_prefetch_block_done() on each as it
-	 * completes.  HTTP_OK, or the enum http_outcome of the failure. */
+	 * completes; *first_ms: http_conf_now_ms() when the first byte came
+	 * from the network (left 0 when none did).  HTTP_OK, or the enum
+	 * http_outcome of the failure. */
 	int (*fetch)(struct http_prefetch_src *ps,
 		     struct http_cache_block **blocks, unsigned n,
-		     uint64_t deadline);
+		     uint64_t deadline, uint64_t *first_ms);
 	/* 1 when bytes [start, end) just failed: fail at once. */
 	int (*held)(struct http_prefetch_src *ps, uint64_t start, uint64_t end);
 };
@@ -51,6 +57,7 @@ struct http_prefetch_src {
 	struct http_stats *stats;	/* hits, misses, ra_window */
 	/* under the cache lock */
 	unsigned running;		/* jobs being transferred */
+	struct http_pace_conn conn;	/* what its connections deliver */
 	struct http_prefetch_stream streams[HTTP_PREFETCH_STREAMS];
 	TAILQ_ENTRY(http_prefetch_src) link;
 };
@@ -65,6 +72,12 @@ void http_prefetch_remove(struct http_prefetch_src *ps);
  * the bytes could not be fetched within the bound). */
 int http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
 		       uint64_t off);
+
+/* Bytes [off, off + len) will be read soon: queue what is missing of them
+ * (at most one stream's window, as far as the cache has room), as a read
+ * stream that a reader arriving at off continues.  Never waits. */
+void http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off,
+			uint64_t len);
 
 /* Stop the worker threads and wait for them (tests under valgrind: a
  * thread still running at exit looks like a leak).  New read-ahead

@@ -50,6 +50,7 @@ struct blockget {
 	struct http_src *hs;
 	struct http_cache_block **blocks;
 	unsigned n, done;
+	uint64_t *first_ms;	/* set by the first byte */
 };
 
 static void
@@ -58,6 +59,8 @@ blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 	struct blockget *bg = (struct blockget *)g;
 	uint64_t pos = g->start + g->got;
 
+	if (!*bg->first_ms)
+		*bg->first_ms = http_conf_now_ms();
 	while (n) {
 		struct http_cache_block *b = bg->blocks[pos / HTTP_BLOCK_BYTES -
 					      bg->blocks[0]->idx];
@@ -102,12 +105,12 @@ blocks_again(struct http_fetch_range *g)
 /* One ranged GET for n consecutive blocks: an enum http_outcome. */
 static int
 fetch_run(struct http_src *hs, struct http_cache_block **blocks, unsigned n,
-	  uint64_t deadline)
+	  uint64_t deadline, uint64_t *first_ms)
 {
 	struct blockget bg = {
 		.g = { .kind = HTTP_STATS_REQ_DATA, .again = blocks_again,
 		       .data = blocks_data },
-		.hs = hs, .blocks = blocks, .n = n,
+		.hs = hs, .blocks = blocks, .n = n, .first_ms = first_ms,
 	};
 
 	blocks_range(&bg);
@@ -128,7 +131,7 @@ from_disk(struct http_src *hs, struct http_cache_block *b)
  * costs one request.  An enum http_outcome. */
 static int
 pf_fetch(struct http_prefetch_src *ps, struct http_cache_block **blocks,
-	 unsigned n, uint64_t deadline)
+	 unsigned n, uint64_t deadline, uint64_t *first_ms)
 {
 	struct http_src *hs = SRC_OF(ps);
 	unsigned i = 0, j;
@@ -141,7 +144,7 @@ pf_fetch(struct http_prefetch_src *ps, struct http_cache_block **blocks,
 		}
 		for (j = i + 1; j < n && !from_disk(hs, blocks[j]); j++)
 			;
-		r = fetch_run(hs, blocks + i, j - i, deadline);
+		r = fetch_run(hs, blocks + i, j - i, deadline, first_ms);
 		if (r != HTTP_OK)
 			return r;
 		if (j < n)
@@ -184,6 +187,15 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	if (rc == 0 && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
 		rc = -EIO;	/* never hand out bytes once a change is seen */
 	return rc;
+}
+
+static void
+http_hint(struct source *s, uint64_t off, uint64_t len)
+{
+	struct http_src *hs = s->priv;
+
+	if (!__atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
+		http_prefetch_hint(&hs->pf, off, len);
 }
 
 static void
@@ -240,6 +252,7 @@ static const struct source_ops http_ops = {
 	.pread = http_pread,
 	.close = http_close,
 	.server_at_fault = source_http_size_wrong,
+	.hint = http_hint,
 };
 
 json_t *

@@ -1,0 +1,48 @@
+/* model_order.h - what a loader reads next.
+ *
+ * Loaders read a model tensor after tensor in name order (an index's
+ * weight_map, safe_open's keys(), transformers), and that order jumps
+ * between shards and, in files sorted by dtype first, within one.  A
+ * source's own read-ahead only follows a stream of one file; this module
+ * says which bytes of which sources follow the end of a read in the
+ * model's order, so that the view can hint them to the sources
+ * (source_hint()) before the reader gets there.
+ */
+#ifndef STFS_MODEL_ORDER_H
+#define STFS_MODEL_ORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct model;
+struct source;
+struct model_order;
+
+#define MODEL_ORDER_MAX_RANGES	16	/* ranges one call returns */
+
+struct model_order_range {
+	struct source *src;
+	uint64_t off, len;		/* absolute, in src */
+};
+
+/* The order of m (borrowed; must outlive it), or NULL when out of
+ * memory. */
+struct model_order *model_order_new(const struct model *m);
+void model_order_free(struct model_order *o);
+
+/* A read of shard's source ended at byte end (absolute): the ranges read
+ * next, up to want bytes counted from end (the rest of the tensor being
+ * read counts too), in name order, then the start of the next shard when
+ * the read is in the last tensor of its shard.  Adjacent ranges of one
+ * source are merged; at most max (<= MODEL_ORDER_MAX_RANGES) are
+ * written; returns how many.  0 when the read is not in a tensor or the
+ * tensor's own rest is at least want. */
+size_t model_order_next(const struct model_order *o, uint32_t shard,
+			uint64_t end, uint64_t want,
+			struct model_order_range *out, size_t max);
+
+/* The first want bytes in name order (what a loader reads first). */
+size_t model_order_first(const struct model_order *o, uint64_t want,
+			 struct model_order_range *out, size_t max);
+
+#endif
