@@ -23,6 +23,7 @@ static const char *const err_names[ERR__COUNT] = {
 	[ERR_USAGE] = "UsageError",
 	[ERR_INVALID_PICKLE] = "InvalidPickle",
 	[ERR_INVALID_CHECKPOINT] = "InvalidCheckpoint",
+	[ERR_INVALID_GGUF] = "InvalidGguf",
 };
 
 const char *

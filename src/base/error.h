@@ -29,6 +29,7 @@ enum err_code {
 	ERR_USAGE,
 	ERR_INVALID_PICKLE,	/* a pickle stfs will not read (format/torch) */
 	ERR_INVALID_CHECKPOINT,	/* a PyTorch checkpoint's zip or layout */
+	ERR_INVALID_GGUF,	/* a GGUF file stfs refuses (format/gguf) */
 	ERR__COUNT
 };
 

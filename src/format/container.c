@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "format/gguf/gguf.h"
 #include "format/safetensors/header.h"
 #include "format/sniff.h"
 #include "format/torch/torch.h"
@@ -16,6 +17,7 @@ _Static_assert(TORCH_NOT_MINE == CONTAINER_NOT_MINE, "one value");
 static const struct container_format formats[] = {
 	{ "safetensors", header_claims, header_read },
 	{ "PyTorch checkpoint", torch_claims, torch_open },
+	{ "gguf", gguf_claims, gguf_read },
 };
 
 const struct container_format *
@@ -30,6 +32,7 @@ container_format(const unsigned char *head, size_t n, uint64_t size)
 int
 container_open(const struct reader *r, struct header **out, struct err *e)
 {
+	const struct container_format *fmt;
 	unsigned char head[CONTAINER_HEAD];
 	size_t n = r->size < sizeof(head) ? (size_t)r->size : sizeof(head);
 	int rc;
@@ -41,11 +44,16 @@ container_open(const struct reader *r, struct header **out, struct err *e)
 			strerror(-rc));
 		return err_at(e, r->name);
 	}
-	rc = container_format(head, n, r->size)->open(r, out, e);
-	if (rc == CONTAINER_NOT_MINE)
-		rc = formats[0].open(r, out, e);
-	if (rc == 0)
+	fmt = container_format(head, n, r->size);
+	rc = fmt->open(r, out, e);
+	if (rc == CONTAINER_NOT_MINE) {
+		fmt = &formats[0];
+		rc = fmt->open(r, out, e);
+	}
+	if (rc == 0) {
+		(*out)->format = fmt->name;
 		return 0;
+	}
 	sniff_explain(r, e);
 	return err_at(e, r->name);
 }

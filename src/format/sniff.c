@@ -145,12 +145,6 @@ sniff_bytes(const unsigned char *p, size_t n, uint64_t size, char *out,
 	}
 	if (starts(p, n, "PK\003\004", 4) || starts(p, n, "PK\005\006", 4))
 		return sniff_zip(p, n, out, cap);
-	if (starts(p, n, "GGUF", 4)) {
-		snprintf(out, cap, "a GGUF file (llama.cpp), not safetensors: "
-			 "use llama.cpp's tools, or mount the model's "
-			 ".safetensors files");
-		return 0;
-	}
 	if (starts(p, n, "\211HDF\r\n\032\n", 8)) {
 		snprintf(out, cap, "an HDF5 file (Keras .h5?), not "
 			 "safetensors: convert it, or mount the model's "

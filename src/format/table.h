@@ -39,6 +39,8 @@ struct meta_pair {		/* metadata, as text */
 	uint32_t key_len;
 	const char *val;
 	uint32_t val_len;
+	int json;		/* 1: val is JSON text (GGUF's numbers,
+				   booleans, arrays), 0: a string */
 };
 
 /* The table any container yields (the name is safetensors' own: there
@@ -58,6 +60,8 @@ struct header {
 	size_t nmeta;
 	struct meta_pair *meta;	/* in file order */
 
+	const char *format;	/* the format's name in container.c's table:
+				   "safetensors", "gguf" (container_open) */
 	void *priv;		/* the format's storage for names and shapes */
 	void (*free_priv)(void *priv);
 };

@@ -15,6 +15,7 @@
 #include "base/text.h"
 #include "model/catalog_int.h"
 #include "model/display.h"
+#include "model/gguf_split.h"
 #include "model/hub_cache.h"
 #include "model/model.h"
 #include "source/source.h"
@@ -83,6 +84,24 @@ cmp_named(const void *a, const void *b)
 
 /* Each model's and kid's name among its siblings; v[i].i says which.
  * Returns the sorted array (nmodels + nkids) or NULL. */
+/* The part of a model's file name its directory leaves out: ".safetensors",
+ * ".safetensors.index.json", ".gguf" or a split set's
+ * "-00001-of-00003.gguf". */
+static size_t
+model_suffix_len(const char *f)
+{
+	size_t plen;
+	unsigned count;
+
+	if (text_ends_with(f, INDEX_SUFFIX))
+		return strlen(INDEX_SUFFIX);
+	if (gguf_split_name(f, &plen, &count))
+		return strlen(f) - plen;
+	if (text_ends_with(f, ".gguf"))
+		return strlen(".gguf");
+	return text_ends_with(f, SUFFIX) ? strlen(SUFFIX) : 0;
+}
+
 static struct named *
 sibling_names(const struct cnode *n)
 {
@@ -97,8 +116,7 @@ sibling_names(const struct cnode *n)
 		size_t strip = 0;
 
 		if (i < n->nmodels && !cscan_torch_file(f, &strip))
-			strip = text_ends_with(f, INDEX_SUFFIX) ?
-				strlen(INDEX_SUFFIX) : strlen(SUFFIX);
+			strip = model_suffix_len(f);
 
 		v[i].i = i;
 		if (!(v[i].name = escaped(f, strip)))

@@ -17,6 +17,7 @@
 #include "base/nametab.h"
 #include "base/text.h"
 #include "model/catalog_int.h"
+#include "model/gguf_split.h"
 #include "model/hub_cache.h"
 
 #define SUFFIX ".safetensors"
@@ -278,10 +279,11 @@ push(char ***v, size_t *n, const char *s)
 	return 0;
 }
 
-/* The names in path that matter, sorted: *.safetensors and
- * *.safetensors.index.json regular files (symlinks followed), PyTorch
- * weights (cscan_torch_file) and directories; names starting with '.'
- * are left out. */
+/* The names in path that matter, sorted: *.safetensors,
+ * *.safetensors.index.json and *.gguf (of a split set its first part
+ * only, gguf_split.h) regular files (symlinks followed), PyTorch weights
+ * (cscan_torch_file) and directories; names starting with '.' are left
+ * out. */
 static int
 list_dir(struct cscan *s, const char *path, struct listing *l)
 {
@@ -301,7 +303,8 @@ list_dir(struct cscan *s, const char *path, struct listing *l)
 		size_t strip;
 		int want_file = text_ends_with(d->d_name, SUFFIX) ||
 				text_ends_with(d->d_name, INDEX_SUFFIX) ||
-				cscan_torch_file(d->d_name, &strip);
+				cscan_torch_file(d->d_name, &strip) ||
+				gguf_split_model(d->d_name);
 		struct stat st;
 
 		if (d->d_name[0] == '.')

@@ -12,9 +12,8 @@
 #include "model/display.h"
 #include "model/tensor_render.h"
 
-/* Pretty JSON object of a header's __metadata__ pairs, in header order. */
-static char *
-render_metadata(const struct header *h)
+char *
+model_render_metadata(const struct header *h)
 {
 	struct buf b = BUF_INIT;
 	size_t i;
@@ -29,7 +28,8 @@ render_metadata(const struct header *h)
 		bad |= buf_adds(&b, "  ");
 		bad |= buf_add_json_string(&b, p->key, p->key_len);
 		bad |= buf_adds(&b, ": ");
-		bad |= buf_add_json_string(&b, p->val, p->val_len);
+		bad |= p->json ? buf_add(&b, p->val, p->val_len) :
+		       buf_add_json_string(&b, p->val, p->val_len);
 		bad |= buf_adds(&b, i + 1 < h->nmeta ? ",\n" : "\n");
 	}
 	bad |= buf_adds(&b, "}\n");
@@ -68,7 +68,7 @@ model_from_single(const char *arg, struct source *src, struct header *h,
 		m->tensors[i].t = &m->shards[0].hdr->tensors[i];
 		m->tensors[i].shard = 0;
 	}
-	m->metadata_json = render_metadata(m->shards[0].hdr);
+	m->metadata_json = model_render_metadata(m->shards[0].hdr);
 	if (!m->metadata_json)
 		goto oom;
 	*out = m;

@@ -64,6 +64,10 @@ struct source_opener;
 int model_open_file(const struct source_opener *op, const char *name,
 		    struct model **out, struct err *e);
 
+/* Pretty JSON object of a header's metadata pairs, in header order (GGUF's
+ * typed values as their JSON, table.h); NULL when out of memory. */
+char *model_render_metadata(const struct header *h);
+
 /* Wrap an already parsed single file (takes ownership of src and h). */
 int model_from_single(const char *arg, struct source *src, struct header *h,
 		      struct model **out, struct err *e);

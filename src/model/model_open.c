@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "format/container.h"
+#include "model/gguf_split.h"
 #include "model/shards.h"
 
 int
@@ -53,9 +54,9 @@ set_arg(struct model *m, const char *arg, struct err *e)
 }
 
 /* A directory: its model.safetensors.index.json, else its only
- * *.safetensors.index.json, else its only *.safetensors file; without
- * any of those, the same for PyTorch weights (*.bin.index.json,
- * pytorch_model*.bin). */
+ * *.safetensors.index.json, else its only *.safetensors or *.gguf file
+ * (or GGUF split set); without any of those, the same for PyTorch weights
+ * (*.bin.index.json, pytorch_model*.bin). */
 static int
 open_dir(const struct source_opener *files, const char *dir,
 	 struct model **out, struct err *e)
@@ -87,7 +88,8 @@ open_dir(const struct source_opener *files, const char *dir,
 		if (text_ends_with(d->d_name, ".safetensors.index.json")) {
 			nindex++;
 			slot = &index;
-		} else if (text_ends_with(d->d_name, ".safetensors")) {
+		} else if (text_ends_with(d->d_name, ".safetensors") ||
+			   gguf_split_model(d->d_name)) {
 			nsingle++;
 			slot = &single;
 		} else if (text_ends_with(d->d_name, ".bin.index.json")) {
@@ -124,7 +126,7 @@ open_dir(const struct source_opener *files, const char *dir,
 			rc = shards_open_index(files, dir, path, out,
 					       e);
 		} else {
-			rc = model_open_file(files, path, out, e);
+			rc = model_open_path(files, path, out, e);
 			if (rc == 0 && (rc = set_arg(*out, dir, e)) != 0)
 				*out = NULL;
 		}
@@ -151,11 +153,15 @@ model_open_path(const struct source_opener *files, const char *path,
 		struct model **out, struct err *e)
 {
 	struct stat st;
+	size_t plen;
+	unsigned n;
 
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return open_dir(files, path, out, e);
 	if (text_ends_with(path, ".index.json"))
 		return shards_open_index(files, NULL, path, out, e);
+	if (gguf_split_name(path, &plen, &n))
+		return gguf_split_open(files, path, path, out, e);
 	return model_open_file(files, path, out, e);
 }
 
@@ -163,7 +169,12 @@ int
 model_open_url(const struct source_opener *files, const char *url,
 	       struct model **out, struct err *e)
 {
+	size_t plen;
+	unsigned n;
+
 	if (text_ends_with(url, ".json"))
 		return shards_open_index(files, NULL, url, out, e);
+	if (gguf_split_name(url, &plen, &n))
+		return gguf_split_open(files, url, url, out, e);
 	return model_open_file(files, url, out, e);
 }

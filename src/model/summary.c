@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "format/dtype.h"
+#include "format/gguf/gguf.h"
 #include "model/model.h"
 
 struct totals {
@@ -56,8 +57,59 @@ header_metadata(const struct header *h)
 
 	for (i = 0; o && i < h->nmeta; i++)
 		json_object_setn_new(o, h->meta[i].key, h->meta[i].key_len,
+				     h->meta[i].json ?
+				     json_loadb(h->meta[i].val,
+						h->meta[i].val_len,
+						JSON_DECODE_ANY, NULL) :
 				     json_stringn(h->meta[i].val,
 						  h->meta[i].val_len));
+	return o;
+}
+
+static int
+is_gguf(const struct header *h)
+{
+	return h->format && strcmp(h->format, "gguf") == 0;
+}
+
+/* The value of metadata key k in h, parsed; NULL when absent. */
+static json_t *
+meta_value(const struct header *h, const char *k)
+{
+	size_t i;
+
+	for (i = 0; i < h->nmeta; i++) {
+		const struct meta_pair *p = &h->meta[i];
+
+		if (p->key_len == strlen(k) && memcmp(p->key, k, p->key_len) == 0)
+			return p->json ? json_loadb(p->val, p->val_len,
+						    JSON_DECODE_ANY, NULL) :
+			       json_stringn(p->val, p->val_len);
+	}
+	return NULL;
+}
+
+/* A GGUF file's architecture, quantization (general.file_type, named as
+ * llama.cpp names it) and alignment. */
+static json_t *
+gguf_object(const struct header *h)
+{
+	json_t *o = json_object(), *v;
+	const char *name;
+
+	if (!o)
+		return NULL;
+	v = meta_value(h, "general.architecture");
+	json_object_set_new(o, "architecture", v ? v : json_null());
+	v = meta_value(h, "general.file_type");
+	name = json_is_integer(v) && json_integer_value(v) >= 0 ?
+	       gguf_file_type_name((uint64_t)json_integer_value(v)) : NULL;
+	json_object_set_new(o, "file_type", v ? v : json_null());
+	json_object_set_new(o, "quantization",
+			    name ? json_string(name) : json_null());
+	v = meta_value(h, "general.alignment");
+	json_object_set_new(o, "alignment",
+			    v ? v : json_integer(GGUF_DEFAULT_ALIGNMENT));
 	return o;
 }
 
@@ -144,8 +196,15 @@ summary_object(const struct model *m, const char *source)
 		meta = header_metadata(m->shards[0].hdr);
 	json_object_set_new(root, "metadata", meta ? meta : json_object());
 	json_object_set_new(root, "source", json_string(source));
-	json_object_set_new(root, "format", json_string(
-		m->sharded ? "safetensors-sharded" : "safetensors"));
+	if (is_gguf(m->shards[0].hdr)) {
+		json_object_set_new(root, "format", json_string(
+			m->sharded ? "gguf-split" : "gguf"));
+		json_object_set_new(root, "gguf",
+				    gguf_object(m->shards[0].hdr));
+	} else {
+		json_object_set_new(root, "format", json_string(
+			m->sharded ? "safetensors-sharded" : "safetensors"));
+	}
 	if (summary_tied(m))
 		json_object_set_new(root, "tie_word_embeddings", json_true());
 	if (!m->sharded)
@@ -283,7 +342,9 @@ print_metadata(FILE *out, const struct model *m)
 		fputs("  ", out);
 		summary_print_name(out, key, strlen(key));
 		fputs(": ", out);
-		if (json_is_string(v))
+		if (json_is_array(v) && json_array_size(v) > 8)
+			fprintf(out, "[%zu values]", json_array_size(v));
+		else if (json_is_string(v))
 			summary_print_name(out, json_string_value(v),
 					   json_string_length(v));
 		else
@@ -319,6 +380,18 @@ summary_print_text(FILE *out, const struct model *m)
 				grouped(a, tt.params_by[d]),
 				grouped(b, tt.count_by[d]),
 				tt.count_by[d] == 1 ? "" : "s");
+	if (is_gguf(m->shards[0].hdr)) {
+		json_t *g = gguf_object(m->shards[0].hdr);
+		json_t *a = json_object_get(g, "architecture");
+		json_t *q = json_object_get(g, "quantization");
+
+		fprintf(out, "gguf:        architecture %s, quantization %s, "
+			"alignment %" JSON_INTEGER_FORMAT "\n",
+			json_is_string(a) ? json_string_value(a) : "?",
+			json_is_string(q) ? json_string_value(q) : "?",
+			json_integer_value(json_object_get(g, "alignment")));
+		json_decref(g);
+	}
 	print_metadata(out, m);
 	if (summary_tied(m))
 		fputs("tied:        config.json says tie_word_embeddings: the "

@@ -115,6 +115,36 @@ add_storage(const struct model *m, const struct model_tensor *mt,
 	return bad ? -1 : 0;
 }
 
+/* ",\n  \"gguf\": {...}": a GGUF tensor's ggml type (name and number),
+ * its block (elements, bytes; 1 and the element size for plain types)
+ * and ggml's ne order of the shape (the row first). */
+static int
+add_gguf(struct buf *b, const struct tensor *t)
+{
+	const struct dtype_info *di = dtype_info(t->dtype);
+	uint64_t ne[8];
+	uint32_t j;
+	int bad = 0;
+
+	for (j = 0; j < t->rank && j < 8; j++)
+		ne[j] = t->shape[t->rank - 1 - j];
+	bad |= buf_adds(b, ",\n  \"gguf\": {\n    \"type\": ");
+	bad |= buf_add_json_string(b, di->name, strlen(di->name));
+	bad |= buf_adds(b, ",\n    \"type_id\": ");
+	bad |= buf_add_u64(b, (uint64_t)dtype_ggml(t->dtype));
+	bad |= buf_adds(b, ",\n    \"block_size\": ");
+	bad |= buf_add_u64(b, di->block ? di->block : 1);
+	bad |= buf_adds(b, ",\n    \"block_bytes\": ");
+	bad |= buf_add_u64(b, di->block ? di->block_bytes : di->bits / 8);
+	bad |= buf_adds(b, ",\n    \"ne\": [");
+	for (j = 0; j < t->rank && j < 8; j++) {
+		bad |= buf_adds(b, j ? ", " : "");
+		bad |= buf_add_u64(b, ne[j]);
+	}
+	bad |= buf_adds(b, "]\n  }");
+	return bad ? -1 : 0;
+}
+
 int
 view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
 		  struct buf *b)
@@ -122,6 +152,7 @@ view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
 	const struct tensor *t = mt->t;
 	const struct dtype_info *di = dtype_info(t->dtype);
 	const struct source *src = m->shards[mt->shard].src;
+	const struct header *hdr = m->shards[mt->shard].hdr;
 	uint64_t offs[2] = { t->begin, t->end };
 	int bad = 0;
 
@@ -148,6 +179,8 @@ view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
 	}
 	if (t->storage)
 		bad |= add_storage(m, mt, b);
+	if (hdr->format && strcmp(hdr->format, "gguf") == 0)
+		bad |= add_gguf(b, t);
 	bad |= buf_adds(b, ",\n  \"source\": ");
 	bad |= buf_add_json_string(b, src->base, strlen(src->base));
 	bad |= buf_adds(b, "\n}\n");

@@ -2,7 +2,7 @@
 """int-sniff: foreign files get a message that says what they are (issue 12).
 
 Every fixture is written here: a Git LFS pointer, a zip that is no PyTorch
-checkpoint (those are mounted: test_torch.py), a .npz, a .npy, a GGUF file, an HDF5 file, a pickle, plain text, an HTML
+checkpoint (those are mounted: test_torch.py), a .npz, a .npy, an HDF5 file, a pickle, plain text, an HTML
 page, a JSON config, an empty file, a download cut in the data and one cut
 in the header.  stfs-inspect and stfs both refuse each with exit status 1,
 keep the reference error name, and say what the file is and what to do;
@@ -43,8 +43,6 @@ def fixtures(d):
 	b = io.BytesIO()
 	np.save(b, np.arange(5, dtype=np.float32))
 	fx["a.npy"] = (b.getvalue(), "HeaderTooLarge", ["NumPy .npy"])
-	fx["m.gguf"] = (b"GGUF" + struct.pack("<IQQ", 3, 0, 0), "HeaderTooLarge",
-			["GGUF", "llama.cpp"])
 	# HDF5 superblock signature, version 0, then zeros
 	fx["m.h5"] = (b"\x89HDF\r\n\x1a\n" + bytes(88), "HeaderTooLarge",
 		      ["HDF5"])

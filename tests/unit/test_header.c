@@ -387,8 +387,11 @@ START_TEST(test_container)
 	ck_assert_int_eq(header_claims((const unsigned char *)"GGUF", 4, 40),
 			 0);
 	/* unclaimed files go to the first format of the table */
+	ck_assert_str_eq(container_format((const unsigned char *)
+					  "\x89HDF\r\n\x1a\n", 8, 40)->name,
+			 "safetensors");
 	ck_assert_str_eq(container_format((const unsigned char *)"GGUF", 4,
-					  40)->name, "safetensors");
+					  40)->name, "gguf");
 
 	/* a foreign file: the reference's error, what the file is in front */
 	p = fmt("%s/lfs", tmpdir);

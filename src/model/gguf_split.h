@@ -1,0 +1,35 @@
+/* gguf_split.h - GGUF split sets (llama.cpp's gguf-split):
+ * NAME-00001-of-00003.gguf ... NAME-00003-of-00003.gguf as one model.
+ *
+ * Every part is a GGUF file of its own; each says split.no (0-based) and
+ * split.count in its metadata, the first holds the model's metadata.  The
+ * parts' tensors are merged in part order; a name in two parts, a part
+ * missing, or a part whose split.no / split.count disagree with its name
+ * is refused in one line naming the part.
+ */
+#ifndef STFS_GGUF_SPLIT_H
+#define STFS_GGUF_SPLIT_H
+
+#include <stddef.h>
+
+struct err;
+struct model;
+struct source_opener;
+
+/* 1 when path's last component is NAME-KKKKK-of-NNNNN.gguf (5 digits each,
+ * 1 <= K <= N), with *prefix_len the length of path up to NAME's end and
+ * *count N; else 0. */
+int gguf_split_name(const char *path, size_t *prefix_len, unsigned *count);
+
+/* 1 when a .gguf file name stands for a model: a whole file, or the
+ * first part of a split set (which opens the set); 0 for its other parts
+ * and for names not ending in ".gguf". */
+int gguf_split_model(const char *name);
+
+/* Open the split set path belongs to (any of its parts), every part
+ * through op.  arg names the model in messages and the summary.  0 with
+ * *out set, or -1 with *e. */
+int gguf_split_open(const struct source_opener *op, const char *arg,
+		    const char *path, struct model **out, struct err *e);
+
+#endif
