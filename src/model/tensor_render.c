@@ -118,15 +118,22 @@ gather_next(const struct tensor *t, uint64_t *idx, uint64_t pos)
 	return pos;
 }
 
+/* Stored windows a gather may read for one output window before it
+ * reads element runs instead: a transpose of up to 256 MiB is read in
+ * 1 MiB pieces, each piece once per output window. */
+#define GATHER_PASSES_MAX 256
+
 /* Elements [e, e + n) gathered into dst: the stored run they span read
- * at once when it is at most a window, else each run of consecutive
- * stored elements read on its own. */
+ * a window at a time (each window once, the outputs it holds copied),
+ * or, when that run is more than GATHER_PASSES_MAX windows, each run of
+ * consecutive stored elements read on its own. */
 static int
 gather_elements(const struct tensor *t, uint64_t e, size_t n, uint8_t *dst,
 		uint8_t *win, tensor_render_read_fn read, void *arg)
 {
 	unsigned es = dtype_info(t->dtype)->bits / 8;
-	uint64_t idx[64], idx0[64], pos, first, lo, hi;
+	uint64_t idx[64], idx0[64], pos, first, lo, hi, w0, w1;
+	uint64_t wel = TENSOR_RENDER_WINDOW / es;
 	size_t i, run;
 	int rc;
 
@@ -138,14 +145,19 @@ gather_elements(const struct tensor *t, uint64_t e, size_t n, uint8_t *dst,
 		lo = pos < lo ? pos : lo;
 		hi = pos > hi ? pos : hi;
 	}
-	if ((hi - lo + 1) * es <= TENSOR_RENDER_WINDOW) {
-		rc = read(arg, lo * es, (size_t)((hi - lo + 1) * es), win);
-		if (rc)
-			return rc;
-		memcpy(idx, idx0, sizeof(idx[0]) * t->rank);
-		for (i = 0, pos = first; i < n; i++) {
-			memcpy(dst + i * es, win + (pos - lo) * es, es);
-			pos = gather_next(t, idx, pos);
+	if ((hi - lo) / wel < GATHER_PASSES_MAX) {
+		for (w0 = lo; w0 <= hi; w0 = w1) {
+			w1 = hi + 1 - w0 < wel ? hi + 1 : w0 + wel;
+			rc = read(arg, w0 * es, (size_t)((w1 - w0) * es), win);
+			if (rc)
+				return rc;
+			memcpy(idx, idx0, sizeof(idx[0]) * t->rank);
+			for (i = 0, pos = first; i < n; i++) {
+				if (pos >= w0 && pos < w1)
+					memcpy(dst + i * es, win + (pos - w0) *
+					       es, es);
+				pos = gather_next(t, idx, pos);
+			}
 		}
 		return 0;
 	}

@@ -25,5 +25,6 @@ Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
 Suite *pickle_suite(void);	/* test_pickle.c */
 Suite *quant_suite(void);	/* test_quant.c */
+Suite *gather_suite(void);	/* test_gather.c */
 
 #endif
