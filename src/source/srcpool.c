@@ -1,4 +1,17 @@
-/* srcpool.c - a bounded LRU pool of local source descriptors (srcpool.h). */
+/* srcpool.c - a bounded pool of local source descriptors (srcpool.h).
+ *
+ * The read path takes no lock: srcpool_get pins an open descriptor with
+ * an atomic count and marks it used (a bit, not a move in a list), and
+ * srcpool_put unpins it.  The lock guards the list of open descriptors,
+ * the count and closing; a reopen's open+fstat runs outside it.
+ *
+ * Closing an idle descriptor races with a reader pinning it: the closer
+ * (under the lock) sees no pins, takes the descriptor away (fd = -1), and
+ * looks at the pins again; a reader adds its pin, then reads fd.  In
+ * sequentially consistent order one of them sees the other: a reader that
+ * got the descriptor pinned before the closer's second look (which then
+ * puts the descriptor back), one that read -1 takes the slow path.
+ */
 #include "source/srcpool.h"
 
 #include <errno.h>
@@ -12,19 +25,35 @@
 
 struct srcpool_ent {
 	char *path;
-	int fd;				/* -1 while closed */
-	unsigned pins;
-	int stale;			/* the file changed: never reopened */
+	int fd;				/* -1 while closed (atomic) */
+	unsigned pins;			/* atomic */
+	int used;			/* read since the closer last looked
+					   (atomic) */
+	int stale;			/* the file changed: never reopened
+					   (atomic) */
 	dev_t dev;			/* identity at open time */
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	struct srcpool_ent *prev, *next;	/* open ones, most recent first */
+	struct srcpool_ent *prev, *next;	/* open ones (lock) */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct srcpool_ent *head, *tail;	/* open descriptors */
-static size_t nopen, max_open;
+static struct srcpool_ent *head, *tail;	/* open descriptors, newest first */
+static size_t nopen, max_open;		/* written under the lock; nopen
+					   is also read atomically */
+
+static int
+load(const int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static void
+store(int *p, int v)
+{
+	__atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
 
 static size_t
 default_max(void)
@@ -43,19 +72,14 @@ void
 srcpool_set_max(size_t n)
 {
 	pthread_mutex_lock(&lock);
-	max_open = n ? n : default_max();
+	__atomic_store_n(&max_open, n ? n : default_max(), __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&lock);
 }
 
 size_t
 srcpool_open_count(void)
 {
-	size_t n;
-
-	pthread_mutex_lock(&lock);
-	n = nopen;
-	pthread_mutex_unlock(&lock);
-	return n;
+	return __atomic_load_n(&nopen, __ATOMIC_RELAXED);
 }
 
 static void
@@ -84,33 +108,72 @@ push_front(struct srcpool_ent *x)
 		tail = x;
 }
 
+/* Close x's descriptor if nobody has it pinned (lock held).  1 if closed. */
+static int
+close_idle(struct srcpool_ent *x)
+{
+	int fd;
+
+	if (__atomic_load_n(&x->pins, __ATOMIC_SEQ_CST))
+		return 0;
+	fd = load(&x->fd);
+	store(&x->fd, -1);
+	if (__atomic_load_n(&x->pins, __ATOMIC_SEQ_CST)) {
+		store(&x->fd, fd);	/* a reader came: it keeps it */
+		return 0;
+	}
+	unlink_ent(x);
+	close(fd);
+	__atomic_store_n(&nopen, nopen - 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* Close idle descriptors, least recently used first, until at most keep
- * are open.  Pinned ones stay. */
+ * are open: from the tail, a descriptor used since the last look gets a
+ * second chance at the front (the CLOCK algorithm), so a read needs no
+ * move in the list.  Two rounds at most; pinned ones stay. */
 static void
 trim(size_t keep)
 {
-	struct srcpool_ent *x = tail;
+	int round;
 
-	while (x && nopen > keep) {
-		struct srcpool_ent *prev = x->prev;
+	for (round = 0; round < 2 && nopen > keep; round++) {
+		struct srcpool_ent *x = tail, *moved = NULL;
 
-		if (!x->pins) {
-			unlink_ent(x);
-			close(x->fd);
-			x->fd = -1;
-			nopen--;
+		while (x && x != moved && nopen > keep) {
+			struct srcpool_ent *prev = x->prev;
+
+			if (load(&x->used)) {
+				store(&x->used, 0);
+				unlink_ent(x);
+				push_front(x);
+				if (!moved)
+					moved = x;	/* where the round ends */
+			} else {
+				close_idle(x);
+			}
+			x = prev;
 		}
-		x = prev;
 	}
 }
 
-/* Room for one more. */
+/* Room for one more (lock held). */
 static void
 make_room(void)
 {
 	if (!max_open)
-		max_open = default_max();
+		__atomic_store_n(&max_open, default_max(), __ATOMIC_RELAXED);
 	trim(max_open - 1);
+}
+
+/* A descriptor just opened, in the list (lock held). */
+static void
+install(struct srcpool_ent *x, int fd)
+{
+	make_room();
+	store(&x->fd, fd);
+	push_front(x);
+	__atomic_store_n(&nopen, nopen + 1, __ATOMIC_RELAXED);
 }
 
 struct srcpool_ent *
@@ -136,10 +199,7 @@ srcpool_add(const char *path, int fd, const struct stat *st)
 	x->size = st->st_size;
 	x->mtime = st->st_mtim;
 	pthread_mutex_lock(&lock);
-	make_room();
-	x->fd = fd;
-	push_front(x);
-	nopen++;
+	install(x, fd);
 	pthread_mutex_unlock(&lock);
 	return x;
 }
@@ -151,8 +211,6 @@ reopen(struct srcpool_ent *x)
 	struct stat st;
 	int fd;
 
-	if (x->stale)
-		return -ESTALE;
 	fd = open(x->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENOENT ? -ESTALE : -errno;
@@ -161,35 +219,55 @@ reopen(struct srcpool_ent *x)
 	    st.st_mtim.tv_sec != x->mtime.tv_sec ||
 	    st.st_mtim.tv_nsec != x->mtime.tv_nsec) {
 		close(fd);
-		x->stale = 1;
+		store(&x->stale, 1);
 		return -ESTALE;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
 }
 
-int
-srcpool_get(struct srcpool_ent *x)
+/* Pin x's descriptor if it is open: >= 0, or -1. */
+static int
+pin_open(struct srcpool_ent *x)
 {
 	int fd;
 
+	__atomic_add_fetch(&x->pins, 1, __ATOMIC_SEQ_CST);
+	fd = load(&x->fd);
+	if (fd < 0) {
+		__atomic_sub_fetch(&x->pins, 1, __ATOMIC_SEQ_CST);
+		return -1;
+	}
+	if (!__atomic_load_n(&x->used, __ATOMIC_RELAXED))
+		store(&x->used, 1);	/* written once per round, not per read */
+	return fd;
+}
+
+int
+srcpool_get(struct srcpool_ent *x)
+{
+	int fd = pin_open(x);
+
+	if (fd >= 0)
+		return fd;
+	if (load(&x->stale))
+		return -ESTALE;
+	fd = reopen(x);			/* outside the lock: it may be slow */
+	if (fd < 0)
+		return fd;
 	pthread_mutex_lock(&lock);
-	if (x->fd >= 0) {
-		unlink_ent(x);
-		push_front(x);
-		x->pins++;
-		fd = x->fd;
+	if (load(&x->fd) >= 0) {
+		/* another reader reopened it meanwhile: use that one */
+		int ours = fd;
+
+		__atomic_add_fetch(&x->pins, 1, __ATOMIC_SEQ_CST);
+		fd = load(&x->fd);
 		pthread_mutex_unlock(&lock);
+		close(ours);
 		return fd;
 	}
-	make_room();
-	fd = reopen(x);
-	if (fd >= 0) {
-		x->fd = fd;
-		x->pins++;
-		push_front(x);
-		nopen++;
-	}
+	__atomic_add_fetch(&x->pins, 1, __ATOMIC_SEQ_CST);
+	install(x, fd);
 	pthread_mutex_unlock(&lock);
 	return fd;
 }
@@ -197,25 +275,31 @@ srcpool_get(struct srcpool_ent *x)
 void
 srcpool_put(struct srcpool_ent *x)
 {
-	pthread_mutex_lock(&lock);
-	if (x->pins)
-		x->pins--;
+	size_t max = __atomic_load_n(&max_open, __ATOMIC_RELAXED);
+
+	__atomic_sub_fetch(&x->pins, 1, __ATOMIC_SEQ_CST);
 	/* Pinned descriptors may have pushed the count over the top. */
-	if (max_open && nopen > max_open)
-		trim(max_open);
-	pthread_mutex_unlock(&lock);
+	if (max && srcpool_open_count() > max) {
+		pthread_mutex_lock(&lock);
+		if (nopen > max_open)
+			trim(max_open);
+		pthread_mutex_unlock(&lock);
+	}
 }
 
 void
 srcpool_remove(struct srcpool_ent *x)
 {
+	int fd;
+
 	if (!x)
 		return;
 	pthread_mutex_lock(&lock);
-	if (x->fd >= 0) {
+	fd = load(&x->fd);
+	if (fd >= 0) {
 		unlink_ent(x);
-		close(x->fd);
-		nopen--;
+		close(fd);
+		__atomic_store_n(&nopen, nopen - 1, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&lock);
 	free(x->path);

@@ -9,8 +9,11 @@
  * find the same file (device, inode, size, mtime as at open time), else
  * the source has changed: -ESTALE, for good.
  *
- * Thread-safe (one mutex; held for list updates and reopens only, never
- * during reads).
+ * Thread-safe.  Pinning an open descriptor and unpinning it take no lock
+ * (atomic counts; "recently used" is a bit, and closing picks the least
+ * recently used by the CLOCK algorithm's second chance); one mutex guards
+ * opening, closing and the list of open descriptors, and a reopen's
+ * open+fstat runs outside it.
  */
 #ifndef STFS_SRCPOOL_H
 #define STFS_SRCPOOL_H

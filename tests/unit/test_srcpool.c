@@ -1,11 +1,13 @@
 /* test_srcpool.c - the bounded descriptor pool of local sources
  * (src/source/srcpool.c): never more than its maximum open (pinned ones aside),
  * least recently used closed first, a reopen finds the same file or says
- * -ESTALE.
+ * -ESTALE; under threads that pin, read and unpin while others force
+ * closes and reopens, every descriptor handed out reads its own file.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +203,92 @@ START_TEST(test_relative_path)
 }
 END_TEST
 
+/* --- races ------------------------------------------------------------ */
+
+#define THREADS 8
+#define ROUNDS 4000
+
+struct racer {
+	unsigned seed;
+	int span;		/* files 0..span-1 */
+	int bad;		/* reads of the wrong bytes, or errors */
+};
+
+static void *
+race(void *p)
+{
+	struct racer *r = p;
+	char buf[8], want[9];
+	int k;
+
+	for (k = 0; k < ROUNDS; k++) {
+		int i = (int)(rand_r(&r->seed) % (unsigned)r->span);
+		int fd = srcpool_get(ents[i]);
+
+		if (fd < 0) {
+			r->bad++;
+			continue;
+		}
+		snprintf(want, sizeof(want), "file %02d", i);
+		if (pread(fd, buf, 7, 0) != 7 || memcmp(buf, want, 7) != 0)
+			r->bad++;
+		srcpool_put(ents[i]);
+	}
+	return NULL;
+}
+
+static void
+race_over(int span)
+{
+	struct racer r[THREADS];
+	pthread_t th[THREADS];
+	int base = count_fds(), i;
+
+	for (i = 0; i < THREADS; i++) {
+		r[i].seed = (unsigned)(i * 7919 + span);
+		r[i].span = span;
+		r[i].bad = 0;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(r[i].bad, 0);
+	}
+	ck_assert_uint_le(srcpool_open_count(), 8);
+	ck_assert_int_le(count_fds(), base);
+}
+
+START_TEST(test_race_hits)
+{
+	/* 6 files, 8 may be open: the lock-free path only */
+	race_over(6);
+}
+END_TEST
+
+START_TEST(test_race_evictions)
+{
+	/* 40 files through 8 slots: closes and reopens all the time, each
+	 * racing the other threads' pins of the same file */
+	race_over(40);
+}
+END_TEST
+
+START_TEST(test_race_pinned_survive)
+{
+	int fds[4], i;
+	char buf[8];
+
+	for (i = 0; i < 4; i++)
+		fds[i] = srcpool_get(ents[i]);
+	race_over(N);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(pread(fds[i], buf, 7, 0), 7);
+		ck_assert_int_eq(buf[6] - '0', i);
+		srcpool_put(ents[i]);
+	}
+}
+END_TEST
+
 Suite *
 srcpool_suite(void)
 {
@@ -212,6 +300,9 @@ srcpool_suite(void)
 	tcase_add_test(tc, test_pinned_stay_open);
 	tcase_add_test(tc, test_lru);
 	tcase_add_test(tc, test_relative_path);
+	tcase_add_test(tc, test_race_hits);
+	tcase_add_test(tc, test_race_evictions);
+	tcase_add_test(tc, test_race_pinned_survive);
 	suite_add_tcase(s, tc);
 	return s;
 }
