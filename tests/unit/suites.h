@@ -26,5 +26,6 @@ Suite *text_suite(void);	/* test_text.c */
 Suite *pickle_suite(void);	/* test_pickle.c */
 Suite *quant_suite(void);	/* test_quant.c */
 Suite *gather_suite(void);	/* test_gather.c */
+Suite *torch_suite(void);	/* test_torch.c */
 
 #endif
