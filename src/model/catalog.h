@@ -25,8 +25,15 @@
  *   Every model directory's __summary__.json names its file ("source").
  * - A hub cache root (a directory holding models--* repos) is a tree
  *   ORG/NAME/ with the snapshot each repo's refs/main names (or its only
- *   snapshot); repos without safetensors, datasets--*, spaces--* and
- *   .locks/ are left out.  A repo directory is its refs/main snapshot.
+ *   snapshot); repos without models (safetensors, GGUF, PyTorch
+ *   weights), datasets--*, spaces--* and .locks/ are left out.  A repo
+ *   directory is its refs/main snapshot.
+ * - GGUF files are models as .safetensors files are (named without
+ *   ".gguf"); of a split set only the first part is, named without
+ *   "-00001-of-0000N.gguf" (model/gguf_split.h).
+ * - An Ollama store (manifests/ and blobs/, model/ollama_store.h) is a
+ *   tree MODEL:TAG/ (NAMESPACE/MODEL:TAG/, REGISTRY/NAMESPACE/MODEL:TAG/)
+ *   of the blobs its manifests name as models.
  */
 #ifndef STFS_CATALOG_H
 #define STFS_CATALOG_H

@@ -5,7 +5,8 @@
  *
  * Every *.safetensors.index.json is a model; its weight_map names shards
  * (relative to its folder) that are not models of their own; every other
- * *.safetensors file is one.  An index that cannot be read here still
+ * *.safetensors file is one, and so is every *.gguf file (of a split set
+ * its first part, which opens the others).  An index that cannot be read here still
  * counts as a model: opening it says what is wrong.  The listing is sorted
  * once (O(n log n)), the shard names kept in a keyed nametab, and the
  * folders built in one pass over the sorted paths.
@@ -20,6 +21,7 @@
 #include "base/text.h"
 #include "model/catalog_int.h"
 #include "model/display.h"
+#include "model/gguf_split.h"
 #include "model/model.h"
 #include "model/shards.h"
 #include "source/source.h"
@@ -147,7 +149,7 @@ open_listed(void *arg, const char *path, struct model **m, char **label,
 	if (text_ends_with(x->rel, INDEX_SUFFIX))
 		rc = shards_open_index(lo->op, NULL, x->url, m, e);
 	else
-		rc = model_open_file(lo->op, x->url, m, e);
+		rc = model_open_url(lo->op, x->url, m, e);
 	if (rc)
 		return err_at(e, x->url);
 	/* a URL without user info and query (issue 14.5) */
@@ -185,6 +187,9 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 		if (!text_ends_with(v[i].rel, INDEX_SUFFIX) &&
 		    cscan_shard_has(&s, v[i].rel))
 			continue;
+		if (text_ends_with(v[i].rel, ".gguf") &&
+		    !gguf_split_model(v[i].rel))
+			continue;	/* a split set's other parts */
 		if (o && o->max_models && found >= o->max_models) {
 			err_set(e, ERR_USAGE, "more than %zu models",
 				o->max_models);

@@ -19,6 +19,7 @@
 #include "model/catalog_int.h"
 #include "model/gguf_split.h"
 #include "model/hub_cache.h"
+#include "model/ollama_store.h"
 
 #define SUFFIX ".safetensors"
 #define INDEX_SUFFIX ".safetensors.index.json"
@@ -449,6 +450,77 @@ scan_hub_root(struct cscan *s, const char *path, struct cnode **out)
 	return rc;
 }
 
+/* The kid of n a '/'-separated model name's directories lead to, made
+ * up on the way; NULL without memory.  *last: the name's last part. */
+static struct cnode *
+ollama_parent(struct cnode *n, char *name, char **last)
+{
+	char *slash;
+
+	while ((slash = strchr(name, '/'))) {
+		struct cnode *kid;
+
+		*slash = '\0';
+		kid = cnode_kid(n, name);
+		if (!kid) {
+			kid = cnode_new(NULL);
+			if (!kid || cnode_add_kid(n, name, kid)) {
+				cnode_free(kid);
+				return NULL;
+			}
+		}
+		n = kid;
+		name = slash + 1;
+	}
+	*last = name;
+	return n;
+}
+
+/* An Ollama store (ollama_store.h): a made-up node with a MODEL:TAG kid
+ * (NAMESPACE/MODEL:TAG, ...) per model, each its blob in blobs/. */
+static int
+scan_ollama_root(struct cscan *s, const char *path, struct cnode **out)
+{
+	struct ollama_model *v;
+	struct cnode *root;
+	char *blobs;
+	size_t n, i;
+	int rc = 0;
+
+	if (ollama_models(path, &v, &n, s->e))
+		return -1;
+	root = cnode_new(NULL);
+	blobs = cnode_join(path, "blobs");
+	for (i = 0; rc == 0 && i < n; i++) {
+		struct cnode *parent, *kid = NULL;
+		char *last;
+
+		if (s->max && s->found >= s->max) {
+			err_set(s->e, ERR_USAGE, "more than %zu models",
+				s->max);
+			rc = err_at(s->e, path);
+			break;
+		}
+		parent = root && blobs ?
+			 ollama_parent(root, v[i].name, &last) : NULL;
+		if (parent)
+			kid = cnode_new(blobs);
+		if (!kid || cnode_add_model(kid, v[i].blob) ||
+		    cnode_add_kid(parent, last, kid)) {
+			cnode_free(kid);
+			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
+		}
+		s->found++;
+	}
+	free(blobs);
+	ollama_models_free(v, n);
+	if (rc == 0 && root && root->nkids)
+		*out = root;
+	else
+		cnode_free(root);
+	return rc;
+}
+
 int
 cscan_dir(struct cscan *s, const char *path, struct cnode **out)
 {
@@ -474,6 +546,8 @@ cscan_dir(struct cscan *s, const char *path, struct cnode **out)
 	}
 	if (hubcache_is_root(path))
 		return scan_hub_root(s, path, out);
+	if (ollama_is_root(path))
+		return scan_ollama_root(s, path, out);
 	if (list_dir(s, path, &l))
 		return -1;
 	n = cnode_new(path);

@@ -49,6 +49,20 @@ per_dtype(const uint64_t *v, const uint64_t *present)
 	return o;
 }
 
+/* A JSON value (GGUF's, table.h) parsed; one of more than
+ * SUMMARY_JSON_MAX bytes (a tokenizer's 150k-entry arrays) is named, not
+ * copied: __metadata__.json has it. */
+#define SUMMARY_JSON_MAX 4096
+
+static json_t *
+meta_json(const struct meta_pair *p)
+{
+	if (p->val_len > SUMMARY_JSON_MAX)
+		return json_sprintf("(%u bytes of JSON: see __metadata__.json)",
+				    p->val_len);
+	return json_loadb(p->val, p->val_len, JSON_DECODE_ANY, NULL);
+}
+
 static json_t *
 header_metadata(const struct header *h)
 {
@@ -57,10 +71,7 @@ header_metadata(const struct header *h)
 
 	for (i = 0; o && i < h->nmeta; i++)
 		json_object_setn_new(o, h->meta[i].key, h->meta[i].key_len,
-				     h->meta[i].json ?
-				     json_loadb(h->meta[i].val,
-						h->meta[i].val_len,
-						JSON_DECODE_ANY, NULL) :
+				     h->meta[i].json ? meta_json(&h->meta[i]) :
 				     json_stringn(h->meta[i].val,
 						  h->meta[i].val_len));
 	return o;

@@ -5,13 +5,98 @@ v3; each tensor file equals the file's bytes, each sidecar its info, and
 __metadata__.json every key with its typed value.  Hostile files are
 refused in one line naming the file and the field."""
 
+import fcntl
 import json
 import os
+import shutil
+import subprocess
 
 import numpy as np
 
 import harness
 import gguf_gen
+import hubsim
+
+
+NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
+
+
+def node_reader(t):
+	"""@huggingface/gguf, installed once (npm ci, under a lock) into
+	tests/integration/node/node_modules from the committed lock file."""
+	mod = os.path.join(NODE_DIR, "node_modules", "@huggingface", "gguf")
+	with open(os.path.join(NODE_DIR, "package.json")) as lock:
+		fcntl.flock(lock, fcntl.LOCK_EX)
+		if not os.path.isdir(mod):
+			if shutil.which("npm") is None:
+				t.fatal("npm is missing: install nodejs and npm "
+					"(scripts/lib.sh)")
+			r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"],
+					   cwd=NODE_DIR, stdout=subprocess.PIPE,
+					   stderr=subprocess.STDOUT, timeout=300)
+			if r.returncode:
+				t.fatal("npm ci in %s failed:\n%s"
+					% (NODE_DIR, r.stdout.decode()[-2000:]))
+
+
+def node_parse(t, paths):
+	"""{path: what @huggingface/gguf reads in it}."""
+	r = subprocess.run(["node", os.path.join(NODE_DIR, "gguf_check.mjs")] +
+			   list(paths), cwd=NODE_DIR, stdout=subprocess.PIPE,
+			   stderr=subprocess.PIPE, timeout=120)
+	if r.returncode:
+		t.fatal("gguf_check.mjs failed: %s" % r.stderr.decode()[-2000:])
+	out = {}
+	for line in r.stdout.decode().splitlines():
+		j = json.loads(line)
+		out[j["file"]] = j
+	return out
+
+
+def norm(v):
+	"""Integers as JS BigInts print them (strings) and as we do (numbers,
+	past 2^63 - 1 strings) compare equal."""
+	if isinstance(v, dict):
+		return {k: norm(x) for k, x in v.items()}
+	if isinstance(v, list):
+		return [norm(x) for x in v]
+	if isinstance(v, bool):
+		return v
+	if isinstance(v, int):
+		return str(v)
+	if isinstance(v, str) and v.lstrip("-").isdigit():
+		return v
+	return v
+
+
+def check_independent(t, parsed, mnt, label):
+	"""The mount's sidecars and __metadata__.json agree with
+	@huggingface/gguf's parse of every file of the model (parsed: its
+	files' parses; a split set's metadata is its first part's)."""
+	with open(os.path.join(mnt, "__metadata__.json"), "rb") as f:
+		ours = json.loads(f.read().decode("utf-8"))
+	first = parsed[sorted(parsed)[0]]["metadata"]
+	theirs = {k: v for k, v in first.items()
+		  if k not in ("version", "tensor_count", "kv_count")}
+	t.eq(norm(ours), norm(theirs), "%s: __metadata__.json vs "
+	     "@huggingface/gguf" % label)
+	n = 0
+	for path, j in sorted(parsed.items()):
+		for ti in j["tensorInfos"]:
+			fn = harness.encode_name(ti["name"]) + ".json"
+			with open(os.path.join(mnt, fn)) as f:
+				sc = json.load(f)
+			t.eq((sc["gguf"]["ne"], sc["gguf"]["type_id"],
+			      sc["offset"], sc["source"]),
+			     ([int(x) for x in ti["shape"]], ti["dtype"],
+			      int(j["tensorDataOffset"]) + int(ti["offset"]),
+			      os.path.basename(path)),
+			     "%s: %s sidecar vs @huggingface/gguf" % (label,
+								      ti["name"]))
+			n += 1
+	t.eq(n, len([f for f in os.listdir(mnt) if f.endswith(".json")
+		     and not f.startswith("__")]),
+	     "%s: @huggingface/gguf sees every tensor" % label)
 
 
 def expected_meta(meta):
@@ -28,8 +113,9 @@ def expected_meta(meta):
 	return {k: conv(vt, v) for k, vt, v in meta}
 
 
-def check_mount(t, path, tensors, offsets, meta, align, label):
+def check_mount(t, path, tensors, offsets, meta, align, label, parsed):
 	with harness.Mount(t, path) as m:
+		check_independent(t, {path: parsed[path]}, m.path, label)
 		names = set(os.listdir(m.path))
 		for name, tname, shape, raw in tensors:
 			fn = harness.encode_name(name)
@@ -75,8 +161,10 @@ def check_split(t, d, tensors, meta):
 			i = data.find(raw) if raw else -1
 			if raw and i >= 0 and name not in offs:
 				offs[name] = (k, i)
+	parsed = node_parse(t, paths)
 	for src in (paths[0], paths[2], sd):
 		with harness.Mount(t, src) as m:
+			check_independent(t, parsed, m.path, "split %s" % src)
 			for name, tname, shape, raw in tensors:
 				fn = harness.encode_name(name)
 				with open(os.path.join(m.path, fn), "rb") as f:
@@ -108,6 +196,113 @@ def check_split(t, d, tensors, meta):
 		"split: a tensor in two parts is refused: %r" % err)
 
 
+def check_stores(t, d, tensors):
+	"""A hub cache with a GGUF-only repo and an Ollama store mount as trees
+	of models: ORG/NAME/ and MODEL:TAG/."""
+	rng = np.random.default_rng(5)
+	few = tensors[:4]
+	hub = os.path.join(d, "hub")
+	repo = os.path.join(hub, "models--org--tiny-GGUF")
+	commit = "0123456789abcdef0123456789abcdef01234567"
+	snap = os.path.join(repo, "snapshots", commit)
+	os.makedirs(snap)
+	os.makedirs(os.path.join(repo, "blobs"))
+	os.makedirs(os.path.join(repo, "refs"))
+	with open(os.path.join(repo, "refs", "main"), "w") as f:
+		f.write(commit)
+	blob = os.path.join(repo, "blobs", "a" * 64)
+	gguf_gen.write(blob, few, metadata=[("general.architecture", "str",
+					     "qwen2")], rng=rng)
+	os.symlink(os.path.join("..", "..", "blobs", "a" * 64),
+		   os.path.join(snap, "tiny-Q4_K_M.gguf"))
+
+	om = os.path.join(d, "ollama")
+	os.makedirs(os.path.join(om, "blobs"))
+	models = {"llama3:8b": ("registry.ollama.ai", "library", "llama3", "8b"),
+		  "me/tiny:latest": ("registry.ollama.ai", "me", "tiny",
+				     "latest"),
+		  "hf.co/org/x:Q4_K_M": ("hf.co", "org", "x", "Q4_K_M")}
+	for i, (name, parts) in enumerate(sorted(models.items())):
+		hexd = ("%x" % (i + 10)) * 64
+		gguf_gen.write(os.path.join(om, "blobs", "sha256-" + hexd[:64]),
+			       few, metadata=[("general.name", "str", name)],
+			       rng=rng)
+		md = os.path.join(om, "manifests", *parts[:3])
+		os.makedirs(md, exist_ok=True)
+		man = {"schemaVersion": 2, "config": {"digest": "sha256:" + "0" * 64},
+		       "layers": [{"mediaType": "application/vnd.ollama.image."
+				   "template", "digest": "sha256:" + "1" * 64},
+				  {"mediaType": "application/vnd.ollama.image."
+				   "model", "digest": "sha256:" + hexd[:64]}]}
+		with open(os.path.join(md, parts[3]), "w") as f:
+			json.dump(man, f)
+	with open(os.path.join(om, "manifests", "registry.ollama.ai",
+			       "library", "llama3", "nomodel"), "w") as f:
+		json.dump({"layers": []}, f)
+
+	def tree_ok(src, dirs, label):
+		with harness.Mount(t, src) as m:
+			for sub in dirs:
+				for name, _, _, raw in few:
+					p = os.path.join(m.path, sub,
+							 harness.encode_name(name))
+					with open(p, "rb") as f:
+						t.eq(f.read(), raw, "%s: %s/%s"
+						     % (label, sub, name))
+			with open(os.path.join(m.path, dirs[0],
+					       "__summary__.json")) as f:
+				t.eq(json.load(f)["format"], "gguf",
+				     "%s: summary format" % label)
+	tree_ok(hub, ["org/tiny-GGUF"], "hub cache")
+	tree_ok(om, ["llama3:8b", "me/tiny:latest", "hf.co/org/x:Q4_K_M"],
+		"ollama")
+	with harness.Mount(t, om) as m:
+		t.eq(sorted(f for f in os.listdir(m.path) if f[:2] != "__"),
+		     ["hf.co", "llama3:8b", "me"],
+		     "ollama: the store's top level")
+
+
+def check_hub(t, d, tensors):
+	"""A GGUF repo of the Hub look-alike (hf://): one directory per
+	quantization file, a split set as one model, a README ignored."""
+	rng = np.random.default_rng(9)
+	few = tensors[:3]
+	files = {}
+	for q in ("Q4_K_M", "Q8_0"):
+		p = os.path.join(d, "hub-%s.gguf" % q)
+		gguf_gen.write(p, few, metadata=[("general.name", "str", q)],
+			       rng=rng)
+		with open(p, "rb") as f:
+			files["tiny-%s.gguf" % q] = f.read()
+	for p in gguf_gen.write_split(os.path.join(d, "big"), few, 2, rng=rng):
+		with open(p, "rb") as f:
+			files["split/" + os.path.basename(p)] = f.read()
+	files["README.md"] = b"# tiny"
+	sim = hubsim.HubSim(tokens=("hf_gguf",), ttl=60.0, small=4096)
+	sim.start()
+	try:
+		sim.add_repo("org/tiny-GGUF").commit(files)
+		home = os.path.join(d, "hfhome")
+		os.makedirs(home, exist_ok=True)
+		env = {k: v for k, v in os.environ.items()
+		       if not k.startswith(("HF_", "HUGGING", "STFS_HTTP_"))}
+		env.update(HF_HOME=home, HF_ENDPOINT=sim.endpoint,
+			   HF_TOKEN="hf_gguf")
+		with harness.Mount(t, "hf://org/tiny-GGUF", env=env) as m:
+			t.eq(sorted(f for f in os.listdir(m.path) if f[:2] != "__"),
+			     ["split", "tiny-Q4_K_M", "tiny-Q8_0"],
+			     "hf://: one directory per GGUF model")
+			for sub in ("tiny-Q4_K_M", "tiny-Q8_0", "split"):
+				for name, _, _, raw in few:
+					p = os.path.join(m.path, sub,
+							 harness.encode_name(name))
+					with open(p, "rb") as f:
+						t.eq(f.read(), raw, "hf://: %s/%s"
+						     % (sub, name))
+	finally:
+		sim.stop()
+
+
 def every_type(rng):
 	out = []
 	for tname, (_, block, _) in gguf_gen.TYPES.items():
@@ -124,16 +319,24 @@ def run(t):
 	rng = np.random.default_rng(23)
 	tensors = every_type(rng)
 	meta = gguf_gen.every_value_type()
-	for version, align in ((3, 32), (2, 8), (3, 24), (3, 4096)):
+	node_reader(t)
+	files = []
+	for version, align in ((3, 32), (2, 8), (3, 64), (3, 4096)):
 		p = os.path.join(d, "every-v%d-a%d.gguf" % (version, align))
 		offs = gguf_gen.write(p, tensors, alignment=align,
 				      metadata=meta, version=version)
+		files.append((p, offs, version, align))
+	parsed = node_parse(t, [f[0] for f in files])
+	for p, offs, version, align in files:
 		m = list(meta)
 		if align != 32:
 			m.append(("general.alignment", "u32", align))
-		check_mount(t, p, tensors, offs, m, align, os.path.basename(p))
+		check_mount(t, p, tensors, offs, m, align, os.path.basename(p),
+			    parsed)
 
 	check_split(t, d, tensors, meta)
+	check_stores(t, d, tensors)
+	check_hub(t, d, tensors)
 
 	ok = os.path.join(d, "ok.gguf")
 	gguf_gen.write(ok, [("a", "Q8_0", [2, 32], None),

@@ -369,8 +369,9 @@ alignment(struct gguf_in *in, uint32_t t, const struct kv *kv)
 		return fail(in, "is a %s, GGUF wants a u32",
 			    t < V__COUNT ? value_names[t] : "?");
 	a = strtoull(in->text.data + kv->val.off, NULL, 10);
-	if (a == 0 || a % 8)
-		return fail(in, "%llu is not a positive multiple of 8", a);
+	/* the spec wants a multiple of 8, ggml (gguf.cpp) a power of two */
+	if (a < 8 || (a & (a - 1)))
+		return fail(in, "%llu is not a power of two multiple of 8", a);
 	in->alignment = (uint32_t)a;
 	return 0;
 }

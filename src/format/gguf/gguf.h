@@ -19,7 +19,8 @@
  * versions other than 2 and 3, counts that cannot fit in the file,
  * strings running past the file's end or not UTF-8, unknown value types,
  * arrays nested deeper than GGUF_MAX_DEPTH, duplicate keys and tensor
- * names, general.alignment not a u32 multiple of 8, more than 4 dims,
+ * names, general.alignment not a u32 power of two multiple of
+ * 8 (the spec wants a multiple of 8, ggml a power of two), more than 4 dims,
  * element counts past 2^63, unknown ggml types (by number), rows not a
  * whole number of blocks, offsets not aligned, data past the file's end,
  * overlapping tensors.  Time and memory are linear in the file's header:

@@ -10,7 +10,8 @@
  *
  * Which files are models and where each goes is the model layer's
  * (model/hub_tree.c, the one tree builder of catalog.h): the listing here
- * holds every *.safetensors and *.safetensors.index.json under SUBDIR,
+ * holds every *.safetensors, *.safetensors.index.json and *.gguf under
+ * SUBDIR,
  * its files handed out by resolve URL (a keyed nametab, one lookup each).
  */
 #include "source/hub/hub.h"
@@ -316,10 +317,12 @@ wanted(const char *name)
 	size_t n = strlen(name);
 
 	return (n > 12 && text_ends_with(name, ".safetensors")) ||
-	       (n > 23 && text_ends_with(name, ".safetensors.index.json"));
+	       (n > 23 && text_ends_with(name, ".safetensors.index.json")) ||
+	       (n > 5 && text_ends_with(name, ".gguf"));
 }
 
-/* The safetensors and index files of a cached snapshot, recursively. */
+/* The safetensors, index and GGUF files of a cached snapshot,
+ * recursively. */
 static int
 walk(const char *root, const char *rel, int depth, struct names *out)
 {
@@ -586,7 +589,8 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 		goto out;
 	}
 	if (n == 0) {
-		err_set(e, ERR_IO, "no .safetensors files in %s%s%s at %s%s",
+		err_set(e, ERR_IO, "no .safetensors or .gguf files in %s%s%s "
+			"at %s%s",
 			r.repo, *r.sub ? "/" : "", r.sub, r.rev, offline ?
 			" (in the local hub cache)" : "");
 		err_at(e, uri);

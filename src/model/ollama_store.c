@@ -1,0 +1,239 @@
+/* ollama_store.c - Ollama's manifests and blobs (ollama_store.h). */
+#include "model/ollama_store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/error.h"
+
+#define DEFAULT_REGISTRY "registry.ollama.ai"
+#define DEFAULT_NAMESPACE "library"
+
+static int
+is_dir(const char *root, const char *sub)
+{
+	struct stat st;
+	char *p;
+	int ok;
+
+	if (asprintf(&p, "%s/%s", root, sub) < 0)
+		return 0;
+	ok = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	free(p);
+	return ok;
+}
+
+int
+ollama_is_root(const char *path)
+{
+	return is_dir(path, "manifests") && is_dir(path, "blobs");
+}
+
+/* The sorted names in dir (no '.' names), or NULL with *n 0. */
+static char **
+list(const char *dir, size_t *n)
+{
+	char **v = NULL, **nv;
+	size_t cap = 0;
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+
+	*n = 0;
+	if (!dp)
+		return NULL;
+	while ((d = readdir(dp)) && *n < OLLAMA_MODELS_MAX) {
+		if (d->d_name[0] == '.')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (!(v[*n] = strdup(d->d_name)))
+			break;
+		(*n)++;
+	}
+	closedir(dp);
+	return v;
+}
+
+static void
+list_free(char **v, size_t n)
+{
+	while (n)
+		free(v[--n]);
+	free(v);
+}
+
+/* The model layer's blob ("sha256-HEX") of the manifest at path; NULL
+ * when the manifest has none (or is no manifest), with *e set when its
+ * digest is malformed or memory ran out. */
+static char *
+model_blob(const char *path, struct err *e)
+{
+	json_t *root = json_load_file(path, 0, NULL);
+	json_t *layers = json_object_get(root, "layers"), *l;
+	char *blob = NULL;
+	size_t i;
+
+	json_array_foreach(layers, i, l) {
+		const char *mt = json_string_value(json_object_get(l,
+							"mediaType"));
+		const char *dg = json_string_value(json_object_get(l,
+							"digest"));
+		size_t k;
+
+		if (!mt || strcmp(mt, OLLAMA_MODEL_MEDIA_TYPE) != 0)
+			continue;
+		if (!dg || strncmp(dg, "sha256:", 7) != 0 ||
+		    strlen(dg) != 7 + 64) {
+			err_set(e, ERR_USAGE, "model layer digest is not "
+				"sha256:<64 hex digits>");
+			break;
+		}
+		for (k = 7; k < 7 + 64; k++)
+			if (!dg[k] || !strchr("0123456789abcdef", dg[k]))
+				break;
+		if (k != 7 + 64) {
+			err_set(e, ERR_USAGE, "model layer digest is not "
+				"sha256:<64 hex digits>");
+			break;
+		}
+		if (asprintf(&blob, "sha256-%s", dg + 7) < 0) {
+			blob = NULL;
+			err_set(e, ERR_NO_MEMORY, "out of memory");
+		}
+		break;
+	}
+	json_decref(root);
+	return blob;
+}
+
+static char *
+model_name(const char *reg, const char *ns, const char *model,
+	   const char *tag)
+{
+	char *s;
+	int rc;
+
+	if (strcmp(reg, DEFAULT_REGISTRY) != 0)
+		rc = asprintf(&s, "%s/%s/%s:%s", reg, ns, model, tag);
+	else if (strcmp(ns, DEFAULT_NAMESPACE) != 0)
+		rc = asprintf(&s, "%s/%s:%s", ns, model, tag);
+	else
+		rc = asprintf(&s, "%s:%s", model, tag);
+	return rc < 0 ? NULL : s;
+}
+
+struct walk {
+	struct ollama_model *v;
+	size_t n, cap;
+	struct err *e;
+};
+
+/* One manifest file: add its model, if it has one. */
+static int
+add_manifest(struct walk *w, const char *path, const char *const part[4])
+{
+	struct stat st;
+	char *blob, *name;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > OLLAMA_MANIFEST_MAX)
+		return 0;
+	blob = model_blob(path, w->e);
+	if (!blob)
+		return w->e->code ? err_at(w->e, path) : 0;
+	name = model_name(part[0], part[1], part[2], part[3]);
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 8;
+		struct ollama_model *nv = realloc(w->v, cap * sizeof(*nv));
+
+		if (nv) {
+			w->v = nv;
+			w->cap = cap;
+		}
+	}
+	if (!name || w->n == w->cap || w->n >= OLLAMA_MODELS_MAX) {
+		free(blob);
+		free(name);
+		return err_set(w->e, ERR_NO_MEMORY, "out of memory");
+	}
+	w->v[w->n].name = name;
+	w->v[w->n].blob = blob;
+	w->n++;
+	return 0;
+}
+
+/* manifests/REGISTRY/NAMESPACE/MODEL/TAG: depth 0..3 below dir. */
+static int
+walk(struct walk *w, const char *dir, const char *part[4], int depth)
+{
+	size_t n, i;
+	char **v = list(dir, &n);
+	int rc = 0;
+
+	for (i = 0; rc == 0 && i < n; i++) {
+		char *p;
+
+		if (asprintf(&p, "%s/%s", dir, v[i]) < 0) {
+			rc = err_set(w->e, ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		part[depth] = v[i];
+		rc = depth == 3 ? add_manifest(w, p, part) :
+		     walk(w, p, part, depth + 1);
+		free(p);
+	}
+	list_free(v, n);
+	return rc;
+}
+
+static int
+cmp_model(const void *a, const void *b)
+{
+	return strcmp(((const struct ollama_model *)a)->name,
+		      ((const struct ollama_model *)b)->name);
+}
+
+int
+ollama_models(const char *root, struct ollama_model **out, size_t *n,
+	      struct err *e)
+{
+	struct walk w = { NULL, 0, 0, e };
+	const char *part[4];
+	char *dir;
+
+	if (asprintf(&dir, "%s/manifests", root) < 0)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	if (walk(&w, dir, part, 0)) {
+		free(dir);
+		ollama_models_free(w.v, w.n);
+		return -1;
+	}
+	free(dir);
+	if (w.n)
+		qsort(w.v, w.n, sizeof(*w.v), cmp_model);
+	*out = w.v;
+	*n = w.n;
+	return 0;
+}
+
+void
+ollama_models_free(struct ollama_model *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].blob);
+	}
+	free(v);
+}

@@ -1,0 +1,41 @@
+/* ollama_store.h - Ollama's model store on disk (ollama_store.c): what
+ * catalog_scan.c needs to mount it.  Knows the layout only: no model is
+ * opened here.
+ *
+ *   MODELS/manifests/REGISTRY/NAMESPACE/MODEL/TAG   a JSON manifest whose
+ *       layers name blobs by digest; the model's weights are the layer of
+ *       mediaType application/vnd.ollama.image.model (a GGUF file)
+ *   MODELS/blobs/sha256-HEX                         the blobs
+ *
+ * MODELS is $OLLAMA_MODELS, by default ~/.ollama/models.  A model is named
+ * as `ollama list` names it: MODEL:TAG for registry.ollama.ai/library,
+ * NAMESPACE/MODEL:TAG for other namespaces there, REGISTRY/NAMESPACE/
+ * MODEL:TAG for other registries.
+ */
+#ifndef STFS_OLLAMA_STORE_H
+#define STFS_OLLAMA_STORE_H
+
+#include <stddef.h>
+
+struct err;
+
+#define OLLAMA_MODEL_MEDIA_TYPE "application/vnd.ollama.image.model"
+#define OLLAMA_MANIFEST_MAX (1u << 20)	/* bytes; real ones are < 2 KiB */
+#define OLLAMA_MODELS_MAX 100000
+
+/* 1 when path holds manifests/ and blobs/ directories. */
+int ollama_is_root(const char *path);
+
+struct ollama_model {
+	char *name;		/* "llama3:8b", "NS/MODEL:TAG", ... */
+	char *blob;		/* "sha256-HEX", in the root's blobs/ */
+};
+
+/* The models of the store at root, sorted by name; manifests without a
+ * model layer (or not JSON) are left out, a model layer whose digest is
+ * not sha256:<64 hex digits> is an error.  0 or -1 with *e. */
+int ollama_models(const char *root, struct ollama_model **out, size_t *n,
+		  struct err *e);
+void ollama_models_free(struct ollama_model *v, size_t n);
+
+#endif
