@@ -344,6 +344,14 @@ def run(t):
 		       metadata=[("k", "str", "v")])
 	with open(ok, "rb") as f:
 		good = f.read()
+	# an empty first string (fuzz_gguf's first finding): a valid file
+	p = os.path.join(d, "empty-key.gguf")
+	gguf_gen.write(p, [("e", "I8", [0], b"")],
+		       metadata=[("", "str", ""), ("k", "array", ("str", [""]))])
+	with harness.Mount(t, p) as m:
+		with open(os.path.join(m.path, "__metadata__.json")) as f:
+			t.eq(json.load(f), {"": "", "k": [""]},
+			     "empty key and strings")
 	for name, data, words in gguf_gen.hostile_files(good):
 		p = os.path.join(d, "bad-%s.gguf" % name)
 		with open(p, "wb") as f:

@@ -203,6 +203,8 @@ get_string(struct gguf_in *in, struct span *s, const char *what)
 	if (len > GGUF_META_TEXT_MAX - in->text.len)
 		return fail(in, "more than %llu bytes of text in the header",
 			    GGUF_META_TEXT_MAX);
+	if (buf_reserve(&in->text, 1))	/* data is never NULL below */
+		return no_memory(in);
 	s->off = in->text.len;
 	s->len = (size_t)len;
 	if (get(in, NULL, len, what))
