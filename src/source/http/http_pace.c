@@ -95,33 +95,50 @@ step_up(struct http_pace *p, uint64_t bps)
 /* The end of a sample in which work waited for a connection, whose
  * requests ran at rate bytes/s each once their first byte came.  While
  * each connection still gets what one got at the start, the link is not
- * what limits: more connections, more throughput.  When they get less,
- * they share the link: one step back, and hold. */
+ * what limits: more connections, more throughput.  When a step makes them
+ * get less, they share a full link: back to the level before, and hold.
+ * A hold never lowers the level on its own (a loaded machine makes rates
+ * noisy; a level found once stays); it probes a quarter more now and
+ * then, kept when the connections lose no rate by it. */
 static void
 decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 {
-	int shared = p->best_rate &&
-		     rate * 100 < p->best_rate * (100 - PACE_SHARE_PCT);
+	uint64_t ref = p->holding ? p->hold_rate : p->best_rate;
+	int shared = ref && rate * 100 < ref * (100 - (p->holding ?
+						     PACE_PROBE_PCT :
+						     PACE_SHARE_PCT));
 
 	p->last_bps = bps;
-	if (rate > p->best_rate && !shared)
-		p->best_rate = rate;
-	if (shared) {
-		if (p->prev_limit && p->prev_limit < p->limit)
-			p->limit = p->prev_limit;
-		else if (p->limit > PACE_MIN)
-			p->limit -= (p->limit + 3) / 4;
-		p->prev_limit = 0;
-		p->holding = 1;
+	if (!p->holding || p->probing) {
+		if (shared) {
+			/* a doubling goes halfway back (too few connections
+			 * cost more than a few too many), a probe all the
+			 * way */
+			if (p->prev_limit && p->prev_limit < p->limit)
+				p->limit = p->probing ? p->prev_limit :
+					   (p->prev_limit + p->limit) / 2;
+			p->holding = 1;
+			p->probing = 0;
+			p->hold_rate = 0;	/* measured at the next sample */
+			p->probe_at = now + PACE_PROBE_MS;
+			return;
+		}
+		if (!p->holding) {
+			if (rate > p->best_rate)
+				p->best_rate = rate;
+			step_up(p, bps);
+			return;
+		}
+		p->probing = 0;		/* the probe's level stays */
 		p->probe_at = now + PACE_PROBE_MS;
-		/* what one connection gets may have changed for good */
-		p->best_rate = (p->best_rate + rate) / 2;
-		return;
 	}
-	if (p->holding && now < p->probe_at)
-		return;
-	step_up(p, bps);
-	p->probe_at = now + PACE_PROBE_MS;
+	p->hold_rate = rate;
+	if (now >= p->probe_at && p->limit < p->cap) {
+		unsigned was = p->limit;
+
+		step_up(p, bps);
+		p->probing = p->limit > was;
+	}
 }
 
 void

@@ -8,8 +8,10 @@
  * delivers what one delivered alone (the connections are capped each, not
  * the link: more of them carry more).  When a sample shows them getting
  * PACE_SHARE_PCT percent less, they share a link that is full: one step
- * back, hold, and probe a quarter more now and then in case the link
- * changed (as TCP Vegas reads delay rather than loss).  Only samples
+ * back, hold, and probe a quarter more every PACE_PROBE_MS, kept when
+ * the connections lose no rate by it (as TCP Vegas reads delay rather
+ * than loss).  A hold never lowers the level by itself: on a loaded
+ * machine rates are noisy, and a ratchet down would never come back.  Only samples
  * during which work waited for a connection count: an idle reader says
  * nothing about the link.  A cap on connections (-o http_connections)
  * bounds the level; a cap on throughput (-o max_throughput) is a token
@@ -33,9 +35,10 @@
 
 #define PACE_START	8	/* requests in flight at first */
 #define PACE_MAX	64	/* never more (the worker threads) */
-#define PACE_MIN	2	/* never fewer */
-#define PACE_SHARE_PCT	15	/* a connection getting this much less
-				   than alone shares the link */
+#define PACE_SHARE_PCT	30	/* a connection getting this much less
+				   after a doubling shares the link */
+#define PACE_PROBE_PCT	10	/* ... or this much less after a probe
+				   (+25 %: a full link gives 20 % less) */
 #define PACE_SAMPLE_MS	300	/* shortest sample */
 #define PACE_PROBE_MS	5000	/* at a hold, try one step up this often */
 #define PACE_LAT_FACTOR	10	/* request time / first-byte time */
@@ -62,6 +65,8 @@ struct http_pace {
 	unsigned prev_limit;	/* the level before the last step up */
 	uint64_t last_bps;	/* the last sample's throughput */
 	int holding;		/* connections share the link: stay */
+	int probing;		/* a hold's step up, being judged */
+	uint64_t hold_rate;	/* bytes/s a connection gets at the hold */
 	uint64_t probe_at;	/* when a hold tries one step up */
 };
 
@@ -83,8 +88,9 @@ void http_pace_init(struct http_pace *p, unsigned cap, uint64_t max_bps,
 int http_pace_admit(struct http_pace *p, unsigned running, uint64_t bytes,
 		    uint64_t now, uint64_t *wait_ms);
 
-/* Work is queued while running requests are in flight (a request just
- * ended and found more waiting): the level may be what holds it back. */
+/* Work waits while running requests are in flight (a request ended and
+ * found more queued, or a reader waits for a block on the way): the
+ * level may be what holds it back. */
 void http_pace_waiting(struct http_pace *p, unsigned running);
 
 /* A demand read started a request of its own (not admitted: a reader

@@ -427,7 +427,7 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 		st->ra_end = st->next;
 	st->window *= 2;
 	if (st->ra_end >= ps->size || http_conf.ra_max == 0 ||
-	    st->ra_end - st->next >= st->window / 2) {
+	    st->ra_end - st->next >= st->window - st->window / 8) {
 		if (st->window > http_conf.ra_max)
 			st->window = http_conf.ra_max > HTTP_BLOCK_BYTES ?
 				     http_conf.ra_max : HTTP_BLOCK_BYTES;
@@ -638,6 +638,10 @@ wait_blocks(struct rd *r)
 		}
 		if (!loading)
 			break;
+		/* A reader waits for the network: when every connection
+		 * allowed is busy, more of them (and smaller parts of the
+		 * window) would have had it sooner. */
+		http_pace_waiting(&P.pace, P.running);
 		/* Someone else is fetching it with a deadline of its own;
 		 * ours bounds the wait whatever happens. */
 		if (http_cache_wait(r->deadline + 1000) == ETIMEDOUT)
