@@ -237,3 +237,67 @@ ollama_models_free(struct ollama_model *v, size_t n)
 	}
 	free(v);
 }
+
+static char *
+store_root(struct err *e)
+{
+	const char *env = getenv("OLLAMA_MODELS"), *home = getenv("HOME");
+	char *p;
+
+	if (env && *env) {
+		p = strdup(env);
+	} else if (home && *home) {
+		if (asprintf(&p, "%s/.ollama/models", home) < 0)
+			p = NULL;
+	} else {
+		err_set(e, ERR_USAGE, "neither OLLAMA_MODELS nor HOME is set: "
+			"name the store's directory");
+		return NULL;
+	}
+	if (!p)
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+	return p;
+}
+
+char *
+ollama_store_path(const char *source, struct err *e)
+{
+	const char *name = source + strlen(OLLAMA_SCHEME);
+	struct ollama_model *v;
+	char *root = store_root(e), *want = NULL, *path = NULL;
+	size_t n, i;
+
+	if (!root || !*name)
+		return root;
+	if (!ollama_is_root(root)) {
+		err_set(e, ERR_USAGE, "no Ollama store here (manifests/ and "
+			"blobs/); OLLAMA_MODELS names another");
+		err_at(e, root);
+		free(root);
+		return NULL;
+	}
+	if (ollama_models(root, &v, &n, e)) {
+		free(root);
+		return NULL;
+	}
+	if (asprintf(&want, strchr(name, ':') ? "%s" : "%s:latest", name) < 0)
+		want = NULL;
+	for (i = 0; want && i < n; i++)
+		if (strcmp(v[i].name, want) == 0)
+			break;
+	if (!want)
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+	else if (i == n)
+		err_set(e, ERR_USAGE, "no model %s in this Ollama store (ollama "
+			"list names them)", want);
+	else if (asprintf(&path, "%s/blobs/%s", root, v[i].blob) < 0) {
+		path = NULL;
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	if (!path && e->code != ERR_NO_MEMORY)
+		err_at(e, root);
+	ollama_models_free(v, n);
+	free(want);
+	free(root);
+	return path;
+}

@@ -1,6 +1,5 @@
 /* ollama_store.h - Ollama's model store on disk (ollama_store.c): what
- * catalog_scan.c needs to mount it.  Knows the layout only: no model is
- * opened here.
+ * catalog_scan.c needs to mount it, and the ollama: SOURCE.
  *
  *   MODELS/manifests/REGISTRY/NAMESPACE/MODEL/TAG   a JSON manifest whose
  *       layers name blobs by digest; the model's weights are the layer of
@@ -11,6 +10,10 @@
  * as `ollama list` names it: MODEL:TAG for registry.ollama.ai/library,
  * NAMESPACE/MODEL:TAG for other namespaces there, REGISTRY/NAMESPACE/
  * MODEL:TAG for other registries.
+ *
+ * The SOURCE ollama: names the store, ollama:NAME one of its models
+ * (provider.c's line, model/ollama_tree.h): both become the local path
+ * they stand for.
  */
 #ifndef STFS_OLLAMA_STORE_H
 #define STFS_OLLAMA_STORE_H
@@ -37,5 +40,12 @@ struct ollama_model {
 int ollama_models(const char *root, struct ollama_model **out, size_t *n,
 		  struct err *e);
 void ollama_models_free(struct ollama_model *v, size_t n);
+
+/* The SOURCE "ollama:" (the store) or "ollama:NAME" (one model, by its
+ * `ollama list` name; ":latest" when NAME has no tag) as a local path:
+ * the store's root ($OLLAMA_MODELS, else $HOME/.ollama/models) or the
+ * model's blob.  Malloc'd, or NULL with *e. */
+#define OLLAMA_SCHEME "ollama:"
+char *ollama_store_path(const char *source, struct err *e);
 
 #endif

@@ -8,6 +8,8 @@
 #include "base/error.h"
 #include "model/catalog.h"
 #include "model/model.h"
+#include "model/ollama_store.h"
+#include "model/ollama_tree.h"
 #ifdef STFS_HAVE_HTTP
 #include "model/hub_tree.h"
 #endif
@@ -32,6 +34,8 @@ static const struct provider providers[] = {
 	  catalog_open_url },
 	{ "https://", PROVIDER_REMOTE, source_open_http, model_open_url,
 	  catalog_open_url },
+	{ OLLAMA_SCHEME, 0, source_open_local, ollama_open_model,
+	  ollama_open_tree },
 	{ NULL, 0, source_open_local, model_open_path, catalog_open_path },
 };
 

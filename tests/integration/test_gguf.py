@@ -260,6 +260,20 @@ def check_stores(t, d, tensors):
 		t.eq(sorted(f for f in os.listdir(m.path) if f[:2] != "__"),
 		     ["hf.co", "llama3:8b", "me"],
 		     "ollama: the store's top level")
+	env = dict(os.environ, OLLAMA_MODELS=om)
+	with harness.Mount(t, "ollama:", env=env) as m:
+		t.check(os.path.isdir(os.path.join(m.path, "llama3:8b")),
+			"ollama: names the store of $OLLAMA_MODELS")
+	for src, want in (("ollama:llama3:8b", "llama3:8b"),
+			  ("ollama:me/tiny", "me/tiny:latest")):
+		with harness.Mount(t, src, env=env) as m:
+			with open(os.path.join(m.path, "__metadata__.json")) as f:
+				t.eq(json.load(f).get("general.name"), want,
+				     "%s: that model alone" % src)
+	r = harness.run([harness.STFS_INSPECT, "ollama:nosuch"], env=env)
+	err = r.stderr.decode("utf-8", "replace").strip()
+	t.check(r.returncode != 0 and "no model nosuch:latest" in err and
+		len(err.splitlines()) == 1, "ollama:nosuch is refused: %r" % err)
 
 
 def check_hub(t, d, tensors):
