@@ -34,6 +34,9 @@
  * - An Ollama store (manifests/ and blobs/, model/ollama_store.h) is a
  *   tree MODEL:TAG/ (NAMESPACE/MODEL:TAG/, REGISTRY/NAMESPACE/MODEL:TAG/)
  *   of the blobs its manifests name as models.
+ * - PyTorch weights (pytorch_model*.bin, *.bin.index.json sets) are
+ *   models of a local directory that holds no safetensors model
+ *   (cscan_torch_file, catalog_int.h; docs/pytorch.md).
  */
 #ifndef STFS_CATALOG_H
 #define STFS_CATALOG_H
