@@ -3,19 +3,19 @@
  *
  * A link is found, not configured: CDN edges and object stores cap each
  * connection (a few MB/s to ~100 MB/s) and add tens of milliseconds per
- * request, a NIC caps them all together.  The controller starts with a few
- * requests in flight and doubles them while each connection still
- * delivers what one delivered alone (the connections are capped each, not
- * the link: more of them carry more).  When a sample shows them getting
- * PACE_SHARE_PCT percent less, they share a link that is full: one step
- * back, hold, and probe a quarter more every PACE_PROBE_MS, kept when
- * the connections lose no rate by it (as TCP Vegas reads delay rather
- * than loss).  A hold never lowers the level by itself: on a loaded
- * machine rates are noisy, and a ratchet down would never come back.  Only samples
- * during which work waited for a connection count: an idle reader says
- * nothing about the link.  A cap on connections (-o http_connections)
- * bounds the level; a cap on throughput (-o max_throughput) is a token
- * bucket that every request draws from before it starts.
+ * request, a NIC caps them all together.  The controller starts with
+ * PACE_START requests in flight and doubles them while each connection
+ * still delivers what one delivered alone (the connections are capped
+ * each, not the link: more of them carry more).  When a doubling gives
+ * each PACE_SHARE_PCT percent less, they share a full link: halfway back,
+ * hold, and probe a quarter more every PACE_PROBE_MS, kept unless the
+ * connections lose PACE_PROBE_PCT percent by it (as TCP Vegas reads delay
+ * rather than loss).  A hold never lowers the level by itself: on a
+ * loaded machine rates are noisy, and a ratchet down would not come back.
+ * Only samples during which work waited for a connection count: an idle
+ * reader says nothing about the link.  A cap on connections
+ * (-o http_connections) bounds the level; a cap on throughput
+ * (-o max_throughput) is a token bucket every request draws from.
  *
  * Request sizes follow what each source's connections deliver: a request
  * should take about PACE_LAT_FACTOR times as long as its first byte, so
@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#define PACE_START	8	/* requests in flight at first */
+#define PACE_START	16	/* requests in flight at first */
 #define PACE_MAX	64	/* never more (the worker threads) */
 #define PACE_SHARE_PCT	30	/* a connection getting this much less
 				   after a doubling shares the link */
