@@ -62,6 +62,14 @@ model_order_free(struct model_order *o)
 	free(o);
 }
 
+/* Bytes of the tensor's range in its source: for a strided view (table.h)
+ * the run of its storage it reaches, not its gathered file's size. */
+static uint64_t
+stored_len(const struct model_tensor *mt)
+{
+	return mt->t->end - mt->t->begin;
+}
+
 /* The tensor of shard holding byte at (absolute), or -1.  The model's
  * tensors are in shard order, then file order. */
 static long
@@ -75,7 +83,7 @@ tensor_at(const struct model *m, uint32_t shard, uint64_t at)
 		uint64_t b = model_tensor_offset(m, mt);
 
 		if (mt->shard < shard || (mt->shard == shard &&
-					  b + model_tensor_nbytes(mt) <= at))
+					  b + stored_len(mt) <= at))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -116,7 +124,7 @@ walk(const struct model_order *o, size_t r, uint64_t budget,
 	for (seen = 0; r < m->ntensors && budget && seen < WALK_MAX &&
 	     n < max; r++, seen++) {
 		const struct model_tensor *mt = &m->tensors[o->sorted[r]];
-		uint64_t len = model_tensor_nbytes(mt);
+		uint64_t len = stored_len(mt);
 
 		if (len > budget)
 			len = budget;
@@ -143,7 +151,7 @@ model_order_next(const struct model_order *o, uint32_t shard, uint64_t end,
 	    (i = tensor_at(m, shard, end - 1)) < 0)
 		return 0;
 	mt = &m->tensors[i];
-	tend = model_tensor_offset(m, mt) + model_tensor_nbytes(mt);
+	tend = model_tensor_offset(m, mt) + stored_len(mt);
 	rest = tend - end;
 	if (rest >= want)
 		return 0;
