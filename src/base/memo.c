@@ -23,7 +23,7 @@ struct memo {
 	pthread_cond_t cv;	/* a computation finished */
 	size_t n;
 	struct slot *slots;	/* allocated on first use: most mounts never
-				   ask, and a slot costs 40 bytes per tensor */
+				   ask, and a slot costs 32 bytes per tensor */
 };
 
 struct memo_job {
