@@ -251,6 +251,7 @@ def case_expiry(t, sim, work, home):
 	sim.log.clear()
 	old_ttl = sim.ttl
 	sim.ttl = 1.5
+	t0 = harness.time.monotonic()
 	try:
 		with harness.Mount(t, uri, env=env) as m:
 			S, x = by[names[0]]
@@ -274,12 +275,20 @@ def case_expiry(t, sim, work, home):
 					"bytes differ" % (uri, name))
 	finally:
 		sim.ttl = old_ttl
+	spent = harness.time.monotonic() - t0
 	expired = sim.requests("cdn", "expired")
 	t.check(len(expired) >= 1, "%s: the CDN refused an expired URL at "
 		"least once (%d)" % (uri, len(expired)))
 	res = sim.resolves_per_file().get("model.safetensors", 0)
-	t.check(2 <= res <= 4, "%s: the file was resolved again after expiry, "
-		"not per block (%d resolves)" % (uri, res))
+	# A signed URL is re-resolved at half its remaining life (0.75 s here),
+	# so a mount that lived `spent` seconds may resolve once per 0.75 s
+	# plus the expiry itself; a slow machine makes reads, and the bound,
+	# longer.  Per block would be one resolve per CDN request.
+	most = 2 + int(spent / (1.5 / 2)) + 1
+	blocks = len(sim.requests("cdn"))
+	t.check(2 <= res <= most and res < blocks, "%s: the file was resolved "
+		"again after expiry, not per block (%d resolves, at most %d in "
+		"%.1f s, %d CDN requests)" % (uri, res, most, spent, blocks))
 	no_token_at_cdn(t, sim, uri)
 
 
@@ -335,6 +344,7 @@ def case_hung(t, sim, work, home):
 	names = sorted(by)
 	old_ttl = sim.ttl
 	sim.ttl = 1.5
+	t0 = harness.time.monotonic()
 	try:
 		with harness.Mount(t, uri, env=env) as m:
 			S, x = by[names[0]]
