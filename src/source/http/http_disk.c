@@ -184,10 +184,15 @@ http_disk_open(const char *url, const char *etag, uint64_t size)
 void
 http_disk_close(struct http_disk_object *d)
 {
-	if (d) {
-		close(d->dfd);
-		free(d);
-	}
+	if (!d)
+		return;
+	close(d->dfd);
+	free(d);
+	/* Blocks written since the last trim, e.g. while another thread's
+	 * trim held the lock and skipped ours: the limit holds once the
+	 * object is closed, so the next mount starts within it. */
+	if (__atomic_exchange_n(&written, 0, __ATOMIC_RELAXED) > 0)
+		http_disk_trim(http_conf.disk_max);
 }
 
 int
