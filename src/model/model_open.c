@@ -106,10 +106,14 @@ open_dir(const struct source_opener *files, const char *dir,
 	closedir(dp);
 	if (!index && !nsingle && (ntindex == 1 || (!ntindex &&
 	    ntsingle == 1))) {
-		index = ntindex ? tindex : NULL;
-		single = ntindex ? NULL : tsingle;
+		if (ntindex) {
+			index = tindex;
+			tindex = NULL;
+		} else {
+			single = tsingle;
+			tsingle = NULL;
+		}
 		nsingle = !ntindex;
-		tindex = tsingle = NULL;
 	}
 
 	if (oom) {

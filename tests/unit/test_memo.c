@@ -259,8 +259,10 @@ START_TEST(test_abandoned_when_nobody_wants)
 	calls = 0;
 	started = release = 0;
 	first.gone = 0;
-	ck_assert_int_eq(pthread_create(&ta, NULL, ask_gated,
-					&(struct gated){ l, &first, 1, 0 }), 0);
+	a = (struct gated){ l, &first, 1, 0 };	/* a variable: a compound
+						   literal's scope ends with
+						   the call (ASan) */
+	ck_assert_int_eq(pthread_create(&ta, NULL, ask_gated, &a), 0);
 	wait_flag(&started);
 	__atomic_store_n(&first.gone, 1, __ATOMIC_RELEASE);
 	pthread_join(ta, NULL);
