@@ -83,6 +83,13 @@ is_gguf(const struct header *h)
 	return h->format && strcmp(h->format, "gguf") == 0;
 }
 
+/* A GGUF model (a sharded index may have no shard at all). */
+static int
+model_is_gguf(const struct model *m)
+{
+	return m->nshards > 0 && is_gguf(m->shards[0].hdr);
+}
+
 /* The value of metadata key k in h, parsed; NULL when absent. */
 static json_t *
 meta_value(const struct header *h, const char *k)
@@ -207,7 +214,7 @@ summary_object(const struct model *m, const char *source)
 		meta = header_metadata(m->shards[0].hdr);
 	json_object_set_new(root, "metadata", meta ? meta : json_object());
 	json_object_set_new(root, "source", json_string(source));
-	if (is_gguf(m->shards[0].hdr)) {
+	if (model_is_gguf(m)) {
 		json_object_set_new(root, "format", json_string(
 			m->sharded ? "gguf-split" : "gguf"));
 		json_object_set_new(root, "gguf",
@@ -391,7 +398,7 @@ summary_print_text(FILE *out, const struct model *m)
 				grouped(a, tt.params_by[d]),
 				grouped(b, tt.count_by[d]),
 				tt.count_by[d] == 1 ? "" : "s");
-	if (is_gguf(m->shards[0].hdr)) {
+	if (model_is_gguf(m)) {
 		json_t *g = gguf_object(m->shards[0].hdr);
 		json_t *a = json_object_get(g, "architecture");
 		json_t *q = json_object_get(g, "quantization");
