@@ -131,20 +131,6 @@ copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
 	return rc;
 }
 
-struct tensor_at {
-	const struct model *m;
-	const struct model_tensor *mt;
-};
-
-static int
-read_tensor(void *arg, uint64_t off, size_t len, void *dst)
-{
-	const struct tensor_at *a = arg;
-
-	return source_pread(a->m->shards[a->mt->shard].src, dst, len,
-			    model_tensor_offset(a->m, a->mt) + off);
-}
-
 /* Bytes [off, off + len) of a tensor's rendering (tensor_render.h),
  * written to fd a chunk at a time. */
 static int
@@ -152,7 +138,7 @@ copy_rendered(const struct model *m, const struct model_tensor *mt,
 	      uint64_t off, uint64_t len, int fd, struct progress *pr,
 	      char **bounce, struct err *e)
 {
-	struct tensor_at a = { m, mt };
+	struct model_tensor_at a = { m, mt };
 
 	while (len) {
 		size_t n = len < CHUNK ? (size_t)len : CHUNK;
@@ -160,8 +146,8 @@ copy_rendered(const struct model *m, const struct model_tensor *mt,
 
 		if (!*bounce && !(*bounce = malloc(CHUNK)))
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		rc = tensor_render_read(mt->t, off, n, *bounce, read_tensor,
-					&a);
+		rc = tensor_render_read(mt->t, off, n, *bounce,
+					model_tensor_read_stored, &a);
 		if (rc) {
 			err_set(e, ERR_IO, "tensor `%s`: %s", mt->t->name,
 				strerror(-rc));

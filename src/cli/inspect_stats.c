@@ -112,20 +112,6 @@ qualified(const char *dir, const struct tensor *t, size_t *len)
 	return q;
 }
 
-struct tensor_at {
-	const struct model *m;
-	const struct model_tensor *mt;
-};
-
-/* tensor_stats_read_fn over the tensor file's bytes (model_tensor_read). */
-static int
-read_tensor(void *arg, uint64_t off, size_t len, void *dst)
-{
-	const struct tensor_at *a = arg;
-
-	return model_tensor_read(a->m, a->mt, off, len, dst);
-}
-
 /* One model's tensors.  0, 2 (read error, reported) or -1 (memory). */
 static int
 stats_model(struct run *r, const struct model *m, const char *dir)
@@ -140,10 +126,10 @@ stats_model(struct run *r, const struct model *m, const char *dir)
 		size_t ql;
 		char *q;
 
-		struct tensor_at at = { m, mt };
+		struct model_tensor_at at = { m, mt };
 
 		/* the tensor file's bytes: gathered for a strided view */
-		rc = tensor_stats_compute(mt->t, read_tensor, &at, &s,
+		rc = tensor_stats_compute(mt->t, model_tensor_read_file, &at, &s,
 					  progress_cb, &r->pr);
 		r->pr.base += model_tensor_nbytes(mt);
 		if (rc == -ENOMEM)

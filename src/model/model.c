@@ -80,33 +80,35 @@ oom:
 	return err_set(e, ERR_NO_MEMORY, "out of memory");
 }
 
-struct stored_at {
-	struct source *src;
-	uint64_t base;
-};
-
-/* tensor_render_read_fn: the view's stored bytes from its first on. */
-static int
-stored_read(void *arg, uint64_t off, size_t len, void *dst)
+int
+model_tensor_read_stored(void *at, uint64_t off, size_t len, void *dst)
 {
-	const struct stored_at *s = arg;
+	const struct model_tensor_at *a = at;
 
-	return source_pread(s->src, dst, len, s->base + off);
+	return source_pread(a->m->shards[a->mt->shard].src, dst, len,
+			    model_tensor_offset(a->m, a->mt) + off);
 }
 
 int
 model_tensor_read(const struct model *m, const struct model_tensor *mt,
 		  uint64_t off, size_t len, void *dst)
 {
-	struct stored_at s = { m->shards[mt->shard].src,
-			       model_tensor_offset(m, mt) };
+	struct model_tensor_at a = { m, mt };
 
 	if (len == 0)
 		return 0;
 	if (mt->t->strides)
-		return tensor_render_read(mt->t, off, len, dst, stored_read,
-					  &s);
-	return source_pread(s.src, dst, len, s.base + off);
+		return tensor_render_read(mt->t, off, len, dst,
+					  model_tensor_read_stored, &a);
+	return model_tensor_read_stored(&a, off, len, dst);
+}
+
+int
+model_tensor_read_file(void *at, uint64_t off, size_t len, void *dst)
+{
+	const struct model_tensor_at *a = at;
+
+	return model_tensor_read(a->m, a->mt, off, len, dst);
 }
 
 void

@@ -97,6 +97,20 @@ model_tensor_nbytes(const struct model_tensor *mt)
 int model_tensor_read(const struct model *m, const struct model_tensor *mt,
 		      uint64_t off, size_t len, void *dst);
 
+/* A tensor of a model, as the arg of the two read callbacks below (both
+ * of the shape tensor_render_read_fn: 0 or -errno). */
+struct model_tensor_at {
+	const struct model *m;
+	const struct model_tensor *mt;
+};
+
+/* Bytes [off, off + len) of the tensor's stored range (as rendered views
+ * read it: tensor_render_read), off counted from its first byte. */
+int model_tensor_read_stored(void *at, uint64_t off, size_t len, void *dst);
+
+/* Bytes [off, off + len) of the tensor's file (model_tensor_read). */
+int model_tensor_read_file(void *at, uint64_t off, size_t len, void *dst);
+
 /* Watch every shard's source with w (NULL: nobody); source.h. */
 void model_watch(const struct model *m, const struct source_watch *w);
 
