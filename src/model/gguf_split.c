@@ -72,15 +72,6 @@ meta_int(const struct header *h, const char *key)
 	return -1;
 }
 
-static int
-tensor_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
-{
-	const struct model *m = ctx;
-	const struct tensor *t = m->tensors[id].t;
-
-	return t->name_len == k->len && memcmp(t->name, k->name, k->len) == 0;
-}
-
 /* Open part i (0-based) of n: prefix-0000{i+1}-of-0000n.gguf. */
 static int
 open_part(const struct source_opener *op, const char *path, size_t plen,
@@ -132,42 +123,21 @@ static int
 merge(struct model *m, struct err *e)
 {
 	struct nametab tab = { 0 };
-	size_t total = 0, i, j;
-	int rc = 0;
+	size_t first;
+	int rc = model_merge_shards(m, &tab, &first, e);
 
-	for (i = 0; i < m->nshards; i++)
-		total += m->shards[i].hdr->ntensors;
-	if (total > NAMETAB_ID_MAX)
-		return err_set(e, ERR_INVALID_GGUF, "more than 2^32 tensors");
-	m->tensors = calloc(total ? total : 1, sizeof(*m->tensors));
-	if (!m->tensors || nametab_init(&tab, total, tensor_eq, m) < 0)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	for (i = 0; rc == 0 && i < m->nshards; i++) {
-		const struct header *h = m->shards[i].hdr;
-
-		for (j = 0; rc == 0 && j < h->ntensors; j++) {
-			const struct tensor *t = &h->tensors[j];
-			struct nametab_key k;
-			long other;
-			char q[160];
-
-			m->tensors[m->ntensors].t = t;
-			m->tensors[m->ntensors].shard = (uint32_t)i;
-			nametab_key(&k, 0, t->name, t->name_len);
-			other = nametab_put(&tab, &k, (uint32_t)m->ntensors);
-			if (other == -2) {
-				rc = err_set(e, ERR_NO_MEMORY, "out of memory");
-			} else if (other >= 0) {
-				err_quote(q, sizeof(q), t->name, t->name_len);
-				rc = err_set(e, ERR_INVALID_GGUF, "tensor %s "
-					     "is also in %s", q, m->shards[
-					     m->tensors[other].shard].name);
-				err_at(e, m->shards[i].name);
-			}
-			m->ntensors++;
-		}
-	}
 	nametab_free(&tab);
+	if (rc == -2)
+		return err_set(e, ERR_INVALID_GGUF, "more than 2^32 tensors");
+	if (rc == 1) {
+		const struct model_tensor *dup = &m->tensors[m->ntensors];
+		char q[160];
+
+		err_quote(q, sizeof(q), dup->t->name, dup->t->name_len);
+		err_set(e, ERR_INVALID_GGUF, "tensor %s is also in %s", q,
+			m->shards[m->tensors[first].shard].name);
+		rc = err_at(e, m->shards[dup->shard].name);
+	}
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/nametab.h"
 #include "format/container.h"
 #include "model/display.h"
 #include "model/tensor_render.h"
@@ -109,6 +110,54 @@ model_tensor_read_file(void *at, uint64_t off, size_t len, void *dst)
 	const struct model_tensor_at *a = at;
 
 	return model_tensor_read(a->m, a->mt, off, len, dst);
+}
+
+/* nametab callback: is merged tensor id the name k? */
+static int
+tensor_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
+{
+	const struct model *m = ctx;
+	const struct tensor *t = m->tensors[id].t;
+
+	return t->name_len == k->len && memcmp(t->name, k->name, k->len) == 0;
+}
+
+int
+model_merge_shards(struct model *m, struct nametab *tab, size_t *first,
+		   struct err *e)
+{
+	size_t total = 0, i, j;
+
+	for (i = 0; i < m->nshards; i++)
+		total += m->shards[i].hdr->ntensors;
+	if (total > NAMETAB_ID_MAX)
+		return -2;
+	m->tensors = calloc(total ? total : 1, sizeof(*m->tensors));
+	if (!m->tensors || nametab_init(tab, total, tensor_eq, m) < 0)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	for (i = 0; i < m->nshards; i++) {
+		const struct header *h = m->shards[i].hdr;
+
+		for (j = 0; j < h->ntensors; j++) {
+			const struct tensor *t = &h->tensors[j];
+			struct nametab_key k;
+			long other;
+
+			m->tensors[m->ntensors].t = t;
+			m->tensors[m->ntensors].shard = (uint32_t)i;
+			nametab_key(&k, 0, t->name, t->name_len);
+			other = nametab_put(tab, &k, (uint32_t)m->ntensors);
+			if (other == -2)
+				return err_set(e, ERR_NO_MEMORY,
+					       "out of memory");
+			if (other >= 0) {
+				*first = (size_t)other;
+				return 1;
+			}
+			m->ntensors++;
+		}
+	}
+	return 0;
 }
 
 void

@@ -111,6 +111,17 @@ int model_tensor_read_stored(void *at, uint64_t off, size_t len, void *dst);
 /* Bytes [off, off + len) of the tensor's file (model_tensor_read). */
 int model_tensor_read_file(void *at, uint64_t off, size_t len, void *dst);
 
+struct nametab;
+
+/* Fill m->tensors from its shards' tables, in shard order, each name put
+ * in tab (left initialised for the caller, who frees it).  0; -1 out of
+ * memory (ERR_NO_MEMORY in *e); -2 more than NAMETAB_ID_MAX tensors (*e
+ * untouched); 1 when a name is in two shards: m->tensors[m->ntensors] is
+ * the second one, *first the index of the earlier (*e untouched, so the
+ * caller words it: an index or a split set). */
+int model_merge_shards(struct model *m, struct nametab *tab, size_t *first,
+		       struct err *e);
+
 /* Watch every shard's source with w (NULL: nobody); source.h. */
 void model_watch(const struct model *m, const struct source_watch *w);
 

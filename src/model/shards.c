@@ -24,16 +24,6 @@
 #define INDEX_MAX_BYTES (256u << 20)	/* far above any real index */
 #define SHARDS_MAX 100000
 
-/* nametab callback: is merged tensor id the name k? */
-static int
-tensor_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
-{
-	const struct model *m = ctx;
-	const struct tensor *t = m->tensors[id].t;
-
-	return t->name_len == k->len && memcmp(t->name, k->name, k->len) == 0;
-}
-
 static int
 index_error(struct err *e, const char *where, const char *fmt, const char *a,
 	    const char *b)
@@ -258,51 +248,26 @@ static int
 merge(struct model *m, struct nametab *tab, const char *index_path,
       struct err *e)
 {
-	size_t total = 0, i, j;
+	const struct shard *o, *sh;
+	const struct tensor *t;
+	char q[160], both[512];
+	size_t first;
+	int rc = model_merge_shards(m, tab, &first, e);
 
-	for (i = 0; i < m->nshards; i++)
-		total += m->shards[i].hdr->ntensors;
-	if (total > NAMETAB_ID_MAX)
+	if (rc == -2)
 		return index_error(e, index_path, "more than %s%s tensors",
 				   "2^32", "");
-	m->tensors = calloc(total ? total : 1, sizeof(*m->tensors));
-	if (!m->tensors || nametab_init(tab, total, tensor_eq, m) < 0)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-
-	for (i = 0; i < m->nshards; i++) {
-		const struct shard *sh = &m->shards[i];
-
-		for (j = 0; j < sh->hdr->ntensors; j++) {
-			const struct tensor *t = &sh->hdr->tensors[j];
-			struct nametab_key k;
-			long other;
-			char q[160];
-
-			m->tensors[m->ntensors].t = t;
-			m->tensors[m->ntensors].shard = (uint32_t)i;
-			nametab_key(&k, 0, t->name, t->name_len);
-			other = nametab_put(tab, &k, (uint32_t)m->ntensors);
-			if (other == -2)
-				return err_set(e, ERR_NO_MEMORY, "out of memory");
-			if (other >= 0) {
-				char both[512];
-
-				const struct shard *o =
-					&m->shards[m->tensors[other].shard];
-
-				err_quote(q, sizeof(q), t->name, t->name_len);
-				snprintf(both, sizeof(both), "`%s` and `%s`%s",
-					 o->name, sh->name,
-					 same_file(o->src, sh->src) ?
-					 ", which are the same file (one "
-					 "name links to the other's file)" : "");
-				return index_error(e, index_path, "tensor %s is "
-						   "in two shards: %s", q, both);
-			}
-			m->ntensors++;
-		}
-	}
-	return 0;
+	if (rc <= 0)
+		return rc;
+	t = m->tensors[m->ntensors].t;
+	sh = &m->shards[m->tensors[m->ntensors].shard];
+	o = &m->shards[m->tensors[first].shard];
+	err_quote(q, sizeof(q), t->name, t->name_len);
+	snprintf(both, sizeof(both), "`%s` and `%s`%s", o->name, sh->name,
+		 same_file(o->src, sh->src) ? ", which are the same file (one "
+		 "name links to the other's file)" : "");
+	return index_error(e, index_path, "tensor %s is in two shards: %s", q,
+			   both);
 }
 
 /* The index is an allow-list: every tensor is listed under the shard that
