@@ -19,6 +19,7 @@
 #include "source/http/http_conf.h"
 #include "source/http/http_disk.h"
 #include "source/http/http_prefetch.h"
+#include "source/http/http_spool.h"
 #include "source/http/http_transport.h"
 #include "source/source.h"
 #include "source/http/source_http.h"
@@ -626,6 +627,66 @@ START_TEST(disk_damaged_block_is_a_miss)
 }
 END_TEST
 
+/* Blocks reach the disk through the spool's writer: more than it holds at
+ * once (the putters wait), from several threads, all on disk once drained,
+ * each with its own bytes. */
+struct spool_putter {
+	struct http_disk_object *d;
+	unsigned first, n;
+	char *buf;
+};
+
+static void *
+spool_put_some(void *arg)
+{
+	struct spool_putter *p = arg;
+	unsigned i;
+
+	for (i = p->first; i < p->first + p->n; i++) {
+		memset(p->buf, (int)(i & 0xff), HTTP_BLOCK_BYTES);
+		http_spool_put(p->d, i, p->buf, HTTP_BLOCK_BYTES);
+	}
+	return NULL;
+}
+
+START_TEST(disk_spool_writes_everything)
+{
+	enum { THREADS = 3, EACH = SPOOL_MAX_BYTES / HTTP_BLOCK_BYTES / 2 };
+	struct spool_putter p[THREADS];
+	pthread_t t[THREADS];
+	struct http_disk_object *d;
+	char *buf = malloc(HTTP_BLOCK_BYTES);
+	unsigned i, k;
+
+	ck_assert_ptr_nonnull(buf);
+	disk_on();
+	d = http_disk_open("http://origin.test/spool", "\"s1\"",
+			   (uint64_t)THREADS * EACH * HTTP_BLOCK_BYTES);
+	ck_assert_ptr_nonnull(d);
+	for (i = 0; i < THREADS; i++) {
+		p[i] = (struct spool_putter){ d, i * EACH, EACH,
+					      malloc(HTTP_BLOCK_BYTES) };
+		ck_assert_ptr_nonnull(p[i].buf);
+		ck_assert_int_eq(pthread_create(&t[i], NULL, spool_put_some,
+						&p[i]), 0);
+	}
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(t[i], NULL);
+		free(p[i].buf);
+	}
+	http_spool_drain(d);
+	for (i = 0; i < THREADS * EACH; i++) {
+		ck_assert_int_eq(http_disk_get(d, i, buf, HTTP_BLOCK_BYTES), 1);
+		for (k = 0; k < HTTP_BLOCK_BYTES; k += 4099)
+			ck_assert_int_eq((unsigned char)buf[k], i & 0xff);
+	}
+	http_disk_close(d);
+	free(buf);
+	http_spool_shutdown();
+	disk_off();
+}
+END_TEST
+
 START_TEST(disk_unusable_dir_degrades)
 {
 	struct http_options o = { 0 };
@@ -663,6 +724,13 @@ START_TEST(booleans_parsed_once)
 }
 END_TEST
 
+static void
+threads_down(void)
+{
+	http_prefetch_shutdown();
+	http_spool_shutdown();
+}
+
 Suite *
 http_suite(void)
 {
@@ -670,9 +738,9 @@ http_suite(void)
 	TCase *tc = tcase_create("source");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	/* after the last test: no read-ahead thread left running (valgrind,
-	 * CK_FORK=no, would count its TLS as possibly lost) */
-	tcase_add_unchecked_fixture(tc, NULL, http_prefetch_shutdown);
+	/* after the last test: no read-ahead or spool thread left running
+	 * (valgrind, CK_FORK=no, would count its TLS as possibly lost) */
+	tcase_add_unchecked_fixture(tc, NULL, threads_down);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, booleans_parsed_once);
 	tcase_add_test(tc, cache_lru_evicts_oldest);
@@ -690,6 +758,7 @@ http_suite(void)
 	tcase_add_test(tc, connections_capped);
 	tcase_add_test(tc, disk_second_mount_no_data);
 	tcase_add_test(tc, disk_damaged_block_is_a_miss);
+	tcase_add_test(tc, disk_spool_writes_everything);
 	tcase_add_test(tc, disk_unusable_dir_degrades);
 	suite_add_tcase(s, tc);
 	return s;

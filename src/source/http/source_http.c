@@ -29,6 +29,7 @@
 #include "source/http/http_disk.h"
 #include "source/http/http_fetch.h"
 #include "source/http/http_prefetch.h"
+#include "source/http/http_spool.h"
 
 struct http_src {
 	struct http_fetch_object obj;
@@ -72,9 +73,9 @@ blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 		n -= k;
 		pos += k;
 		if (bo + k == b->len) {
-			/* on disk before any reader is woken: a reader that
-			 * returns and unmounts must not race the write */
-			http_disk_put(bg->hs->disk, b->idx, b->data, b->len);
+			/* to disk off this transfer (closing the source
+			 * waits for it) */
+			http_spool_put(bg->hs->disk, b->idx, b->data, b->len);
 			http_prefetch_block_done(b);	/* immutable from here on */
 			bg->done++;
 		}
@@ -203,6 +204,7 @@ http_src_free(struct http_src *hs)
 {
 	if (!hs)
 		return;
+	http_spool_drain(hs->disk);
 	http_disk_close(hs->disk);
 	http_fetch_fini(&hs->obj);
 	free(hs->head);

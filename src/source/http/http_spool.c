@@ -1,0 +1,161 @@
+/* http_spool.c - blocks on their way to the disk cache. */
+#include "source/http/http_spool.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <unistd.h>
+
+#include "source/http/http_disk.h"
+
+struct spool_item {
+	STAILQ_ENTRY(spool_item) link;
+	struct http_disk_object *d;
+	uint64_t idx;
+	size_t len;
+	char data[];
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t more;		/* an item was queued */
+	pthread_cond_t less;		/* an item was written */
+	STAILQ_HEAD(, spool_item) queue;
+	uint64_t bytes;			/* queued or being written */
+	struct http_disk_object *busy;	/* being written now */
+	pid_t pid;			/* whose writer thread runs (0: none) */
+	pthread_t thread;
+	int stop;			/* http_spool_shutdown(): leave */
+} S = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.more = PTHREAD_COND_INITIALIZER,
+	.less = PTHREAD_COND_INITIALIZER,
+	.queue = STAILQ_HEAD_INITIALIZER(S.queue),
+};
+
+static void *
+writer_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&S.lock);
+	for (;;) {
+		struct spool_item *it = STAILQ_FIRST(&S.queue);
+
+		if (!it && S.stop)
+			break;
+		if (!it) {
+			pthread_cond_wait(&S.more, &S.lock);
+			continue;
+		}
+		STAILQ_REMOVE_HEAD(&S.queue, link);
+		S.busy = it->d;
+		pthread_mutex_unlock(&S.lock);
+		http_disk_put(it->d, it->idx, it->data, it->len);
+		pthread_mutex_lock(&S.lock);
+		S.busy = NULL;
+		S.bytes -= it->len;
+		free(it);
+		pthread_cond_broadcast(&S.less);
+	}
+	pthread_mutex_unlock(&S.lock);
+	return NULL;
+}
+
+/* The writer of this process, started at the first block (a fork, as a
+ * daemon's, leaves the parent's behind); 0, or -1. */
+static int
+writer_running(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (S.pid == getpid())
+		return 0;
+	/* it takes no signals: they belong to the FUSE threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&S.thread, NULL, writer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	S.pid = getpid();
+	S.busy = NULL;
+	return 0;
+}
+
+void
+http_spool_put(struct http_disk_object *d, uint64_t idx, const char *buf,
+	       size_t len)
+{
+	struct spool_item *it;
+
+	if (!d)
+		return;
+	it = malloc(sizeof(*it) + len);
+	if (it) {
+		it->d = d;
+		it->idx = idx;
+		it->len = len;
+		memcpy(it->data, buf, len);
+	}
+	pthread_mutex_lock(&S.lock);
+	if (!it || writer_running() < 0) {
+		/* no memory or no thread: write it here */
+		pthread_mutex_unlock(&S.lock);
+		free(it);
+		http_disk_put(d, idx, buf, len);
+		return;
+	}
+	while (S.bytes && S.bytes + len > SPOOL_MAX_BYTES)
+		pthread_cond_wait(&S.less, &S.lock);
+	STAILQ_INSERT_TAIL(&S.queue, it, link);
+	S.bytes += len;
+	pthread_cond_signal(&S.more);
+	pthread_mutex_unlock(&S.lock);
+}
+
+static int
+pending(const struct http_disk_object *d)
+{
+	const struct spool_item *it;
+
+	if (S.busy == d)
+		return 1;
+	STAILQ_FOREACH(it, &S.queue, link)
+		if (it->d == d)
+			return 1;
+	return 0;
+}
+
+void
+http_spool_drain(struct http_disk_object *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_lock(&S.lock);
+	if (writer_running() < 0)
+		S.busy = NULL;	/* no writer: nothing is being written */
+	while (pending(d) && S.pid == getpid())
+		pthread_cond_wait(&S.less, &S.lock);
+	pthread_mutex_unlock(&S.lock);
+}
+
+void
+http_spool_shutdown(void)
+{
+	pthread_mutex_lock(&S.lock);
+	if (S.pid != getpid()) {
+		pthread_mutex_unlock(&S.lock);
+		return;		/* no writer of ours */
+	}
+	S.stop = 1;
+	pthread_cond_signal(&S.more);
+	pthread_mutex_unlock(&S.lock);
+	pthread_join(S.thread, NULL);	/* after the queue is written */
+	pthread_mutex_lock(&S.lock);
+	S.pid = 0;
+	S.stop = 0;
+	pthread_mutex_unlock(&S.lock);
+}

@@ -1,0 +1,35 @@
+/* http_spool.h - blocks on their way to the disk cache, written off the
+ * transfer threads.
+ *
+ * Writing a block file (create, write, rename) takes milliseconds and
+ * more while other writers share the directory's journal; done inside a
+ * transfer it slows that connection down with it.  A fetched block is
+ * copied here instead and written by a thread of its own, up to
+ * SPOOL_MAX_BYTES waiting (a writer beyond that waits: a disk slower than
+ * the network slows the fetches rather than losing blocks).  A source
+ * drains its blocks before it closes its disk object, so that what a
+ * mount read is on disk once it is unmounted.
+ */
+#ifndef STFS_HTTP_SPOOL_H
+#define STFS_HTTP_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPOOL_MAX_BYTES	(64u << 20)	/* copies waiting to be written */
+
+struct http_disk_object;
+
+/* Keep block idx of d (len bytes at buf, copied): written soon.  d NULL
+ * (no disk cache): nothing. */
+void http_spool_put(struct http_disk_object *d, uint64_t idx,
+		    const char *buf, size_t len);
+
+/* Until every block of d put so far is written. */
+void http_spool_drain(struct http_disk_object *d);
+
+/* Write what is queued, then stop the writer (tests: no thread is left
+ * running at exit; a later put starts another). */
+void http_spool_shutdown(void);
+
+#endif
