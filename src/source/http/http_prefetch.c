@@ -411,7 +411,7 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 	  uint64_t now, int missed, unsigned *njobs)
 {
 	struct http_prefetch_stream *st = find_stream(ps, off, end, now);
-	uint64_t target;
+	uint64_t target, cap;
 
 	if (!st)
 		return;
@@ -425,26 +425,24 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 		st->next = end;
 	if (st->ra_end < st->next)
 		st->ra_end = st->next;
-	st->window *= 2;
-	if (st->ra_end >= ps->size || http_conf.ra_max == 0 ||
-	    st->ra_end - st->next >= st->window - st->window / 8) {
-		if (st->window > http_conf.ra_max)
-			st->window = http_conf.ra_max > HTTP_BLOCK_BYTES ?
-				     http_conf.ra_max : HTTP_BLOCK_BYTES;
-		return;
-	}
-	if (st->window > window_cap(now))
-		st->window = window_cap(now);
+	/* The window doubles with every sequential read up to what the
+	 * cache allows; it is topped up by an eighth of it at least, so that
+	 * requests stay whole parts rather than a read's size each. */
+	cap = window_cap(now);
+	st->window = st->window * 2 < cap ? st->window * 2 : cap;
 	if (ps->stats)
 		http_stats_max(&ps->stats->ra_window, st->window);
+	if (http_conf.ra_max == 0 || st->ra_end >= ps->size)
+		return;
 	target = st->next + st->window;
 	target = (target + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
 		 HTTP_BLOCK_BYTES;
 	if (target > ps->size)
 		target = ps->size;
-	if (target > st->ra_end)
-		st->ra_end = queue_range(ps, st->ra_end, target, st->window,
-					 njobs);
+	if (target <= st->ra_end || (target < ps->size &&
+				     target - st->ra_end < st->window / 8))
+		return;
+	st->ra_end = queue_range(ps, st->ra_end, target, st->window, njobs);
 }
 
 /* The stream whose read-ahead reaches, or nearly reaches, off; else a new
@@ -475,7 +473,7 @@ hint_stream(struct http_prefetch_src *ps, uint64_t off, uint64_t now)
 void
 http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 {
-	uint64_t now = http_conf_now_ms(), cap, end;
+	uint64_t now = http_conf_now_ms(), cap, end, from;
 	struct http_prefetch_stream *st;
 	unsigned njobs = 0;
 
@@ -491,13 +489,18 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 	      HTTP_BLOCK_BYTES;
 	if (end > ps->size)
 		end = ps->size;
-	if (end > st->ra_end) {
+	from = st->ra_end > off ? st->ra_end : off;
+	/* A reader's every read slides the hint a little further: top up
+	 * by whole requests, not by the read's size. */
+	if (end > from && (from == off || end == ps->size ||
+			   end - from >= (uint64_t)http_pace_part(&ps->conn,
+				P.pace.limit, cap / HTTP_BLOCK_BYTES,
+				HTTP_BLOCK_BYTES) * HTTP_BLOCK_BYTES)) {
 		/* a reader arriving at off goes on at this pace */
 		if (st->window < len)
 			st->window = len;
 		st->used = now;
-		st->ra_end = queue_range(ps, st->ra_end > off ? st->ra_end :
-					 off, end, cap, &njobs);
+		st->ra_end = queue_range(ps, from, end, cap, &njobs);
 	}
 	if (njobs)
 		kick_workers(njobs);
