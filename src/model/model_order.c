@@ -168,11 +168,26 @@ model_order_next(const struct model_order *o, uint32_t shard, uint64_t end,
 	return n;
 }
 
-size_t
-model_order_first(const struct model_order *o, uint64_t want,
-		  struct model_order_range *out, size_t max)
+int
+model_order_rest(const struct model_order *o, uint32_t shard,
+		 uint64_t begin, uint64_t end, uint64_t want,
+		 struct model_order_range *out)
 {
-	if (max > MODEL_ORDER_MAX_RANGES)
-		max = MODEL_ORDER_MAX_RANGES;
-	return walk(o, 0, want, out, 0, max);
+	const struct model *m = o->m;
+	const struct model_tensor *mt;
+	uint64_t tbegin, tend;
+	long i;
+
+	if (end <= begin || shard >= m->nshards ||
+	    (i = tensor_at(m, shard, begin)) < 0)
+		return 0;
+	mt = &m->tensors[i];
+	tbegin = model_tensor_offset(m, mt);
+	tend = tbegin + stored_len(mt);
+	if (begin != tbegin || end >= tend)
+		return 0;
+	*out = (struct model_order_range){ m->shards[shard].src, end,
+					   tend - end < want ? tend - end :
+					   want };
+	return 1;
 }

@@ -41,8 +41,11 @@ size_t model_order_next(const struct model_order *o, uint32_t shard,
 			uint64_t end, uint64_t want,
 			struct model_order_range *out, size_t max);
 
-/* The first want bytes in name order (what a loader reads first). */
-size_t model_order_first(const struct model_order *o, uint64_t want,
-			 struct model_order_range *out, size_t max);
+/* A read of shard's source covered [begin, end).  When begin is the first
+ * byte of a tensor (a reader that starts a tensor reads it on), the bytes
+ * of that tensor after end, up to want, in *out: returns 1; else 0. */
+int model_order_rest(const struct model_order *o, uint32_t shard,
+		     uint64_t begin, uint64_t end, uint64_t want,
+		     struct model_order_range *out);
 
 #endif

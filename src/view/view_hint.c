@@ -49,8 +49,13 @@ view_hint_after(const struct view *v, const struct view_segs *segs)
 		;
 	if (i == m->nshards || !(o = order_of(v)))
 		return;
-	n = model_order_next(o, (uint32_t)i, last->off + last->len,
-			     VIEW_HINT_BYTES, r, MODEL_ORDER_MAX_RANGES);
+	/* a tensor's first read: the prefetch runs before its second */
+	n = (size_t)model_order_rest(o, (uint32_t)i, last->off,
+				     last->off + last->len,
+				     VIEW_HINT_FIRST_BYTES, r);
+	n += model_order_next(o, (uint32_t)i, last->off + last->len,
+			      VIEW_HINT_BYTES, r + n,
+			      MODEL_ORDER_MAX_RANGES - n);
 	for (i = 0; i < n; i++)
 		source_hint(r[i].src, r[i].off, r[i].len);
 }

@@ -7,12 +7,16 @@
  * next tensors by name across shards, the next shard when a shard ends.
  * Only when what is left of the tensor being read is less than
  * VIEW_HINT_BYTES, so a random reader in the middle of a large tensor
- * costs nothing; local sources ignore hints.
+ * costs nothing; local sources ignore hints.  A read that starts a
+ * tensor also hints the next VIEW_HINT_FIRST_BYTES of it: a source's own
+ * read-ahead waits for a second read to see a stream, and loaders read a
+ * tensor they start to its end.
  */
 #ifndef STFS_VIEW_HINT_H
 #define STFS_VIEW_HINT_H
 
-#define VIEW_HINT_BYTES	(64ull << 20)
+#define VIEW_HINT_BYTES		(128ull << 20)
+#define VIEW_HINT_FIRST_BYTES	(16ull << 20)
 
 struct view;
 struct view_segs;

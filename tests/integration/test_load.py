@@ -4,6 +4,9 @@ loaders read one, from a server that caps each connection's rate and
 holds every answer (httpd.py's rate and latency, as a CDN edge does).
 
     cold         mount, `ls -l`, stat of every file: no data request
+    first        the first 4 KiB of a tensor: the rest of it is fetched
+                 without a second read (a read that starts a tensor
+                 starts its prefetch)
     files        every tensor file in index order (name order, which
                  jumps between the shards), byte for byte
     mmap         .safetensors/model.safetensors mmapped, tensors taken in
@@ -108,6 +111,35 @@ def case_cold(t, url, wm):
 		     "cold: ls -l and stat make no data request")
 
 
+def fetched(mnt):
+	with open(os.path.join(mnt, ".stfs", "stats.json")) as f:
+		st = json.load(f)
+	return sum(s.get("bytes_fetched", 0) for s in st["sources"])
+
+
+def case_first(t, url, wm, shards):
+	name = "wte.weight"		# 6 MiB; the kernel reads ahead 512 KiB
+	size = len(src_bytes(wm, shards, name))
+	with harness.Mount(t, url) as m:
+		base = fetched(m.path)
+		fd = os.open(os.path.join(m.path, harness.encode_name(name)),
+			     os.O_RDONLY)
+		try:
+			t.eq(os.pread(fd, 4096, 0),
+			     src_bytes(wm, shards, name)[:4096],
+			     "first: the first 4 KiB")
+			deadline = time.monotonic() + 60
+			while fetched(m.path) - base < size and \
+			      time.monotonic() < deadline:
+				time.sleep(0.05)
+			t.check(fetched(m.path) - base >= size,
+				"first: one read of %s's start fetched all of "
+				"it (%d of %d bytes)" %
+				(name, fetched(m.path) - base, size))
+		finally:
+			os.close(fd)
+
+
 def case_files(t, url, wm, shards):
 	with harness.Mount(t, url) as m:
 		read_files(t, m.path, wm, shards, list(wm), "files")
@@ -172,6 +204,7 @@ def run_(t):
 	try:
 		url = q.get(timeout=30) + os.path.basename(index)
 		case_cold(t, url, wm)
+		case_first(t, url, wm, shards)
 		case_files(t, url, wm, shards)
 		case_mmap(t, url, wm, shards)
 		case_parallel(t, url, wm, shards)
