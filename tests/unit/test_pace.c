@@ -129,7 +129,7 @@ START_TEST(throughput_cap)
 	/* near the cap the level stops growing */
 	http_pace_init(&p, 0, 60 * MB, now);
 	simulate(&p, &now, 8 * MB, 60 * MB, 20000, 1);
-	ck_assert_msg(p.limit <= 16, "limit %u", p.limit);
+	ck_assert_msg(p.limit <= PACE_START, "limit %u", p.limit);
 }
 END_TEST
 

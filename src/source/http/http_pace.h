@@ -33,7 +33,7 @@
 
 #include <stdint.h>
 
-#define PACE_START	16	/* requests in flight at first */
+#define PACE_START	32	/* requests in flight at first */
 #define PACE_MAX	64	/* never more (the worker threads) */
 #define PACE_SHARE_PCT	30	/* a connection getting this much less
 				   after a doubling shares the link */
