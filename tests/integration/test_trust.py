@@ -450,8 +450,10 @@ def run_all(t):
 	gen.write_safetensors(os.path.join(www, "multi.safetensors"), T,
 			      {"format": "pt"})
 	big_file(os.path.join(www, "big.safetensors"), 1)
+	# "big" is more than the first read's prefetch (16 MiB, the read-ahead
+	# window of case_hung's options): cat must reach the hung server
 	T = [("a", "U8", [1 << 16], gen.bulk_bytes(30, 1 << 16)),
-	     ("big", "U8", [16 << 20], gen.bulk_bytes(31, 16 << 20))]
+	     ("big", "U8", [48 << 20], gen.bulk_bytes(31, 48 << 20))]
 	gen.write_safetensors(os.path.join(www, "long.safetensors"), T, {})
 	only = [c for c in os.environ.get("STFS_TRUST", "").split(",") if c]
 	for name, fn in [("origin", case_origin), ("secrets", case_secrets),
