@@ -16,6 +16,8 @@ STFS_DEPS+=(libxml2-dev python3-botocore)
 command -v npm >/dev/null 2>&1 || STFS_DEPS+=(nodejs npm)
 # the sha256 xattr: nettle's SHA-256
 STFS_DEPS+=(nettle-dev)
+# the disk cache's block checksums: xxHash's XXH3
+STFS_DEPS+=(libxxhash-dev)
 # PyTorch checkpoints: libzip reads the zip; the tests write checkpoints
 # with torch.save and compare with torch.load
 STFS_DEPS+=(libzip-dev python3-torch)

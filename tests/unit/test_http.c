@@ -602,18 +602,25 @@ END_TEST
 START_TEST(disk_damaged_block_is_a_miss)
 {
 	struct source *s;
-	char cmd[512];
+	char cmd[1024];
 	char buf[4096];
 
 	disk_on();
 	s = open_url("http://origin.test/m.safetensors", NULL);
 	read_all(s, 1 << 20);
 	source_close(s);
-	/* flip bytes in every cached block 3, truncate every block 5 */
+	/* flip bytes in every cached block 3, truncate every block 5, flip
+	 * the checksum of block 7 and the trailer magic of block 9 (the
+	 * trailer is the last 16 bytes: magic, then checksum) */
 	snprintf(cmd, sizeof(cmd), "for f in %s/v1/*/*/3; do printf xxxx | "
 		 "dd of=$f bs=1 seek=100 conv=notrunc 2>/dev/null; done; "
-		 "for f in %s/v1/*/*/5; do truncate -s 1000 $f; done",
-		 cache_dir, cache_dir);
+		 "for f in %s/v1/*/*/5; do truncate -s 1000 $f; done; "
+		 "for f in %s/v1/*/*/7; do printf x | dd of=$f bs=1 "
+		 "seek=%u conv=notrunc 2>/dev/null; done; "
+		 "for f in %s/v1/*/*/9; do printf 1 | dd of=$f bs=1 "
+		 "seek=%u conv=notrunc 2>/dev/null; done",
+		 cache_dir, cache_dir, cache_dir, (1u << 20) + 8 + 3,
+		 cache_dir, (1u << 20) + 7);
 	ck_assert_int_eq(system(cmd), 0);
 	F.data_reqs = 0;
 	s = open_url("http://origin.test/m.safetensors", NULL);
@@ -621,8 +628,71 @@ START_TEST(disk_damaged_block_is_a_miss)
 	ck_assert(memcmp(buf, F.data + (3 << 20) + 50, sizeof(buf)) == 0);
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), 0);
 	ck_assert(memcmp(buf, F.data + (5 << 20), sizeof(buf)) == 0);
-	ck_assert_uint_eq(F.data_reqs, 3);	/* open + the two bad ones */
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), (7 << 20) + 9), 0);
+	ck_assert(memcmp(buf, F.data + (7 << 20) + 9, sizeof(buf)) == 0);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 9 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (9 << 20), sizeof(buf)) == 0);
+	ck_assert_uint_eq(F.data_reqs, 5);	/* open + the four bad ones */
 	source_close(s);
+	/* fetched again, they were written anew: hits now */
+	F.data_reqs = 0;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), (7 << 20) + 9), 0);
+	ck_assert(memcmp(buf, F.data + (7 << 20) + 9, sizeof(buf)) == 0);
+	ck_assert_uint_eq(F.data_reqs, 1);	/* the open request only */
+	source_close(s);
+	disk_off();
+}
+END_TEST
+
+/* mtime of the cached block idx (the one object in the cache). */
+static time_t
+block_mtime(unsigned idx)
+{
+	char cmd[256], out[64];
+	FILE *p;
+	long long t = -1;
+
+	snprintf(cmd, sizeof(cmd), "stat -c %%Y %s/v1/*/*/%u 2>/dev/null", cache_dir,
+		 idx);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	if (fgets(out, sizeof(out), p))
+		t = atoll(out);
+	pclose(p);
+	return (time_t)t;
+}
+
+/* A hit marks a block used (its mtime, the LRU order across mounts)
+ * when it was not within the last minute; the trim then keeps it and
+ * evicts the blocks nobody read. */
+START_TEST(disk_hit_keeps_block)
+{
+	struct source *s;
+	char cmd[256], buf[4096];
+	time_t now = time(NULL);
+
+	disk_on();
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	read_all(s, 1 << 20);
+	source_close(s);
+	/* everything last used two hours ago */
+	snprintf(cmd, sizeof(cmd), "touch -d '2 hours ago' %s/v1/*/*/[0-9]*",
+		 cache_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_lt(block_mtime(4), now - 3600);
+	F.data_reqs = 0;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), (4 << 20) + 7), 0);
+	ck_assert(memcmp(buf, F.data + (4 << 20) + 7, sizeof(buf)) == 0);
+	ck_assert_uint_eq(F.data_reqs, 1);	/* a hit */
+	source_close(s);
+	ck_assert_int_ge(block_mtime(4), now - 60);
+	ck_assert_int_lt(block_mtime(6), now - 3600);
+	/* room for about two blocks: the one just read stays */
+	ck_assert_uint_le(http_disk_trim(5 << 19), 5 << 19);
+	ck_assert_int_ge(block_mtime(4), now - 60);
+	ck_assert_int_eq(block_mtime(6), -1);	/* evicted */
 	disk_off();
 }
 END_TEST
@@ -759,6 +829,7 @@ http_suite(void)
 	tcase_add_test(tc, disk_second_mount_no_data);
 	tcase_add_test(tc, disk_damaged_block_is_a_miss);
 	tcase_add_test(tc, disk_spool_writes_everything);
+	tcase_add_test(tc, disk_hit_keeps_block);
 	tcase_add_test(tc, disk_unusable_dir_degrades);
 	suite_add_tcase(s, tc);
 	return s;

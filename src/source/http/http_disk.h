@@ -7,12 +7,13 @@
  * instead of the network.  Objects without a strong ETag are not cached.
  *
  * Crash-safe: a block is written to a temporary file and renamed into
- * place, and carries a checksum that is verified on every read (a torn or
- * damaged file is a miss and is removed).  Several mounts may share DIR.
- * The total is kept under the limit by evicting the least recently used
- * blocks (file mtime, touched on every hit) across all mounts.  A full or
- * failing disk turns the cache off for the process, with one warning.
- * Directories are 0700 and files 0600.
+ * place, and carries a checksum (XXH3, 64 bits) that is verified on every
+ * read (a torn or damaged file is a miss and is removed).  Several mounts
+ * may share DIR.  The total is kept under the limit by evicting the least
+ * recently used blocks (file mtime, touched by a hit unless it was within
+ * the last minute) across all mounts.  A full or failing disk turns the
+ * cache off for the process, with one warning.  Directories are 0700 and
+ * files 0600.
  */
 #ifndef STFS_HTTP_DISK_H
 #define STFS_HTTP_DISK_H
