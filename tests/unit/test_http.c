@@ -43,6 +43,7 @@ static struct {
 	int downgrade;		/* the origin redirects https -> http */
 	unsigned delay_ms;	/* every data answer takes this long */
 	unsigned inflight, max_inflight;	/* data requests at once */
+	uint64_t starts[64], lens[64];	/* the first data requests */
 } F = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int
@@ -137,6 +138,10 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 		return sink->head(sink->ud,
 				  r) == HTTP_SINK_STOP ? HTTP_STOPPED :
 		       HTTP_OK;
+	}
+	if (F.data_reqs < 64) {
+		F.starts[F.data_reqs] = q->start;
+		F.lens[F.data_reqs] = q->len;
 	}
 	F.data_reqs++;
 	if (++F.inflight > F.max_inflight)
@@ -508,6 +513,29 @@ START_TEST(hint_fetches_ahead)
 }
 END_TEST
 
+/* A stream's requests near the reader are one block each (a block at the
+ * end of a long request would come last), larger further on. */
+START_TEST(requests_grow_away_from_the_reader)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	unsigned i, n, at0 = 0, larger = 0;
+
+	F.delay_ms = 20;
+	source_hint(s, 0, OBJ_SIZE);
+	read_all(s, 128 << 10);
+	n = F.data_reqs < 64 ? F.data_reqs : 64;
+	for (i = 0; i < n; i++) {
+		if (F.starts[i] == 0)
+			at0 = (unsigned)F.lens[i];
+		if (F.lens[i] > HTTP_BLOCK_BYTES)
+			larger++;
+	}
+	ck_assert_uint_eq(at0, HTTP_BLOCK_BYTES);
+	ck_assert_uint_gt(larger, 0);
+	source_close(s);
+}
+END_TEST
+
 /* -o http_connections=4: never more read-ahead requests at once than
  * that, plus the one the reading thread makes itself. */
 START_TEST(connections_capped)
@@ -560,6 +588,24 @@ stat_of(struct source *s, const char *group, const char *name)
 	json_decref(j);
 	return v;
 }
+
+/* Streams only hinted (where a model-order reader goes next) take no
+ * share of the read-ahead budget from the stream being read. */
+START_TEST(hinted_streams_leave_the_window)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char buf[128 << 10];
+	uint64_t off;
+
+	for (off = 0; off < (20u << 20); off += 5u << 20)
+		source_hint(s, off, 2u << 20);	/* 4 streams + 1 read: */
+	for (off = 19u << 20; off < (20u << 20); off += sizeof(buf))
+		ck_assert_int_eq(source_pread(s, buf, sizeof(buf), off), 0);
+	/* half of the 64 MiB cache among 5 would be 6.4 MiB */
+	ck_assert_uint_eq(stat_of(s, NULL, "readahead_window_max"), 8u << 20);
+	source_close(s);
+}
+END_TEST
 
 START_TEST(disk_second_mount_no_data)
 {
@@ -826,6 +872,8 @@ http_suite(void)
 	tcase_add_test(tc, stats_count);
 	tcase_add_test(tc, hint_fetches_ahead);
 	tcase_add_test(tc, connections_capped);
+	tcase_add_test(tc, requests_grow_away_from_the_reader);
+	tcase_add_test(tc, hinted_streams_leave_the_window);
 	tcase_add_test(tc, disk_second_mount_no_data);
 	tcase_add_test(tc, disk_damaged_block_is_a_miss);
 	tcase_add_test(tc, disk_spool_writes_everything);

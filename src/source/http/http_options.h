@@ -15,7 +15,7 @@ struct err;
 #define HTTP_DEFAULT_CACHE_MB	512u
 #define HTTP_DEFAULT_TIMEOUT_S	10u	/* connect / stall, per attempt */
 #define HTTP_DEFAULT_TRIES	3	/* attempts per request */
-#define HTTP_DEFAULT_READAHEAD_MB 128u	/* read-ahead window cap */
+#define HTTP_DEFAULT_READAHEAD_MB 256u	/* read-ahead window cap */
 #define HTTP_MAX_CONNECTIONS	64u	/* requests in flight, at most */
 
 /* Priorities passed to the log callback: the syslog values, which are

@@ -304,21 +304,41 @@ queue_run(struct http_prefetch_src *ps, struct http_cache_block **run,
 	return 0;
 }
 
-/* Queue read-ahead jobs for the missing blocks of [from, to); returns where
- * it stopped (to, or earlier when the cache is full). */
+/* Blocks for a request starting at off when the reader is at near.  One
+ * request's blocks arrive one after another at a connection's rate, so a
+ * large request just ahead of the reader makes it wait for each block in
+ * turn; with the level's requests in flight, a block d bytes ahead has
+ * about d / (level * block) blocks' time to arrive.  Requests grow from
+ * one block near the reader to the full part further on (the start of a
+ * stream, or a jump). */
+static unsigned
+ramp_part(unsigned part, uint64_t near, uint64_t off)
+{
+	uint64_t d = off > near ? off - near : 0;
+	uint64_t most = d / ((uint64_t)P.pace.limit * HTTP_BLOCK_BYTES) + 1;
+
+	return most < part ? (unsigned)most : part;
+}
+
+/* Queue read-ahead jobs for the missing blocks of [from, to), for a reader
+ * at near; returns where it stopped (to, or earlier when the cache is
+ * full). */
 static uint64_t
-queue_range(struct http_prefetch_src *ps, uint64_t from, uint64_t to,
-	    uint64_t window, unsigned *njobs)
+queue_range(struct http_prefetch_src *ps, uint64_t near, uint64_t from,
+	    uint64_t to, uint64_t window, unsigned *njobs)
 {
 	struct http_cache_block *run[PACE_PART_MAX];
 	unsigned nrun = 0, part = http_pace_part(&ps->conn, P.pace.limit,
 						window / HTTP_BLOCK_BYTES,
-						HTTP_BLOCK_BYTES);
+						HTTP_BLOCK_BYTES), want = part;
 	uint64_t idx, last = (to - 1) / HTTP_BLOCK_BYTES;
 	uint64_t reached = from;
 
 	for (idx = from / HTTP_BLOCK_BYTES; idx <= last; idx++) {
 		struct http_cache_block *b = http_cache_lookup(ps, idx);
+
+		if (nrun == 0)
+			want = ramp_part(part, near, idx * HTTP_BLOCK_BYTES);
 
 		if (!b) {
 			b = http_cache_new(ps, idx, block_len(ps, idx), 1);
@@ -327,7 +347,7 @@ queue_range(struct http_prefetch_src *ps, uint64_t from, uint64_t to,
 			run[nrun++] = b;
 			b = NULL;
 		}
-		if (nrun && (b || nrun == part || idx == last)) {
+		if (nrun && (b || nrun == want || idx == last)) {
 			if (queue_run(ps, run, nrun))
 				break;
 			(*njobs)++;
@@ -341,9 +361,11 @@ queue_range(struct http_prefetch_src *ps, uint64_t from, uint64_t to,
 	return reached < to ? reached : to;
 }
 
-/* Streams that read sequentially within the last second, in every open
+/* Streams that a reader continued within the last second, in every open
  * source: together they share half of the cache for read-ahead, so that
- * one stream's read-ahead does not evict another's before it is read. */
+ * one stream's read-ahead does not evict another's before it is read.
+ * Streams only hinted (model order: where a reader goes next) do not
+ * count: the reader they belong to is counted where it reads now. */
 static unsigned
 active_streams(uint64_t now)
 {
@@ -356,7 +378,7 @@ active_streams(uint64_t now)
 			struct http_prefetch_stream *s = &ps->streams[i];
 
 			if (s->live && s->window > HTTP_BLOCK_BYTES &&
-			    s->used + 1000 > now)
+			    s->read_at + 1000 > now)
 				n++;
 		}
 	return n ? n : 1;
@@ -386,17 +408,16 @@ find_stream(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 	victim->window = HTTP_BLOCK_BYTES;
 	victim->ra_end = end;
 	victim->used = now;
+	victim->read_at = now;
 	return NULL;
 }
 
-/* The largest window a stream may have now. */
+/* The largest window a stream may have now: a share of half the cache. */
 static uint64_t
 window_cap(uint64_t now)
 {
 	uint64_t cap = http_conf.cache_bytes / 2 / active_streams(now);
 
-	if (cap > http_conf.cache_bytes / 4)
-		cap = http_conf.cache_bytes / 4;
 	if (cap > http_conf.ra_max)
 		cap = http_conf.ra_max;
 	if (cap < 2 * (uint64_t)HTTP_BLOCK_BYTES)
@@ -421,6 +442,7 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 	if (missed && st->ra_end > end)
 		st->ra_end = end;
 	st->used = now;
+	st->read_at = now;
 	if (end > st->next)
 		st->next = end;
 	if (st->ra_end < st->next)
@@ -442,7 +464,8 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 	if (target <= st->ra_end || (target < ps->size &&
 				     target - st->ra_end < st->window / 8))
 		return;
-	st->ra_end = queue_range(ps, st->ra_end, target, st->window, njobs);
+	st->ra_end = queue_range(ps, st->next, st->ra_end, target, st->window,
+				 njobs);
 }
 
 /* The stream whose read-ahead reaches, or nearly reaches, off; else a new
@@ -467,6 +490,7 @@ hint_stream(struct http_prefetch_src *ps, uint64_t off, uint64_t now)
 	victim->window = HTTP_BLOCK_BYTES;
 	victim->ra_end = off / HTTP_BLOCK_BYTES * HTTP_BLOCK_BYTES;
 	victim->used = now;
+	victim->read_at = 0;
 	return victim;
 }
 
@@ -500,7 +524,7 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 		if (st->window < len)
 			st->window = len;
 		st->used = now;
-		st->ra_end = queue_range(ps, from, end, cap, &njobs);
+		st->ra_end = queue_range(ps, off, from, end, cap, &njobs);
 	}
 	if (njobs)
 		kick_workers(njobs);
