@@ -352,9 +352,9 @@ def case_disk(t, d, www):
 		st = os.stat(cache)
 		t.eq(st.st_mode & 0o777, 0o700, "disk: the directory is 0700")
 		blocks = [os.path.join(r, f) for r, _, fs in os.walk(cache)
-			  for f in fs if f.isdigit()]
+			  for f in fs if f[:1] == "e" and f[1:].isdigit()]
 		t.check(blocks and all(os.stat(b).st_mode & 0o777 == 0o600
-				       for b in blocks), "disk: block files "
+				       for b in blocks), "disk: extent files "
 			"are 0600 (%d)" % len(blocks))
 		# two mounts sharing the directory at once
 		with harness.Mount(t, url, args=opts, env=env_clean()) as a, \

@@ -638,8 +638,9 @@ START_TEST(disk_second_mount_no_data)
 	ck_assert_uint_gt(F.data_reqs, 1);
 	ck_assert_uint_eq(stat_of(s, NULL, "disk_cache_hits"), 0);
 	source_close(s);
+	/* two objects of two extents, each with a 4 KiB head */
 	ck_assert_uint_le(http_disk_trim(1ull << 40),
-			  2ull * (OBJ_SIZE + 64 * 16));
+			  2ull * (OBJ_SIZE + 2 * 4096));
 	ck_assert_uint_le(http_disk_trim(4 << 20), 4 << 20);
 	disk_off();
 }
@@ -655,25 +656,24 @@ START_TEST(disk_damaged_block_is_a_miss)
 	s = open_url("http://origin.test/m.safetensors", NULL);
 	read_all(s, 1 << 20);
 	source_close(s);
-	/* flip bytes in every cached block 3, truncate every block 5, flip
-	 * the checksum of block 7 and the trailer magic of block 9 (the
-	 * trailer is the last 16 bytes: magic, then checksum) */
-	snprintf(cmd, sizeof(cmd), "for f in %s/v1/*/*/3; do printf xxxx | "
-		 "dd of=$f bs=1 seek=100 conv=notrunc 2>/dev/null; done; "
-		 "for f in %s/v1/*/*/5; do truncate -s 1000 $f; done; "
-		 "for f in %s/v1/*/*/7; do printf x | dd of=$f bs=1 "
-		 "seek=%u conv=notrunc 2>/dev/null; done; "
-		 "for f in %s/v1/*/*/9; do printf 1 | dd of=$f bs=1 "
-		 "seek=%u conv=notrunc 2>/dev/null; done",
-		 cache_dir, cache_dir, cache_dir, (1u << 20) + 8 + 3,
-		 cache_dir, (1u << 20) + 7);
+	/* in extent e0 (blocks 0-15: a head of 16-byte tags, magic then
+	 * checksum, then the blocks from 4096 on) flip bytes of block 3,
+	 * the checksum of block 7 and the magic of block 9; cut the last
+	 * block (20, in e1) short */
+	snprintf(cmd, sizeof(cmd), "for f in %s/v1/*/*/e0; do printf xxxx | "
+		 "dd of=$f bs=1 seek=%u conv=notrunc 2>/dev/null; "
+		 "printf x | dd of=$f bs=1 seek=%u conv=notrunc 2>/dev/null; "
+		 "printf 9 | dd of=$f bs=1 seek=%u conv=notrunc 2>/dev/null; "
+		 "done; for f in %s/v1/*/*/e1; do truncate -s %u $f; done",
+		 cache_dir, 4096 + (3u << 20) + 100, 7 * 16 + 8 + 3, 9 * 16 + 7,
+		 cache_dir, 4096 + (4u << 20) + 1000);
 	ck_assert_int_eq(system(cmd), 0);
 	F.data_reqs = 0;
 	s = open_url("http://origin.test/m.safetensors", NULL);
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), (3 << 20) + 50), 0);
 	ck_assert(memcmp(buf, F.data + (3 << 20) + 50, sizeof(buf)) == 0);
-	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), 0);
-	ck_assert(memcmp(buf, F.data + (5 << 20), sizeof(buf)) == 0);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 20 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (20 << 20), sizeof(buf)) == 0);
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), (7 << 20) + 9), 0);
 	ck_assert(memcmp(buf, F.data + (7 << 20) + 9, sizeof(buf)) == 0);
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 9 << 20), 0);
@@ -691,7 +691,8 @@ START_TEST(disk_damaged_block_is_a_miss)
 }
 END_TEST
 
-/* mtime of the cached block idx (the one object in the cache). */
+/* mtime of the extent file that holds cached block idx (the one object
+ * in the cache). */
 static time_t
 block_mtime(unsigned idx)
 {
@@ -699,8 +700,8 @@ block_mtime(unsigned idx)
 	FILE *p;
 	long long t = -1;
 
-	snprintf(cmd, sizeof(cmd), "stat -c %%Y %s/v1/*/*/%u 2>/dev/null", cache_dir,
-		 idx);
+	snprintf(cmd, sizeof(cmd), "stat -c %%Y %s/v1/*/*/e%u 2>/dev/null",
+		 cache_dir, idx / 16);
 	p = popen(cmd, "r");
 	ck_assert_ptr_nonnull(p);
 	if (fgets(out, sizeof(out), p))
@@ -709,9 +710,9 @@ block_mtime(unsigned idx)
 	return (time_t)t;
 }
 
-/* A hit marks a block used (its mtime, the LRU order across mounts)
+/* A hit marks its extent used (its mtime, the LRU order across mounts)
  * when it was not within the last minute; the trim then keeps it and
- * evicts the blocks nobody read. */
+ * evicts the extents nobody read. */
 START_TEST(disk_hit_keeps_block)
 {
 	struct source *s;
@@ -723,7 +724,7 @@ START_TEST(disk_hit_keeps_block)
 	read_all(s, 1 << 20);
 	source_close(s);
 	/* everything last used two hours ago */
-	snprintf(cmd, sizeof(cmd), "touch -d '2 hours ago' %s/v1/*/*/[0-9]*",
+	snprintf(cmd, sizeof(cmd), "touch -d '2 hours ago' %s/v1/*/*/e[0-9]*",
 		 cache_dir);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_lt(block_mtime(4), now - 3600);
@@ -734,11 +735,12 @@ START_TEST(disk_hit_keeps_block)
 	ck_assert_uint_eq(F.data_reqs, 1);	/* a hit */
 	source_close(s);
 	ck_assert_int_ge(block_mtime(4), now - 60);
-	ck_assert_int_lt(block_mtime(6), now - 3600);
-	/* room for about two blocks: the one just read stays */
-	ck_assert_uint_le(http_disk_trim(5 << 19), 5 << 19);
+	ck_assert_int_lt(block_mtime(17), now - 3600);
+	/* room for about the first extent (16 MiB of the 20): the one just
+	 * read stays */
+	ck_assert_uint_le(http_disk_trim(20u << 20), 20u << 20);
 	ck_assert_int_ge(block_mtime(4), now - 60);
-	ck_assert_int_eq(block_mtime(6), -1);	/* evicted */
+	ck_assert_int_eq(block_mtime(17), -1);	/* evicted */
 	disk_off();
 }
 END_TEST

@@ -1,19 +1,20 @@
 /* http_disk.h - the persistent disk cache of remote blocks.
  *
  * Under the block cache: a block fetched from the network is also written
- * to DIR/v1/KK/KEY/IDX, where KEY names the object's identity (its URL
- * without user info and query, or bucket/key, plus its ETag or commit and
- * size); a later mount of the same, unchanged object reads it from there
- * instead of the network.  Objects without a strong ETag are not cached.
+ * to DIR/v1/KK/KEY/eN, the extent file of 16 blocks from block 16*N on,
+ * where KEY names the object's identity (its URL without user info and
+ * query, or bucket/key, plus its ETag or commit and size); a later mount
+ * of the same, unchanged object reads it from there instead of the
+ * network.  Objects without a strong ETag are not cached.
  *
- * Crash-safe: a block is written to a temporary file and renamed into
- * place, and carries a checksum (XXH3, 64 bits) that is verified on every
- * read (a torn or damaged file is a miss and is removed).  Several mounts
- * may share DIR.  The total is kept under the limit by evicting the least
- * recently used blocks (file mtime, touched by a hit unless it was within
- * the last minute) across all mounts.  A full or failing disk turns the
- * cache off for the process, with one warning.  Directories are 0700 and
- * files 0600.
+ * Crash-safe: a block's bytes are written before the tag that vouches for
+ * them, a checksum (XXH3, 64 bits) verified on every read (a block never
+ * written, torn or damaged is a miss, and written anew once fetched).
+ * Several mounts may share DIR.  The total is kept under the limit by
+ * evicting the least recently used extents (file mtime, touched by a hit
+ * unless it was within the last minute) across all mounts.  A full or
+ * failing disk turns the cache off for the process, with one warning.
+ * Directories are 0700 and files 0600.
  */
 #ifndef STFS_HTTP_DISK_H
 #define STFS_HTTP_DISK_H
@@ -39,7 +40,7 @@ int http_disk_get(struct http_disk_object *d, uint64_t idx, char *buf,
 void http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
 		   size_t len);
 
-/* Evict least recently used blocks until the total is under max bytes;
+/* Evict least recently used extents until the total is under max bytes;
  * returns the total after.  Run by http_disk_put() now and then. */
 uint64_t http_disk_trim(uint64_t max);
 
