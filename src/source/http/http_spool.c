@@ -24,9 +24,10 @@ static struct {
 	pthread_cond_t less;		/* an item was written */
 	STAILQ_HEAD(, spool_item) queue;
 	uint64_t bytes;			/* queued or being written */
-	struct http_disk_object *busy;	/* being written now */
-	pid_t pid;			/* whose writer thread runs (0: none) */
-	pthread_t thread;
+	struct http_disk_object *busy[SPOOL_WRITERS];	/* being written */
+	pid_t pid;			/* whose writer threads run (0: none) */
+	pthread_t thread[SPOOL_WRITERS];
+	unsigned nthreads;
 	int stop;			/* http_spool_shutdown(): leave */
 } S = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -38,7 +39,8 @@ static struct {
 static void *
 writer_main(void *arg)
 {
-	(void)arg;
+	struct http_disk_object **busy = arg;
+
 	pthread_mutex_lock(&S.lock);
 	for (;;) {
 		struct spool_item *it = STAILQ_FIRST(&S.queue);
@@ -50,11 +52,11 @@ writer_main(void *arg)
 			continue;
 		}
 		STAILQ_REMOVE_HEAD(&S.queue, link);
-		S.busy = it->d;
+		*busy = it->d;
 		pthread_mutex_unlock(&S.lock);
 		http_disk_put(it->d, it->idx, it->data, it->len);
 		pthread_mutex_lock(&S.lock);
-		S.busy = NULL;
+		*busy = NULL;
 		S.bytes -= it->len;
 		free(it);
 		pthread_cond_broadcast(&S.less);
@@ -63,25 +65,30 @@ writer_main(void *arg)
 	return NULL;
 }
 
-/* The writer of this process, started at the first block (a fork, as a
- * daemon's, leaves the parent's behind); 0, or -1. */
+/* The writers of this process, started at the first block (a fork, as a
+ * daemon's, leaves the parent's behind); 0 (at least one runs), or -1. */
 static int
 writer_running(void)
 {
 	sigset_t all, old;
-	int rc;
+	unsigned i;
 
 	if (S.pid == getpid())
 		return 0;
-	/* it takes no signals: they belong to the FUSE threads */
+	/* they take no signals: those belong to the FUSE threads */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&S.thread, NULL, writer_main, NULL);
+	S.nthreads = 0;
+	for (i = 0; i < SPOOL_WRITERS; i++) {
+		S.busy[i] = NULL;
+		if (pthread_create(&S.thread[S.nthreads], NULL, writer_main,
+				   &S.busy[S.nthreads]) == 0)
+			S.nthreads++;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
+	if (!S.nthreads)
 		return -1;
 	S.pid = getpid();
-	S.busy = NULL;
 	return 0;
 }
 
@@ -120,9 +127,11 @@ static int
 pending(const struct http_disk_object *d)
 {
 	const struct spool_item *it;
+	unsigned i;
 
-	if (S.busy == d)
-		return 1;
+	for (i = 0; i < S.nthreads; i++)
+		if (S.busy[i] == d)
+			return 1;
 	STAILQ_FOREACH(it, &S.queue, link)
 		if (it->d == d)
 			return 1;
@@ -136,7 +145,7 @@ http_spool_drain(struct http_disk_object *d)
 		return;
 	pthread_mutex_lock(&S.lock);
 	if (writer_running() < 0)
-		S.busy = NULL;	/* no writer: nothing is being written */
+		S.nthreads = 0;	/* no writer: nothing is being written */
 	while (pending(d) && S.pid == getpid())
 		pthread_cond_wait(&S.less, &S.lock);
 	pthread_mutex_unlock(&S.lock);
@@ -145,15 +154,18 @@ http_spool_drain(struct http_disk_object *d)
 void
 http_spool_shutdown(void)
 {
+	unsigned i;
+
 	pthread_mutex_lock(&S.lock);
 	if (S.pid != getpid()) {
 		pthread_mutex_unlock(&S.lock);
 		return;		/* no writer of ours */
 	}
 	S.stop = 1;
-	pthread_cond_signal(&S.more);
+	pthread_cond_broadcast(&S.more);
 	pthread_mutex_unlock(&S.lock);
-	pthread_join(S.thread, NULL);	/* after the queue is written */
+	for (i = 0; i < S.nthreads; i++)	/* after the queue is written */
+		pthread_join(S.thread[i], NULL);
 	pthread_mutex_lock(&S.lock);
 	S.pid = 0;
 	S.stop = 0;

@@ -1,14 +1,17 @@
 /* http_spool.h - blocks on their way to the disk cache, written off the
  * transfer threads.
  *
- * Writing a block file (create, write, rename) takes milliseconds and
- * more while other writers share the directory's journal; done inside a
- * transfer it slows that connection down with it.  A fetched block is
- * copied here instead and written by a thread of its own, up to
- * SPOOL_MAX_BYTES waiting (a writer beyond that waits: a disk slower than
- * the network slows the fetches rather than losing blocks).  A source
- * drains its blocks before it closes its disk object, so that what a
- * mount read is on disk once it is unmounted.
+ * Writing a block to disk takes a millisecond and more while other
+ * writers share the file system's journal; done inside a transfer it slows
+ * that connection down with it.  A fetched block is copied here instead
+ * and written by SPOOL_WRITERS threads of their own, up to SPOOL_MAX_BYTES
+ * waiting (a putter beyond that waits: a disk slower than the network
+ * slows the fetches rather than losing blocks).  One writer was not
+ * enough: among 64 transfer threads on two cores it fell behind a
+ * 32 MB/s-per-connection load, and the transfers waited for it (31 s in
+ * all over two loads of 1.1 GB; 3 s with four).  A source drains its
+ * blocks before it closes its disk object, so that what a mount read is
+ * on disk once it is unmounted.
  */
 #ifndef STFS_HTTP_SPOOL_H
 #define STFS_HTTP_SPOOL_H
@@ -17,6 +20,7 @@
 #include <stdint.h>
 
 #define SPOOL_MAX_BYTES	(64u << 20)	/* copies waiting to be written */
+#define SPOOL_WRITERS	4		/* threads writing them */
 
 struct http_disk_object;
 
