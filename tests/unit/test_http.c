@@ -253,7 +253,7 @@ START_TEST(cache_lru_evicts_oldest)
 		http_cache_ready(b[i]);
 	}
 	ck_assert_uint_eq(http_cache_bytes(), 8 * (uint64_t)HTTP_BLOCK_BYTES);
-	http_cache_touch(b[0]);		/* 1 is now the oldest */
+	http_cache_touch(b[0], 0);	/* 1 is now the oldest */
 	b[1]->refs++;			/* ... but in use: 2 goes */
 	b[8] = http_cache_new(&owner, 8, HTTP_BLOCK_BYTES, 1);
 	ck_assert_ptr_nonnull(b[8]);

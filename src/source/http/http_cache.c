@@ -245,11 +245,14 @@ http_cache_failed(struct http_cache_block *b)
 }
 
 void
-http_cache_touch(struct http_cache_block *b)
+http_cache_touch(struct http_cache_block *b, int spent)
 {
 	if (b->in_lru) {
 		TAILQ_REMOVE(&C.lru, b, lru);
-		TAILQ_INSERT_HEAD(&C.lru, b, lru);
+		if (spent)
+			TAILQ_INSERT_TAIL(&C.lru, b, lru);
+		else
+			TAILQ_INSERT_HEAD(&C.lru, b, lru);
 	}
 }
 

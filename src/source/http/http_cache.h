@@ -63,8 +63,12 @@ void http_cache_ready(struct http_cache_block *b);
 /* LOADING -> FAILED: out of the table, freed once unreferenced. */
 void http_cache_failed(struct http_cache_block *b);
 
-/* A reader took bytes from b: most recently used. */
-void http_cache_touch(struct http_cache_block *b);
+/* A reader took bytes from b: the most recently used block, or, spent
+ * (read up to its end: a sequential reader is done with it), the next to
+ * be evicted.  Read-ahead fills the cache with blocks not read yet, which
+ * a plain LRU order puts behind the blocks just read, so that a loader
+ * lost 40% of what was fetched for it before it got there. */
+void http_cache_touch(struct http_cache_block *b, int spent);
 
 /* Drop a reference (b->refs--); frees a block no longer in the table. */
 void http_cache_unref(struct http_cache_block *b);

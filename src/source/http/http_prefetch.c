@@ -697,7 +697,8 @@ copy_out(struct rd *r, void *buf)
 	}
 }
 
-/* Drop our references; blocks read from become the most recent. */
+/* Drop our references; blocks read from become the most recent, or,
+ * read to their end, the next to go. */
 static void
 unpin(struct rd *r)
 {
@@ -709,7 +710,8 @@ unpin(struct rd *r)
 		if (!b)
 			continue;
 		if (r->rc == 0 && b->state == HTTP_CACHE_READY)
-			http_cache_touch(b);
+			http_cache_touch(b, r->end >= b->idx * HTTP_BLOCK_BYTES +
+					 b->len);
 		http_cache_unref(b);
 	}
 }
