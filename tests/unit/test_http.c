@@ -745,14 +745,15 @@ START_TEST(disk_hit_keeps_block)
 }
 END_TEST
 
-/* Blocks reach the disk through the spool's writer: more than it holds at
+/* Blocks reach the disk through the spool's writers: more than it holds at
  * once (the putters wait), from several threads, all on disk once drained,
- * each with its own bytes. */
+ * each with its own bytes, and no block left referenced. */
 struct spool_putter {
 	struct http_disk_object *d;
 	unsigned first, n;
-	char *buf;
 };
+
+static int spool_owner;
 
 static void *
 spool_put_some(void *arg)
@@ -761,8 +762,17 @@ spool_put_some(void *arg)
 	unsigned i;
 
 	for (i = p->first; i < p->first + p->n; i++) {
-		memset(p->buf, (int)(i & 0xff), HTTP_BLOCK_BYTES);
-		http_spool_put(p->d, i, p->buf, HTTP_BLOCK_BYTES);
+		struct http_cache_block *b;
+
+		http_cache_lock();
+		b = http_cache_new(&spool_owner, i, HTTP_BLOCK_BYTES, 0);
+		http_cache_unlock();
+		ck_assert_ptr_nonnull(b);
+		memset(b->data, (int)(i & 0xff), HTTP_BLOCK_BYTES);
+		http_spool_put(p->d, b);
+		http_cache_lock();
+		http_cache_ready(b);
+		http_cache_unlock();
 	}
 	return NULL;
 }
@@ -782,16 +792,12 @@ START_TEST(disk_spool_writes_everything)
 			   (uint64_t)THREADS * EACH * HTTP_BLOCK_BYTES);
 	ck_assert_ptr_nonnull(d);
 	for (i = 0; i < THREADS; i++) {
-		p[i] = (struct spool_putter){ d, i * EACH, EACH,
-					      malloc(HTTP_BLOCK_BYTES) };
-		ck_assert_ptr_nonnull(p[i].buf);
+		p[i] = (struct spool_putter){ d, i * EACH, EACH };
 		ck_assert_int_eq(pthread_create(&t[i], NULL, spool_put_some,
 						&p[i]), 0);
 	}
-	for (i = 0; i < THREADS; i++) {
+	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-		free(p[i].buf);
-	}
 	http_spool_drain(d);
 	for (i = 0; i < THREADS * EACH; i++) {
 		ck_assert_int_eq(http_disk_get(d, i, buf, HTTP_BLOCK_BYTES), 1);
@@ -799,6 +805,15 @@ START_TEST(disk_spool_writes_everything)
 			ck_assert_int_eq((unsigned char)buf[k], i & 0xff);
 	}
 	http_disk_close(d);
+	/* the writers let go of every block */
+	http_cache_lock();
+	for (i = 0; i < THREADS * EACH; i++) {
+		struct http_cache_block *b = http_cache_lookup(&spool_owner, i);
+
+		ck_assert(!b || b->refs == 0);
+	}
+	http_cache_drop(&spool_owner);
+	http_cache_unlock();
 	free(buf);
 	http_spool_shutdown();
 	disk_off();

@@ -4,18 +4,17 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/queue.h>
 #include <unistd.h>
 
+#include "source/http/http_cache.h"
 #include "source/http/http_disk.h"
+#include "source/http/http_options.h"
 
 struct spool_item {
 	STAILQ_ENTRY(spool_item) link;
 	struct http_disk_object *d;
-	uint64_t idx;
-	size_t len;
-	char data[];
+	struct http_cache_block *b;	/* referenced until written */
 };
 
 static struct {
@@ -54,10 +53,13 @@ writer_main(void *arg)
 		STAILQ_REMOVE_HEAD(&S.queue, link);
 		*busy = it->d;
 		pthread_mutex_unlock(&S.lock);
-		http_disk_put(it->d, it->idx, it->data, it->len);
+		http_disk_put(it->d, it->b->idx, it->b->data, it->b->len);
+		http_cache_lock();
+		http_cache_unref(it->b);
+		http_cache_unlock();
 		pthread_mutex_lock(&S.lock);
 		*busy = NULL;
-		S.bytes -= it->len;
+		S.bytes -= HTTP_BLOCK_BYTES;
 		free(it);
 		pthread_cond_broadcast(&S.less);
 	}
@@ -93,32 +95,33 @@ writer_running(void)
 }
 
 void
-http_spool_put(struct http_disk_object *d, uint64_t idx, const char *buf,
-	       size_t len)
+http_spool_put(struct http_disk_object *d, struct http_cache_block *b)
 {
 	struct spool_item *it;
 
 	if (!d)
 		return;
-	it = malloc(sizeof(*it) + len);
-	if (it) {
-		it->d = d;
-		it->idx = idx;
-		it->len = len;
-		memcpy(it->data, buf, len);
-	}
+	it = malloc(sizeof(*it));
 	pthread_mutex_lock(&S.lock);
 	if (!it || writer_running() < 0) {
 		/* no memory or no thread: write it here */
 		pthread_mutex_unlock(&S.lock);
 		free(it);
-		http_disk_put(d, idx, buf, len);
+		http_disk_put(d, b->idx, b->data, b->len);
 		return;
 	}
-	while (S.bytes && S.bytes + len > SPOOL_MAX_BYTES)
+	pthread_mutex_unlock(&S.lock);
+	http_cache_lock();
+	b->refs++;
+	http_cache_unlock();
+	it->d = d;
+	it->b = b;
+	pthread_mutex_lock(&S.lock);
+	/* counted as whole blocks: what the writers pin of the cache */
+	while (S.bytes && S.bytes + HTTP_BLOCK_BYTES > SPOOL_MAX_BYTES)
 		pthread_cond_wait(&S.less, &S.lock);
 	STAILQ_INSERT_TAIL(&S.queue, it, link);
-	S.bytes += len;
+	S.bytes += HTTP_BLOCK_BYTES;
 	pthread_cond_signal(&S.more);
 	pthread_mutex_unlock(&S.lock);
 }

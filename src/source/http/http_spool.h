@@ -3,9 +3,10 @@
  *
  * Writing a block to disk takes a millisecond and more while other
  * writers share the file system's journal; done inside a transfer it slows
- * that connection down with it.  A fetched block is copied here instead
- * and written by SPOOL_WRITERS threads of their own, up to SPOOL_MAX_BYTES
- * waiting (a putter beyond that waits: a disk slower than the network
+ * that connection down with it.  A fetched block is referenced here instead
+ * (not copied: it is immutable once complete) and written by SPOOL_WRITERS
+ * threads of their own, up to SPOOL_MAX_BYTES of them waiting, pinned in
+ * the cache (a putter beyond that waits: a disk slower than the network
  * slows the fetches rather than losing blocks).  One writer was not
  * enough: among 64 transfer threads on two cores it fell behind a
  * 32 MB/s-per-connection load, and the transfers waited for it (31 s in
@@ -19,15 +20,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SPOOL_MAX_BYTES	(64u << 20)	/* copies waiting to be written */
+#define SPOOL_MAX_BYTES	(64u << 20)	/* blocks waiting to be written */
 #define SPOOL_WRITERS	4		/* threads writing them */
 
 struct http_disk_object;
+struct http_cache_block;
 
-/* Keep block idx of d (len bytes at buf, copied): written soon.  d NULL
- * (no disk cache): nothing. */
-void http_spool_put(struct http_disk_object *d, uint64_t idx,
-		    const char *buf, size_t len);
+/* Keep complete block b of d: written soon; b is referenced (b->refs)
+ * until then.  Called without the cache lock.  d NULL (no disk cache):
+ * nothing. */
+void http_spool_put(struct http_disk_object *d, struct http_cache_block *b);
 
 /* Until every block of d put so far is written. */
 void http_spool_drain(struct http_disk_object *d);

@@ -75,7 +75,7 @@ blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 		if (bo + k == b->len) {
 			/* to disk off this transfer (closing the source
 			 * waits for it) */
-			http_spool_put(bg->hs->disk, b->idx, b->data, b->len);
+			http_spool_put(bg->hs->disk, b);
 			http_prefetch_block_done(b);	/* immutable from here on */
 			bg->done++;
 		}
