@@ -11,21 +11,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/memo.h"
 #include "fuse/offload.h"
+#include "fuse/reply.h"
 #include "source/source.h"
 #include "view/view.h"
 
 #define UNUSED __attribute__((unused))
+
+_Static_assert(REPLY_PIPE_BYTES >= 2 * ADAPTER_MAX_READ,
+	       "a reply's pipe holds the largest read, unaligned");
 
 static inline struct adapter *
 adapter_data(fuse_req_t req)
@@ -57,38 +58,24 @@ first_request(fuse_req_t req)
 
 /* --- per-thread state -------------------------------------------------- */
 
-/* What each worker thread keeps between requests: a scratch buffer (for
- * directory listings, xattrs and copied reads), the segments of the last
- * read, and a pipe of its own that replies are spliced through. */
+/* What each worker thread keeps between requests: the segments of the
+ * last read, and what replies are made with (fuse/reply.h): a pipe of its
+ * own and a buffer, also the scratch buffer of listings and xattrs. */
 struct tls {
-	struct buf buf;
 	struct view_segs segs;
-	int pipe[2];		/* both ends O_NONBLOCK */
-	size_t pipe_size;	/* capacity in bytes, 0: no pipe (yet) */
-	int no_pipe;		/* making one failed: copy instead */
+	struct reply_ctx r;
 };
 
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 
 static void
-pipe_close(struct tls *t)
-{
-	if (t->pipe_size) {
-		close(t->pipe[0]);
-		close(t->pipe[1]);
-	}
-	t->pipe_size = 0;
-}
-
-static void
 tls_destroy(void *p)
 {
 	struct tls *t = p;
 
-	buf_free(&t->buf);
 	view_segs_free(&t->segs);
-	pipe_close(t);
+	reply_ctx_fini(&t->r);
 	free(t);
 }
 
@@ -128,10 +115,10 @@ scratch(size_t n)
 
 	if (!t)
 		return NULL;
-	t->buf.len = 0;
-	if (buf_reserve(&t->buf, n))
+	t->r.buf.len = 0;
+	if (buf_reserve(&t->r.buf, n))
 		return NULL;
-	return &t->buf;
+	return &t->r.buf;
 }
 
 /* --- stale sources ------------------------------------------------------ */
@@ -393,236 +380,9 @@ adapter_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-/* --- reads: executing the view's segments --------------------------------
- *
- * view_read() says what a reply is made of; this only moves the bytes,
- * with one rule: a reply is exactly the length the view answered (the
- * request capped at the file's end) or an error, never shorter.  The
- * kernel takes a short reply for the end of the file and lowers the
- * inode's size for as long as it caches the attributes (a year here).
- * So the bytes are first gathered in full - spliced into a pipe of this
- * thread's, or read into memory - and counted, the sources verified
- * (source_verify: a source changed or truncated since it was opened fails
- * every later read with EIO), and only then handed to the kernel. */
-
-/* Largest reply plus room for a rendered header and page-unaligned
- * ranges: every spliced page takes one pipe slot whatever its fill. */
-#define PIPE_BYTES (2 * ADAPTER_MAX_READ)
-
-static int
-pipe_open(struct tls *t)
-{
-	if (t->pipe_size)
-		return 0;
-	if (t->no_pipe || pipe2(t->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		goto fail;
-	/* Without CAP_SYS_RESOURCE up to /proc/sys/fs/pipe-max-size (1 MiB
-	 * by default) is allowed. */
-	if (fcntl(t->pipe[1], F_SETPIPE_SZ, PIPE_BYTES) < 0) {
-		close(t->pipe[0]);
-		close(t->pipe[1]);
-		goto fail;
-	}
-	t->pipe_size = PIPE_BYTES;
-	return 0;
-fail:
-	t->no_pipe = 1;
-	return -1;
-}
-
-/* Pipe slots (pages) the segments take: a source range one per page it
- * touches, memory one per page of its length plus one. */
-static uint64_t
-pipe_slots(const struct view_segs *s)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < s->n; i++) {
-		const struct view_seg *g = &s->seg[i];
-
-		if (g->kind == VIEW_SEG_SOURCE)
-			n += (g->off + g->len + 4095) / 4096 - g->off / 4096;
-		else
-			n += g->len / 4096 + 1;
-	}
-	return n;
-}
-
-/* Splice len bytes of fd at off into the pipe: 0, or a positive errno
- * (EIO when the file ends early, EAGAIN when the pipe is full). */
-static int
-splice_in(int fd, uint64_t off, size_t len, int pw)
-{
-	loff_t pos = (loff_t)off;
-
-	while (len) {
-		ssize_t n = splice(fd, &pos, pw, NULL, len,
-				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (n == 0)
-			return EIO;	/* the source ends early */
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
-write_in(int pw, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(pw, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Verify every source the segments read (after reading them). */
-static int
-verify_sources(const struct view_segs *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->n; i++)
-		if (s->seg[i].kind == VIEW_SEG_SOURCE &&
-		    source_verify(s->seg[i].src) != 0)
-			return EIO;
-	return 0;
-}
-
-/* Fill this thread's pipe with the segments and reply from it (zero copy
- * for source ranges: the pipe holds references to their page-cache
- * pages).  1 when it could not (no pipe, a source without descriptor,
- * too many slots, the pipe full): then nothing was replied and the pipe
- * is empty. */
-static int
-reply_pipe(fuse_req_t req, struct tls *t)
-{
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(t->segs.len);
-	const struct view_segs *s = &t->segs;
-	int rc = 0, left, written = 0;
-	size_t i;
-
-	if (pipe_open(t) || pipe_slots(s) > t->pipe_size / 4096)
-		return 1;
-	for (i = 0; i < s->n && !rc; i++) {
-		const struct view_seg *g = &s->seg[i];
-		int fd;
-
-		if (g->kind == VIEW_SEG_MEM) {
-			rc = write_in(t->pipe[1], view_seg_mem(s, g), g->len);
-			written = 1;
-			continue;
-		}
-		fd = source_fd_get(g->src);
-		if (fd == -EOPNOTSUPP) {
-			/* no descriptor (remote): copy instead, keeping the
-			 * pipe when nothing went in yet */
-			if (!written)
-				return 1;
-			rc = EAGAIN;
-			break;
-		}
-		if (fd < 0) {
-			/* reopened from the pool and no longer the file
-			 * opened (-ESTALE), or no descriptor to be had */
-			rc = EIO;
-			break;
-		}
-		written = 1;
-		rc = splice_in(fd, g->off, g->len, t->pipe[1]);
-		source_fd_put(g->src, fd);
-	}
-	/* Also after a failure: a change gets noticed (and logged) now. */
-	if (verify_sources(s))
-		rc = EIO;
-	if (rc) {
-		pipe_close(t);	/* drop what went in */
-		if (rc == EAGAIN || rc == EINVAL)
-			return 1;
-		fuse_reply_err(req, rc);
-		return 0;
-	}
-	bv.buf[0].flags = FUSE_BUF_IS_FD;
-	bv.buf[0].fd = t->pipe[0];
-	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
-	/* An interrupted request leaves bytes behind: start afresh. */
-	if (ioctl(t->pipe[0], FIONREAD, &left) != 0 || left != 0)
-		pipe_close(t);
-	return 0;
-}
-
-/* The copying way: every segment into this thread's buffer. */
-static void
-reply_copy(fuse_req_t req, struct tls *t)
-{
-	const struct view_segs *s = &t->segs;
-	size_t i, at = 0;
-	int rc = 0;
-
-	t->buf.len = 0;
-	if (buf_reserve(&t->buf, s->len)) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	for (i = 0; i < s->n && !rc; i++) {
-		const struct view_seg *g = &s->seg[i];
-
-		if (g->kind == VIEW_SEG_MEM)
-			memcpy(t->buf.data + at, view_seg_mem(s, g), g->len);
-		else if (source_pread(g->src, t->buf.data + at, g->len,
-				      g->off) < 0)
-			rc = EIO;
-		at += g->len;
-	}
-	if (verify_sources(s))
-		rc = EIO;
-	if (rc)
-		fuse_reply_err(req, rc);
-	else
-		fuse_reply_buf(req, t->buf.data, s->len);
-}
-
 /* What a request thread's memo_get does (memo.h): never wait, never
  * compute; -EWOULDBLOCK sends the request to the offload pool. */
 static struct memo_asker request_thread = { 0, 0 };
-
-/* Reply with the segments view_read() left in t. */
-static void
-reply_segs(fuse_req_t req, struct tls *t)
-{
-	const struct view_segs *s = &t->segs;
-	size_t i;
-	int src = 0;
-
-	for (i = 0; i < s->n; i++)
-		src |= s->seg[i].kind == VIEW_SEG_SOURCE;
-	/* Memory only (sidecars, JSON, text, decoded data): one reply. */
-	if (!src) {
-		if (s->n == 1)
-			fuse_reply_buf(req, view_seg_mem(s, &s->seg[0]),
-				       s->seg[0].len);
-		else if (s->n == 0)
-			fuse_reply_buf(req, NULL, 0);
-		else
-			reply_copy(req, t);
-		return;
-	}
-	if (reply_pipe(req, t))
-		reply_copy(req, t);
-}
 
 /* A read that computes (.stats/), on an offload thread. */
 static void
@@ -637,7 +397,7 @@ read_offloaded(fuse_req_t req, const struct offload_call *c)
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
-		reply_segs(req, t);
+		reply_segs(req, &t->r, &t->segs);
 }
 
 static void
@@ -659,7 +419,7 @@ adapter_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	else if (rc)
 		fuse_reply_err(req, -rc);
 	else
-		reply_segs(req, t);
+		reply_segs(req, &t->r, &t->segs);
 }
 
 /* --- directories ------------------------------------------------------- */

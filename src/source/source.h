@@ -11,9 +11,11 @@
 #ifndef STFS_SOURCE_H
 #define STFS_SOURCE_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "format/reader.h"
@@ -37,6 +39,11 @@ struct source_ops {
 	/* Bytes [off, off + len) will be read soon (source_hint()).  NULL:
 	 * nothing to gain (local files). */
 	void (*hint)(struct source *s, uint64_t off, uint64_t len);
+	/* Lend bytes [off, off + len) where they are (source_lend()).
+	 * NULL: only pread (local files lend a descriptor instead). */
+	int (*lend)(struct source *s, uint64_t off, size_t len,
+		    struct iovec *iov, int max, void **token);
+	void (*lend_end)(struct source *s, void *token);
 };
 
 struct source {
@@ -122,6 +129,27 @@ source_hint(struct source *s, uint64_t off, uint64_t len)
 {
 	if (s->ops->hint)
 		s->ops->hint(s, off, len);
+}
+
+/* The bytes [off, off + len) in memory the source holds (a remote
+ * source's cache blocks), so that a reply can be sent from there without a
+ * copy: iov[0..n) (n returned, at most max), valid and unchanged until
+ * source_lend_end(s, *token).  -EOPNOTSUPP when s cannot (no such memory,
+ * more than max pieces): pread instead; other -errno as pread. */
+static inline int
+source_lend(struct source *s, uint64_t off, size_t len, struct iovec *iov,
+	    int max, void **token)
+{
+	if (!s->ops->lend)
+		return -EOPNOTSUPP;
+	return s->ops->lend(s, off, len, iov, max, token);
+}
+
+static inline void
+source_lend_end(struct source *s, void *token)
+{
+	if (s->ops->lend_end)
+		s->ops->lend_end(s, token);
 }
 
 static inline int

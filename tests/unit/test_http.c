@@ -607,6 +607,38 @@ START_TEST(hinted_streams_leave_the_window)
 }
 END_TEST
 
+/* A source lends the bytes where its cache holds them: one piece per
+ * block, the same bytes pread gives, none when more pieces than allowed;
+ * the header's bytes from the open request. */
+START_TEST(lend_gives_cache_blocks)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	struct iovec iov[4];
+	void *token = NULL;
+	uint64_t off = (3u << 20) - 1000;
+	int n;
+
+	n = source_lend(s, off, 300000, iov, 4, &token);
+	ck_assert_int_eq(n, 2);
+	ck_assert_uint_eq(iov[0].iov_len, 1000);
+	ck_assert_uint_eq(iov[1].iov_len, 300000 - 1000);
+	ck_assert(memcmp(iov[0].iov_base, F.data + off, 1000) == 0);
+	ck_assert(memcmp(iov[1].iov_base, F.data + (3u << 20),
+			 300000 - 1000) == 0);
+	source_lend_end(s, token);
+	ck_assert_int_eq(source_lend(s, off, 300000, iov, 1, &token),
+			 -EOPNOTSUPP);
+	n = source_lend(s, 10, 100, iov, 4, &token);
+	ck_assert_int_eq(n, 1);
+	ck_assert(memcmp(iov[0].iov_base, F.data + 10, 100) == 0);
+	source_lend_end(s, token);
+	ck_assert_int_eq(source_lend(s, OBJ_SIZE - 10, 20, iov, 4, &token),
+			 -EIO);
+	source_close(s);	/* no block left pinned: all freed */
+	ck_assert_uint_eq(http_cache_bytes(), 0);
+}
+END_TEST
+
 START_TEST(disk_second_mount_no_data)
 {
 	struct source *s;
@@ -891,6 +923,7 @@ http_suite(void)
 	tcase_add_test(tc, connections_capped);
 	tcase_add_test(tc, requests_grow_away_from_the_reader);
 	tcase_add_test(tc, hinted_streams_leave_the_window);
+	tcase_add_test(tc, lend_gives_cache_blocks);
 	tcase_add_test(tc, disk_second_mount_no_data);
 	tcase_add_test(tc, disk_damaged_block_is_a_miss);
 	tcase_add_test(tc, disk_spool_writes_everything);

@@ -716,42 +716,105 @@ unpin(struct rd *r)
 	}
 }
 
-int
-http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
-		   uint64_t off)
+/* Pin the blocks of [off, off + len), start what read-ahead it calls for
+ * and wait until they are READY: r->rc.  release() in every case. */
+static int
+acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 {
 	uint64_t now = http_conf_now_ms();
-	struct rd r = {
+
+	*r = (struct rd){
 		.ps = ps, .off = off, .end = off + len,
 		.b0 = off / HTTP_BLOCK_BYTES,
 		.deadline = now + http_conf_bound_ms(),
 	};
-
-	r.n = (r.end - 1) / HTTP_BLOCK_BYTES - r.b0 + 1;
-	r.blks = calloc((size_t)r.n, sizeof(*r.blks));
-	if (!r.blks)
-		return -ENOMEM;
+	r->n = (r->end - 1) / HTTP_BLOCK_BYTES - r->b0 + 1;
+	r->blks = calloc((size_t)r->n, sizeof(*r->blks));
+	if (!r->blks)
+		return r->rc = -ENOMEM;
 	http_cache_lock();
-	pin_blocks(&r);
-	if (r.rc == 0)
-		readahead(ps, r.off, r.end, now, r.missed, &r.njobs);
-	if (r.njobs)
-		kick_workers(r.njobs);
+	pin_blocks(r);
+	if (r->rc == 0)
+		readahead(ps, r->off, r->end, now, r->missed, &r->njobs);
+	if (r->njobs)
+		kick_workers(r->njobs);
 	http_cache_unlock();
 
-	if (r.mine)
-		job_run(r.mine, r.deadline);
+	if (r->mine)
+		job_run(r->mine, r->deadline);
 
 	http_cache_lock();
-	wait_blocks(&r);
+	wait_blocks(r);
 	http_cache_unlock();
-	if (r.rc == 0)
+	return r->rc;
+}
+
+static void
+release(struct rd *r)
+{
+	if (r->blks) {
+		http_cache_lock();
+		unpin(r);
+		http_cache_unlock();
+	}
+	free(r->blks);
+	r->blks = NULL;
+}
+
+int
+http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
+		   uint64_t off)
+{
+	struct rd r;
+	int rc = acquire(ps, off, len, &r);
+
+	if (rc == 0)
 		copy_out(&r, buf);
-	http_cache_lock();
-	unpin(&r);
-	http_cache_unlock();
-	free(r.blks);
-	return r.rc;
+	release(&r);
+	return rc;
+}
+
+int
+http_prefetch_lend(struct http_prefetch_src *ps, uint64_t off, size_t len,
+		   struct iovec *iov, int max, void **token)
+{
+	struct rd *r;
+	uint64_t i;
+	int rc;
+
+	if ((int64_t)((off + len - 1) / HTTP_BLOCK_BYTES - off /
+		      HTTP_BLOCK_BYTES + 1) > max)
+		return -EOPNOTSUPP;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	rc = acquire(ps, off, len, r);
+	if (rc) {
+		release(r);
+		free(r);
+		return rc;
+	}
+	for (i = 0; i < r->n; i++) {
+		struct http_cache_block *b = r->blks[i];
+		uint64_t bstart = b->idx * HTTP_BLOCK_BYTES;
+		uint64_t from = r->off > bstart ? r->off : bstart;
+		uint64_t to = r->end < bstart + b->len ? r->end :
+			      bstart + b->len;
+
+		iov[i].iov_base = b->data + (from - bstart);
+		iov[i].iov_len = (size_t)(to - from);
+	}
+	*token = r;
+	return (int)r->n;
+}
+
+void
+http_prefetch_lend_end(void *token)
+{
+	struct rd *r = token;
+
+	release(r);
+	free(r);
 }
 
 void

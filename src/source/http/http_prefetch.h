@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/uio.h>
 
 #include "source/http/http_cache.h"
 #include "source/http/http_pace.h"
@@ -74,6 +75,14 @@ void http_prefetch_remove(struct http_prefetch_src *ps);
  * the bytes could not be fetched within the bound). */
 int http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
 		       uint64_t off);
+
+/* The same bytes where they are, in the cache's blocks: iov[0..n) (n
+ * returned), pinned until http_prefetch_lend_end(*token).  -EOPNOTSUPP
+ * when they span more than max blocks; other -errno as
+ * http_prefetch_read(). */
+int http_prefetch_lend(struct http_prefetch_src *ps, uint64_t off, size_t len,
+		       struct iovec *iov, int max, void **token);
+void http_prefetch_lend_end(void *token);
 
 /* Bytes [off, off + len) will be read soon: queue what is missing of them
  * (at most one stream's window, as far as the cache has room), as a read

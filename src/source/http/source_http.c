@@ -190,6 +190,41 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
+static int
+http_lend(struct source *s, uint64_t off, size_t len, struct iovec *iov,
+	  int max, void **token)
+{
+	struct http_src *hs = s->priv;
+	int n;
+
+	if (len == 0 || max < 1)
+		return -EOPNOTSUPP;
+	if (off > hs->obj.size || len > hs->obj.size - off)
+		return -EIO;
+	if (__atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
+		return -EIO;
+	if (off + len <= hs->head_len) {
+		iov[0].iov_base = hs->head + off;	/* kept while open */
+		iov[0].iov_len = len;
+		*token = NULL;
+		return 1;
+	}
+	n = http_prefetch_lend(&hs->pf, off, len, iov, max, token);
+	if (n > 0 && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED)) {
+		http_prefetch_lend_end(*token);	/* never once a change is seen */
+		n = -EIO;
+	}
+	return n;
+}
+
+static void
+http_lend_end(struct source *s, void *token)
+{
+	(void)s;
+	if (token)
+		http_prefetch_lend_end(token);
+}
+
 static void
 http_hint(struct source *s, uint64_t off, uint64_t len)
 {
@@ -255,6 +290,8 @@ static const struct source_ops http_ops = {
 	.close = http_close,
 	.server_at_fault = source_http_size_wrong,
 	.hint = http_hint,
+	.lend = http_lend,
+	.lend_end = http_lend_end,
 };
 
 json_t *
