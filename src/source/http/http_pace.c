@@ -92,37 +92,14 @@ step_up(struct http_pace *p, uint64_t bps)
 	p->limit = next;
 }
 
-/* A hold's probe, every PACE_PROBE_MS: a quarter more connections, or
- * (every other time, and again while they keep paying) a quarter fewer. */
-static void
-probe(struct http_pace *p, uint64_t bps)
-{
-	unsigned was = p->limit;
-
-	if (p->next_down && p->limit > PACE_LEAST) {
-		p->prev_limit = p->limit;
-		p->limit -= (p->limit + 3) / 4;
-		if (p->limit < PACE_LEAST)
-			p->limit = PACE_LEAST;
-		p->probing = -1;
-		return;
-	}
-	step_up(p, bps);
-	p->probing = p->limit > was;
-}
-
 /* The end of a sample in which work waited for a connection, whose
- * requests ran at rate bytes/s each once their first byte came, bps in
- * all.  While each connection still gets what one got at the start, the
- * link is not what limits: more connections, more throughput.  When a
- * step makes them get less, they share a full link: back to the level
- * before, and hold.  A hold probes now and then: a quarter more, kept
- * when the connections lose no rate by it (as TCP Vegas reads delay
- * rather than loss); a quarter fewer, kept when all of them together
- * lose no throughput by it.  On a link already full at PACE_START (an
- * aggregate cap) the level comes down to what fills it: more
- * connections than that only make each request, and the block a reader
- * waits for, slower. */
+ * requests ran at rate bytes/s each once their first byte came.  While
+ * each connection still gets what one got at the start, the link is not
+ * what limits: more connections, more throughput.  When a step makes them
+ * get less, they share a full link: back to the level before, and hold.
+ * A hold never lowers the level on its own (a loaded machine makes rates
+ * noisy; a level found once stays); it probes a quarter more now and
+ * then, kept when the connections lose no rate by it. */
 static void
 decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 {
@@ -132,18 +109,7 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 						     PACE_SHARE_PCT));
 
 	p->last_bps = bps;
-	if (p->probing < 0) {
-		/* fewer connections: kept if the link stays as full */
-		int kept = bps * 100 >= p->hold_bps * (100 - PACE_PROBE_PCT);
-
-		if (!kept)
-			p->limit = p->prev_limit;
-		p->probing = 0;
-		p->next_down = kept;
-		p->probe_at = now + PACE_PROBE_MS;
-		if (!kept)
-			return;	/* the hold's figures stand */
-	} else if (!p->holding || p->probing) {
+	if (!p->holding || p->probing) {
 		if (shared) {
 			/* a doubling goes halfway back (too few connections
 			 * cost more than a few too many), a probe all the
@@ -151,11 +117,9 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 			if (p->prev_limit && p->prev_limit < p->limit)
 				p->limit = p->probing ? p->prev_limit :
 					   (p->prev_limit + p->limit) / 2;
-			p->next_down = 1;
 			p->holding = 1;
 			p->probing = 0;
 			p->hold_rate = 0;	/* measured at the next sample */
-			p->hold_bps = 0;
 			p->probe_at = now + PACE_PROBE_MS;
 			return;
 		}
@@ -166,17 +130,14 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 			return;
 		}
 		p->probing = 0;		/* the probe's level stays */
-		p->next_down = 0;
 		p->probe_at = now + PACE_PROBE_MS;
 	}
 	p->hold_rate = rate;
-	p->hold_bps = bps;
-	if (now >= p->probe_at) {
-		probe(p, bps);
-		if (!p->probing) {	/* no step up to take: down next */
-			p->next_down = 1;
-			p->probe_at = now + PACE_PROBE_MS;
-		}
+	if (now >= p->probe_at && p->limit < p->cap) {
+		unsigned was = p->limit;
+
+		step_up(p, bps);
+		p->probing = p->limit > was;
 	}
 }
 

@@ -8,15 +8,10 @@
  * still delivers what one delivered alone (the connections are capped
  * each, not the link: more of them carry more).  When a doubling gives
  * each PACE_SHARE_PCT percent less, they share a full link: halfway back,
- * hold, and probe every PACE_PROBE_MS: a quarter more, kept unless the
- * connections lose PACE_PROBE_PCT percent each by it (as TCP Vegas reads
- * delay rather than loss), and, every other time and again while it
- * pays, a quarter fewer (down to PACE_LEAST), kept unless they lose
- * PACE_PROBE_PCT percent together.  A link full already at PACE_START (an
- * aggregate cap: 125 MB/s held 65 connections of 2 MB/s each, and a
- * reader waited for 4 MiB requests that took 2 s) comes down to the
- * level that fills it; a noisy rate that takes a step wrongly is undone
- * by a later probe.
+ * hold, and probe a quarter more every PACE_PROBE_MS, kept unless the
+ * connections lose PACE_PROBE_PCT percent by it (as TCP Vegas reads delay
+ * rather than loss).  A hold never lowers the level by itself: on a
+ * loaded machine rates are noisy, and a ratchet down would not come back.
  * Only samples during which work waited for a connection count: an idle
  * reader says nothing about the link.  A cap on connections
  * (-o http_connections) bounds the level; a cap on throughput
@@ -45,8 +40,7 @@
 #define PACE_PROBE_PCT	10	/* ... or this much less after a probe
 				   (+25 %: a full link gives 20 % less) */
 #define PACE_SAMPLE_MS	300	/* shortest sample */
-#define PACE_PROBE_MS	2000	/* at a hold, try one step this often */
-#define PACE_LEAST	4	/* a probe down stops here */
+#define PACE_PROBE_MS	5000	/* at a hold, try one step up this often */
 #define PACE_LAT_FACTOR	10	/* request time / first-byte time */
 #define PACE_PART_MIN	2u	/* request size bounds, in blocks */
 #define PACE_PART_MAX	16u
@@ -71,10 +65,8 @@ struct http_pace {
 	unsigned prev_limit;	/* the level before the last step up */
 	uint64_t last_bps;	/* the last sample's throughput */
 	int holding;		/* connections share the link: stay */
-	int probing;		/* a hold's step being judged: 1 up, -1 down */
-	int next_down;		/* the next probe takes a step down */
+	int probing;		/* a hold's step up, being judged */
 	uint64_t hold_rate;	/* bytes/s a connection gets at the hold */
-	uint64_t hold_bps;	/* bytes/s all of them get at the hold */
 	uint64_t probe_at;	/* when a hold tries one step up */
 };
 
