@@ -670,9 +670,10 @@ START_TEST(disk_second_mount_no_data)
 	ck_assert_uint_gt(F.data_reqs, 1);
 	ck_assert_uint_eq(stat_of(s, NULL, "disk_cache_hits"), 0);
 	source_close(s);
-	/* two objects of two extents, each with a 4 KiB head */
+	/* two objects of two extents, each with a page of tags (and the
+	 * short last block rounded up to a page) */
 	ck_assert_uint_le(http_disk_trim(1ull << 40),
-			  2ull * (OBJ_SIZE + 2 * 4096));
+			  2ull * (OBJ_SIZE + 3 * 4096));
 	ck_assert_uint_le(http_disk_trim(4 << 20), 4 << 20);
 	disk_off();
 }
@@ -688,17 +689,17 @@ START_TEST(disk_damaged_block_is_a_miss)
 	s = open_url("http://origin.test/m.safetensors", NULL);
 	read_all(s, 1 << 20);
 	source_close(s);
-	/* in extent e0 (blocks 0-15: a head of 16-byte tags, magic then
-	 * checksum, then the blocks from 4096 on) flip bytes of block 3,
-	 * the checksum of block 7 and the magic of block 9; cut the last
-	 * block (20, in e1) short */
+	/* in extent e0 (blocks 0-15 at k MiB, then a 16-byte tag for each
+	 * from 16 MiB on: magic, then checksum) flip bytes of block 3, the
+	 * checksum of block 7 and the magic of block 9; cut e1 (blocks 16-20)
+	 * inside its last block: its tags go with it */
 	snprintf(cmd, sizeof(cmd), "for f in %s/v1/*/*/e0; do printf xxxx | "
 		 "dd of=$f bs=1 seek=%u conv=notrunc 2>/dev/null; "
 		 "printf x | dd of=$f bs=1 seek=%u conv=notrunc 2>/dev/null; "
 		 "printf 9 | dd of=$f bs=1 seek=%u conv=notrunc 2>/dev/null; "
 		 "done; for f in %s/v1/*/*/e1; do truncate -s %u $f; done",
-		 cache_dir, 4096 + (3u << 20) + 100, 7 * 16 + 8 + 3, 9 * 16 + 7,
-		 cache_dir, 4096 + (4u << 20) + 1000);
+		 cache_dir, (3u << 20) + 100, (16u << 20) + 7 * 16 + 8 + 3,
+		 (16u << 20) + 9 * 16 + 7, cache_dir, (4u << 20) + 1000);
 	ck_assert_int_eq(system(cmd), 0);
 	F.data_reqs = 0;
 	s = open_url("http://origin.test/m.safetensors", NULL);

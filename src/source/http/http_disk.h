@@ -1,7 +1,8 @@
 /* http_disk.h - the persistent disk cache of remote blocks.
  *
  * Under the block cache: a block fetched from the network is also written
- * to DIR/v1/KK/KEY/eN, the extent file of 16 blocks from block 16*N on,
+ * to DIR/v1/KK/KEY/eN, the extent file of 16 blocks from block 16*N on
+ * (the blocks, then a tag for each),
  * where KEY names the object's identity (its URL without user info and
  * query, or bucket/key, plus its ETag or commit and size); a later mount
  * of the same, unchanged object reads it from there instead of the
