@@ -191,82 +191,76 @@ reply_pipe(fuse_req_t req, struct reply_ctx *t, const struct view_segs *s)
 	return 0;
 }
 
-/* The copying way: every segment into this thread's buffer. */
-static void
-reply_copy_all(fuse_req_t req, struct reply_ctx *t, const struct view_segs *s)
-{
-	size_t i, at = 0;
-	int rc = 0;
-
-	for (i = 0; i < s->n && !rc; i++) {
-		const struct view_seg *g = &s->seg[i];
-
-		if (g->kind == VIEW_SEG_MEM)
-			memcpy(t->buf.data + at, view_seg_mem(s, g), g->len);
-		else if (source_pread(g->src, t->buf.data + at, g->len,
-				      g->off) < 0)
-			rc = EIO;
-		at += g->len;
-	}
-	if (verify_sources(s))
-		rc = EIO;
-	if (rc)
-		fuse_reply_err(req, rc);
-	else
-		fuse_reply_buf(req, t->buf.data, s->len);
-}
-
 #define LEND_PIECES	4	/* a source range's pieces: 512 KiB, 1 MiB
 				   blocks, with room */
 #define LEND_IOV	64
 
-/* Without a pipe: the pieces of one reply, source ranges lent where the
+/* Add [p, p + len) to the reply's pieces, to the last one when it
+ * continues it. */
+static void
+add_piece(struct iovec *iov, int *n, void *p, size_t len)
+{
+	struct iovec *last = *n ? &iov[*n - 1] : NULL;
+
+	if (last && (char *)last->iov_base + last->iov_len == (char *)p) {
+		last->iov_len += len;
+		return;
+	}
+	iov[*n].iov_base = p;
+	iov[(*n)++].iov_len = len;
+}
+
+/* Without a pipe: one reply of pieces.  Source ranges are lent where the
  * source holds them (a remote source's cache blocks: the kernel copies
- * them once, into the page cache, instead of twice), the rest copied
- * into this thread's buffer. */
+ * them once, into the page cache, instead of twice) and memory goes as
+ * it is, while pieces are left; the rest is copied into this thread's
+ * buffer, one piece however many segments (a slot is always kept for
+ * it). */
 static void
 reply_copy(fuse_req_t req, struct reply_ctx *t, const struct view_segs *s)
 {
 	struct iovec iov[LEND_IOV];
 	struct { struct source *src; void *token; } lent[LEND_IOV];
 	size_t i, at = 0;
-	int niov = 0, nlent = 0, rc = 0, k;
+	int niov = 0, nlent = 0, rc = 0;
 
 	t->buf.len = 0;
 	if (buf_reserve(&t->buf, s->len)) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (s->n * LEND_PIECES > LEND_IOV) {
-		reply_copy_all(req, t, s);
-		return;
-	}
 	for (i = 0; i < s->n && !rc; i++) {
 		const struct view_seg *g = &s->seg[i];
-		void *token = NULL;
+		int room = LEND_IOV - niov - 1;	/* the buffer's slot kept */
+		char *dst = t->buf.data + at;
 
 		if (g->len == 0)
 			continue;
-		if (g->kind == VIEW_SEG_MEM) {
-			iov[niov].iov_base = (void *)view_seg_mem(s, g);
-			iov[niov++].iov_len = g->len;
+		if (g->kind == VIEW_SEG_SOURCE && room >= LEND_PIECES) {
+			void *token = NULL;
+			int k = source_lend(g->src, g->off, g->len,
+					    iov + niov, LEND_PIECES, &token);
+
+			if (k > 0) {
+				niov += k;
+				lent[nlent].src = g->src;
+				lent[nlent++].token = token;
+				continue;
+			}
+			if (k != -EOPNOTSUPP) {
+				rc = EIO;
+				break;
+			}
+		} else if (g->kind == VIEW_SEG_MEM && room >= 1) {
+			add_piece(iov, &niov, (void *)view_seg_mem(s, g),
+				  g->len);
 			continue;
 		}
-		k = source_lend(g->src, g->off, g->len, iov + niov,
-				LEND_PIECES, &token);
-		if (k > 0) {
-			niov += k;
-			lent[nlent].src = g->src;
-			lent[nlent++].token = token;
-			continue;
-		}
-		if (k != -EOPNOTSUPP ||
-		    source_pread(g->src, t->buf.data + at, g->len, g->off) < 0) {
+		if (g->kind == VIEW_SEG_MEM)
+			memcpy(dst, view_seg_mem(s, g), g->len);
+		else if (source_pread(g->src, dst, g->len, g->off) < 0)
 			rc = EIO;
-			break;
-		}
-		iov[niov].iov_base = t->buf.data + at;
-		iov[niov++].iov_len = g->len;
+		add_piece(iov, &niov, dst, g->len);
 		at += g->len;
 	}
 	if (verify_sources(s))

@@ -679,22 +679,38 @@ wait_blocks(struct rd *r)
 			r->rc = -EIO;
 }
 
-/* READY blocks are immutable and our references keep them. */
+/* The bytes of the read in its i-th block.  READY blocks are immutable
+ * and our references keep them. */
+static struct iovec
+piece(const struct rd *r, uint64_t i)
+{
+	const struct http_cache_block *b = r->blks[i];
+	uint64_t bstart = b->idx * HTTP_BLOCK_BYTES;
+	uint64_t from = r->off > bstart ? r->off : bstart;
+	uint64_t to = r->end < bstart + b->len ? r->end : bstart + b->len;
+
+	return (struct iovec){ b->data + (from - bstart), (size_t)(to - from) };
+}
+
 static void
 copy_out(struct rd *r, void *buf)
 {
+	char *at = buf;
 	uint64_t i;
 
 	for (i = 0; i < r->n; i++) {
-		struct http_cache_block *b = r->blks[i];
-		uint64_t bstart = b->idx * HTTP_BLOCK_BYTES;
-		uint64_t from = r->off > bstart ? r->off : bstart;
-		uint64_t to = r->end < bstart + b->len ? r->end :
-			      bstart + b->len;
+		struct iovec v = piece(r, i);
 
-		memcpy((char *)buf + (from - r->off), b->data +
-		       (from - bstart), (size_t)(to - from));
+		memcpy(at, v.iov_base, v.iov_len);
+		at += v.iov_len;
 	}
+}
+
+/* Blocks the bytes [off, off + len) touch (len > 0). */
+static uint64_t
+span(uint64_t off, size_t len)
+{
+	return (off + len - 1) / HTTP_BLOCK_BYTES - off / HTTP_BLOCK_BYTES + 1;
 }
 
 /* Drop our references; blocks read from become the most recent, or,
@@ -728,7 +744,7 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 		.b0 = off / HTTP_BLOCK_BYTES,
 		.deadline = now + http_conf_bound_ms(),
 	};
-	r->n = (r->end - 1) / HTTP_BLOCK_BYTES - r->b0 + 1;
+	r->n = span(off, len);
 	r->blks = calloc((size_t)r->n, sizeof(*r->blks));
 	if (!r->blks)
 		return r->rc = -ENOMEM;
@@ -782,8 +798,7 @@ http_prefetch_lend(struct http_prefetch_src *ps, uint64_t off, size_t len,
 	uint64_t i;
 	int rc;
 
-	if ((int64_t)((off + len - 1) / HTTP_BLOCK_BYTES - off /
-		      HTTP_BLOCK_BYTES + 1) > max)
+	if (max < 1 || span(off, len) > (uint64_t)max)
 		return -EOPNOTSUPP;
 	r = malloc(sizeof(*r));
 	if (!r)
@@ -794,16 +809,8 @@ http_prefetch_lend(struct http_prefetch_src *ps, uint64_t off, size_t len,
 		free(r);
 		return rc;
 	}
-	for (i = 0; i < r->n; i++) {
-		struct http_cache_block *b = r->blks[i];
-		uint64_t bstart = b->idx * HTTP_BLOCK_BYTES;
-		uint64_t from = r->off > bstart ? r->off : bstart;
-		uint64_t to = r->end < bstart + b->len ? r->end :
-			      bstart + b->len;
-
-		iov[i].iov_base = b->data + (from - bstart);
-		iov[i].iov_len = (size_t)(to - from);
-	}
+	for (i = 0; i < r->n; i++)
+		iov[i] = piece(r, i);
 	*token = r;
 	return (int)r->n;
 }

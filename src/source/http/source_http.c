@@ -168,6 +168,17 @@ static const struct http_prefetch_ops pf_ops = {
 
 /* ---- the source ops ---------------------------------------------------- */
 
+/* A read of [off, off + len) may go on: within the object, and no change
+ * seen.  0 or -EIO. */
+static int
+readable(const struct http_src *hs, uint64_t off, size_t len)
+{
+	if (off > hs->obj.size || len > hs->obj.size - off ||
+	    __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
+		return -EIO;
+	return 0;
+}
+
 static int
 http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 {
@@ -176,9 +187,7 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 
 	if (len == 0)
 		return 0;
-	if (off > hs->obj.size || len > hs->obj.size - off)
-		return -EIO;
-	if (__atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
+	if (readable(hs, off, len))
 		return -EIO;
 	if (off + len <= hs->head_len) {
 		memcpy(buf, hs->head + off, len);
@@ -199,9 +208,7 @@ http_lend(struct source *s, uint64_t off, size_t len, struct iovec *iov,
 
 	if (len == 0 || max < 1)
 		return -EOPNOTSUPP;
-	if (off > hs->obj.size || len > hs->obj.size - off)
-		return -EIO;
-	if (__atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
+	if (readable(hs, off, len))
 		return -EIO;
 	if (off + len <= hs->head_len) {
 		iov[0].iov_base = hs->head + off;	/* kept while open */
