@@ -3,11 +3,14 @@
  * failures, hangs, redirects, refusals and changes. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -778,9 +781,42 @@ START_TEST(disk_hit_keeps_block)
 }
 END_TEST
 
+/* Pages of the first MiB of every extent e0 in the cache that are in the
+ * page cache. */
+static unsigned
+resident_pages(void)
+{
+	unsigned char vec[256];
+	char pat[256];
+	unsigned n = 0, i;
+	size_t k;
+	glob_t g;
+
+	snprintf(pat, sizeof(pat), "%s/v1/*/*/e0", cache_dir);
+	ck_assert_int_eq(glob(pat, 0, NULL, &g), 0);
+	for (k = 0; k < g.gl_pathc; k++) {
+		int fd = open(g.gl_pathv[k], O_RDONLY);
+		void *m;
+
+		ck_assert_int_ge(fd, 0);
+		m = mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, fd, 0);
+		ck_assert_ptr_ne(m, MAP_FAILED);
+		ck_assert_int_eq(mincore(m, 1 << 20, vec), 0);
+		for (i = 0; i < 256; i++)
+			n += vec[i] & 1;
+		munmap(m, 1 << 20);
+		close(fd);
+	}
+	globfree(&g);
+	return n;
+}
+
 /* Blocks reach the disk through the spool's writers: more than it holds at
  * once (the putters wait), from several threads, all on disk once drained,
- * each with its own bytes, and no block left referenced. */
+ * each with its own bytes, and no block left referenced.  Full blocks go
+ * to and from the disk around the page cache (O_DIRECT): none of their
+ * pages stays cached, written or read (into a page-aligned buffer; any
+ * other buffer is read through the page cache). */
 struct spool_putter {
 	struct http_disk_object *d;
 	unsigned first, n;
@@ -816,10 +852,11 @@ START_TEST(disk_spool_writes_everything)
 	struct spool_putter p[THREADS];
 	pthread_t t[THREADS];
 	struct http_disk_object *d;
-	char *buf = malloc(HTTP_BLOCK_BYTES);
+	char *buf = NULL;
 	unsigned i, k;
 
-	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(posix_memalign((void **)&buf, 4096,
+					HTTP_BLOCK_BYTES + 1), 0);
 	disk_on();
 	d = http_disk_open("http://origin.test/spool", "\"s1\"",
 			   (uint64_t)THREADS * EACH * HTTP_BLOCK_BYTES);
@@ -832,11 +869,16 @@ START_TEST(disk_spool_writes_everything)
 	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	http_spool_drain(d);
+	ck_assert_uint_eq(resident_pages(), 0);
 	for (i = 0; i < THREADS * EACH; i++) {
 		ck_assert_int_eq(http_disk_get(d, i, buf, HTTP_BLOCK_BYTES), 1);
 		for (k = 0; k < HTTP_BLOCK_BYTES; k += 4099)
 			ck_assert_int_eq((unsigned char)buf[k], i & 0xff);
 	}
+	ck_assert_uint_eq(resident_pages(), 0);
+	ck_assert_int_eq(http_disk_get(d, 0, buf + 1, HTTP_BLOCK_BYTES), 1);
+	ck_assert_int_eq((unsigned char)buf[1 + 4099], 0);
+	ck_assert_uint_gt(resident_pages(), 0);
 	http_disk_close(d);
 	/* the writers let go of every block */
 	http_cache_lock();

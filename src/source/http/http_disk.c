@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -208,6 +209,32 @@ recently_used(const struct stat *st)
 	       now.tv_sec - st->st_mtim.tv_sec < TOUCH_S;
 }
 
+/* Can buf/len go to or from the disk directly (O_DIRECT: DMA, no copy
+ * through the page cache)?  Full blocks in the cache's arena can. */
+static int
+direct_ok(const char *buf, size_t len)
+{
+	return len == HTTP_BLOCK_BYTES && ((uintptr_t)buf & 4095) == 0;
+}
+
+/* pread/pwrite of a block's bytes, directly when the file system lets
+ * it (fd's O_DIRECT set for the call), else through the page cache. */
+static ssize_t
+block_io(int fd, char *buf, size_t len, off_t at, int write)
+{
+	int fl = fcntl(fd, F_GETFL);
+	ssize_t n = -1;
+
+	if (fl >= 0 && direct_ok(buf, len) &&
+	    fcntl(fd, F_SETFL, fl | O_DIRECT) == 0) {
+		n = write ? pwrite(fd, buf, len, at) : pread(fd, buf, len, at);
+		fcntl(fd, F_SETFL, fl);
+		if (n >= 0 || errno != EINVAL)
+			return n;
+	}
+	return write ? pwrite(fd, buf, len, at) : pread(fd, buf, len, at);
+}
+
 /* Where block idx lives: its extent file's name, its tag's and its
  * bytes' offsets in it. */
 static void
@@ -241,7 +268,7 @@ http_disk_get(struct http_disk_object *d, uint64_t idx, char *buf, size_t len)
 	 * the block, fetched again, is written over it. */
 	if (pread(fd, tag, TRAILER_LEN, tag_at) == TRAILER_LEN &&
 	    memcmp(tag, TRAILER_MAGIC, 8) == 0 &&
-	    pread(fd, buf, len, data_at) == (ssize_t)len) {
+	    block_io(fd, buf, len, data_at, 0) == (ssize_t)len) {
 		memcpy(&sum, tag + 8, 8);
 		ok = sum == block_sum(buf, len, idx);
 	}
@@ -271,7 +298,7 @@ http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
 	 * mount, finds no tag or a checksum that fails: a miss). */
 	errno = 0;
 	fd = openat(d->dfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || pwrite(fd, buf, len, data_at) != (ssize_t)len ||
+	if (fd < 0 || block_io(fd, (char *)buf, len, data_at, 1) != (ssize_t)len ||
 	    pwrite(fd, tag, TRAILER_LEN, tag_at) != TRAILER_LEN)
 		err = errno ? errno : ENOSPC;	/* a short write: full */
 	if (fd >= 0 && close(fd) < 0 && !err)

@@ -16,6 +16,15 @@
  * unless it was within the last minute) across all mounts.  A full or
  * failing disk turns the cache off for the process, with one warning.
  * Directories are 0700 and files 0600.
+ *
+ * Full blocks (page-aligned, from the cache's arena) go to and from the
+ * disk around the page cache (O_DIRECT, where the file system allows it):
+ * the cache's gigabytes neither cost a copy into the page cache on top of
+ * the one the FUSE page cache holds nor push other files out of it.  A
+ * load at 32 MB/s per connection went from 0.25-0.41 GB/s to 0.41-0.79
+ * (the disk cache off: 0.42-0.77), and a second mount read from disk at
+ * 1.1 GB/s where it had read the blocks from the page cache at 0.5-0.6
+ * (scripts/bench-load).
  */
 #ifndef STFS_HTTP_DISK_H
 #define STFS_HTTP_DISK_H
