@@ -67,8 +67,9 @@ http_pace_demand(struct http_pace *p, uint64_t bytes, uint64_t now)
 }
 
 static void
-new_sample(struct http_pace *p, uint64_t now)
+new_sample(struct http_pace *p, uint64_t rx, uint64_t now)
 {
+	p->rx0 = rx;
 	p->t0 = now;
 	p->bytes = 0;
 	p->xfer_ms = 0;
@@ -92,14 +93,56 @@ step_up(struct http_pace *p, uint64_t bps)
 	p->limit = next;
 }
 
+static void
+hold(struct http_pace *p, uint64_t now)
+{
+	p->holding = 1;
+	p->probing = 0;
+	p->hold_rate = 0;	/* measured at the next sample */
+	p->probe_at = now + PACE_PROBE_MS;
+}
+
+/* Half as many connections; the next sample is of the requests begun at
+ * the new level (those in flight now were begun at the old one). */
+static void
+halve(struct http_pace *p)
+{
+	p->prev_limit = p->limit;
+	p->limit /= 2;
+	p->settle = p->prev_limit;
+}
+
+/* A sample while halving (see http_pace.h): on while the link stays as
+ * full, else back one step; hold at the last level that kept it full. */
+static void
+descend(struct http_pace *p, uint64_t bps, uint64_t now)
+{
+	if (bps * 100 < p->desc_bps * (100 - PACE_PROBE_PCT)) {
+		p->limit = p->prev_limit;
+		p->descending = 0;
+		hold(p, now);
+		return;
+	}
+	if (bps > p->desc_bps)
+		p->desc_bps = bps;
+	if (p->limit / 2 < PACE_LEAST) {
+		p->descending = 0;
+		hold(p, now);
+		return;
+	}
+	halve(p);
+}
+
 /* The end of a sample in which work waited for a connection, whose
- * requests ran at rate bytes/s each once their first byte came.  While
- * each connection still gets what one got at the start, the link is not
- * what limits: more connections, more throughput.  When a step makes them
- * get less, they share a full link: back to the level before, and hold.
- * A hold never lowers the level on its own (a loaded machine makes rates
- * noisy; a level found once stays); it probes a quarter more now and
- * then, kept when the connections lose no rate by it. */
+ * requests ran at rate bytes/s each once their first byte came, bps in
+ * all.  While each connection still gets what one got at the start, the
+ * link is not what limits: more connections, more throughput.  When a
+ * doubling makes them get less, they share a full link: halfway back,
+ * hold, and (from the hold's first sample, whose throughput is the
+ * link's) halve while the link stays as full.  A hold never lowers the
+ * level on its own after that (a loaded machine makes rates noisy; a
+ * level found once stays); it probes a quarter more now and then, kept
+ * when the connections lose no rate by it. */
 static void
 decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 {
@@ -109,18 +152,22 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 						     PACE_SHARE_PCT));
 
 	p->last_bps = bps;
+	if (p->descending) {
+		descend(p, bps, now);
+		return;
+	}
 	if (!p->holding || p->probing) {
 		if (shared) {
 			/* a doubling goes halfway back (too few connections
 			 * cost more than a few too many), a probe all the
 			 * way */
+			int doubled = !p->probing;
+
 			if (p->prev_limit && p->prev_limit < p->limit)
 				p->limit = p->probing ? p->prev_limit :
 					   (p->prev_limit + p->limit) / 2;
-			p->holding = 1;
-			p->probing = 0;
-			p->hold_rate = 0;	/* measured at the next sample */
-			p->probe_at = now + PACE_PROBE_MS;
+			hold(p, now);
+			p->try_fewer = doubled;
 			return;
 		}
 		if (!p->holding) {
@@ -132,6 +179,14 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 		p->probing = 0;		/* the probe's level stays */
 		p->probe_at = now + PACE_PROBE_MS;
 	}
+	if (p->try_fewer && p->limit / 2 >= PACE_LEAST) {
+		p->try_fewer = 0;
+		p->descending = 1;
+		p->desc_bps = bps;
+		halve(p);
+		return;
+	}
+	p->try_fewer = 0;
 	p->hold_rate = rate;
 	if (now >= p->probe_at && p->limit < p->cap) {
 		unsigned was = p->limit;
@@ -143,10 +198,15 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 
 void
 http_pace_done(struct http_pace *p, uint64_t bytes, uint64_t xfer_ms,
-	       uint64_t now)
+	       uint64_t rx, uint64_t now)
 {
 	uint64_t ms;
 
+	if (p->settle) {
+		if (--p->settle == 0)
+			new_sample(p, rx, now);
+		return;
+	}
 	p->bytes += bytes;
 	p->xfer_ms += xfer_ms ? xfer_ms : 1;
 	p->done++;
@@ -154,9 +214,9 @@ http_pace_done(struct http_pace *p, uint64_t bytes, uint64_t xfer_ms,
 	if (ms < PACE_SAMPLE_MS || p->done < p->limit)
 		return;
 	if (p->starved)
-		decide(p, p->bytes * 1000 / ms, p->bytes * 1000 / p->xfer_ms,
-		       now);
-	new_sample(p, now);
+		decide(p, (rx >= p->rx0 ? rx - p->rx0 : p->bytes) * 1000 / ms,
+		       p->bytes * 1000 / p->xfer_ms, now);
+	new_sample(p, rx, now);
 }
 
 void

@@ -10,8 +10,20 @@
  * each PACE_SHARE_PCT percent less, they share a full link: halfway back,
  * hold, and probe a quarter more every PACE_PROBE_MS, kept unless the
  * connections lose PACE_PROBE_PCT percent by it (as TCP Vegas reads delay
- * rather than loss).  A hold never lowers the level by itself: on a
- * loaded machine rates are noisy, and a ratchet down would not come back.
+ * rather than loss).  From the hold's first sample on, whose throughput
+ * is the full link's, the level is halved while all the connections
+ * together lose no more than PACE_PROBE_PCT percent of it, down to
+ * PACE_LEAST, and holds at the last level that kept the link as full
+ * (a per-connection cap loses half at once: back to where it was, after
+ * one sample).  More connections than fill a link only make each one
+ * slower, and with it the block a reader waits for: the reader falls
+ * behind what has arrived by about the bytes in flight (48 connections
+ * sharing 125 MB/s: ~200 MiB, caught up only after the last byte came;
+ * 6 of them fill it as well).  Throughput is taken from the bytes all
+ * transfers received during a sample, not from the requests that ended
+ * in it: those count their bytes in bursts.  After that a hold never
+ * lowers the level by itself: on a loaded machine rates are noisy, and a
+ * ratchet down would not come back.
  * Only samples during which work waited for a connection count: an idle
  * reader says nothing about the link.  A cap on connections
  * (-o http_connections) bounds the level; a cap on throughput
@@ -35,6 +47,7 @@
 
 #define PACE_START	32	/* requests in flight at first */
 #define PACE_MAX	64	/* never more (the worker threads) */
+#define PACE_LEAST	4	/* halving down stops here */
 #define PACE_SHARE_PCT	30	/* a connection getting this much less
 				   after a doubling shares the link */
 #define PACE_PROBE_PCT	10	/* ... or this much less after a probe
@@ -56,7 +69,8 @@ struct http_pace {
 	uint64_t t_tokens;	/* its last refill, ms */
 	/* the sample being taken */
 	uint64_t t0;		/* when it began (0: not begun) */
-	uint64_t bytes;		/* bytes that arrived during it */
+	uint64_t bytes;		/* bytes of the requests ended in it */
+	uint64_t rx0;		/* the bytes-received count at its start */
 	uint64_t xfer_ms;	/* its requests' time after the first byte */
 	unsigned done;		/* requests completed during it */
 	int starved;		/* work waited for a connection */
@@ -64,6 +78,11 @@ struct http_pace {
 	uint64_t best_rate;	/* bytes/s one connection gets alone */
 	unsigned prev_limit;	/* the level before the last step up */
 	uint64_t last_bps;	/* the last sample's throughput */
+	int try_fewer;		/* a hold after a doubling: halve next */
+	int descending;		/* halving while the link stays full */
+	uint64_t desc_bps;	/* the most throughput seen while so */
+	unsigned settle;	/* requests to end before the next sample
+				   (those begun at the level before) */
 	int holding;		/* connections share the link: stay */
 	int probing;		/* a hold's step up, being judged */
 	uint64_t hold_rate;	/* bytes/s a connection gets at the hold */
@@ -98,9 +117,11 @@ void http_pace_waiting(struct http_pace *p, unsigned running);
 void http_pace_demand(struct http_pace *p, uint64_t bytes, uint64_t now);
 
 /* A request ended having delivered bytes, xfer_ms after its first byte;
- * a sample may end here and move the level. */
+ * rx: the bytes all transfers received so far (what a sample's
+ * throughput is taken from: the requests that end within it would count
+ * their bytes in bursts).  A sample may end here and move the level. */
 void http_pace_done(struct http_pace *p, uint64_t bytes, uint64_t xfer_ms,
-		    uint64_t now);
+		    uint64_t rx, uint64_t now);
 
 /* A request of one source took total_ms, its first byte first_ms. */
 void http_pace_conn_sample(struct http_pace_conn *c, uint64_t bytes,

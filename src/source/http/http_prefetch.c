@@ -154,6 +154,19 @@ job_bytes(const struct http_prefetch_job *j)
 
 static void kick_workers(unsigned njobs);
 
+/* The bytes all open sources have received (cache lock held). */
+static uint64_t
+received(void)
+{
+	const struct http_prefetch_src *ps;
+	uint64_t n = 0;
+
+	TAILQ_FOREACH(ps, &P.srcs, link)
+		if (ps->stats)
+			n += http_stats_get(&ps->stats->bytes);
+	return n;
+}
+
 /* Transfer a RUNNING job's range (lock not held), then settle it; what
  * the transfer took teaches the pace (the level, the source's request
  * size). */
@@ -174,7 +187,7 @@ job_run(struct http_prefetch_job *j, uint64_t deadline)
 		http_pace_conn_sample(&ps->conn, bytes, first - t0, t1 - t0);
 		if (!TAILQ_EMPTY(&P.queue))
 			http_pace_waiting(&P.pace, P.running);
-		http_pace_done(&P.pace, bytes, t1 - first, t1);
+		http_pace_done(&P.pace, bytes, t1 - first, received(), t1);
 		if (P.pace.limit > limit)
 			kick_workers(P.pace.limit - limit);
 	}
