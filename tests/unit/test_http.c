@@ -279,6 +279,45 @@ START_TEST(cache_lru_evicts_oldest)
 }
 END_TEST
 
+/* A full block about to take arena memory never used takes that of a
+ * block read to its end instead (one not in use), and only such a one. */
+START_TEST(cache_reuses_spent_memory)
+{
+	static int owner;
+	struct http_cache_block *b[5];
+	char *was;
+	int i;
+
+	http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	http_cache_lock();
+	for (i = 0; i < 3; i++) {
+		b[i] = http_cache_new(&owner, (uint64_t)i, HTTP_BLOCK_BYTES, 1);
+		ck_assert_ptr_nonnull(b[i]);
+		http_cache_ready(b[i]);
+	}
+	was = b[0]->data;
+	http_cache_touch(b[0], 1);	/* read to its end */
+	b[3] = http_cache_new(&owner, 3, HTTP_BLOCK_BYTES, 1);
+	ck_assert_ptr_nonnull(b[3]);
+	ck_assert_ptr_eq(b[3]->data, was);
+	ck_assert_ptr_null(http_cache_lookup(&owner, 0));
+	http_cache_ready(b[3]);
+	/* spent but in use, or not spent: kept, and new memory is used */
+	b[2]->refs++;
+	http_cache_touch(b[2], 1);
+	b[4] = http_cache_new(&owner, 4, HTTP_BLOCK_BYTES, 1);
+	ck_assert_ptr_nonnull(b[4]);
+	for (i = 1; i < 4; i++) {
+		ck_assert_ptr_eq(http_cache_lookup(&owner, (uint64_t)i), b[i]);
+		ck_assert_ptr_ne(b[4]->data, b[i]->data);
+	}
+	http_cache_ready(b[4]);
+	b[2]->refs = 0;
+	http_cache_drop(&owner);
+	http_cache_unlock();
+}
+END_TEST
+
 /* ---- reads through the prefetcher -------------------------------------- */
 
 START_TEST(sequential_read_coalesces)
@@ -952,6 +991,7 @@ http_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, booleans_parsed_once);
 	tcase_add_test(tc, cache_lru_evicts_oldest);
+	tcase_add_test(tc, cache_reuses_spent_memory);
 	tcase_add_test(tc, sequential_read_coalesces);
 	tcase_add_test(tc, random_reads);
 	tcase_add_test(tc, transient_errors_are_retried);

@@ -29,6 +29,7 @@ static struct {
 	size_t arena_bytes;
 	unsigned *free_slot;		/* stack of free arena slots */
 	unsigned nfree;
+	unsigned touched;		/* slots below this were used */
 	int arena_tried;
 } C = {
 	.once = PTHREAD_ONCE_INIT,
@@ -163,9 +164,13 @@ data_alloc(size_t len)
 {
 	if (!C.arena_tried)
 		arena_init();
-	if (len == HTTP_BLOCK_BYTES && C.nfree)
-		return C.arena + (size_t)C.free_slot[--C.nfree] *
-				 HTTP_BLOCK_BYTES;
+	if (len == HTTP_BLOCK_BYTES && C.nfree) {
+		unsigned slot = C.free_slot[--C.nfree];
+
+		if (slot >= C.touched)
+			C.touched = slot + 1;
+		return C.arena + (size_t)slot * HTTP_BLOCK_BYTES;
+	}
 	return malloc(len);	/* short last blocks, demand over the limit */
 }
 
@@ -198,11 +203,36 @@ evict(uint64_t need)
 	}
 }
 
+/* Memory the process has not touched yet costs a page fault and the
+ * zeroing of a huge page at first use (in this VM, as much CPU as a
+ * second copy of the data); a block read to its end is not likely to be
+ * read again.  So before a full block takes an arena slot never used,
+ * a spent block near the LRU's tail gives up its own. */
+static void
+reuse_spent(void)
+{
+	struct http_cache_block *b = TAILQ_LAST(&C.lru, hlru), *prev;
+	int looked = 0;
+
+	if (!C.arena || !C.nfree || C.free_slot[C.nfree - 1] < C.touched)
+		return;		/* the next slot is a used one anyway */
+	for (; b && b->spent && looked < 16; b = prev, looked++) {
+		prev = TAILQ_PREV(b, hlru, lru);
+		if (b->refs == 0 && !b->job && in_arena(b->data)) {
+			unhash(b);
+			block_free(b);
+			return;
+		}
+	}
+}
+
 struct http_cache_block *
 http_cache_new(const void *owner, uint64_t idx, size_t len, int must_fit)
 {
 	struct http_cache_block *b;
 
+	if (len == HTTP_BLOCK_BYTES)
+		reuse_spent();
 	evict(len);
 	if (must_fit && C.bytes + len > http_conf.cache_bytes)
 		return NULL;
@@ -247,6 +277,7 @@ http_cache_failed(struct http_cache_block *b)
 void
 http_cache_touch(struct http_cache_block *b, int spent)
 {
+	b->spent = spent;
 	if (b->in_lru) {
 		TAILQ_REMOVE(&C.lru, b, lru);
 		if (spent)

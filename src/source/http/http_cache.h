@@ -30,6 +30,7 @@ struct http_cache_block {
 	unsigned refs;			/* readers copying out of it */
 	int hashed;			/* findable (not FAILED/dropped) */
 	int in_lru;			/* READY and hashed */
+	int spent;			/* read to its end (LRU's tail) */
 	struct http_prefetch_job *job;		/* while LOADING */
 	LIST_ENTRY(http_cache_block) hlink;
 	TAILQ_ENTRY(http_cache_block) lru;
