@@ -1,4 +1,4 @@
-/* model_order.c - tensors in name order, and the bytes after a read. */
+/* model_order.c - tensors in load order, and the bytes after a read. */
 #include "model/model_order.h"
 
 #include <stdlib.h>
@@ -10,19 +10,24 @@
 
 struct model_order {
 	const struct model *m;
-	uint32_t *sorted;	/* model tensor indexes in name order */
+	uint32_t *sorted;	/* model tensor indexes in load order */
 	uint32_t *rank;		/* rank[i]: where tensor i is in sorted */
 };
 
+/* Shard, then name. */
 static int
-cmp_name(const void *a, const void *b, void *arg)
+cmp_load(const void *a, const void *b, void *arg)
 {
 	const struct model *m = arg;
-	const struct tensor *x = m->tensors[*(const uint32_t *)a].t;
-	const struct tensor *y = m->tensors[*(const uint32_t *)b].t;
+	const struct model_tensor *p = &m->tensors[*(const uint32_t *)a];
+	const struct model_tensor *q = &m->tensors[*(const uint32_t *)b];
+	const struct tensor *x = p->t, *y = q->t;
 	uint32_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
-	int c = memcmp(x->name, y->name, n);
+	int c;
 
+	if (p->shard != q->shard)
+		return p->shard < q->shard ? -1 : 1;
+	c = memcmp(x->name, y->name, n);
 	if (c)
 		return c;
 	return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
@@ -45,7 +50,7 @@ model_order_new(const struct model *m)
 	}
 	for (i = 0; i < m->ntensors; i++)
 		o->sorted[i] = (uint32_t)i;
-	qsort_r(o->sorted, m->ntensors, sizeof(*o->sorted), cmp_name,
+	qsort_r(o->sorted, m->ntensors, sizeof(*o->sorted), cmp_load,
 		(void *)m);
 	for (i = 0; i < m->ntensors; i++)
 		o->rank[o->sorted[i]] = (uint32_t)i;
@@ -113,7 +118,7 @@ add(struct model_order_range *out, size_t n, size_t max,
 	return n + 1;
 }
 
-/* Tensors from rank r on in name order, up to budget bytes. */
+/* Tensors from rank r on in load order, up to budget bytes. */
 static size_t
 walk(const struct model_order *o, size_t r, uint64_t budget,
      struct model_order_range *out, size_t n, size_t max)

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "model/model.h"
+#include "model/model_order.h"
 #include "model/summary.h"
 
 
@@ -123,6 +124,61 @@ START_TEST(test_good_index)
 	ck_assert_uint_eq(model_tensor_nbytes(mt), 8);
 	ck_assert_ptr_null(find_model_tensor(m, "d", 1));
 	ck_assert_ptr_nonnull(strstr(m->metadata_json, "\"total_size\": 27"));
+	model_free(m);
+}
+END_TEST
+
+/* What a loader reads next: the rest of its shard in name order, then the
+ * next shard, though the model's global name order would jump to the
+ * other shard first ("h.11." sorts before "h.2."). */
+START_TEST(test_load_order)
+{
+	struct model_order_range r[MODEL_ORDER_MAX_RANGES];
+	const struct model_tensor *a, *b, *c;
+	struct model_order *o;
+	struct model *m;
+	struct err e;
+	size_t n;
+
+	write_shard(SHARD1, "{\"h.10.w\":{\"dtype\":\"F32\",\"shape\":[4],"
+		    "\"data_offsets\":[0,16]},\"h.2.w\":{\"dtype\":\"F32\","
+		    "\"shape\":[4],\"data_offsets\":[16,32]}}", 32);
+	write_shard(SHARD2, "{\"h.11.w\":{\"dtype\":\"F32\",\"shape\":[4],"
+		    "\"data_offsets\":[0,16]},\"h.3.w\":{\"dtype\":\"F32\","
+		    "\"shape\":[4],\"data_offsets\":[16,32]}}", 32);
+	write_index("{\"weight_map\": {\"h.10.w\": \"" SHARD1 "\", \"h.11.w\": \""
+		    SHARD2 "\", \"h.2.w\": \"" SHARD1 "\", \"h.3.w\": \""
+		    SHARD2 "\"}}");
+	ck_assert_msg(open_index(&m, &e) == 0, "%s", e.detail);
+	o = model_order_new(m);
+	ck_assert_ptr_nonnull(o);
+	a = find_model_tensor(m, "h.10.w", 6);
+	b = find_model_tensor(m, "h.2.w", 5);
+	c = find_model_tensor(m, "h.11.w", 6);
+	ck_assert(a && b && c);
+	/* h.10.w read to its end: h.2.w of the same shard, then shard 2 */
+	n = model_order_next(o, 0, model_tensor_offset(m, a) + 16, 1 << 20,
+			     r, MODEL_ORDER_MAX_RANGES);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_ptr_eq(r[0].src, m->shards[0].src);
+	ck_assert_uint_eq(r[0].off, model_tensor_offset(m, b));
+	ck_assert_uint_eq(r[0].len, 16);
+	ck_assert_ptr_eq(r[1].src, m->shards[1].src);
+	ck_assert_uint_eq(r[1].off, model_tensor_offset(m, c));
+	ck_assert_uint_eq(r[1].len, 32);	/* h.11.w and h.3.w */
+	/* within the budget only */
+	n = model_order_next(o, 0, model_tensor_offset(m, a) + 16, 20,
+			     r, MODEL_ORDER_MAX_RANGES);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(r[0].len, 16);
+	ck_assert_uint_eq(r[1].len, 4);
+	/* half of h.10.w read: its rest (8 bytes) counts, 12 more follow */
+	n = model_order_next(o, 0, model_tensor_offset(m, a) + 8, 20,
+			     r, MODEL_ORDER_MAX_RANGES);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(r[0].off, model_tensor_offset(m, b));
+	ck_assert_uint_eq(r[0].len, 12);
+	model_order_free(o);
 	model_free(m);
 }
 END_TEST
@@ -311,6 +367,7 @@ shards_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_good_index);
 	tcase_add_test(tc, test_dir_source);
+	tcase_add_test(tc, test_load_order);
 	tcase_add_test(tc, test_summary_sums);
 	tcase_add_test(tc, test_unlisted_tensor);
 	tcase_add_test(tc, test_absent_tensor);
