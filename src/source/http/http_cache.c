@@ -92,6 +92,12 @@ http_cache_bytes(void)
 	return C.bytes;
 }
 
+uint64_t
+http_cache_arena_touched(void)
+{
+	return (uint64_t)C.touched * HTTP_BLOCK_BYTES;
+}
+
 static struct hbucket *
 bucket_of(const void *owner, uint64_t idx)
 {

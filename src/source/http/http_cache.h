@@ -80,4 +80,8 @@ void http_cache_drop(const void *owner);
 /* Bytes of block data allocated (for tests and counters). */
 uint64_t http_cache_bytes(void);
 
+/* Bytes of the block arena used so far: memory the process has touched
+ * (for tests). */
+uint64_t http_cache_arena_touched(void);
+
 #endif
