@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,6 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
-#include <stdint.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -227,9 +227,13 @@ block_io(int fd, char *buf, size_t len, off_t at, int write)
 
 	if (fl >= 0 && direct_ok(buf, len) &&
 	    fcntl(fd, F_SETFL, fl | O_DIRECT) == 0) {
+		int err;
+
 		n = write ? pwrite(fd, buf, len, at) : pread(fd, buf, len, at);
+		err = errno;
 		fcntl(fd, F_SETFL, fl);
-		if (n >= 0 || errno != EINVAL)
+		errno = err;
+		if (n >= 0 || err != EINVAL)
 			return n;
 	}
 	return write ? pwrite(fd, buf, len, at) : pread(fd, buf, len, at);
@@ -298,7 +302,8 @@ http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
 	 * mount, finds no tag or a checksum that fails: a miss). */
 	errno = 0;
 	fd = openat(d->dfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || block_io(fd, (char *)buf, len, data_at, 1) != (ssize_t)len ||
+	if (fd < 0 ||
+	    block_io(fd, (char *)buf, len, data_at, 1) != (ssize_t)len ||
 	    pwrite(fd, tag, TRAILER_LEN, tag_at) != TRAILER_LEN)
 		err = errno ? errno : ENOSPC;	/* a short write: full */
 	if (fd >= 0 && close(fd) < 0 && !err)
