@@ -824,9 +824,9 @@ START_TEST(disk_hit_keeps_block)
 }
 END_TEST
 
-/* Pages of the first MiB of every extent e0 in the cache that are in the
- * page cache; 0 where the page cache is the file system's storage
- * (tmpfs, ramfs: there nothing can go around it). */
+/* Pages of the first MiB (block 0) of every extent e0 in the cache that
+ * are in the page cache; 0 where the page cache is the file system's
+ * storage (tmpfs, ramfs: there nothing can go around it). */
 static unsigned
 resident_pages(void)
 {
@@ -862,9 +862,12 @@ resident_pages(void)
 /* Blocks reach the disk through the spool's writers: more than it holds at
  * once (the putters wait), from several threads, all on disk once drained,
  * each with its own bytes, and no block left referenced.  Full blocks go
- * to and from the disk around the page cache (O_DIRECT): none of their
- * pages stays cached, written or read (into a page-aligned buffer; any
- * other buffer is read through the page cache). */
+ * to and from the disk around the page cache (O_DIRECT): their pages do
+ * not stay cached, written or read (into a page-aligned buffer; any other
+ * buffer is read through the page cache).  "Not" allows a few: a file
+ * system may do part of a direct write through the page cache (ext4 left
+ * 4 of a block's 256 pages there once, under valgrind); a block written
+ * through it leaves all 256. */
 struct spool_putter {
 	struct http_disk_object *d;
 	unsigned first, n;
@@ -917,13 +920,13 @@ START_TEST(disk_spool_writes_everything)
 	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	http_spool_drain(d);
-	ck_assert_uint_eq(resident_pages(), 0);
+	ck_assert_uint_lt(resident_pages(), 64);
 	for (i = 0; i < THREADS * EACH; i++) {
 		ck_assert_int_eq(http_disk_get(d, i, buf, HTTP_BLOCK_BYTES), 1);
 		for (k = 0; k < HTTP_BLOCK_BYTES; k += 4099)
 			ck_assert_int_eq((unsigned char)buf[k], i & 0xff);
 	}
-	ck_assert_uint_eq(resident_pages(), 0);
+	ck_assert_uint_lt(resident_pages(), 64);
 	ck_assert_int_eq(http_disk_get(d, 0, buf + 1, HTTP_BLOCK_BYTES), 1);
 	ck_assert_int_eq((unsigned char)buf[1 + 4099], 0);
 	http_disk_close(d);
