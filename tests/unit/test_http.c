@@ -244,19 +244,29 @@ read_all(struct source *s, size_t chunk)
 
 /* ---- the block cache on its own ---------------------------------------- */
 
+/* Full blocks 0..n-1 of owner, READY, in a cache of 8 blocks (cache lock
+ * held). */
+static void
+ready_blocks(const void *owner, struct http_cache_block **b, int n)
+{
+	int i;
+
+	http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	for (i = 0; i < n; i++) {
+		b[i] = http_cache_new(owner, (uint64_t)i, HTTP_BLOCK_BYTES, 1);
+		ck_assert_ptr_nonnull(b[i]);
+		http_cache_ready(b[i]);
+	}
+}
+
 START_TEST(cache_lru_evicts_oldest)
 {
 	static int owner;
 	struct http_cache_block *b[9];
 	int i;
 
-	http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
 	http_cache_lock();
-	for (i = 0; i < 8; i++) {
-		b[i] = http_cache_new(&owner, (uint64_t)i, HTTP_BLOCK_BYTES, 1);
-		ck_assert_ptr_nonnull(b[i]);
-		http_cache_ready(b[i]);
-	}
+	ready_blocks(&owner, b, 8);
 	ck_assert_uint_eq(http_cache_bytes(), 8 * (uint64_t)HTTP_BLOCK_BYTES);
 	http_cache_touch(b[0], 0);	/* 1 is now the oldest */
 	b[1]->refs++;			/* ... but in use: 2 goes */
@@ -293,13 +303,8 @@ START_TEST(cache_reuses_spent_memory)
 	uint64_t touched;
 	int i;
 
-	http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
 	http_cache_lock();
-	for (i = 0; i < 3; i++) {
-		b[i] = http_cache_new(&owner, (uint64_t)i, HTTP_BLOCK_BYTES, 1);
-		ck_assert_ptr_nonnull(b[i]);
-		http_cache_ready(b[i]);
-	}
+	ready_blocks(&owner, b, 3);
 	http_cache_touch(b[0], 1);	/* read to its end */
 	touched = http_cache_arena_touched();
 	b[3] = http_cache_new(&owner, 3, HTTP_BLOCK_BYTES, 1);

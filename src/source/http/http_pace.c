@@ -112,25 +112,24 @@ halve(struct http_pace *p)
 	p->settle = p->prev_limit;
 }
 
-/* A sample while halving (see http_pace.h): on while the link stays as
- * full, else back one step; hold at the last level that kept it full. */
+/* A sample while halving (see http_pace.h; the first one, desc_bps 0,
+ * is the full link's reference): on while the link stays as full, else
+ * back one step; hold at the last level that kept it full. */
 static void
 descend(struct http_pace *p, uint64_t bps, uint64_t now)
 {
-	if (bps * 100 < p->desc_bps * (100 - PACE_PROBE_PCT)) {
-		p->limit = p->prev_limit;
-		p->descending = 0;
-		hold(p, now);
-		return;
-	}
-	if (bps > p->desc_bps)
+	int full = bps * 100 >= p->desc_bps * (100 - PACE_PROBE_PCT);
+
+	if (full && bps > p->desc_bps)
 		p->desc_bps = bps;
-	if (p->limit / 2 < PACE_LEAST) {
-		p->descending = 0;
-		hold(p, now);
+	if (full && p->limit / 2 >= PACE_LEAST) {
+		halve(p);
 		return;
 	}
-	halve(p);
+	if (!full)
+		p->limit = p->prev_limit;
+	p->descending = 0;
+	hold(p, now);
 }
 
 /* The end of a sample in which work waited for a connection, whose
@@ -151,7 +150,6 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 						     PACE_PROBE_PCT :
 						     PACE_SHARE_PCT));
 
-	p->last_bps = bps;
 	if (p->descending) {
 		descend(p, bps, now);
 		return;
@@ -167,7 +165,8 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 				p->limit = p->probing ? p->prev_limit :
 					   (p->prev_limit + p->limit) / 2;
 			hold(p, now);
-			p->try_fewer = doubled;
+			p->descending = doubled;
+			p->desc_bps = 0;
 			return;
 		}
 		if (!p->holding) {
@@ -179,14 +178,6 @@ decide(struct http_pace *p, uint64_t bps, uint64_t rate, uint64_t now)
 		p->probing = 0;		/* the probe's level stays */
 		p->probe_at = now + PACE_PROBE_MS;
 	}
-	if (p->try_fewer && p->limit / 2 >= PACE_LEAST) {
-		p->try_fewer = 0;
-		p->descending = 1;
-		p->desc_bps = bps;
-		halve(p);
-		return;
-	}
-	p->try_fewer = 0;
 	p->hold_rate = rate;
 	if (now >= p->probe_at && p->limit < p->cap) {
 		unsigned was = p->limit;

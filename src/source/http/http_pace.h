@@ -77,10 +77,9 @@ struct http_pace {
 	/* what was learnt */
 	uint64_t best_rate;	/* bytes/s one connection gets alone */
 	unsigned prev_limit;	/* the level before the last step up */
-	uint64_t last_bps;	/* the last sample's throughput */
-	int try_fewer;		/* a hold after a doubling: halve next */
 	int descending;		/* halving while the link stays full */
-	uint64_t desc_bps;	/* the most throughput seen while so */
+	uint64_t desc_bps;	/* the most throughput seen while so (0:
+				   the next sample measures it) */
 	unsigned settle;	/* requests to end before the next sample
 				   (those begun at the level before) */
 	int holding;		/* connections share the link: stay */
