@@ -39,7 +39,8 @@ is_text(const unsigned char *p, size_t n)
 	if (n == 0)
 		return 0;
 	for (i = 0; i < n; i++)
-		if ((p[i] < 0x20 && !strchr("\t\r\n\f", p[i])) || p[i] == 0x7f)
+		if ((p[i] < 0x20 && (!p[i] || !strchr("\t\r\n\f", p[i]))) ||
+		    p[i] == 0x7f)
 			return 0;
 	return 1;
 }
