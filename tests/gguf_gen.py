@@ -200,7 +200,18 @@ def hostile_files(good):
     k = kv("k", "str", "v")
     pad = b"\0" * 4096
     return [
-        ("magic", b"GGUX" + good[4:], ["magic"]),
+        ("magic", b"GGUX" + good[4:],
+         ["InvalidGguf", 'magic is "GGUX" (bytes 47 47 55 58), not "GGUF"',
+          "fetch it again"]),
+        ("zeromagic", b"\0" * 4 + good[4:],
+         ["InvalidGguf", "bytes 00 00 00 00", 'not "GGUF"']),
+        ("ggjt", b"tjgg" + struct.pack("<I", 3) + good[8:],
+         ["InvalidGguf", '"ggjt"', "before GGUF",
+          "convert_llama_ggml_to_gguf.py"]),
+        ("lfs", b"version https://git-lfs.github.com/spec/v1\noid "
+         b"sha256:" + b"0" * 64 + b"\nsize 4660\n",
+         ["InvalidGguf", "Git LFS pointer", "git lfs pull", "magic"]),
+        ("empty", b"", ["InvalidGguf", "empty file"]),
         ("version1", b"GGUF" + struct.pack("<I", 1) + good[8:],
          ["version 1"]),
         ("version9", b"GGUF" + struct.pack("<I", 9) + good[8:],

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "format/gguf/gguf.h"
 #include "format/safetensors/header.h"
 #include "format/sniff.h"
@@ -15,18 +16,32 @@
 _Static_assert(TORCH_NOT_MINE == CONTAINER_NOT_MINE, "one value");
 
 static const struct container_format formats[] = {
-	{ "safetensors", header_claims, header_read },
-	{ "PyTorch checkpoint", torch_claims, torch_open },
-	{ "gguf", gguf_claims, gguf_read },
+	{ "safetensors", header_claims, header_read, NULL },
+	{ "PyTorch checkpoint", torch_claims, torch_open, NULL },
+	{ "gguf", gguf_claims, gguf_read, ".gguf" },
 };
+#define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
-const struct container_format *
-container_format(const unsigned char *head, size_t n, uint64_t size)
+/* The format for a file nobody claims: by its name's ending, else the
+ * first. */
+static const struct container_format *
+unclaimed(const char *name)
 {
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i].claims(head, n, size))
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (name && formats[i].suffix &&
+		    text_ends_with(name, formats[i].suffix))
 			return &formats[i];
 	return &formats[0];
+}
+
+const struct container_format *
+container_format(const unsigned char *head, size_t n, uint64_t size,
+		 const char *name)
+{
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (formats[i].claims(head, n, size))
+			return &formats[i];
+	return unclaimed(name);
 }
 
 int
@@ -44,10 +59,10 @@ container_open(const struct reader *r, struct header **out, struct err *e)
 			strerror(-rc));
 		return err_at(e, r->name);
 	}
-	fmt = container_format(head, n, r->size);
+	fmt = container_format(head, n, r->size, r->name);
 	rc = fmt->open(r, out, e);
 	if (rc == CONTAINER_NOT_MINE) {
-		fmt = &formats[0];
+		fmt = unclaimed(r->name);
 		rc = fmt->open(r, out, e);
 	}
 	if (rc == 0) {

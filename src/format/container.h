@@ -23,11 +23,11 @@
  *
  * The first line of the table, safetensors, has no magic number (its
  * claims() only sees a length prefix that fits and a '{'): it also reads
- * every file no other format claims, so an unknown file gets the
- * reference reader's error, and sniff.c then puts in front what the file
- * really is (a Git LFS pointer, an HTML page, a GGUF file, ...).  A format
- * that joins the table takes its line out of sniff.c's list of foreign
- * files.
+ * every file no other format claims (but one named with another
+ * format's suffix), so an unknown file gets the reference reader's
+ * error, and sniff.c then puts in front what the file really is (a Git
+ * LFS pointer, an HTML page, a zip, ...).  A format that joins the table
+ * takes its line out of sniff.c's list of foreign files.
  *
  * Types safetensors lacks: a tensor's bytes are [data_start + begin,
  * data_start + end), always, and the layers above take its size from that
@@ -67,12 +67,21 @@ struct container_format {
 	int (*claims)(const unsigned char *head, size_t n, uint64_t size);
 	int (*open)(const struct reader *r, struct header **out,
 		    struct err *e);
+	/* The file name ending of the format (".gguf"), or NULL.  A file
+	 * so named that no format claims (a damaged magic number) is read
+	 * by this format rather than the first line, so that its error is
+	 * this format's: "magic is ..., not GGUF" rather than the
+	 * safetensors reference's finding about a length prefix. */
+	const char *suffix;
 };
 
 /* The format of a file whose first min(size, CONTAINER_HEAD) bytes are
- * head: the first one that claims it, else the first of the table. */
+ * head and whose path or URL is name (NULL: none): the first one that
+ * claims it, else the one whose suffix name has, else the first of the
+ * table. */
 const struct container_format *container_format(const unsigned char *head,
-						 size_t n, uint64_t size);
+						 size_t n, uint64_t size,
+						 const char *name);
 
 /* Read r's table with the format its first bytes name.  0 with *out set,
  * or -1 with *e named after r->name; a file no format accepts has what it

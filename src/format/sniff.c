@@ -237,8 +237,11 @@ sniff_explain(const struct reader *r, struct err *e)
 	char what[320], old[ERR_DETAIL_MAX];
 	size_t n = r->size < SNIFF_BYTES ? (size_t)r->size : SNIFF_BYTES;
 
-	if (e->code < ERR_HEADER_TOO_SMALL ||
-	    e->code > ERR_METADATA_INCOMPLETE_BUFFER)
+	/* a .gguf file that does not start with "GGUF" is GGUF's to refuse
+	 * (container.h), and may be an LFS pointer or an HTML page too */
+	if ((e->code < ERR_HEADER_TOO_SMALL ||
+	     e->code > ERR_METADATA_INCOMPLETE_BUFFER) &&
+	    e->code != ERR_INVALID_GGUF)
 		return;
 	if (n && reader_pread(r, p, n, 0) != 0)
 		return;

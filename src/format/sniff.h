@@ -1,8 +1,9 @@
 /* sniff.h - say what a file that is not safetensors is.
  *
- * A Git LFS pointer, a PyTorch .bin (zip or pickle), a .npz, a GGUF file
- * or a text file all fail the first length check with a message that is
- * true but useless ("the header length prefix says 85966670672 bytes").
+ * A Git LFS pointer, a PyTorch .bin (zip or pickle), a .npz or a text
+ * file all fail the first length check with a message that is true but
+ * useless ("the header length prefix says 85966670672 bytes"); named
+ * .gguf, they fail GGUF's magic check ("magic is \"vers\" ...").
  * Once every container format has refused a file (container.h), its
  * first bytes are looked at and the error detail is rewritten to say what
  * the file is and what to do; the error code (the reference's error name)

@@ -386,12 +386,27 @@ START_TEST(test_container)
 				       "\x10\0\0\0\0\0\0\0{\"", 10, 20), 0);
 	ck_assert_int_eq(header_claims((const unsigned char *)"GGUF", 4, 40),
 			 0);
-	/* unclaimed files go to the first format of the table */
+	/* unclaimed files go to the first format of the table, or to the
+	 * one their name's ending says */
 	ck_assert_str_eq(container_format((const unsigned char *)
-					  "\x89HDF\r\n\x1a\n", 8, 40)->name,
-			 "safetensors");
+					  "\x89HDF\r\n\x1a\n", 8, 40,
+					  "m.h5")->name, "safetensors");
+	ck_assert_str_eq(container_format((const unsigned char *)
+					  "\x89HDF\r\n\x1a\n", 8, 40,
+					  "m.gguf")->name, "gguf");
 	ck_assert_str_eq(container_format((const unsigned char *)"GGUF", 4,
-					  40)->name, "gguf");
+					  40, NULL)->name, "gguf");
+	/* a damaged GGUF magic before a version and a tensor count, and
+	 * llama.cpp's magic from before GGUF ("ggjt" as a little-endian
+	 * u32) */
+	ck_assert_str_eq(container_format((const unsigned char *)
+					  "GGUX\3\0\0\0\2\0\0\0\0\0\0\0",
+					  16, 40, "x")->name, "gguf");
+	ck_assert_str_eq(container_format((const unsigned char *)"tjgg", 4,
+					  40, "x")->name, "gguf");
+	ck_assert_str_eq(container_format((const unsigned char *)
+					  "GGUX\3\0\0\0\2\0\0\0\0\0\0\1",
+					  16, 40, "x")->name, "safetensors");
 
 	/* a foreign file: the reference's error, what the file is in front */
 	p = fmt("%s/lfs", tmpdir);

@@ -656,6 +656,44 @@ oom:
 	return no_memory(in);
 }
 
+/* llama.cpp's formats before GGUF: their magic numbers as the files hold
+ * them (a little-endian u32 of "ggml", "ggmf", "ggjt", "ggla"). */
+static const char *
+legacy_magic(const unsigned char *m)
+{
+	static const char *const names[] = { "ggml", "ggmf", "ggjt", "ggla" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (m[0] == names[i][3] && m[1] == names[i][2] &&
+		    m[2] == 'g' && m[3] == 'g')
+			return names[i];
+	return NULL;
+}
+
+/* What was found instead of "GGUF", what it means, what to do. */
+static int
+bad_magic(struct gguf_in *in, const unsigned char *m)
+{
+	const char *legacy = legacy_magic(m);
+	char text[5];
+	int i;
+
+	if (legacy)
+		return fail(in, "magic \"%s\" is llama.cpp's format from "
+			    "before GGUF (2023), which stfs does not read: "
+			    "convert the model to GGUF with llama.cpp "
+			    "(convert_llama_ggml_to_gguf.py)", legacy);
+	for (i = 0; i < 4; i++)
+		text[i] = m[i] >= 0x20 && m[i] < 0x7f && m[i] != '"' ?
+			  (char)m[i] : '?';
+	text[4] = '\0';
+	return fail(in, "magic is \"%s\" (bytes %02x %02x %02x %02x), not "
+		    "\"GGUF\": not a GGUF file, or a damaged one (an "
+		    "interrupted download?): fetch it again", text, m[0],
+		    m[1], m[2], m[3]);
+}
+
 static int
 read_header(struct gguf_in *in, uint64_t *nti, uint64_t *nkv)
 {
@@ -663,10 +701,12 @@ read_header(struct gguf_in *in, uint64_t *nti, uint64_t *nkv)
 	uint32_t version;
 
 	snprintf(in->field, sizeof(in->field), "header");
-	if (get(in, magic, 4, "magic") || get_u32(in, &version, "version"))
+	if (get(in, magic, 4, "magic"))
 		return -1;
 	if (memcmp(magic, "GGUF", 4) != 0)
-		return fail(in, "magic is not \"GGUF\"");
+		return bad_magic(in, magic);
+	if (get_u32(in, &version, "version"))
+		return -1;
 	if (version == 1)
 		return fail(in, "version 1 (32-bit counts) is not read; "
 			    "convert the model again with llama.cpp");
@@ -714,7 +754,15 @@ int
 gguf_claims(const unsigned char *head, size_t n, uint64_t size)
 {
 	(void)size;
-	return n >= 4 && memcmp(head, "GGUF", 4) == 0;
+	if (n >= 4 && (memcmp(head, "GGUF", 4) == 0 || legacy_magic(head)))
+		return 1;
+	/* A damaged magic before a GGUF version (1 to 3) and a tensor
+	 * count below 2^32: no safetensors file starts so (its length
+	 * prefix would say 4 GiB and more), nor a zip, pickle, npy, HDF5,
+	 * gzip or text file. */
+	return n >= 16 && head[4] >= 1 && head[4] <= 3 && !head[5] &&
+	       !head[6] && !head[7] && !head[12] && !head[13] && !head[14] &&
+	       !head[15];
 }
 
 int

@@ -15,7 +15,8 @@
  *     (JSON readers such as jansson stop at 2^63 - 1).
  *   - header_len: bytes before the data section.
  *
- * Refused, in one line naming the field: a magic other than "GGUF",
+ * Refused, in one line naming the field: a magic other than "GGUF" (what
+ * was found, in text and bytes; llama.cpp's formats before GGUF by name),
  * versions other than 2 and 3, counts that cannot fit in the file,
  * strings running past the file's end or not UTF-8, unknown value types,
  * arrays nested deeper than GGUF_MAX_DEPTH, duplicate keys and tensor
@@ -47,7 +48,10 @@ struct err;
  * "MOSTLY_"): 15 -> "Q4_K_M"; NULL for a number llama.cpp does not name. */
 const char *gguf_file_type_name(uint64_t file_type);
 
-/* container.h's claims(): the file starts with "GGUF". */
+/* container.h's claims(): the file starts with "GGUF", with the magic
+ * of llama.cpp's formats before GGUF (so that gguf_read() names it), or
+ * with 4 bytes and then what reads as a GGUF version and tensor count (a
+ * damaged magic). */
 int gguf_claims(const unsigned char *head, size_t n, uint64_t size);
 
 /* container.h's open(): read the header and the tensor infos through r
