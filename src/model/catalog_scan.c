@@ -477,7 +477,8 @@ ollama_parent(struct cnode *n, char *name, char **last)
 }
 
 /* An Ollama store (ollama_store.h): a made-up node with a MODEL:TAG kid
- * (NAMESPACE/MODEL:TAG, ...) per model, each its blob in blobs/. */
+ * (NAMESPACE/MODEL:TAG, ...) per model, each its (first) model blob in
+ * blobs/: a split set's other parts are found from it (model_open.c). */
 static int
 scan_ollama_root(struct cscan *s, const char *path, struct cnode **out)
 {
@@ -505,7 +506,7 @@ scan_ollama_root(struct cscan *s, const char *path, struct cnode **out)
 			 ollama_parent(root, v[i].name, &last) : NULL;
 		if (parent)
 			kid = cnode_new(blobs);
-		if (!kid || cnode_add_model(kid, v[i].blob) ||
+		if (!kid || cnode_add_model(kid, v[i].blobs[0]) ||
 		    cnode_add_kid(parent, last, kid)) {
 			cnode_free(kid);
 			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");

@@ -72,50 +72,102 @@ meta_int(const struct header *h, const char *key)
 	return -1;
 }
 
-/* Open part i (0-based) of n: prefix-0000{i+1}-of-0000n.gguf. */
-static int
-open_part(const struct source_opener *op, const char *path, size_t plen,
-	  unsigned i, unsigned n, struct shard *sh, struct err *e)
+int
+gguf_split_part(const struct header *h)
 {
-	struct reader r;
-	char *p;
-	const char *slash;
+	return h->format && strcmp(h->format, "gguf") == 0 &&
+	       meta_int(h, "split.count") > 1;
+}
+
+int
+gguf_split_whole(const struct header *h, struct err *e)
+{
 	long long no, count;
 
-	if (asprintf(&p, "%.*s-%05u-of-%05u.gguf", (int)plen, path, i + 1,
-		     n) < 0)
+	if (!gguf_split_part(h))
+		return 0;
+	count = meta_int(h, "split.count");
+	no = meta_int(h, "split.no");
+	return err_set(e, ERR_INVALID_GGUF, "split.no %lld and split.count "
+		       "%lld: part %lld of %lld of a GGUF split set, not a "
+		       "whole model: name the parts NAME-00001-of-%05lld.gguf "
+		       "to NAME-%05lld-of-%05lld.gguf (llama.cpp's gguf-split "
+		       "names) and mount the first, or merge them with "
+		       "llama-gguf-split --merge", no, count, no + 1, count,
+		       count, count, count);
+}
+
+/* Open the GGUF file at path as sh, with its split.no and split.count
+ * (-1: absent). */
+static int
+open_part(const struct source_opener *op, const char *path,
+	  struct shard *sh, long long *no, long long *count, struct err *e)
+{
+	struct reader r;
+	const char *slash = strrchr(path, '/');
+
+	*no = *count = -1;
+	sh->name = strdup(slash ? slash + 1 : path);
+	if (!sh->name)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	slash = strrchr(p, '/');
-	sh->name = strdup(slash ? slash + 1 : p);
-	if (!sh->name) {
-		free(p);
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	}
-	if (source_opener_open(op, p, &sh->src, e))
-		goto fail;
+	if (source_opener_open(op, path, &sh->src, e))
+		return err_at(e, path);
 	r = source_reader(sh->src);
 	if (container_open(&r, &sh->hdr, e)) {
 		source_blame(sh->src, e);
-		goto fail;
+		return err_at(e, path);
 	}
 	if (!sh->hdr->format || strcmp(sh->hdr->format, "gguf") != 0) {
 		err_set(e, ERR_INVALID_GGUF, "not a GGUF file, but named as a "
 			"part of a GGUF split set");
-		goto fail;
+		return err_at(e, path);
 	}
-	no = meta_int(sh->hdr, "split.no");
-	count = meta_int(sh->hdr, "split.count");
-	if (no != (long long)i || count != (long long)n) {
-		err_set(e, ERR_INVALID_GGUF, "split.no %lld and split.count "
-			"%lld (-1: absent) do not say part %u of %u as its "
-			"name does", no, count, i, n);
-		goto fail;
-	}
-	free(p);
+	*no = meta_int(sh->hdr, "split.no");
+	*count = meta_int(sh->hdr, "split.count");
 	return 0;
+}
+
+/* Open the n parts at paths into m->shards in split.no order.  named: the
+ * paths are the set's names, in order, which the parts must confirm;
+ * else they come in any order (a manifest's) and each part's split.no
+ * places it. */
+static int
+open_parts(const struct source_opener *op, const char *const *paths,
+	   unsigned n, int named, struct model *m, struct err *e)
+{
+	struct shard sh;
+	long long no, count;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		memset(&sh, 0, sizeof(sh));
+		if (open_part(op, paths[i], &sh, &no, &count, e))
+			goto fail;
+		if (named && (no != (long long)i || count != (long long)n)) {
+			err_set(e, ERR_INVALID_GGUF, "split.no %lld and "
+				"split.count %lld (-1: absent) do not say part "
+				"%u of %u as its name does", no, count, i, n);
+			goto fail_named;
+		}
+		if (!named && (count != (long long)n || no < 0 ||
+			       no >= (long long)n || m->shards[no].name)) {
+			err_set(e, ERR_INVALID_GGUF, "split.no %lld and "
+				"split.count %lld (-1: absent) do not make it "
+				"one part of the %u listed with it%s", no, count,
+				n, no >= 0 && no < (long long)n &&
+				m->shards[no].name ? " (two parts say the same "
+				"split.no)" : "");
+			goto fail_named;
+		}
+		m->shards[named ? i : (unsigned)no] = sh;
+	}
+	return 0;
+fail_named:
+	err_at(e, paths[i]);
 fail:
-	err_at(e, p);
-	free(p);
+	free(sh.name);
+	container_free(sh.hdr);
+	source_close(sh.src);
 	return -1;
 }
 
@@ -141,34 +193,25 @@ merge(struct model *m, struct err *e)
 	return rc;
 }
 
-int
-gguf_split_open(const struct source_opener *op, const char *arg,
-		const char *path, struct model **out, struct err *e)
+/* The set of n parts at paths (named: see open_parts) as one model. */
+static int
+open_set(const struct source_opener *op, const char *arg,
+	 const char *const *paths, unsigned n, int named, struct model **out,
+	 struct err *e)
 {
-	struct model *m;
-	size_t plen;
-	unsigned n, i;
+	struct model *m = calloc(1, sizeof(*m));
 
-	if (!gguf_split_name(path, &plen, &n))
-		return err_set(e, ERR_USAGE, "not a GGUF split name");
-	m = calloc(1, sizeof(*m));
 	if (!m)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	m->sharded = 1;
 	m->arg = display_name(arg);
 	m->shards = calloc(n, sizeof(*m->shards));
+	m->nshards = n;
 	if (!m->arg || !m->shards) {
 		model_free(m);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	for (i = 0; i < n; i++) {
-		m->nshards = i + 1;
-		if (open_part(op, path, plen, i, n, &m->shards[i], e)) {
-			model_free(m);
-			return -1;
-		}
-	}
-	if (merge(m, e)) {
+	if (open_parts(op, paths, n, named, m, e) || merge(m, e)) {
 		model_free(m);
 		return -1;
 	}
@@ -179,4 +222,44 @@ gguf_split_open(const struct source_opener *op, const char *arg,
 	}
 	*out = m;
 	return 0;
+}
+
+int
+gguf_split_open(const struct source_opener *op, const char *arg,
+		const char *path, struct model **out, struct err *e)
+{
+	char **paths;
+	size_t plen;
+	unsigned n, i;
+	int rc = -1;
+
+	if (!gguf_split_name(path, &plen, &n))
+		return err_set(e, ERR_USAGE, "not a GGUF split name");
+	paths = calloc(n, sizeof(*paths));
+	for (i = 0; paths && i < n; i++)
+		if (asprintf(&paths[i], "%.*s-%05u-of-%05u.gguf", (int)plen,
+			     path, i + 1, n) < 0) {
+			paths[i] = NULL;
+			break;
+		}
+	if (paths && i == n)
+		rc = open_set(op, arg, (const char *const *)paths, n, 1, out,
+			      e);
+	else
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+	for (i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}
+
+int
+gguf_split_open_parts(const struct source_opener *op, const char *arg,
+		      const char *const *paths, size_t n, struct model **out,
+		      struct err *e)
+{
+	if (n < 2 || n > 99999)
+		return err_set(e, ERR_USAGE, "%zu parts of a GGUF split set",
+			       n);
+	return open_set(op, arg, paths, (unsigned)n, 0, out, e);
 }

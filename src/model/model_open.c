@@ -15,15 +15,43 @@
 #include "base/text.h"
 #include "format/container.h"
 #include "model/gguf_split.h"
+#include "model/ollama_store.h"
 #include "model/shards.h"
 
-int
-model_open_file(const struct source_opener *op, const char *name,
-		struct model **out, struct err *e)
+/* A GGUF file that is a part of a split set, but not named as one: the
+ * set when it is a local blob of an Ollama store whose manifest lists the
+ * parts, else refused (gguf_split.h). */
+static int
+open_lone_part(const struct source_opener *op, const char *name, int local,
+	       const struct header *h, struct model **out, struct err *e)
+{
+	char **parts = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	if (local && ollama_split_blobs(name, &parts, &n, e))
+		return err_at(e, name);
+	if (!n) {
+		gguf_split_whole(h, e);
+		return err_at(e, name);
+	}
+	rc = gguf_split_open_parts(op, name, (const char *const *)parts, n,
+				   out, e);
+	for (i = 0; i < n; i++)
+		free(parts[i]);
+	free(parts);
+	return rc;
+}
+
+/* model_open_file(); local: name is a local path. */
+static int
+open_file(const struct source_opener *op, const char *name, int local,
+	  struct model **out, struct err *e)
 {
 	struct source *src = NULL;
 	struct header *h = NULL;
 	struct reader r;
+	int rc;
 
 	if (source_opener_open(op, name, &src, e))
 		return err_at(e, name);
@@ -33,9 +61,22 @@ model_open_file(const struct source_opener *op, const char *name,
 		source_close(src);
 		return err_at(e, name);
 	}
+	if (gguf_split_part(h)) {
+		rc = open_lone_part(op, name, local, h, out, e);
+		container_free(h);
+		source_close(src);
+		return rc;
+	}
 	if (model_from_single(name, src, h, out, e))
 		return err_at(e, name);
 	return 0;
+}
+
+int
+model_open_file(const struct source_opener *op, const char *name,
+		struct model **out, struct err *e)
+{
+	return open_file(op, name, 0, out, e);
 }
 
 /* Replace m's arg (SOURCE as given) with arg. */
@@ -166,7 +207,7 @@ model_open_path(const struct source_opener *files, const char *path,
 		return shards_open_index(files, NULL, path, out, e);
 	if (gguf_split_name(path, &plen, &n))
 		return gguf_split_open(files, path, path, out, e);
-	return model_open_file(files, path, out, e);
+	return open_file(files, path, 1, out, e);
 }
 
 int

@@ -72,48 +72,65 @@ list_free(char **v, size_t n)
 	free(v);
 }
 
-/* The model layer's blob ("sha256-HEX") of the manifest at path; NULL
- * when the manifest has none (or is no manifest), with *e set when its
- * digest is malformed or memory ran out. */
-static char *
-model_blob(const char *path, struct err *e)
+/* 1 when dg is "sha256:" and 64 lowercase hex digits. */
+static int
+digest_ok(const char *dg)
+{
+	size_t k;
+
+	if (!dg || strncmp(dg, "sha256:", 7) != 0 || strlen(dg) != 7 + 64)
+		return 0;
+	for (k = 7; k < 7 + 64; k++)
+		if (!strchr("0123456789abcdef", dg[k]))
+			return 0;
+	return 1;
+}
+
+/* The model layers' blobs ("sha256-HEX") of the manifest at path, in its
+ * order, into m (m->nblobs 0 when the manifest has none, or is no
+ * manifest); -1 with *e when a digest is malformed or memory ran out. */
+static int
+model_blobs(const char *path, struct ollama_model *m, struct err *e)
 {
 	json_t *root = json_load_file(path, 0, NULL);
 	json_t *layers = json_object_get(root, "layers"), *l;
-	char *blob = NULL;
-	size_t i;
+	size_t i, n = json_array_size(layers);
+	int rc = 0;
 
+	m->nblobs = 0;
+	m->blobs = calloc(n ? n : 1, sizeof(*m->blobs));
+	if (!m->blobs)
+		rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 	json_array_foreach(layers, i, l) {
 		const char *mt = json_string_value(json_object_get(l,
 							"mediaType"));
 		const char *dg = json_string_value(json_object_get(l,
 							"digest"));
-		size_t k;
 
-		if (!mt || strcmp(mt, OLLAMA_MODEL_MEDIA_TYPE) != 0)
+		if (rc || !mt || strcmp(mt, OLLAMA_MODEL_MEDIA_TYPE) != 0)
 			continue;
-		if (!dg || strncmp(dg, "sha256:", 7) != 0 ||
-		    strlen(dg) != 7 + 64) {
-			err_set(e, ERR_USAGE, "model layer digest is not "
-				"sha256:<64 hex digits>");
-			break;
+		if (!digest_ok(dg)) {
+			rc = err_set(e, ERR_USAGE, "model layer digest is not "
+				     "sha256:<64 hex digits>");
+		} else if (asprintf(&m->blobs[m->nblobs], "sha256-%s",
+				    dg + 7) < 0) {
+			m->blobs[m->nblobs] = NULL;
+			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+		} else {
+			m->nblobs++;
 		}
-		for (k = 7; k < 7 + 64; k++)
-			if (!dg[k] || !strchr("0123456789abcdef", dg[k]))
-				break;
-		if (k != 7 + 64) {
-			err_set(e, ERR_USAGE, "model layer digest is not "
-				"sha256:<64 hex digits>");
-			break;
-		}
-		if (asprintf(&blob, "sha256-%s", dg + 7) < 0) {
-			blob = NULL;
-			err_set(e, ERR_NO_MEMORY, "out of memory");
-		}
-		break;
 	}
 	json_decref(root);
-	return blob;
+	return rc;
+}
+
+static void
+model_blobs_free(struct ollama_model *m)
+{
+	while (m->blobs && m->nblobs)
+		free(m->blobs[--m->nblobs]);
+	free(m->blobs);
+	m->blobs = NULL;
 }
 
 static char *
@@ -142,16 +159,21 @@ struct walk {
 static int
 add_manifest(struct walk *w, const char *path, const char *const part[4])
 {
+	struct ollama_model m = { 0 };
 	struct stat st;
-	char *blob, *name;
 
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size > OLLAMA_MANIFEST_MAX)
 		return 0;
-	blob = model_blob(path, w->e);
-	if (!blob)
-		return w->e->code ? err_at(w->e, path) : 0;
-	name = model_name(part[0], part[1], part[2], part[3]);
+	if (model_blobs(path, &m, w->e)) {
+		model_blobs_free(&m);
+		return err_at(w->e, path);
+	}
+	if (!m.nblobs) {
+		model_blobs_free(&m);
+		return 0;
+	}
+	m.name = model_name(part[0], part[1], part[2], part[3]);
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 8;
 		struct ollama_model *nv = realloc(w->v, cap * sizeof(*nv));
@@ -161,14 +183,12 @@ add_manifest(struct walk *w, const char *path, const char *const part[4])
 			w->cap = cap;
 		}
 	}
-	if (!name || w->n == w->cap || w->n >= OLLAMA_MODELS_MAX) {
-		free(blob);
-		free(name);
+	if (!m.name || w->n == w->cap || w->n >= OLLAMA_MODELS_MAX) {
+		free(m.name);
+		model_blobs_free(&m);
 		return err_set(w->e, ERR_NO_MEMORY, "out of memory");
 	}
-	w->v[w->n].name = name;
-	w->v[w->n].blob = blob;
-	w->n++;
+	w->v[w->n++] = m;
 	return 0;
 }
 
@@ -233,9 +253,77 @@ ollama_models_free(struct ollama_model *v, size_t n)
 
 	for (i = 0; i < n; i++) {
 		free(v[i].name);
-		free(v[i].blob);
+		model_blobs_free(&v[i]);
 	}
 	free(v);
+}
+
+/* The store path's blob is in (path is ROOT/blobs/NAME), malloc'd, with
+ * *blob pointing at NAME in path; NULL when path is not so placed. */
+static char *
+blob_root(const char *path, const char **blob)
+{
+	const char *slash = strrchr(path, '/'), *dir;
+	char *root;
+
+	if (!slash || slash - path < 5 ||
+	    strncmp(slash - 5, "blobs", 5) != 0 ||
+	    (slash - 5 > path && slash[-6] != '/') ||
+	    strncmp(slash + 1, "sha256-", 7) != 0)
+		return NULL;
+	*blob = slash + 1;
+	dir = slash - 5;
+	root = dir == path ? strdup(".") :
+	       dir - 1 == path ? strdup("/") :
+	       strndup(path, (size_t)(dir - 1 - path));
+	if (root && !ollama_is_root(root)) {
+		free(root);
+		return NULL;
+	}
+	return root;
+}
+
+int
+ollama_split_blobs(const char *path, char ***out, size_t *n, struct err *e)
+{
+	struct ollama_model *v;
+	const char *blob = NULL;
+	char *root = blob_root(path, &blob);
+	size_t nv, i, k;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!root)
+		return 0;
+	if (ollama_models(root, &v, &nv, e)) {
+		free(root);
+		return -1;
+	}
+	for (i = 0; i < nv && !*n; i++) {
+		for (k = 0; v[i].nblobs > 1 && k < v[i].nblobs; k++)
+			if (strcmp(v[i].blobs[k], blob) == 0)
+				break;
+		if (v[i].nblobs < 2 || k == v[i].nblobs)
+			continue;
+		*out = calloc(v[i].nblobs, sizeof(**out));
+		for (k = 0; *out && k < v[i].nblobs; k++)
+			if (asprintf(&(*out)[k], "%s/blobs/%s", root,
+				     v[i].blobs[k]) < 0)
+				break;
+		if (!*out || k < v[i].nblobs) {
+			while (*out && k)
+				free((*out)[--k]);
+			free(*out);
+			*out = NULL;
+			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+			break;
+		}
+		*n = v[i].nblobs;
+	}
+	ollama_models_free(v, nv);
+	free(root);
+	return rc;
 }
 
 static char *
@@ -290,7 +378,7 @@ ollama_store_path(const char *source, struct err *e)
 	else if (i == n)
 		err_set(e, ERR_USAGE, "no model %s in this Ollama store (ollama "
 			"list names them)", want);
-	else if (asprintf(&path, "%s/blobs/%s", root, v[i].blob) < 0) {
+	else if (asprintf(&path, "%s/blobs/%s", root, v[i].blobs[0]) < 0) {
 		path = NULL;
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 	}

@@ -3,7 +3,8 @@
  *
  *   MODELS/manifests/REGISTRY/NAMESPACE/MODEL/TAG   a JSON manifest whose
  *       layers name blobs by digest; the model's weights are the layer of
- *       mediaType application/vnd.ollama.image.model (a GGUF file)
+ *       mediaType application/vnd.ollama.image.model (a GGUF file), or
+ *       the layers of that type (the parts of a GGUF split set)
  *   MODELS/blobs/sha256-HEX                         the blobs
  *
  * MODELS is $OLLAMA_MODELS, by default ~/.ollama/models.  A model is named
@@ -31,7 +32,8 @@ int ollama_is_root(const char *path);
 
 struct ollama_model {
 	char *name;		/* "llama3:8b", "NS/MODEL:TAG", ... */
-	char *blob;		/* "sha256-HEX", in the root's blobs/ */
+	char **blobs;		/* "sha256-HEX", in the root's blobs/: the */
+	size_t nblobs;		/* model layers, in the manifest's order */
 };
 
 /* The models of the store at root, sorted by name; manifests without a
@@ -40,6 +42,14 @@ struct ollama_model {
 int ollama_models(const char *root, struct ollama_model **out, size_t *n,
 		  struct err *e);
 void ollama_models_free(struct ollama_model *v, size_t n);
+
+/* When path is a blob of an Ollama store (ROOT/blobs/sha256-HEX) that a
+ * manifest lists among two or more model layers (a GGUF split set, as
+ * Ollama keeps one): the paths of those layers' blobs, in the manifest's
+ * order, in *out (*n of them; free each and the array).  *n is 0 when
+ * path is no such blob.  0, or -1 with *e. */
+int ollama_split_blobs(const char *path, char ***out, size_t *n,
+		       struct err *e);
 
 /* The SOURCE "ollama:" (the store) or "ollama:NAME" (one model, by its
  * `ollama list` name; ":latest" when NAME has no tag) as a local path:

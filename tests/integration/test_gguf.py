@@ -6,6 +6,7 @@ __metadata__.json every key with its typed value.  Hostile files are
 refused in one line naming the file and the field."""
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -196,6 +197,92 @@ def check_split(t, d, tensors, meta):
 		"split: a tensor in two parts is refused: %r" % err)
 
 
+def inspect_refuses(t, src, words, label, env=None):
+	"""stfs-inspect SRC fails in one line naming SRC, holding words."""
+	r = harness.run([harness.STFS_INSPECT, src], env=env)
+	err = r.stderr.decode("utf-8", "replace").strip()
+	t.check(r.returncode != 0 and len(err.splitlines()) == 1 and
+		src in err and all(w in err.replace(src, "") for w in words),
+		"%s: one line naming %s with %s, got %r" % (label, src, words, err))
+
+
+def ollama_store(om, models):
+	"""An Ollama store at om: models {(namespace, model, tag): [paths of
+	its model layers' files]}; each file becomes blobs/sha256-HEX."""
+	os.makedirs(os.path.join(om, "blobs"), exist_ok=True)
+	for (ns, model, tag), files in models.items():
+		layers = [{"mediaType": "application/vnd.ollama.image.template",
+			   "digest": "sha256:" + "1" * 64}]
+		for p in files:
+			with open(p, "rb") as f:
+				hexd = hashlib.sha256(f.read()).hexdigest()
+			shutil.copy(p, os.path.join(om, "blobs", "sha256-" + hexd))
+			layers.append({"mediaType": "application/vnd.ollama."
+				       "image.model", "digest": "sha256:" + hexd})
+		md = os.path.join(om, "manifests", "registry.ollama.ai", ns, model)
+		os.makedirs(md, exist_ok=True)
+		with open(os.path.join(md, tag), "w") as f:
+			json.dump({"schemaVersion": 2, "layers": layers}, f)
+
+
+def check_lone_parts(t, d, tensors, meta):
+	"""A part of a split set not named as one (renamed, an Ollama blob) is
+	never a model alone: it is refused in one line saying which part it
+	is and how to mount the set; an Ollama manifest whose model layers
+	are the set's parts (in any order) mounts the whole set."""
+	ld = os.path.join(d, "lone")
+	os.makedirs(ld)
+	paths = gguf_gen.write_split(os.path.join(ld, "s"), tensors, 3,
+				     metadata=meta)
+	for k in (0, 1):
+		p = os.path.join(ld, "renamed-%d.gguf" % k)
+		shutil.copy(paths[k], p)
+		inspect_refuses(t, p, ["InvalidGguf", "part %d of 3" % (k + 1),
+				       "NAME-00001-of-00003.gguf",
+				       "llama-gguf-split --merge"],
+				"renamed part %d" % (k + 1))
+	alone = os.path.join(ld, "dir")
+	os.makedirs(alone)
+	shutil.copy(paths[1], os.path.join(alone, "model.gguf"))
+	refuse_mount(t, os.path.join(ld, "renamed-0.gguf"),
+		     ["InvalidGguf", "part 1 of 3"])
+	refuse_mount(t, alone, ["InvalidGguf", "part 2 of 3"])
+
+	om = os.path.join(d, "ollama-split")
+	ollama_store(om, {("library", "big", "latest"):
+			  [paths[2], paths[0], paths[1]]})
+	env = dict(os.environ, OLLAMA_MODELS=om)
+	for src, sub in ((om, "big:latest"), ("ollama:big", "")):
+		with harness.Mount(t, src, env=env) as m:
+			for name, _, _, raw in tensors:
+				p = os.path.join(m.path, sub,
+						 harness.encode_name(name))
+				with open(p, "rb") as f:
+					t.eq(f.read(), raw, "ollama split %s: %s"
+					     % (src, name))
+			with open(os.path.join(m.path, sub,
+					       "__summary__.json")) as f:
+				summ = json.load(f)
+			t.eq((summ["format"], summ["tensors"],
+			      len(summ["shards"])),
+			     ("gguf-split", len(tensors), 3),
+			     "ollama split %s: the set" % src)
+	# a manifest with one part of a set, and one with two of three
+	bad = os.path.join(d, "ollama-bad")
+	ollama_store(bad, {("library", "one", "latest"): [paths[2]],
+			   ("library", "two", "latest"): paths[:2]})
+	env = dict(os.environ, OLLAMA_MODELS=bad)
+	for src, words in (("ollama:one", ["part 3 of 3"]),
+			   ("ollama:two", ["one part of the 2 listed"])):
+		r = harness.run([harness.STFS_INSPECT, src], env=env)
+		err = r.stderr.decode("utf-8", "replace").strip()
+		t.check(r.returncode != 0 and len(err.splitlines()) == 1 and
+			os.path.join(bad, "blobs", "sha256-") in err and
+			"InvalidGguf" in err and all(w in err for w in words),
+			"%s: one line naming the blob with %s: %r"
+			% (src, words, err))
+
+
 def check_stores(t, d, tensors):
 	"""A hub cache with a GGUF-only repo and an Ollama store mount as trees
 	of models: ORG/NAME/ and MODEL:TAG/."""
@@ -349,6 +436,7 @@ def run(t):
 			    parsed)
 
 	check_split(t, d, tensors, meta)
+	check_lone_parts(t, d, tensors, meta)
 	check_stores(t, d, tensors)
 	check_hub(t, d, tensors)
 
