@@ -11,6 +11,10 @@ ggml's order (numpy never fuses a multiply and an add).
     python3 tests/gguf_dequant_ref.py TYPE < blocks > floats
 decodes a stream of whole blocks to little-endian float32.
 """
+import base64
+import hashlib
+import os
+import re
 import sys
 
 import numpy as np
@@ -313,6 +317,281 @@ def mxfp4(b):
     return np.concatenate([x0 * d, x1 * d], axis=1)
 
 
+# --- the i-quants' grids ----------------------------------------------------
+#
+# ggml's grids are data: a list of lattice points each (8 or 4 bytes, each
+# byte one of a few levels).  src/format/dequant_grids.c keeps them as
+# bitmaps (scripts/iq-grids); this expands those bitmaps its own way and
+# checks each table, laid out as ggml lays it out in memory (uint64 or
+# uint32 little-endian entries), against the sha256 of ggml's table in
+# ggml-common.h (ggml commit d99724f2), so a wrong bit stops the tests
+# here rather than agreeing in both dequantizers.
+
+GRID_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "src", "format", "dequant_grids.c")
+# name: (levels in rank order, bytes per entry, entries, ggml's sha256)
+GRIDS = {
+    "iq2xxs": ([8, 25, 43], 8, 256, "05826b5d3e472a3a78f196be62ac78ac"
+               "f81df0f909626e12ab9fa2a5d490dd54"),
+    "iq2xs": ([8, 25, 43], 8, 512, "06e47aaca60b4dc1d9b5a3f345404370"
+              "58a6b142b4d7a59d5ded769b4d1bf1de"),
+    "iq2s": ([8, 25, 43], 8, 1024, "e1aa1473412b0552c2174c30ef22ab40"
+             "73f6a181b85a17056e8249bd2932fd88"),
+    "iq3xxs": ([4, 12, 20, 28, 36, 44, 52, 62], 4, 256,
+               "46e35f5a997efdee6c99ce57854c8a0d"
+               "4f0ff8ca57e5e8a60c0793ea580acf5d"),
+    "iq3s": ([1, 3, 5, 7, 9, 11, 13, 15], 4, 512,
+             "bd1af4945a1717c65610b0284e4628b9"
+             "a1ba3b306fae3a06f6e5f597356e349f"),
+    "iq1s": ([-1, 0, 1], 8, 2048, "07540ffc1aeaf6ad4d97e96b0fcc765a"
+             "ae39671d4ae4a27bbd0e796fde167c6a"),
+}
+KSIGNS_SHA256 = ("a76742a603f8beca5212ecce0f1f02f1"
+                 "1a4887fd2f7c8b15aca0ea3eb3380c31")
+
+
+def _grids():
+    with open(GRID_FILE, encoding="utf-8") as fh:
+        text = fh.read()
+    out = {}
+    for name, (levels, width, count, sha) in GRIDS.items():
+        m = re.search(r'%s_bits\[\] =\s*((?:"[^"]*"\s*)+);' % name, text)
+        b64 = "".join(re.findall(r'"([^"]*)"', m.group(1)))
+        bits = np.unpackbits(np.frombuffer(base64.b64decode(b64), np.uint8),
+                             bitorder="little")
+        points = np.nonzero(bits)[0]
+        nl = len(levels)
+        digits = (points[:, None] // nl ** np.arange(width)) % nl
+        grid = np.asarray(levels, dtype=np.int8)[digits]     # (count, width)
+        if grid.shape != (count, width) or \
+           hashlib.sha256(grid.tobytes()).hexdigest() != sha:
+            raise SystemExit("gguf_dequant_ref: the %s grid of %s is not "
+                             "ggml's" % (name, GRID_FILE))
+        out[name] = grid
+    return out
+
+
+GRID = _grids()
+# 7 sign bits and their parity as the 8th (ggml's ksigns_iq2xs)
+KSIGNS = np.array([i | (bin(i).count("1") & 1) << 7 for i in range(128)],
+                  dtype=np.uint8)
+if hashlib.sha256(KSIGNS.tobytes()).hexdigest() != KSIGNS_SHA256:
+    raise SystemExit("gguf_dequant_ref: ksigns is not ggml's")
+
+
+def _u16(b, at, n):
+    return np.ascontiguousarray(b[:, at:at + 2 * n]).view('<u2').astype(np.int64)
+
+
+def _u32(b, at, n):
+    return np.ascontiguousarray(b[:, at:at + 4 * n]).view('<u4').astype(np.int64)
+
+
+def _signs(byte):
+    """The 8 sign factors (-1 for a set bit j) of sign bytes: (..., 8)."""
+    bits = (np.asarray(byte)[..., None] >> np.arange(8)) & 1
+    return np.where(bits == 1, F32(-1), F32(1)).astype(F32)
+
+
+def _half_of_u16(u):
+    return u.astype('<u2').view('<f2').astype(F32)
+
+
+def iq2_xxs(b):
+    n = b.shape[0]
+    d = half(b, 0)[:, 0]
+    q = b[:, 2:66].reshape(n, 8, 8).astype(np.int64)
+    aux = _u32(b, 2, 16).reshape(n, 8, 2)[:, :, 1]
+    db = d[:, None] * (F32(0.5) + f(aux >> 28)) * F32(0.25)     # (n, 8)
+    y = np.zeros((n, 8, 4, 8), dtype=F32)
+    for l in range(4):
+        grid = f(GRID["iq2xxs"][q[:, :, l]])                     # (n, 8, 8)
+        s = _signs(KSIGNS[(aux >> (7 * l)) & 127])
+        y[:, :, l, :] = db[:, :, None] * grid * s
+    return y.reshape(n, QK_K)
+
+
+def iq2_xs(b):
+    n = b.shape[0]
+    d = half(b, 0)[:, 0]
+    qs = _u16(b, 2, 32).reshape(n, 8, 4)
+    sc = b[:, 66:74].astype(np.int64)
+    db = [d[:, None] * (F32(0.5) + f(sc & 0xf)) * F32(0.25),
+          d[:, None] * (F32(0.5) + f(sc >> 4)) * F32(0.25)]
+    y = np.zeros((n, 8, 4, 8), dtype=F32)
+    for l in range(4):
+        grid = f(GRID["iq2xs"][qs[:, :, l] & 511])
+        s = _signs(KSIGNS[qs[:, :, l] >> 9])
+        y[:, :, l, :] = db[l // 2][:, :, None] * grid * s
+    return y.reshape(n, QK_K)
+
+
+def iq2_s(b):
+    n = b.shape[0]
+    d = half(b, 0)[:, 0]
+    qs = b[:, 2:34].reshape(n, 8, 4).astype(np.int64)
+    signs = b[:, 34:66].reshape(n, 8, 4)
+    qh = b[:, 66:74].astype(np.int64)
+    sc = b[:, 74:82].astype(np.int64)
+    db = [d[:, None] * (F32(0.5) + f(sc & 0xf)) * F32(0.25),
+          d[:, None] * (F32(0.5) + f(sc >> 4)) * F32(0.25)]
+    y = np.zeros((n, 8, 4, 8), dtype=F32)
+    for l in range(4):
+        idx = qs[:, :, l] | ((qh << (8 - 2 * l)) & 0x300)
+        grid = f(GRID["iq2s"][idx])
+        y[:, :, l, :] = db[l // 2][:, :, None] * grid * _signs(signs[:, :, l])
+    return y.reshape(n, QK_K)
+
+
+def iq3_xxs(b):
+    n = b.shape[0]
+    d = half(b, 0)[:, 0]
+    qs = b[:, 2:66].reshape(n, 8, 8).astype(np.int64)
+    aux = _u32(b, 66, 8)
+    db = d[:, None] * (F32(0.5) + f(aux >> 28)) * F32(0.5)
+    y = np.zeros((n, 8, 4, 8), dtype=F32)
+    for l in range(4):
+        s = _signs(KSIGNS[(aux >> (7 * l)) & 127])
+        g1 = f(GRID["iq3xxs"][qs[:, :, 2 * l]])
+        g2 = f(GRID["iq3xxs"][qs[:, :, 2 * l + 1]])
+        y[:, :, l, 0:4] = db[:, :, None] * g1 * s[:, :, 0:4]
+        y[:, :, l, 4:8] = db[:, :, None] * g2 * s[:, :, 4:8]
+    return y.reshape(n, QK_K)
+
+
+def iq3_s(b):
+    n = b.shape[0]
+    d = half(b, 0)[:, 0]
+    qs = b[:, 2:66].reshape(n, 8, 8).astype(np.int64)
+    qh = b[:, 66:74].astype(np.int64)
+    signs = b[:, 74:106].reshape(n, 8, 4)
+    sc = b[:, 106:110].astype(np.int64)
+    # group g of 32: the low nibble of scales[g / 2] for even g, else high
+    nib = np.stack([(sc[:, g // 2] >> (4 * (g % 2))) & 0xf
+                    for g in range(8)], axis=1)
+    db = d[:, None] * f(1 + 2 * nib)
+    y = np.zeros((n, 8, 4, 8), dtype=F32)
+    for l in range(4):
+        i1 = qs[:, :, 2 * l] | ((qh << (8 - 2 * l)) & 256)
+        i2 = qs[:, :, 2 * l + 1] | ((qh << (7 - 2 * l)) & 256)
+        s = _signs(signs[:, :, l])
+        y[:, :, l, 0:4] = db[:, :, None] * f(GRID["iq3s"][i1]) * s[:, :, 0:4]
+        y[:, :, l, 4:8] = db[:, :, None] * f(GRID["iq3s"][i2]) * s[:, :, 4:8]
+    return y.reshape(n, QK_K)
+
+
+IQ1S_DELTA = F32(0.125)
+
+
+def iq1_s(b):
+    n = b.shape[0]
+    d = half(b, 0)[:, 0]
+    qs = b[:, 2:34].reshape(n, 8, 4).astype(np.int64)
+    qh = _u16(b, 34, 8)
+    dl = d[:, None] * f(2 * ((qh >> 12) & 7) + 1)
+    delta = np.where(qh & 0x8000, -IQ1S_DELTA, IQ1S_DELTA).astype(F32)
+    y = np.zeros((n, 8, 4, 8), dtype=F32)
+    for l in range(4):
+        idx = qs[:, :, l] | (((qh >> (3 * l)) & 7) << 8)
+        grid = f(GRID["iq1s"][idx])
+        y[:, :, l, :] = dl[:, :, None] * (grid + delta[:, :, None])
+    return y.reshape(n, QK_K)
+
+
+def iq1_m(b):
+    n = b.shape[0]
+    qs = b[:, 0:32].reshape(n, 8, 4).astype(np.int64)
+    qh = b[:, 32:48].reshape(n, 8, 2).astype(np.int64)
+    sc = _u16(b, 48, 4)
+    scale = ((sc[:, 0] >> 12) | ((sc[:, 1] >> 8) & 0x00f0) |
+             ((sc[:, 2] >> 4) & 0x0f00) | (sc[:, 3] & 0xf000))
+    d = _half_of_u16(scale)
+    y = np.zeros((n, 8, 4, 8), dtype=F32)
+    for ib in range(8):
+        s = sc[:, ib // 2] >> (6 * (ib % 2))
+        dl = [d * f(2 * (s & 7) + 1), d * f(2 * ((s >> 3) & 7) + 1)]
+        h0, h1 = qh[:, ib, 0], qh[:, ib, 1]
+        idx = [qs[:, ib, 0] | ((h0 << 8) & 0x700),
+               qs[:, ib, 1] | ((h0 << 4) & 0x700),
+               qs[:, ib, 2] | ((h1 << 8) & 0x700),
+               qs[:, ib, 3] | ((h1 << 4) & 0x700)]
+        bit = [h0 & 0x08, h0 & 0x80, h1 & 0x08, h1 & 0x80]
+        for l in range(4):
+            delta = np.where(bit[l], -IQ1S_DELTA, IQ1S_DELTA).astype(F32)
+            grid = f(GRID["iq1s"][idx[l]])
+            y[:, ib, l, :] = dl[l // 2][:, None] * (grid + delta[:, None])
+    return y.reshape(n, QK_K)
+
+
+def tq1_0(b):
+    n = b.shape[0]
+    qs = b[:, 0:48].astype(np.int64)
+    qh = b[:, 48:52].astype(np.int64)
+    d = half(b, 52)[:, 0]
+    pow3 = [1, 3, 9, 27, 81, 243]
+    cols = []
+    for lo, hi in ((0, 32), (32, 48)):
+        for t in range(5):
+            for m in range(lo, hi):
+                cols.append((qs[:, m] * pow3[t]) & 0xff)
+    for t in range(4):
+        for j in range(4):
+            cols.append((qh[:, j] * pow3[t]) & 0xff)
+    q = np.stack(cols, axis=1)
+    xi = (q * 3) >> 8
+    return f(xi - 1) * d[:, None]
+
+
+def tq2_0(b):
+    n = b.shape[0]
+    qs = b[:, 0:64].astype(np.int64)
+    d = half(b, 64)[:, 0]
+    cols = []
+    for j in (0, 32):
+        for l in range(4):
+            for m in range(32):
+                cols.append((qs[:, j + m] >> (2 * l)) & 3)
+    q = np.stack(cols, axis=1)
+    return f(q - 1) * d[:, None]
+
+
+def ue4m3_to_fp32(x):
+    """ggml_ue4m3_to_fp32: an unsigned E4M3 (top bit ignored, 0x7f is 0),
+    halved; every value is exact in float32."""
+    x = x.astype(np.int64)
+    e = (x >> 3) & 0xf
+    m = x & 7
+    raw = np.where(e == 0, np.ldexp(m.astype(np.float64), -9),
+                   np.ldexp(1.0 + m / 8.0, e - 7))
+    raw = np.where((x == 0) | (x == 0x7f), 0.0, raw)
+    return (raw * 0.5).astype(F32)
+
+
+def nvfp4(b):
+    n = b.shape[0]
+    y = np.zeros((n, 4, 16), dtype=F32)
+    for s in range(4):
+        d = ue4m3_to_fp32(b[:, s])[:, None]
+        qs = b[:, 4 + 8 * s:12 + 8 * s].astype(np.int64)
+        y[:, s, 0:8] = f(KVALUES_MXFP4[qs & 0x0F]) * d
+        y[:, s, 8:16] = f(KVALUES_MXFP4[qs >> 4]) * d
+    return y.reshape(n, 64)
+
+
+def q1_0(b):
+    d = half(b, 0)
+    bits = np.unpackbits(b[:, 2:18], axis=1, bitorder="little")
+    return np.where(bits == 1, d, -d).astype(F32)
+
+
+def q2_0(b):
+    d = half(b, 0)
+    qs = b[:, 2:18].astype(np.int64)
+    q = np.stack([(qs[:, j // 4] >> (2 * (j % 4))) & 3 for j in range(64)],
+                 axis=1)
+    return f(q - 1) * d
+
+
 # name: (elements per block, bytes per block, decoder)
 TYPES = {
     'Q4_0': (32, 18, q4_0),
@@ -327,9 +606,21 @@ TYPES = {
     'Q5_K': (256, 176, q5_k),
     'Q6_K': (256, 210, q6_k),
     'Q8_K': (256, 292, q8_k),
+    'IQ2_XXS': (256, 66, iq2_xxs),
+    'IQ2_XS': (256, 74, iq2_xs),
+    'IQ3_XXS': (256, 98, iq3_xxs),
+    'IQ1_S': (256, 50, iq1_s),
     'IQ4_NL': (32, 18, iq4_nl),
+    'IQ3_S': (256, 110, iq3_s),
+    'IQ2_S': (256, 82, iq2_s),
     'IQ4_XS': (256, 136, iq4_xs),
+    'IQ1_M': (256, 56, iq1_m),
+    'TQ1_0': (256, 54, tq1_0),
+    'TQ2_0': (256, 66, tq2_0),
     'MXFP4': (32, 17, mxfp4),
+    'NVFP4': (64, 36, nvfp4),
+    'Q1_0': (128, 18, q1_0),
+    'Q2_0': (64, 18, q2_0),
 }
 
 

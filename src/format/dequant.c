@@ -1,32 +1,21 @@
 /* dequant.c - GGUF's quantized blocks to float32 (see dequant.h).
  *
- * One function per block format, decoding one block into y.  The block
- * layouts are ggml's (ggml-common.h), little-endian; "half" is an F16
- * read with half_at().  Each formula is ggml's in its order of
- * operations, so that float32 rounding is the same.
+ * One function per block format, decoding one block into y (the grid
+ * i-quants' are in dequant_iq.c).  The block layouts are ggml's
+ * (ggml-common.h), little-endian; "half" is an F16 read with le_f16()
+ * (le.h).  Each formula is ggml's in its order of operations, so that
+ * float32 rounding is the same.
  */
 #include "format/dequant.h"
 
 #include <pthread.h>
 #include <string.h>
 
-#include "format/minifloat.h"
+#include "format/dequant_iq.h"
+#include "format/le.h"
 
 #define QK 32			/* the small blocks */
 #define QK_K 256		/* the K-quant super-blocks */
-
-static inline float
-half_at(const uint8_t *p)
-{
-	return minifloat_f16((uint16_t)(p[0] | p[1] << 8));
-}
-
-static inline uint32_t
-u32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
 
 /* The 4-bit non-linear codebooks: IQ4_NL and IQ4_XS share one, MXFP4
  * uses the E2M1 values doubled (its scale is halved to match). */
@@ -45,7 +34,7 @@ static const int8_t e2m1_doubled[16] = {
 static void
 q4_0(const uint8_t *b, float *y)
 {
-	const float d = half_at(b);
+	const float d = le_f16(b);
 	const uint8_t *qs = b + 2;
 	int j;
 
@@ -59,7 +48,7 @@ q4_0(const uint8_t *b, float *y)
 static void
 q4_1(const uint8_t *b, float *y)
 {
-	const float d = half_at(b), m = half_at(b + 2);
+	const float d = le_f16(b), m = le_f16(b + 2);
 	const uint8_t *qs = b + 4;
 	int j;
 
@@ -74,8 +63,8 @@ q4_1(const uint8_t *b, float *y)
 static void
 q5_0(const uint8_t *b, float *y)
 {
-	const float d = half_at(b);
-	const uint32_t qh = u32_at(b + 2);
+	const float d = le_f16(b);
+	const uint32_t qh = le_u32(b + 2);
 	const uint8_t *qs = b + 6;
 	int j;
 
@@ -92,8 +81,8 @@ q5_0(const uint8_t *b, float *y)
 static void
 q5_1(const uint8_t *b, float *y)
 {
-	const float d = half_at(b), m = half_at(b + 2);
-	const uint32_t qh = u32_at(b + 4);
+	const float d = le_f16(b), m = le_f16(b + 2);
+	const uint32_t qh = le_u32(b + 4);
 	const uint8_t *qs = b + 8;
 	int j;
 
@@ -120,20 +109,20 @@ q8_run(const int8_t *qs, float d, float *y)
 static void
 q8_0(const uint8_t *b, float *y)
 {
-	q8_run((const int8_t *)(b + 2), half_at(b), y);
+	q8_run((const int8_t *)(b + 2), le_f16(b), y);
 }
 
 static void
 q8_1(const uint8_t *b, float *y)
 {
-	q8_run((const int8_t *)(b + 4), half_at(b), y);
+	q8_run((const int8_t *)(b + 4), le_f16(b), y);
 }
 
 /* IQ4_NL: half d, nibbles indexing the codebook; x = d * value. */
 static void
 iq4_nl(const uint8_t *b, float *y)
 {
-	const float d = half_at(b);
+	const float d = le_f16(b);
 	const uint8_t *qs = b + 2;
 	int j;
 
@@ -169,6 +158,70 @@ mxfp4(const uint8_t *b, float *y)
 	}
 }
 
+/* NVFP4: 4 UE4M3 scales (one per 16 elements), then 32 bytes of E2M1
+ * nibbles, 8 per scale: its low nibbles are elements 0-7 of the 16, the
+ * high ones 8-15.  ggml's scale is halved to match the doubled E2M1
+ * values: an unsigned E4M3 (the top bit ignored; 0x7f is 0, as ggml
+ * reads E4M3's NaN), every value exact in float32. */
+static float
+ue4m3_half(uint8_t x)
+{
+	const unsigned exp = (x >> 3) & 0xf, man = x & 7;
+	uint32_t bits;
+	float f;
+
+	if (x == 0x7f)
+		return 0.0f;
+	if (exp == 0)		/* man * 2^-9, halved */
+		return (float)man * 0x1p-10f;
+	/* (1 + man / 8) * 2^(exp - 7), halved: exponent exp - 8 */
+	bits = (exp - 8 + 127) << 23 | man << 20;
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+static void
+nvfp4(const uint8_t *b, float *y)
+{
+	const uint8_t *qs = b + 4;
+	int s, j;
+
+	for (s = 0; s < 4; s++, y += 16, qs += 8) {
+		const float d = ue4m3_half(b[s]);
+
+		for (j = 0; j < 8; j++) {
+			y[j] = (float)e2m1_doubled[qs[j] & 0xf] * d;
+			y[j + 8] = (float)e2m1_doubled[qs[j] >> 4] * d;
+		}
+	}
+}
+
+/* Q1_0: half d, 128 sign bits (element j is bit j % 8 of byte j / 8):
+ * x = bit ? d : -d. */
+static void
+q1_0(const uint8_t *b, float *y)
+{
+	const float d = le_f16(b);
+	const float v[2] = { -d, d };	/* indexed, not branched on */
+	int j;
+
+	for (j = 0; j < 128; j++)
+		y[j] = v[(b[2 + j / 8] >> (j % 8)) & 1];
+}
+
+/* Q2_0: half d, 2 bits per element, four a byte from the low bits:
+ * x = (q - 1) * d. */
+static void
+q2_0(const uint8_t *b, float *y)
+{
+	const float d = le_f16(b);
+	int j;
+
+	for (j = 0; j < 64; j++)
+		y[j] = (float)((int)((b[2 + j / 4] >> (2 * (j % 4))) & 3) - 1) *
+		       d;
+}
+
 /* --- super-blocks of 256 ------------------------------------------------ */
 
 /* Q2_K: 16 bytes of (scale | min << 4), 64 bytes of 2-bit quants, half d,
@@ -179,7 +232,7 @@ static void
 q2_k(const uint8_t *b, float *y)
 {
 	const uint8_t *sc = b, *q = b + 16;
-	const float d = half_at(b + 80), dmin = half_at(b + 82);
+	const float d = le_f16(b + 80), dmin = le_f16(b + 82);
 	int n, shift, g, l, is = 0;
 
 	for (n = 0; n < 2; n++, q += 32) {
@@ -217,7 +270,7 @@ static void
 q3_k(const uint8_t *b, float *y)
 {
 	const uint8_t *hm = b, *q = b + 32, *sc = b + 96;
-	const float d = half_at(b + 108);
+	const float d = le_f16(b + 108);
 	int n, shift, g, l, is = 0;
 	unsigned m = 1;
 
@@ -258,7 +311,7 @@ k4_scale_min(const uint8_t *s, int j, int *sc, int *m)
 static void
 q4_k(const uint8_t *b, float *y)
 {
-	const float d = half_at(b), dmin = half_at(b + 2);
+	const float d = le_f16(b), dmin = le_f16(b + 2);
 	const uint8_t *s = b + 4, *q = b + 16;
 	int i, l, sc, m;
 
@@ -284,7 +337,7 @@ q4_k(const uint8_t *b, float *y)
 static void
 q5_k(const uint8_t *b, float *y)
 {
-	const float d = half_at(b), dmin = half_at(b + 2);
+	const float d = le_f16(b), dmin = le_f16(b + 2);
 	const uint8_t *s = b + 4, *qh = b + 16, *q = b + 48;
 	int i, l, sc, m;
 
@@ -317,7 +370,7 @@ q6_k(const uint8_t *b, float *y)
 {
 	const uint8_t *ql = b, *qh = b + 128;
 	const int8_t *sc = (const int8_t *)(b + 192);
-	const float d = half_at(b + 208);
+	const float d = le_f16(b + 208);
 	int n, l;
 
 	for (n = 0; n < 2; n++, y += 128, ql += 64, qh += 32, sc += 8) {
@@ -344,7 +397,7 @@ static void
 q8_k(const uint8_t *b, float *y)
 {
 	const int8_t *qs = (const int8_t *)(b + 4);
-	uint32_t bits = u32_at(b);
+	uint32_t bits = le_u32(b);
 	float d;
 	int j;
 
@@ -360,7 +413,7 @@ q8_k(const uint8_t *b, float *y)
 static void
 iq4_xs(const uint8_t *b, float *y)
 {
-	const float d = half_at(b);
+	const float d = le_f16(b);
 	const unsigned sh = (unsigned)b[2] | (unsigned)b[3] << 8;
 	const uint8_t *sl = b + 4, *qs = b + 8;
 	int g, j;
@@ -375,6 +428,51 @@ iq4_xs(const uint8_t *b, float *y)
 			y[j + 16] = dl * (float)iq4nl_values[qs[j] >> 4];
 		}
 	}
+}
+
+/* TQ1_0: 48 bytes of 5 trits each, 4 bytes of 4 trits each, half d.  A
+ * byte q holds its trits as a fixed-point fraction: trit n is the top
+ * trit of q * 3^n (mod 256), ((q * 3^n mod 256) * 3) >> 8; x = (t - 1) *
+ * d.  The first 32 bytes give 5 runs of 32 elements, the next 16 bytes 5
+ * runs of 16, the last 4 bytes 4 runs of 4. */
+static void
+tq1_trits(const uint8_t *q, int n, int trits, float d, float *y)
+{
+	static const uint8_t pow3[5] = { 1, 3, 9, 27, 81 };
+	int t, m;
+
+	for (t = 0; t < trits; t++) {
+		for (m = 0; m < n; m++) {
+			const uint8_t v = (uint8_t)(q[m] * pow3[t]);
+
+			*y++ = (float)(((v * 3) >> 8) - 1) * d;
+		}
+	}
+}
+
+static void
+tq1_0(const uint8_t *b, float *y)
+{
+	const float d = le_f16(b + 52);
+
+	tq1_trits(b, 32, 5, d, y);
+	tq1_trits(b + 32, 16, 5, d, y + 160);
+	tq1_trits(b + 48, 4, 4, d, y + 240);
+}
+
+/* TQ2_0: 64 bytes of 2-bit values, half d.  Two halves of 32 bytes, each
+ * four runs of 32 elements (bits 0-1 of the 32 bytes, then 2-3, ...);
+ * x = (q - 1) * d. */
+static void
+tq2_0(const uint8_t *b, float *y)
+{
+	const float d = le_f16(b + 64);
+	int h, shift, m;
+
+	for (h = 0; h < 64; h += 32)
+		for (shift = 0; shift < 8; shift += 2)
+			for (m = 0; m < 32; m++)
+				*y++ = (float)(((b[h + m] >> shift) & 3) - 1) * d;
 }
 
 /* --- the table ------------------------------------------------------------ */
@@ -398,9 +496,21 @@ static const struct kernel kernels[] = {
 	{ "Q5_K", QK_K, 176, q5_k },
 	{ "Q6_K", QK_K, 210, q6_k },
 	{ "Q8_K", QK_K, 292, q8_k },
+	{ "IQ2_XXS", QK_K, 66, dequant_iq_iq2_xxs },
+	{ "IQ2_XS", QK_K, 74, dequant_iq_iq2_xs },
+	{ "IQ3_XXS", QK_K, 98, dequant_iq_iq3_xxs },
+	{ "IQ1_S", QK_K, 50, dequant_iq_iq1_s },
 	{ "IQ4_NL", QK, 18, iq4_nl },
+	{ "IQ3_S", QK_K, 110, dequant_iq_iq3_s },
+	{ "IQ2_S", QK_K, 82, dequant_iq_iq2_s },
 	{ "IQ4_XS", QK_K, 136, iq4_xs },
+	{ "IQ1_M", QK_K, 56, dequant_iq_iq1_m },
+	{ "TQ1_0", QK_K, 54, tq1_0 },
+	{ "TQ2_0", QK_K, 66, tq2_0 },
 	{ "MXFP4", QK, 17, mxfp4 },
+	{ "NVFP4", 64, 36, nvfp4 },
+	{ "Q1_0", 128, 18, q1_0 },
+	{ "Q2_0", 64, 18, q2_0 },
 };
 #define NKERNELS (sizeof(kernels) / sizeof(kernels[0]))
 
@@ -529,15 +639,4 @@ dequant_window(enum dtype d, const uint8_t *src, uint64_t off, size_t len,
 		k->decode(src, tmp);
 		memcpy(out, tmp, (size_t)(end - at));
 	}
-}
-
-const char *
-dequant_refusal(enum dtype d)
-{
-	if (kernel_of(d))
-		return NULL;
-	return "not decoded: stfs has no dequantizer for this type (ggml's "
-	       "grid and ternary types); the tensor file holds its blocks "
-	       "as stored, its .npy/, .txt/ and .stats/ files fail with "
-	       "EOPNOTSUPP and .safetensors/ files leave it out";
 }

@@ -12,7 +12,6 @@
 #include "format/safetensors/header.h"
 #include "model/model.h"
 #include "source/source.h"
-#include "view/npy.h"
 #include "view/view.h"
 #include "view/view_sha256.h"
 
@@ -37,8 +36,7 @@ add_u64_array(struct buf *b, const uint64_t *a, size_t n)
 }
 
 /* ",\n  \"decode\": ...": how to decode a dtype numpy lacks, and for
- * GGUF's quantized types what the views give (or that stfs does not
- * decode it). */
+ * GGUF's quantized types what the views give. */
 static int
 add_decode(struct buf *b, enum dtype d)
 {
@@ -51,8 +49,6 @@ add_decode(struct buf *b, enum dtype d)
 		views = "stfs dequantizes it as ggml does: .npy/, .txt/ and "
 			".stats/ give its float32 values, .safetensors/ files "
 			"hold them as F32";
-	else if (!npy_decodes(d))
-		views = dequant_refusal(d);
 	if (!di->note && !views)
 		return 0;
 	if (di->note)

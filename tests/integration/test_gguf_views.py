@@ -1,10 +1,9 @@
 #!/usr/bin/env python3
 """int-gguf-views: the views of a GGUF model's tensors, every type.
 
-A GGUF file with a tensor of every quantized type stfs decodes (random
-blocks, plus blocks with zero, negative, subnormal, infinite and NaN half
-scales), the plain types (F32, F16, BF16, F64, I8..I64) and every type
-stfs does not decode is mounted, and:
+A GGUF file with a tensor of every quantized type of ggml (random blocks,
+plus blocks with zero, negative, subnormal, infinite and NaN half scales)
+and of the plain types (F32, F16, BF16, F64, I8..I64) is mounted, and:
 
 - every tensor file equals its bytes in the GGUF file;
 - .npy/NAME.npy of a quantized tensor equals tests/gguf_dequant_ref.py's
@@ -12,15 +11,14 @@ stfs does not decode is mounted, and:
   in the tensor's row-major shape; of a plain type, the stored values;
 - .txt/NAME.txt read back with np.loadtxt equals the .npy values, and
   .stats/NAME.json agrees with numpy over them;
-- the types stfs does not decode (the IQ1/IQ2/IQ3 grids, TQ1_0, TQ2_0,
-  NVFP4, Q1_0, Q2_0): their .npy/.txt/.stats files fail with EOPNOTSUPP
-  and their sidecars' "decode" says they are not decoded;
+- every ggml type (tests/gguf_gen.py's list) is one of those: none is
+  left served raw only, and every quantized one's sidecar says it is
+  dequantized;
 - .safetensors/model.safetensors passes stfs-inspect, holds the plain
-  tensors' bytes and the quantized ones as F32 equal to the .npy values,
-  leaves the undecoded ones out; stfs-inspect --merge writes the same file.
+  tensors' bytes and the quantized ones as F32 equal to the .npy values;
+  stfs-inspect --merge writes the same file.
 """
 
-import errno
 import json
 import os
 import random
@@ -39,12 +37,8 @@ PLAIN = {		# GGUF type: numpy dtype of its values
 	"F32": "<f4", "F16": "<f2", "F64": "<f8", "I8": "i1", "I16": "<i2",
 	"I32": "<i4", "I64": "<i8",
 }
-# the types stfs does not decode: (type, block, bytes per block)
-UNDECODED = [("IQ2_XXS", 256, 66), ("IQ2_XS", 256, 74), ("IQ3_XXS", 256, 98),
-	     ("IQ1_S", 256, 50), ("IQ3_S", 256, 110), ("IQ2_S", 256, 82),
-	     ("IQ1_M", 256, 56), ("TQ1_0", 256, 54), ("TQ2_0", 256, 66),
-	     ("NVFP4", 64, 36), ("Q1_0", 128, 18), ("Q2_0", 64, 18)]
-UNDECODED_TYPES = {u[0] for u in UNDECODED}
+# where a type's half scale is, when not at byte 0 (and it has one there)
+SCALE_AT = {"Q2_K": 80, "Q3_K": 108, "Q6_K": 208, "TQ1_0": 52, "TQ2_0": 64}
 
 
 def random_blocks(rng, name, n):
@@ -60,12 +54,13 @@ def random_blocks(rng, name, n):
 	if name == "Q8_K":
 		for b in range(n):
 			raw[b * nb:b * nb + 4] = struct.pack("<f", rng.uniform(-2, 2))
-	# the last blocks: a NaN, an infinite and a zero scale at byte 0 (a
-	# half for most types, a float32's low bytes for Q8_K, the exponent
-	# for MXFP4)
+	# the last blocks: a NaN, an infinite and a zero scale (a half for
+	# most types, a float32's low bytes for Q8_K, the exponent for MXFP4,
+	# two scales for NVFP4, quants for IQ1_M)
+	at = SCALE_AT.get(name, 0)
 	for k, h in enumerate((0x7e00, 0xfc00, 0x0000, 0x8001)):
 		b = n - 1 - k
-		raw[b * nb:b * nb + 2] = struct.pack("<H", h)
+		raw[b * nb + at:b * nb + at + 2] = struct.pack("<H", h)
 	return bytes(raw)
 
 
@@ -82,9 +77,6 @@ def tensors_of(rng):
 		out.append(("p." + t.lower(), t, [2, 3, 4], a.tobytes()))
 	bf = (np.arange(12, dtype=np.float32) - 3.5).view("<u4") >> 16
 	out.append(("p.bf16", "BF16", [12], bf.astype("<u2").tobytes()))
-	for typ, block, nb in UNDECODED:
-		out.append(("u." + typ.lower(), typ, [2, block],
-			    rng.randbytes(2 * nb)))
 	return out
 
 
@@ -118,20 +110,13 @@ def read_safetensors(path):
 	return hdr, base, data
 
 
-def fails_eopnotsupp(path):
-	try:
-		with open(path, "rb") as f:
-			f.read()
-	except OSError as e:
-		return e.errno == errno.EOPNOTSUPP
-	return False
-
-
 def run(t):
 	rng = random.Random(2323)
 	d = harness.tmpdir("gguf")
 	src = os.path.join(d, "model.gguf")
 	tensors = tensors_of(rng)
+	t.eq(sorted(typ for _, typ, _, _ in tensors), sorted(gguf_gen.TYPES),
+	     "a tensor of every ggml type, each with a decoder")
 	gguf_gen.write(src, tensors, alignment=32)
 	with harness.Mount(t, src) as m:
 		mnt = m.path
@@ -143,15 +128,10 @@ def run(t):
 			npy = os.path.join(mnt, ".npy", name + ".npy")
 			txt = os.path.join(mnt, ".txt", name + ".txt")
 			st = os.path.join(mnt, ".stats", name + ".json")
-			if typ in UNDECODED_TYPES:
-				for p in (npy, txt, st):
-					t.check(fails_eopnotsupp(p), "%s: reading %s "
-						"does not fail with EOPNOTSUPP"
-						% (name, p))
-				t.check("not decoded" in side.get("decode", ""),
-					"%s: sidecar's decode %r does not say it is "
-					"not decoded" % (name, side.get("decode")))
-				continue
+			if typ in ref.TYPES:
+				t.check("stfs dequantizes it as ggml does" in
+					side.get("decode", ""), "%s: sidecar's "
+					"decode %r" % (name, side.get("decode")))
 			want = values(typ, shape, raw)
 			got = np.load(npy)
 			t.check(same_values(got, want), "%s (%s): .npy != the "
@@ -187,11 +167,10 @@ def run(t):
 		     % (vst, r.stderr.decode(errors="replace")[:300]))
 		hdr, base, data = read_safetensors(vst)
 		names = [k for k in hdr if k != "__metadata__"]
-		t.eq(sorted(names), sorted(n for n, typ, _, _ in tensors
-					   if typ not in UNDECODED_TYPES),
+		t.eq(sorted(names), sorted(n for n, _, _, _ in tensors),
 		     "tensors of model.safetensors")
 		for name, typ, shape, raw in tensors:
-			if typ in UNDECODED_TYPES or name not in hdr:
+			if name not in hdr:
 				continue
 			h = hdr[name]
 			b, e = h["data_offsets"]
