@@ -166,11 +166,7 @@ def check_split(t, d, tensors, meta):
 	for src in (paths[0], paths[2], sd):
 		with harness.Mount(t, src) as m:
 			check_independent(t, parsed, m.path, "split %s" % src)
-			for name, tname, shape, raw in tensors:
-				fn = harness.encode_name(name)
-				with open(os.path.join(m.path, fn), "rb") as f:
-					t.eq(f.read(), raw, "split %s: %s bytes"
-					     % (src, name))
+			same_bytes(t, m.path, tensors, "split %s" % src)
 			with open(os.path.join(m.path, "__summary__.json")) as f:
 				summ = json.load(f)
 			t.eq((summ["format"], summ["tensors"],
@@ -195,6 +191,13 @@ def check_split(t, d, tensors, meta):
 	t.check(r.returncode != 0 and "also in" in err and
 		len(err.splitlines()) == 1,
 		"split: a tensor in two parts is refused: %r" % err)
+
+
+def same_bytes(t, d, tensors, label):
+	"""Each tensor file in directory d holds the tensor's bytes."""
+	for name, _, _, raw in tensors:
+		with open(os.path.join(d, harness.encode_name(name)), "rb") as f:
+			t.eq(f.read(), raw, "%s: %s bytes" % (label, name))
 
 
 def inspect_refuses(t, src, words, label, env=None):
@@ -254,12 +257,8 @@ def check_lone_parts(t, d, tensors, meta):
 	env = dict(os.environ, OLLAMA_MODELS=om)
 	for src, sub in ((om, "big:latest"), ("ollama:big", "")):
 		with harness.Mount(t, src, env=env) as m:
-			for name, _, _, raw in tensors:
-				p = os.path.join(m.path, sub,
-						 harness.encode_name(name))
-				with open(p, "rb") as f:
-					t.eq(f.read(), raw, "ollama split %s: %s"
-					     % (src, name))
+			same_bytes(t, os.path.join(m.path, sub), tensors,
+				   "ollama split %s" % src)
 			with open(os.path.join(m.path, sub,
 					       "__summary__.json")) as f:
 				summ = json.load(f)
@@ -330,12 +329,8 @@ def check_stores(t, d, tensors):
 	def tree_ok(src, dirs, label):
 		with harness.Mount(t, src) as m:
 			for sub in dirs:
-				for name, _, _, raw in few:
-					p = os.path.join(m.path, sub,
-							 harness.encode_name(name))
-					with open(p, "rb") as f:
-						t.eq(f.read(), raw, "%s: %s/%s"
-						     % (label, sub, name))
+				same_bytes(t, os.path.join(m.path, sub), few,
+					   "%s: %s" % (label, sub))
 			with open(os.path.join(m.path, dirs[0],
 					       "__summary__.json")) as f:
 				t.eq(json.load(f)["format"], "gguf",
@@ -394,12 +389,8 @@ def check_hub(t, d, tensors):
 			     ["split", "tiny-Q4_K_M", "tiny-Q8_0"],
 			     "hf://: one directory per GGUF model")
 			for sub in ("tiny-Q4_K_M", "tiny-Q8_0", "split"):
-				for name, _, _, raw in few:
-					p = os.path.join(m.path, sub,
-							 harness.encode_name(name))
-					with open(p, "rb") as f:
-						t.eq(f.read(), raw, "hf://: %s/%s"
-						     % (sub, name))
+				same_bytes(t, os.path.join(m.path, sub), few,
+					   "hf://: %s" % sub)
 	finally:
 		sim.stop()
 
