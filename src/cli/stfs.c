@@ -9,8 +9,10 @@
  * do not mount) and -s, -n, -v are accepted and ignored.
  *
  * The model is opened and validated completely before anything is
- * mounted; the command returns once the mount exists (fuse_daemonize()
- * after fuse_session_mount()), and the daemon then logs to syslog.
+ * mounted; the command returns once the mount exists, and the daemon then
+ * logs to syslog.  Without -f the process forks before it opens anything
+ * (background.h says why): the child does the work, the parent waits for
+ * its word.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +28,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "cli/background.h"
 #include "cli/nofile.h"
 #include "model/display.h"
 #include "model/catalog.h"
@@ -70,6 +73,8 @@ struct stfs_opts {
 	enum view_views views_mode;	/* parsed from views */
 	int helper;		/* invoked as mount.stfs / mount.fuse.stfs */
 	int fake;		/* helper -f: validate only */
+	int report;		/* forked: tell the waiting parent here once
+				   mounted (-1: in the foreground) */
 	int show_help, show_version;
 };
 
@@ -683,18 +688,25 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 		fs.after_init_arg = &ra;
 	}
 
-	if (!cmd.foreground) {
+	if (o->report < 0) {
+		/* the foreground: fuse_daemonize(1) only changes to / */
+		if (fuse_daemonize(1) != 0) {
+			err_set(e, ERR_IO, "cannot change to /");
+			goto err_out4;
+		}
+	} else {
+		/* The parent exits 0 now, the mount in place. */
+		if (background_ready(o->report) != 0) {
+			err_set(e, ERR_IO, "cannot go to the background: %s",
+				strerror(errno));
+			goto err_out4;
+		}
+		o->report = -1;
 		openlog(PROG, LOG_PID, LOG_DAEMON);
 		log_mode = LOGTO_SYSLOG;
-	}
-	/* The parent exits 0 here, the mount already in place. */
-	if (fuse_daemonize(cmd.foreground) != 0) {
-		err_set(e, ERR_IO, "cannot go to the background");
-		goto err_out4;
-	}
-	if (!cmd.foreground)
 		syslog(LOG_INFO, "mounted %s on %s",
 		       o->fsname ? o->fsname : o->shown, mnt);
+	}
 
 	if (cmd.singlethread) {
 		ret = fuse_session_loop(se);
@@ -833,6 +845,30 @@ hide_url_secrets(int argc, char **argv, const char *source, const char *shown)
 	}
 }
 
+/* Whether libfuse will run in the foreground (-f, -d, -o debug): its own
+ * parse, on a copy of the options, before anything else happens.  Its
+ * complaints are dropped here: run() parses the options again and reports
+ * them. */
+static int
+wants_foreground(const struct fuse_args *args)
+{
+	struct fuse_args copy = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_cmdline_opts cmd = { 0 };
+	int i, fg = 0, ok = 1;
+
+	for (i = 0; ok && i < args->argc; i++)
+		ok = fuse_opt_add_arg(&copy, args->argv[i]) == 0;
+	log_mode = LOGTO_CAPTURE;
+	if (ok && fuse_parse_cmdline(&copy, &cmd) == 0)
+		fg = cmd.foreground;
+	log_mode = LOGTO_STDERR;
+	log_captured[0] = '\0';
+	log_line_done = 0;
+	free(cmd.mountpoint);
+	fuse_opt_free_args(&copy);
+	return fg;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -849,6 +885,7 @@ main(int argc, char **argv)
 	fuse_set_log_func(stfs_log);
 	nofile_raise();
 	o.readahead = DEFAULT_READAHEAD_KIB;
+	o.report = -1;
 	o.helper = argc > 0 && is_helper_name(argv[0]);
 	if (check_num_opts(argc, argv, &e) != 0)
 		goto out;
@@ -893,6 +930,14 @@ main(int argc, char **argv)
 	if (source_is_url(o.source))
 		hide_url_secrets(argc, argv, o.source, o.shown);
 
+	/* Into the background before any source is opened: opening one
+	 * may start threads, which a fork would leave behind. */
+	if (!o.fake && !wants_foreground(&args) &&
+	    background_start(o.mountpoint, &o.report) != 0) {
+		err_set(&e, ERR_IO, "cannot go to the background: %s",
+			strerror(errno));
+		goto out;
+	}
 #ifdef STFS_HAVE_HTTP
 	/* Only for remote sources: a local mount must not depend on a token
 	 * file. */

@@ -266,8 +266,8 @@ adapter_init(void *userdata, struct fuse_conn_info *conn)
 	/* The user's -o max_background=, splice_move, ... win. */
 	if (fs->conn_opts)
 		fuse_apply_conn_info_opts(fs->conn_opts, conn);
-	/* Here, not before: fuse_daemonize() forks, and threads do not
-	 * follow.  Without the thread a stale source still fails its reads;
+	/* Here, when the loop runs, not at setup: threads do not follow a
+	 * fork, and a front end may fork in between.  Without the thread a stale source still fails its reads;
 	 * only its cached pages are not dropped. */
 	if (pthread_create(&fs->stale_thread, NULL, stale_main, fs) == 0)
 		fs->stale_running = 1;

@@ -220,18 +220,37 @@ def force_unmount(path):
 	return not is_mounted(path)
 
 
+_subreaper = False
+
+
+def _become_subreaper():
+	"""Orphans (a daemon whose parent exited) become our children, so that
+	their exit status can be read (prctl PR_SET_CHILD_SUBREAPER)."""
+	global _subreaper
+	if not _subreaper:
+		import ctypes
+		libc = ctypes.CDLL(None, use_errno=True)
+		if libc.prctl(36, 1, 0, 0, 0) != 0:
+			raise OSError(ctypes.get_errno(), "PR_SET_CHILD_SUBREAPER")
+		_subreaper = True
+
+
 class Mount:
-	"""`stfs -f [args] SRC MNT` running in the background."""
+	"""`stfs -f [args] SRC MNT` running in the background; with
+	foreground=False `stfs [args] SRC MNT` as users run it: the command
+	returns once mounted and leaves the daemon (self.pid) behind."""
 
 	def __init__(self, t, src, mnt=None, args=(), ready_timeout=READY_TIMEOUT,
-		     env=None):
+		     env=None, foreground=True):
 		self.t = t
 		self.src = src
 		self.path = mnt
 		self.args = list(args)
 		self.ready_timeout = ready_timeout
 		self.env = env
+		self.foreground = foreground
 		self.proc = None
+		self.pid = None
 		self.returncode = None
 		self.log = None
 		self.ready = False
@@ -242,6 +261,8 @@ class Mount:
 		os.makedirs(self.path, exist_ok=True)
 		self.logpath = self.path.rstrip("/") + ".log"
 		self.log = open(self.logpath, "w+b")
+		if not self.foreground:
+			return self._start_daemon()
 		cmd = [STFS, "-f"] + self.args + [self.src, self.path]
 		self.cmd = cmd
 		self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
@@ -269,6 +290,53 @@ class Mount:
 						self.output()))
 			time.sleep(0.02)
 
+	def _start_daemon(self):
+		cmd = [STFS] + self.args + [self.src, self.path]
+		self.cmd = cmd
+		_become_subreaper()
+		_live_mounts.append(self)
+		try:
+			r = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+					   stdout=self.log, stderr=self.log,
+					   env=self.env, timeout=self.ready_timeout)
+		except subprocess.TimeoutExpired:
+			self.t.fatal("%s: did not return within %.0f s; output:\n%s"
+				     % (" ".join(cmd), self.ready_timeout,
+					self.output()))
+		pids = daemon_pids(self.path)
+		if r.returncode != 0:
+			self.returncode = r.returncode
+			self.t.fatal("%s exited with %d; output:\n%s"
+				     % (" ".join(cmd), r.returncode, self.output()))
+		if len(pids) != 1 or not is_mounted(self.path):
+			self.t.fatal("%s: exit 0, but %s mounted, daemons %r; "
+				     "output:\n%s" % (" ".join(cmd), "is" if
+						is_mounted(self.path) else "not",
+						pids, self.output()))
+		self.pid = pids[0]
+		self.ready = True
+		return self
+
+	def _stop_daemon(self):
+		"""After the unmount: the daemon must exit, and with status 0."""
+		for p in daemon_pids(self.path):
+			if p != self.pid:	# a stray from a failed start
+				os.kill(p, signal.SIGKILL)
+		if self.pid is None:
+			return
+		deadline = time.monotonic() + 10
+		while time.monotonic() < deadline:
+			# ours since it was orphaned (_become_subreaper)
+			pid, st = os.waitpid(self.pid, os.WNOHANG)
+			if pid:
+				self.returncode = os.waitstatus_to_exitcode(st)
+				return
+			time.sleep(0.02)
+		os.kill(self.pid, signal.SIGKILL)
+		os.waitpid(self.pid, 0)
+		self.t.check(False, "%s: daemon %d still running 10 s after "
+			     "unmount" % (self.path, self.pid))
+
 	def output(self):
 		if not self.log:
 			return ""
@@ -283,6 +351,8 @@ class Mount:
 			_live_mounts.remove(self)
 		if self.path and not force_unmount(self.path):
 			print("could not unmount %s" % self.path, file=sys.stderr)
+		if not self.foreground:
+			self._stop_daemon()
 		p = self.proc
 		if p is not None and self.returncode is None and not self.ready:
 			p.kill()		# never mounted: nothing to wait for

@@ -401,7 +401,7 @@ http_options_set(const struct http_options *o, struct err *e)
 		char cwd[4096];
 
 		free(http_conf.disk_dir);
-		/* absolute: the daemon changes to / when it forks */
+		/* absolute: the daemon changes to / once mounted */
 		if (o->cache_dir[0] != '/' && getcwd(cwd, sizeof(cwd))) {
 			if (asprintf(&http_conf.disk_dir, "%s/%s", cwd,
 				     o->cache_dir) < 0)

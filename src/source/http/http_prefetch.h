@@ -10,7 +10,8 @@
  * reads next hints it (http_prefetch_hint()), and the hinted bytes are
  * queued the same way.  A block can be read as soon as its last byte has
  * arrived, before the rest of its request.  Worker threads start on the
- * first read-ahead, i.e. after the daemon has forked.
+ * first read-ahead (stfs forks into the background before it opens any
+ * source: threads do not follow a fork).
  *
  * How blocks are fetched is the owner's business (struct http_prefetch_ops): the
  * HTTP source plugs in its ranged GETs, the unit tests a fake.
