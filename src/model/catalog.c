@@ -12,16 +12,12 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
-#include "base/text.h"
+#include "format/naming.h"
 #include "model/catalog_int.h"
 #include "model/display.h"
-#include "model/gguf_split.h"
 #include "model/hub_cache.h"
 #include "model/model.h"
 #include "source/source.h"
-
-#define SUFFIX ".safetensors"
-#define INDEX_SUFFIX ".safetensors.index.json"
 
 /* --- names in the mount --------------------------------------------------- */
 
@@ -82,26 +78,9 @@ cmp_named(const void *a, const void *b)
 	return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-/* Each model's and kid's name among its siblings; v[i].i says which.
+/* Each model's and kid's name among its siblings, a model's without the
+ * suffix its file name has (format/naming.h); v[i].i says which.
  * Returns the sorted array (nmodels + nkids) or NULL. */
-/* The part of a model's file name its directory leaves out: ".safetensors",
- * ".safetensors.index.json", ".gguf" or a split set's
- * "-00001-of-00003.gguf". */
-static size_t
-model_suffix_len(const char *f)
-{
-	size_t plen;
-	unsigned count;
-
-	if (text_ends_with(f, INDEX_SUFFIX))
-		return strlen(INDEX_SUFFIX);
-	if (gguf_split_name(f, &plen, &count))
-		return strlen(f) - plen;
-	if (text_ends_with(f, ".gguf"))
-		return strlen(".gguf");
-	return text_ends_with(f, SUFFIX) ? strlen(SUFFIX) : 0;
-}
-
 static struct named *
 sibling_names(const struct cnode *n)
 {
@@ -113,11 +92,11 @@ sibling_names(const struct cnode *n)
 	for (i = 0; i < total; i++) {
 		const char *f = i < n->nmodels ? n->models[i] :
 				n->kids[i - n->nmodels].name;
+		struct naming nm;
 		size_t strip = 0;
 
-		if (i < n->nmodels && !cscan_torch_file(f, &strip))
-			strip = model_suffix_len(f);
-
+		if (i < n->nmodels && naming_of(f, &nm) != NAMING_NONE)
+			strip = nm.suffix;
 		v[i].i = i;
 		if (!(v[i].name = escaped(f, strip)))
 			goto oom;
@@ -307,9 +286,8 @@ open_dir_tree(const struct catalog_opener *op, struct catalog *c,
 	if (rc)
 		return -1;
 	if (!n) {
-		err_set(e, ERR_USAGE, "no .safetensors file and no "
-			"*.safetensors.index.json in this directory or below "
-			"it");
+		err_set(e, ERR_USAGE, "no model (" NAMING_WHAT ") in this "
+			"directory or below it");
 		return err_at(e, source);
 	}
 	rc = catalog_place(c, n, "", root_arg, op, e);

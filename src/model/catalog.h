@@ -8,6 +8,8 @@
  * validates each (nothing is returned until all passed) and says where
  * each goes in the mount.  The rules (docs/design.md, "Model trees"):
  *
+ * - Which files are models is format/naming.h's one rule, the same for
+ *   local folders, hub caches and the listings of hf:// and s3://.
  * - A directory that holds exactly one model (one .safetensors file, or
  *   one *.safetensors.index.json set) and no subdirectory with models IS
  *   that model: one entry with dir "".
@@ -35,8 +37,9 @@
  *   tree MODEL:TAG/ (NAMESPACE/MODEL:TAG/, REGISTRY/NAMESPACE/MODEL:TAG/)
  *   of the blobs its manifests name as models.
  * - PyTorch weights (pytorch_model*.bin, *.bin.index.json sets) are
- *   models of a local directory that holds no safetensors model
- *   (cscan_torch_file, catalog_int.h; docs/pytorch.md).
+ *   models of a directory (local or listed) that holds no safetensors or
+ *   GGUF model (cscan_shows, catalog_int.h; docs/pytorch.md), named
+ *   without ".bin" / ".bin.index.json".
  */
 #ifndef STFS_CATALOG_H
 #define STFS_CATALOG_H

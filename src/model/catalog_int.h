@@ -15,8 +15,9 @@ struct err;
 /* A directory of the source that holds models, or below which some are. */
 struct cnode {
 	char *path;		/* on disk; NULL for a made-up level (hub ORG) */
-	char **models;		/* file names in path: *.safetensors files not
-				   named by an index, *.safetensors.index.json */
+	char **models;		/* file names in path: the models and indexes
+				   it shows (cscan_shows), no shard an index
+				   names */
 	size_t nmodels, capm;
 	struct ckid {
 		char *name;	/* the directory's own name (hub: ORG, NAME) */
@@ -47,13 +48,12 @@ int cnode_add_kid(struct cnode *n, const char *name, struct cnode *kid);
 /* The kid called name, or NULL. */
 struct cnode *cnode_kid(struct cnode *n, const char *name);
 
-/* 1 for the PyTorch weights a directory shows when it holds no
- * safetensors model: pytorch_model*.bin and *.bin.index.json (a Hub
- * repository ships both formats; optimizer.pt, training_args.bin and
- * other pickles beside them are not models of the folder: mount one by
- * its path).  *strip: the length of the suffix its model directory's
- * name drops. */
-int cscan_torch_file(const char *name, size_t *strip);
+/* 1 when a folder shows the file name as a model (or an index):
+ * format/naming.h's models and indexes, except those that yield when
+ * strong (the folder holds a model that does not yield: cscan_strong of
+ * its file names).  The one rule of local folders and listings alike. */
+int cscan_shows(const char *name, int strong);
+int cscan_strong(const char *const *names, size_t n);
 
 /* Discover the models under path: *out is NULL when there are none.
  * 0 or -1 with s->e set. */

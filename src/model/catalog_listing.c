@@ -21,7 +21,7 @@
 #include "base/text.h"
 #include "model/catalog_int.h"
 #include "model/display.h"
-#include "model/gguf_split.h"
+#include "format/naming.h"
 #include "model/model.h"
 #include "model/shards.h"
 #include "source/source.h"
@@ -166,6 +166,7 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 	struct cnode *root = cnode_new("");
 	struct listing_open lo = { v, l->n, l->op };
 	struct catalog_opener op = { open_listed, &lo };
+	struct naming nm;
 	size_t i, found = 0;
 	int rc = -1;
 
@@ -187,8 +188,7 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 		if (!text_ends_with(v[i].rel, INDEX_SUFFIX) &&
 		    cscan_shard_has(&s, v[i].rel))
 			continue;
-		if (text_ends_with(v[i].rel, ".gguf") &&
-		    !gguf_split_model(v[i].rel))
+		if (naming_of(v[i].rel, &nm) == NAMING_PART)
 			continue;	/* a split set's other parts */
 		if (o && o->max_models && found >= o->max_models) {
 			err_set(e, ERR_USAGE, "more than %zu models",

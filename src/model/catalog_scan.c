@@ -15,29 +15,31 @@
 
 #include "base/error.h"
 #include "base/nametab.h"
-#include "base/text.h"
+#include "format/naming.h"
 #include "model/catalog_int.h"
-#include "model/gguf_split.h"
 #include "model/hub_cache.h"
 #include "model/ollama_store.h"
 
-#define SUFFIX ".safetensors"
-#define INDEX_SUFFIX ".safetensors.index.json"
-#define TORCH_SUFFIX ".bin"
-#define TORCH_INDEX_SUFFIX ".bin.index.json"
+int
+cscan_shows(const char *name, int strong)
+{
+	struct naming nm;
+	enum naming_role r = naming_of(name, &nm);
+
+	return (r == NAMING_MODEL || r == NAMING_INDEX) &&
+	       !(strong && nm.yields);
+}
 
 int
-cscan_torch_file(const char *name, size_t *strip)
+cscan_strong(const char *const *names, size_t n)
 {
-	if (text_ends_with(name, TORCH_INDEX_SUFFIX)) {
-		*strip = strlen(TORCH_INDEX_SUFFIX);
-		return 1;
-	}
-	if (strncmp(name, "pytorch_model", 13) != 0 ||
-	    !text_ends_with(name, TORCH_SUFFIX))
-		return 0;
-	*strip = strlen(TORCH_SUFFIX);
-	return 1;
+	size_t i;
+
+	/* a model that shows even beside a strong one does not yield */
+	for (i = 0; i < n; i++)
+		if (cscan_shows(names[i], 1))
+			return 1;
+	return 0;
 }
 
 char *
@@ -280,11 +282,10 @@ push(char ***v, size_t *n, const char *s)
 	return 0;
 }
 
-/* The names in path that matter, sorted: *.safetensors,
- * *.safetensors.index.json and *.gguf (of a split set its first part
- * only, gguf_split.h) regular files (symlinks followed), PyTorch weights
- * (cscan_torch_file) and directories; names starting with '.' are left
- * out. */
+/* The names in path that matter, sorted: the files that may be models
+ * (format/naming.h: models and indexes, not a split set's later parts),
+ * regular files or symlinks to them, and directories; names starting with
+ * '.' are left out. */
 static int
 list_dir(struct cscan *s, const char *path, struct listing *l)
 {
@@ -301,11 +302,7 @@ list_dir(struct cscan *s, const char *path, struct listing *l)
 	}
 	fd = dirfd(dp);
 	while (rc == 0 && (d = readdir(dp))) {
-		size_t strip;
-		int want_file = text_ends_with(d->d_name, SUFFIX) ||
-				text_ends_with(d->d_name, INDEX_SUFFIX) ||
-				cscan_torch_file(d->d_name, &strip) ||
-				gguf_split_model(d->d_name);
+		int want_file = cscan_shows(d->d_name, 0);
 		struct stat st;
 
 		if (d->d_name[0] == '.')
@@ -341,27 +338,24 @@ list_dir(struct cscan *s, const char *path, struct listing *l)
 static int
 scan_listing(struct cscan *s, struct cnode *n, struct listing *l)
 {
-	size_t i, k, strip;
-	int safetensors = 0;
+	size_t i, k;
+	int strong = cscan_strong((const char *const *)l->files, l->nfiles);
+	struct naming nm;
 
-	/* PyTorch weights only where no safetensors model is: they are
-	 * taken out of the listing. */
-	for (i = 0; i < l->nfiles; i++)
-		safetensors |= !cscan_torch_file(l->files[i], &strip);
-	for (i = k = 0; safetensors && i < l->nfiles; i++)
-		if (cscan_torch_file(l->files[i], &strip))
-			free(l->files[i]);
-		else
+	/* the models that yield leave the listing where others are */
+	for (i = k = 0; i < l->nfiles; i++)
+		if (cscan_shows(l->files[i], strong))
 			l->files[k++] = l->files[i];
-	if (safetensors)
-		l->nfiles = k;
+		else
+			free(l->files[i]);
+	l->nfiles = k;
 	/* Indexes first: the shards they name are not models. */
 	for (i = 0; i < l->nfiles; i++)
-		if (text_ends_with(l->files[i], ".index.json") &&
+		if (naming_of(l->files[i], &nm) == NAMING_INDEX &&
 		    note_index(s, n->path, l->files[i]))
 			return -1;
 	for (i = 0; i < l->nfiles; i++) {
-		int index = text_ends_with(l->files[i], ".index.json");
+		int index = naming_of(l->files[i], &nm) == NAMING_INDEX;
 		char *p;
 
 		if (!index) {

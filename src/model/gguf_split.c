@@ -8,57 +8,10 @@
 
 #include "base/error.h"
 #include "base/nametab.h"
-#include "base/text.h"
 #include "format/container.h"
+#include "format/naming.h"
 #include "model/display.h"
 #include "model/model.h"
-
-#define SUFFIX_LEN 20	/* "-00001-of-00003.gguf" */
-
-static int
-digits5(const char *s, unsigned *v)
-{
-	int i;
-
-	*v = 0;
-	for (i = 0; i < 5; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		*v = *v * 10 + (unsigned)(s[i] - '0');
-	}
-	return 1;
-}
-
-int
-gguf_split_name(const char *path, size_t *prefix_len, unsigned *count)
-{
-	size_t len = strlen(path);
-	const char *s;
-	unsigned k, n;
-
-	if (len <= SUFFIX_LEN)
-		return 0;
-	s = path + len - SUFFIX_LEN;
-	if (s[0] != '-' || memcmp(s + 6, "-of-", 4) != 0 ||
-	    strcmp(s + 15, ".gguf") != 0 || !digits5(s + 1, &k) ||
-	    !digits5(s + 10, &n) || k < 1 || k > n || s[-1] == '/')
-		return 0;
-	*prefix_len = len - SUFFIX_LEN;
-	*count = n;
-	return 1;
-}
-
-int
-gguf_split_model(const char *name)
-{
-	size_t plen;
-	unsigned n;
-
-	if (!text_ends_with(name, ".gguf"))
-		return 0;
-	return !gguf_split_name(name, &plen, &n) ||
-	       strncmp(name + plen, "-00001-", 7) == 0;
-}
 
 /* The value of an integer metadata key of h, or -1 when absent. */
 static long long
@@ -228,13 +181,16 @@ int
 gguf_split_open(const struct source_opener *op, const char *arg,
 		const char *path, struct model **out, struct err *e)
 {
+	struct naming nm;
 	char **paths;
 	size_t plen;
 	unsigned n, i;
 	int rc = -1;
 
-	if (!gguf_split_name(path, &plen, &n))
+	if (naming_of(path, &nm) == NAMING_NONE || !nm.parts)
 		return err_set(e, ERR_USAGE, "not a GGUF split name");
+	plen = strlen(path) - nm.suffix;
+	n = nm.parts;
 	paths = calloc(n, sizeof(*paths));
 	for (i = 0; paths && i < n; i++)
 		if (asprintf(&paths[i], "%.*s-%05u-of-%05u.gguf", (int)plen,

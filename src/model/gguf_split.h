@@ -23,19 +23,9 @@ struct err;
 struct model;
 struct source_opener;
 
-/* 1 when path's last component is NAME-KKKKK-of-NNNNN.gguf (5 digits each,
- * 1 <= K <= N), with *prefix_len the length of path up to NAME's end and
- * *count N; else 0. */
-int gguf_split_name(const char *path, size_t *prefix_len, unsigned *count);
-
-/* 1 when a .gguf file name stands for a model: a whole file, or the
- * first part of a split set (which opens the set); 0 for its other parts
- * and for names not ending in ".gguf". */
-int gguf_split_model(const char *name);
-
-/* Open the split set path belongs to (any of its parts), every part
- * through op.  arg names the model in messages and the summary.  0 with
- * *out set, or -1 with *e. */
+/* Open the split set path belongs to (any of its parts: which names are
+ * split sets is format/naming.h's), every part through op.  arg names the
+ * model in messages and the summary.  0 with *out set, or -1 with *e. */
 int gguf_split_open(const struct source_opener *op, const char *arg,
 		    const char *path, struct model **out, struct err *e);
 

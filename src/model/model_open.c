@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "format/container.h"
+#include "format/naming.h"
 #include "model/gguf_split.h"
 #include "model/ollama_store.h"
 #include "model/shards.h"
@@ -94,10 +95,10 @@ set_arg(struct model *m, const char *arg, struct err *e)
 	return 0;
 }
 
-/* A directory: its model.safetensors.index.json, else its only
- * *.safetensors.index.json, else its only *.safetensors or *.gguf file
- * (or GGUF split set); without any of those, the same for PyTorch weights
- * (*.bin.index.json, pytorch_model*.bin). */
+/* A directory: its model.safetensors.index.json, else its only index,
+ * else its only model file (a *.safetensors or *.gguf file, a GGUF split
+ * set); without any of those, the same for the models that yield
+ * (format/naming.h: *.bin.index.json, pytorch_model*.bin). */
 static int
 open_dir(const struct source_opener *files, const char *dir,
 	 struct model **out, struct err *e)
@@ -115,6 +116,7 @@ open_dir(const struct source_opener *files, const char *dir,
 		return err_at(e, dir);
 	}
 	while ((d = readdir(dp))) {
+		struct naming nm;
 		char **slot = NULL;
 
 		if (d->d_name[0] == '.')
@@ -126,20 +128,13 @@ open_dir(const struct source_opener *files, const char *dir,
 			nindex = -1000;	/* the conventional name wins */
 			continue;
 		}
-		if (text_ends_with(d->d_name, ".safetensors.index.json")) {
-			nindex++;
-			slot = &index;
-		} else if (text_ends_with(d->d_name, ".safetensors") ||
-			   gguf_split_model(d->d_name)) {
-			nsingle++;
-			slot = &single;
-		} else if (text_ends_with(d->d_name, ".bin.index.json")) {
-			ntindex++;
-			slot = &tindex;
-		} else if (strncmp(d->d_name, "pytorch_model", 13) == 0 &&
-			   text_ends_with(d->d_name, ".bin")) {
-			ntsingle++;
-			slot = &tsingle;
+		naming_of(d->d_name, &nm);
+		if (nm.role == NAMING_INDEX) {
+			*(nm.yields ? &ntindex : &nindex) += 1;
+			slot = nm.yields ? &tindex : &index;
+		} else if (nm.role == NAMING_MODEL) {
+			*(nm.yields ? &ntsingle : &nsingle) += 1;
+			slot = nm.yields ? &tsingle : &single;
 		}
 		if (slot && !*slot)
 			oom |= !(*slot = strdup(d->d_name));
@@ -176,13 +171,12 @@ open_dir(const struct source_opener *files, const char *dir,
 				*out = NULL;
 		}
 	} else if (nsingle > 1) {
-		rc = err_set(e, ERR_USAGE, "%d .safetensors files and no "
-			     "model.safetensors.index.json; name the file to "
-			     "mount", nsingle);
+		rc = err_set(e, ERR_USAGE, "%d model files and no index; "
+			     "name the file to mount", nsingle);
 		err_at(e, dir);
 	} else {
-		rc = err_set(e, ERR_USAGE, "no .safetensors file and no "
-			     "*.safetensors.index.json in this directory");
+		rc = err_set(e, ERR_USAGE, "no model (" NAMING_WHAT ") in "
+			     "this directory");
 		err_at(e, dir);
 	}
 	free(path);
@@ -197,15 +191,14 @@ int
 model_open_path(const struct source_opener *files, const char *path,
 		struct model **out, struct err *e)
 {
+	struct naming nm;
 	struct stat st;
-	size_t plen;
-	unsigned n;
 
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return open_dir(files, path, out, e);
 	if (text_ends_with(path, ".index.json"))
 		return shards_open_index(files, NULL, path, out, e);
-	if (gguf_split_name(path, &plen, &n))
+	if (naming_of(path, &nm) != NAMING_NONE && nm.parts)
 		return gguf_split_open(files, path, path, out, e);
 	return open_file(files, path, 1, out, e);
 }
@@ -214,12 +207,11 @@ int
 model_open_url(const struct source_opener *files, const char *url,
 	       struct model **out, struct err *e)
 {
-	size_t plen;
-	unsigned n;
+	struct naming nm;
 
 	if (text_ends_with(url, ".json"))
 		return shards_open_index(files, NULL, url, out, e);
-	if (gguf_split_name(url, &plen, &n))
+	if (naming_of(url, &nm) != NAMING_NONE && nm.parts)
 		return gguf_split_open(files, url, url, out, e);
 	return model_open_file(files, url, out, e);
 }

@@ -27,5 +27,6 @@ Suite *pickle_suite(void);	/* test_pickle.c */
 Suite *quant_suite(void);	/* test_quant.c */
 Suite *gather_suite(void);	/* test_gather.c */
 Suite *torch_suite(void);	/* test_torch.c */
+Suite *naming_suite(void);	/* test_naming.c */
 
 #endif

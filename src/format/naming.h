@@ -1,0 +1,60 @@
+/* naming.h - what a file's name says it is, by the formats' naming
+ * conventions: the one rule for which files are models, wherever models
+ * are found (a local folder, a hub cache, an hf:// or s3:// listing, an
+ * s3:// URL that names an object or a prefix).
+ *
+ * A file's bytes decide its format (container.h); its name decides its
+ * role among the files beside it:
+ *
+ *   *.safetensors               a model (a shard, when an index names it)
+ *   *.safetensors.index.json    an index: the model its shards make
+ *   *.gguf                      a model; of a split set
+ *                               NAME-0000K-of-0000N.gguf the first part
+ *                               (which opens the others), the rest parts
+ *   pytorch_model*.bin          a model that yields (below)
+ *   *.bin.index.json            an index that yields
+ *   other *.bin, *.pt, *.pth    a checkpoint: a model when named, never
+ *                               one of a folder (optimizer.pt,
+ *                               training_args.bin: some are no state dict)
+ *
+ * Models that yield (PyTorch weights) are models of a folder only when it
+ * holds no model that does not: a Hub repository that ships both formats
+ * is its safetensors files.  A new format adds its names to the table in
+ * naming.c, and every place that finds models follows.
+ */
+#ifndef STFS_NAMING_H
+#define STFS_NAMING_H
+
+#include <stddef.h>
+
+enum naming_role {
+	NAMING_NONE = 0,	/* no format's name */
+	NAMING_MODEL,		/* a model of its own */
+	NAMING_INDEX,		/* names the shards beside it */
+	NAMING_PART,		/* a later part of a GGUF split set */
+	NAMING_CHECKPOINT,	/* a model only when named by its path */
+};
+
+struct naming {
+	enum naming_role role;
+	int yields;		/* 1: a model of a folder only where no model
+				   that does not yield is (see above) */
+	size_t suffix;		/* bytes at the end of the name a model's
+				   directory leaves out (".safetensors",
+				   "-00001-of-00003.gguf") */
+	unsigned part, parts;	/* a GGUF split set's K and N, else 0 */
+};
+
+/* What the last component of path (a file name, a path, a URL, an object
+ * key) says; *out filled, its role returned. */
+enum naming_role naming_of(const char *path, struct naming *out);
+
+/* 1 when a listing of files (hf://, s3://) keeps the file at path: a
+ * model, an index or a split set's part (opened by its first part). */
+int naming_listed(const char *path);
+
+/* The names of models, for messages: "no model (NAMING_WHAT) under ...". */
+#define NAMING_WHAT "*.safetensors, *.gguf, pytorch_model*.bin or " \
+		    "*.index.json"
+
+#endif
