@@ -105,16 +105,20 @@ int catalog_open_url(const struct source_opener *files, const char *url,
 		     struct err *e);
 
 /* For sources that list their files (hf://, s3://, model/provider.h):
- * the files below SOURCE, each by its path (relative, '/'-separated; only
- * *.safetensors and *.safetensors.index.json) and the name op opens it
- * by.  Which are models and where each goes follow the rules above, as
- * for a local directory; every model is opened through op and added to c
- * (then catalog_finish).  0 or -1 with *e. */
+ * the files below SOURCE, each by its path (relative, '/'-separated;
+ * format/naming.h's naming_listed() keeps the ones that matter) and the
+ * name op opens it by.  Which are models and where each goes follow the
+ * rules above, as for a local directory; every file the tree needs is
+ * handed to open_ahead (op's arg; NULL: none) at once, then every model
+ * is opened through op and added to c (then catalog_finish).  0 or -1
+ * with *e. */
 struct catalog_listing {
 	size_t n;
 	const char *const *rel;
 	const char *const *url;
 	const struct source_opener *op;
+	int (*open_ahead)(void *arg, const char *const *url, size_t n,
+			  struct err *e);
 };
 int catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 			const struct catalog_opts *o, struct err *e);

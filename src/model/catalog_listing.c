@@ -3,13 +3,15 @@
  * directory follows (catalog.h), placed by catalog_place() like a local
  * directory's.
  *
- * Every *.safetensors.index.json is a model; its weight_map names shards
- * (relative to its folder) that are not models of their own; every other
- * *.safetensors file is one, and so is every *.gguf file (of a split set
- * its first part, which opens the others).  An index that cannot be read here still
- * counts as a model: opening it says what is wrong.  The listing is sorted
- * once (O(n log n)), the shard names kept in a keyed nametab, and the
- * folders built in one pass over the sorted paths.
+ * A file a folder shows (cscan_shows: format/naming.h's models and
+ * indexes, those that yield only where no other model is) is a model,
+ * unless an index of its folder names it as a shard; a split set's later
+ * parts are opened through its first.  An index that cannot be read here
+ * still counts as a model: opening it says what is wrong.  What the tree
+ * will open is opened ahead at once (the provider's open_ahead), before
+ * the indexes are read.  The listing is sorted once (O(n log n)), the
+ * shard names kept in a keyed nametab, and the folders built in one pass
+ * over the sorted paths.
  */
 #include "model/catalog.h"
 
@@ -18,20 +20,20 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "base/text.h"
+#include "format/naming.h"
 #include "model/catalog_int.h"
 #include "model/display.h"
-#include "format/naming.h"
 #include "model/model.h"
 #include "model/shards.h"
 #include "source/source.h"
 
-#define INDEX_SUFFIX ".safetensors.index.json"
 #define INDEX_MAX (64u << 20)
 
 struct entry {
 	const char *rel;
 	const char *url;
+	enum naming_role role;	/* what its name says (format/naming.h) */
+	int shown;		/* a model or index of its folder */
 };
 
 static int
@@ -41,13 +43,107 @@ cmp_entry(const void *a, const void *b)
 		      ((const struct entry *)b)->rel);
 }
 
+/* The length of rel's folder part with its '/' (0 at the top). */
+static size_t
+folder_len(const char *rel)
+{
+	const char *slash = strrchr(rel, '/');
+
+	return slash ? (size_t)(slash - rel) + 1 : 0;
+}
+
 /* The folder part of rel with its '/' ("" at the top), malloc'd. */
 static char *
 folder_of(const char *rel)
 {
-	const char *slash = strrchr(rel, '/');
+	return strndup(rel, folder_len(rel));
+}
 
-	return strndup(rel, slash ? (size_t)(slash - rel) + 1 : 0);
+static int
+cmp_folder(const void *a, const void *b)
+{
+	const char *x = (*(const struct entry *const *)a)->rel;
+	const char *y = (*(const struct entry *const *)b)->rel;
+	size_t lx = folder_len(x), ly = folder_len(y);
+	int c = memcmp(x, y, lx < ly ? lx : ly);
+
+	return c ? c : (lx > ly) - (lx < ly);
+}
+
+/* Set each entry's role and whether its folder shows it: the files of
+ * one folder side by side (sorted by folder), then the local rule
+ * (cscan_shows) on each folder's names.  0, or -1 without memory. */
+static int
+mark_shown(struct entry *v, size_t n)
+{
+	struct entry **by = calloc(n ? n : 1, sizeof(*by));
+	struct naming nm;
+	size_t i, j, k;
+
+	if (!by)
+		return -1;
+	for (i = 0; i < n; i++) {
+		v[i].role = naming_of(v[i].rel, &nm);
+		by[i] = &v[i];
+	}
+	qsort(by, n, sizeof(*by), cmp_folder);
+	for (i = 0; i < n; i = j) {
+		int strong = 0;
+
+		for (j = i; j < n && cmp_folder(&by[i], &by[j]) == 0; j++)
+			strong |= cscan_shows(by[j]->rel, 1);
+		for (k = i; k < j; k++)
+			by[k]->shown = cscan_shows(by[k]->rel, strong);
+	}
+	free(by);
+	return 0;
+}
+
+/* 1 when x, a split set's later part, belongs to a set whose first part
+ * the tree opens (v sorted, n entries); -1 without memory. */
+static int
+part_opened(const struct entry *x, const struct entry *v, size_t n)
+{
+	struct naming nm;
+	struct entry key = { .rel = NULL };
+	const struct entry *first;
+	char *rel = strdup(x->rel);
+
+	if (!rel)
+		return -1;
+	naming_of(rel, &nm);
+	/* NAME-KKKKK-of-NNNNN.gguf: the part's five digits */
+	memcpy(rel + strlen(rel) - nm.suffix + 1, "00001", 5);
+	key.rel = rel;
+	first = bsearch(&key, v, n, sizeof(*v), cmp_entry);
+	free(rel);
+	return first && first->shown;
+}
+
+/* Hand the provider every file the tree will open (the models and
+ * indexes shown, their split sets' other parts), to open them at once. */
+static int
+open_ahead(const struct catalog_listing *l, const struct entry *v,
+	   struct err *e)
+{
+	const char **url;
+	size_t i, k = 0;
+	int rc = 0;
+
+	if (!l->open_ahead)
+		return 0;
+	url = calloc(l->n ? l->n : 1, sizeof(*url));
+	for (i = 0; url && i < l->n && rc >= 0; i++)
+		if (v[i].shown || (v[i].role == NAMING_PART &&
+				   (rc = part_opened(&v[i], v, l->n)) > 0))
+			url[k++] = v[i].url;
+	if (!url || rc < 0) {
+		free(url);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	rc = l->open_ahead(l->op->arg, url, k, e);
+	free(url);
+	return rc;
 }
 
 /* Note the shards the index at x names.  Failures to read it are not
@@ -139,14 +235,14 @@ open_listed(void *arg, const char *path, struct model **m, char **label,
 	    struct err *e)
 {
 	const struct listing_open *lo = arg;
-	struct entry key = { path, NULL };
+	struct entry key = { .rel = path };
 	const struct entry *x = bsearch(&key, lo->v, lo->n, sizeof(*lo->v),
 					cmp_entry);
 	int rc;
 
 	if (!x)
 		return err_set(e, ERR_USAGE, "not in the listing");
-	if (text_ends_with(x->rel, INDEX_SUFFIX))
+	if (x->role == NAMING_INDEX)
 		rc = shards_open_index(lo->op, NULL, x->url, m, e);
 	else
 		rc = model_open_url(lo->op, x->url, m, e);
@@ -166,8 +262,7 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 	struct cnode *root = cnode_new("");
 	struct listing_open lo = { v, l->n, l->op };
 	struct catalog_opener op = { open_listed, &lo };
-	struct naming nm;
-	size_t i, found = 0;
+	size_t i, found = 0, shown = 0;
 	int rc = -1;
 
 	s.e = e;
@@ -180,16 +275,22 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 		v[i].url = l->url[i];
 	}
 	qsort(v, l->n, sizeof(*v), cmp_entry);
+	if (mark_shown(v, l->n)) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	if (open_ahead(l, v, e))
+		goto out;
 	for (i = 0; i < l->n; i++)
-		if (text_ends_with(v[i].rel, INDEX_SUFFIX) &&
+		if (v[i].shown && v[i].role == NAMING_INDEX &&
 		    note_index(&s, l->op, &v[i]))
 			goto out;
 	for (i = 0; i < l->n; i++) {
-		if (!text_ends_with(v[i].rel, INDEX_SUFFIX) &&
-		    cscan_shard_has(&s, v[i].rel))
+		if (!v[i].shown)
 			continue;
-		if (naming_of(v[i].rel, &nm) == NAMING_PART)
-			continue;	/* a split set's other parts */
+		shown++;
+		if (v[i].role != NAMING_INDEX && cscan_shard_has(&s, v[i].rel))
+			continue;
 		if (o && o->max_models && found >= o->max_models) {
 			err_set(e, ERR_USAGE, "more than %zu models",
 				o->max_models);
@@ -202,8 +303,8 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 		found++;
 	}
 	if (!found) {
-		err_set(e, ERR_USAGE, "no model: every .safetensors file is a "
-			"shard an index names");
+		err_set(e, ERR_USAGE, shown ? "no model: every model file is a "
+			"shard an index names" : "no model (" NAMING_WHAT ")");
 		goto out;
 	}
 	rc = catalog_place(c, root, "", NULL, &op, e);

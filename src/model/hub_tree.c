@@ -1,7 +1,9 @@
 /* hub_tree.c - hf:// SOURCEs as models (provider.h): the files of the
- * pinned commit under SUBDIR (source/hub/hub.h, opened ahead
- * concurrently), their models placed by the one tree builder
- * (catalog_add_listing), as a local folder of the same files would be.
+ * pinned commit under SUBDIR (source/hub/hub.h), their models placed by
+ * the one tree builder (catalog_add_listing), which has the files it
+ * will open opened ahead concurrently, as a local folder of the same
+ * files would be.  A SUBDIR that names one file is that file, as a local
+ * path is.
  */
 #include "model/hub_tree.h"
 
@@ -11,8 +13,34 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "model/catalog.h"
+#include "model/display.h"
 #include "model/model.h"
 #include "source/hub/hub.h"
+
+/* The one file SUBDIR names, by its name as a local path is, whatever
+ * its name says (a checkpoint, a split set's part): a catalog of it, or
+ * NULL with *e. */
+static struct catalog *
+one_file(const struct hub_listing *l, const struct source_opener *op,
+	 struct err *e)
+{
+	struct catalog *c = catalog_new(l->label);
+	char *label = display_name(l->url[0]);
+	struct model *m = NULL;
+	int rc = 0;
+
+	if (!c || !label)
+		rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+	else if (model_open_url(op, l->url[0], &m, e) ||
+		 catalog_add(c, "", label, m, e))
+		rc = -1;
+	free(label);
+	if (rc) {
+		catalog_free(c);
+		return NULL;
+	}
+	return c;
+}
 
 int
 hub_tree_open(const struct source_opener *files, const char *uri,
@@ -28,10 +56,19 @@ hub_tree_open(const struct source_opener *files, const char *uri,
 	(void)files;	/* the listing opens them */
 	if (hub_list(uri, &l, e))
 		return -1;
+	if (l.file) {
+		c = one_file(&l, &op, e);
+		hub_listing_free(&l);
+		if (!c)
+			return err_at(e, uri);
+		*out = c;
+		return 0;
+	}
 	cl.n = l.n;
 	cl.rel = l.rel;
 	cl.url = l.url;
 	cl.op = &op;
+	cl.open_ahead = hub_listing_open_ahead;
 	c = catalog_new(l.label);
 	if (!c)
 		rc = err_set(e, ERR_NO_MEMORY, "out of memory");

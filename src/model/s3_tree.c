@@ -1,8 +1,8 @@
-/* s3_tree.c - s3:// SOURCEs as models (provider.h): one object is a file
- * or an index; a prefix or a bucket is listed (source/s3/s3.h), its
- * .safetensors objects opened ahead concurrently, and its models placed
- * by the one tree builder (catalog_add_listing), as a local folder of the
- * same files would be.
+/* s3_tree.c - s3:// SOURCEs as models (provider.h): one object is a model
+ * file or an index; a prefix or a bucket is listed (source/s3/s3.h), and
+ * its models placed by the one tree builder (catalog_add_listing), which
+ * has the objects it will open opened ahead concurrently, as a local
+ * folder of the same files would be.
  */
 #include "model/s3_tree.h"
 
@@ -28,11 +28,11 @@ prefix_tree(const char *url, const struct catalog_opts *o,
 
 	if (rc)
 		return rc;
-	s3_prefix_open_ahead(&l);
 	cl.n = l.n;
 	cl.rel = l.rel;
 	cl.url = l.url;
 	cl.op = &op;
+	cl.open_ahead = s3_prefix_open_ahead;
 	c = catalog_new(url);
 	if (!c)
 		rc = err_set(e, ERR_NO_MEMORY, "out of memory");

@@ -182,7 +182,7 @@ def run(t):
 				env=env, timeout=60)
 		msg = r.stderr.decode("utf-8", "replace")
 		t.eq(r.returncode, 2, "no model: exit 2 (%s)" % msg)
-		t.check("no .safetensors object" in msg and
+		t.check("no model object (" in msg and
 			len(msg.strip().splitlines()) == 1,
 			"no model: one line saying so: %r" % msg)
 		t.check(not harness.is_mounted(mnt), "no model: not mounted")

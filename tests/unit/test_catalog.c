@@ -271,10 +271,13 @@ START_TEST(test_collisions)
 END_TEST
 
 /* A flat listing of a local folder, as a remote provider hands one to the
- * tree builder: relative paths, absolute ones to open. */
+ * tree builder: relative paths, absolute ones to open; every file but
+ * hidden ones (the tree builder decides which are models), and what the
+ * tree builder asked to have opened ahead. */
 static struct {
 	char *rel[64], *url[64];
 	size_t n, root_len;
+	char ahead[4096];
 } L;
 
 static int
@@ -283,9 +286,7 @@ list_one(const char *path, const struct stat *st, int type, struct FTW *f)
 	const char *base = path + f->base;
 
 	(void)st;
-	if (type != FTW_F || base[0] == '.' ||
-	    !(text_ends_with(base, ".safetensors") ||
-	      text_ends_with(base, ".safetensors.index.json")))
+	if (type != FTW_F || base[0] == '.')
 		return 0;
 	ck_assert_uint_lt(L.n, 64);
 	L.url[L.n] = strdup(path);
@@ -301,16 +302,66 @@ open_path(void *arg, const char *name, struct source **out, struct err *e)
 	return source_open_local(name, out, e);
 }
 
+/* catalog_listing's open_ahead: note the names, relative, sorted. */
+static int
+note_ahead(void *arg, const char *const *url, size_t n, struct err *e)
+{
+	size_t i;
+
+	(void)arg;
+	(void)e;
+	L.ahead[0] = '\0';
+	for (i = 0; i < n; i++) {
+		ck_assert(i == 0 || strcmp(url[i - 1], url[i]) < 0);
+		snprintf(L.ahead + strlen(L.ahead),
+			 sizeof(L.ahead) - strlen(L.ahead), "%s%s", i ? "|" : "",
+			 url[i] + L.root_len + 1);
+	}
+	return 0;
+}
+
+/* catalog_add_listing of dir's flat listing (list_one) into a new
+ * catalog *c: files opened by their paths, the open-ahead noted in
+ * L.ahead; its result.  listing_free() forgets the listing. */
+static int
+add_listing(const char *dir, struct catalog **c, struct err *e)
+{
+	static const struct source_opener op = { open_path, NULL, NULL };
+	struct catalog_listing cl;
+
+	memset(&L, 0, sizeof(L));
+	L.root_len = strlen(dir);
+	ck_assert_int_eq(nftw(dir, list_one, 16, FTW_PHYS), 0);
+	cl.n = L.n;
+	cl.rel = (const char *const *)L.rel;
+	cl.url = (const char *const *)L.url;
+	cl.op = &op;
+	cl.open_ahead = note_ahead;
+	*c = catalog_new("listing");
+	ck_assert_ptr_nonnull(*c);
+	return catalog_add_listing(*c, &cl, NULL, e);
+}
+
+static void
+listing_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < L.n; i++) {
+		free(L.rel[i]);
+		free(L.url[i]);
+	}
+}
+
 /* The one naming rule: a listing of a folder (hf://, s3://) is placed as
- * the folder itself is. */
+ * the folder itself is; what the tree opens is opened ahead, and nothing
+ * else (PyTorch weights beside safetensors, a Trainer's optimizer.pt, a
+ * README). */
 START_TEST(test_listing_same_tree)
 {
-	struct source_opener op = { open_path, NULL, NULL };
-	struct catalog_listing cl;
 	struct catalog *local, *listed;
 	struct err e = { 0 };
 	char want[4096];
-	size_t i;
 
 	mkdirs("%s/c/a", tmp);
 	mkdirs("%s/c/deep/only", tmp);
@@ -324,35 +375,57 @@ START_TEST(test_listing_same_tree)
 	write_st(P("c/.hidden.safetensors"), "w", 2);
 	write_st(P("c/deep/only/x.safetensors"), "w", 2);
 	write_set(P("c/sets/sh"), "m");
+	/* never opened: not a model of the folder */
+	write_text(P("c/pytorch_model.bin"), "not opened");
+	write_text(P("c/optimizer.pt"), "not opened");
+	write_text(P("c/README.md"), "not opened");
+	write_text(P("c/deep/only/x-00002-of-00002.gguf"), "not opened");
 	local = open_ok(P("c"));
 	snprintf(want, sizeof(want), "%s", dirs(local));
 	catalog_free(local);
 
-	memset(&L, 0, sizeof(L));
-	L.root_len = strlen(P("c"));
-	ck_assert_int_eq(nftw(P("c"), list_one, 16, FTW_PHYS), 0);
-	cl.n = L.n;
-	cl.rel = (const char *const *)L.rel;
-	cl.url = (const char *const *)L.url;
-	cl.op = &op;
-	listed = catalog_new("listing");
-	ck_assert_ptr_nonnull(listed);
-	ck_assert_msg(catalog_add_listing(listed, &cl, NULL, &e) == 0 &&
+	ck_assert_msg(add_listing(P("c"), &listed, &e) == 0 &&
 		      catalog_finish(listed, &e) == 0, "%s: %s", e.where,
 		      e.detail);
 	ck_assert_str_eq(dirs(listed), want);
 	ck_assert_str_eq(want, "%5F_summary__.json|100%25|a|a.safetensors|"
 			 "deep/only|model.safetensors|"
 			 "model.safetensors.index.json|sets/sh");
+	ck_assert_str_eq(L.ahead, "100%.safetensors|"
+			 "__summary__.json.safetensors|a.safetensors|"
+			 "a/inner.safetensors|"
+			 "deep/only/x.safetensors|model-00001-of-00002.safetensors|"
+			 "model-00002-of-00002.safetensors|model.safetensors|"
+			 "model.safetensors.index.json|"
+			 "sets/sh/m-00001-of-00002.safetensors|"
+			 "sets/sh/m-00002-of-00002.safetensors|"
+			 "sets/sh/m.safetensors.index.json");
 	/* each model's label is the name it was opened by */
 	ck_assert_str_eq(listed->entries[2].label, P("c/a/inner.safetensors"));
 	ck_assert_str_eq(listed->entries[7].label,
 			 P("c/sets/sh/m.safetensors.index.json"));
 	catalog_free(listed);
-	for (i = 0; i < L.n; i++) {
-		free(L.rel[i]);
-		free(L.url[i]);
-	}
+	listing_free();
+}
+END_TEST
+
+/* A split set's later parts are opened ahead with its first part; a part
+ * whose set has no first part is not (it is never opened). */
+START_TEST(test_listing_split_ahead)
+{
+	struct catalog *listed;
+	struct err e = { 0 };
+
+	mkdirs("%s/g", tmp);
+	write_text(P("g/m-00001-of-00002.gguf"), "opened, refused");
+	write_text(P("g/m-00002-of-00002.gguf"), "with its first part");
+	write_text(P("g/n-00002-of-00002.gguf"), "never opened");
+	ck_assert_int_eq(add_listing(P("g"), &listed, &e), -1);
+	ck_assert_str_eq(e.where, P("g/m-00001-of-00002.gguf"));
+	ck_assert_str_eq(L.ahead, "m-00001-of-00002.gguf|"
+			 "m-00002-of-00002.gguf");
+	catalog_free(listed);
+	listing_free();
 }
 END_TEST
 
@@ -608,6 +681,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_folder_of_models);
 	tcase_add_test(tc, test_collisions);
 	tcase_add_test(tc, test_listing_same_tree);
+	tcase_add_test(tc, test_listing_split_ahead);
 	tcase_add_test(tc, test_no_models);
 	tcase_add_test(tc, test_bad_model_in_tree);
 	tcase_add_test(tc, test_symlinks);

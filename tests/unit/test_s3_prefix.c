@@ -18,10 +18,15 @@ static const char LISTING[] =
 	"<ETag>\"e1\"</ETag></Contents>"
 	"<Contents><Key>p/readme.txt</Key><Size>2</Size></Contents>"
 	"<Contents><Key>p/.hidden.safetensors</Key><Size>2</Size></Contents>"
+	"<Contents><Key>p/optimizer.pt</Key><Size>2</Size></Contents>"
+	"<Contents><Key>p/pytorch_model.bin</Key><Size>9</Size>"
+	"<ETag>\"e5\"</ETag></Contents>"
 	"<Contents><Key>p/sub/c d+1.safetensors</Key><Size>30</Size>"
 	"<ETag>\"e3\"</ETag></Contents>"
 	"<Contents><Key>p/sub/m.safetensors.index.json</Key><Size>3</Size>"
 	"<ETag>\"e4\"</ETag></Contents>"
+	"<Contents><Key>p/sub/t-00002-of-00002.gguf</Key><Size>3</Size>"
+	"<ETag>\"e6\"</ETag></Contents>"
 	"</ListBucketResult>";
 static const char NONE[] =
 	"<?xml version=\"1.0\"?><ListBucketResult><IsTruncated>false"
@@ -57,12 +62,15 @@ START_TEST(test_prefix_listed)
 
 	ck_assert_msg(s3_prefix_list("s3://bkt/p/", &l, &e) == 0, "%s: %s",
 		      e.where, e.detail);
-	ck_assert_uint_eq(l.n, 3);
+	/* every name format/naming.h lists; the model layer picks */
+	ck_assert_uint_eq(l.n, 5);
 	ck_assert_str_eq(l.rel[0], "a.safetensors");
 	ck_assert_str_eq(l.url[0], "s3://bkt/p/a.safetensors");
-	ck_assert_str_eq(l.rel[1], "sub/c d+1.safetensors");
-	ck_assert_str_eq(l.url[1], "s3://bkt/p/sub/c%20d%2B1.safetensors");
-	ck_assert_str_eq(l.rel[2], "sub/m.safetensors.index.json");
+	ck_assert_str_eq(l.rel[1], "pytorch_model.bin");
+	ck_assert_str_eq(l.rel[2], "sub/c d+1.safetensors");
+	ck_assert_str_eq(l.url[2], "s3://bkt/p/sub/c%20d%2B1.safetensors");
+	ck_assert_str_eq(l.rel[3], "sub/m.safetensors.index.json");
+	ck_assert_str_eq(l.rel[4], "sub/t-00002-of-00002.gguf");
 	ck_assert_uint_eq(fake_http_count, 1);
 	ck_assert_ptr_nonnull(strstr(fake_http_seen[0].url, "list-type=2"));
 	s3_prefix_free(&l);
@@ -77,12 +85,21 @@ START_TEST(test_prefix_forms)
 
 	/* a key that is neither a model nor a .json is a prefix */
 	ck_assert_int_eq(s3_prefix_list("s3://bkt/p", &l, &e), 0);
-	ck_assert_uint_eq(l.n, 3);
+	ck_assert_uint_eq(l.n, 5);
 	s3_prefix_free(&l);
-	/* one object: nothing listed */
+	/* one object, of every format: nothing listed */
 	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/a.safetensors", &l, &e),
 			 1);
 	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/m.index.json", &l, &e),
+			 1);
+	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/m.gguf", &l, &e), 1);
+	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/m-00002-of-00003.gguf",
+					&l, &e), 1);
+	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/pytorch_model.bin", &l,
+					&e), 1);
+	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/optimizer.pt", &l, &e),
+			 1);
+	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/rng_state.pth", &l, &e),
 			 1);
 	ck_assert_uint_eq(fake_http_count, 1);
 	ck_assert_int_eq(e.code, ERR_OK);
@@ -98,7 +115,7 @@ START_TEST(test_prefix_without_models)
 	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/", &l, &e), -1);
 	ck_assert_int_eq(e.code, ERR_USAGE);
 	ck_assert_str_eq(e.where, "s3://bkt/p/");
-	ck_assert_ptr_nonnull(strstr(e.detail, "no .safetensors object"));
+	ck_assert_ptr_nonnull(strstr(e.detail, "no model object ("));
 	ck_assert_ptr_nonnull(strstr(e.detail, "1 keys listed"));
 	ck_assert_int_eq(s3_prefix_list("s3:///x", &l, &e), -1);
 }

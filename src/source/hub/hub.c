@@ -3,16 +3,17 @@
  *
  * Requests a mount makes (online, nothing cached): one GET of
  * /api/models/ORG/NAME/revision/REV (the commit sha and the file list),
- * then per safetensors or index file one GET of resolve/SHA/FILE (with
- * the token; a redirect for large files) and one ranged GET of the first
- * 64 KiB at the signed location (the header), all files at once.  Files in
- * the local hub cache cost nothing; HF_HUB_OFFLINE=1 costs nothing at all.
+ * then per file the model layer opens (its models, indexes and shards)
+ * one GET of resolve/SHA/FILE (with the token; a redirect for large files)
+ * and one ranged GET of the first 64 KiB at the signed location (the
+ * header), all files at once.  Files in the local hub cache cost nothing;
+ * HF_HUB_OFFLINE=1 costs nothing at all.
  *
  * Which files are models and where each goes is the model layer's
  * (model/hub_tree.c, the one tree builder of catalog.h): the listing here
- * holds every *.safetensors, *.safetensors.index.json and *.gguf under
- * SUBDIR,
- * its files handed out by resolve URL (a keyed nametab, one lookup each).
+ * holds every file under SUBDIR whose name may be a model's
+ * (format/naming.h), its files handed out by resolve URL (a keyed
+ * nametab, one lookup each).
  */
 #include "source/hub/hub.h"
 #include "source/hub/hub_conf.h"
@@ -34,6 +35,7 @@
 #include "base/error.h"
 #include "base/nametab.h"
 #include "base/text.h"
+#include "format/naming.h"
 #include "source/source.h"
 #include "source/http/http_conf.h"
 
@@ -311,18 +313,8 @@ path_ok(const char *p)
 	return 1;
 }
 
-static int
-wanted(const char *name)
-{
-	size_t n = strlen(name);
-
-	return (n > 12 && text_ends_with(name, ".safetensors")) ||
-	       (n > 23 && text_ends_with(name, ".safetensors.index.json")) ||
-	       (n > 5 && text_ends_with(name, ".gguf"));
-}
-
-/* The safetensors, index and GGUF files of a cached snapshot,
- * recursively. */
+/* The files of a cached snapshot, recursively (the listing keeps the ones
+ * it wants, as of an online listing). */
 static int
 walk(const char *root, const char *rel, int depth, struct names *out)
 {
@@ -355,7 +347,7 @@ walk(const char *root, const char *rel, int depth, struct names *out)
 		if (stat(full, &st) == 0) {
 			if (S_ISDIR(st.st_mode))
 				rc = walk(root, child, depth + 1, out);
-			else if (S_ISREG(st.st_mode) && wanted(d->d_name))
+			else if (S_ISREG(st.st_mode))
 				rc = names_add(out, child, strlen(child));
 		}
 		free(child);
@@ -485,6 +477,25 @@ hub_listing_open(void *arg, const char *name, struct source **out,
 	return hub_src_open(name, strstr(name, "/resolve/") + 9, out, e);
 }
 
+int
+hub_listing_open_ahead(void *arg, const char *const *url, size_t n,
+		       struct err *e)
+{
+	struct hub_listing_priv *p = ((struct hub_listing *)arg)->priv;
+	struct hub_file **f = calloc(n ? n : 1, sizeof(*f));
+	size_t i, k = 0;
+	int rc;
+
+	if (!f)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	for (i = 0; i < n; i++)
+		if ((f[k] = find_file(p, url[i])) && !f[k]->src)
+			k++;
+	rc = hub_open_files(f, k, e);
+	free(f);
+	return rc;
+}
+
 void
 hub_listing_keep(void *arg, const char *name, struct source *s)
 {
@@ -506,7 +517,7 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 	struct hub_listing_priv *p;
 	char sha[HUB_SHA_LEN + 1], *snap = NULL;
 	size_t i, n = 0, under = 0;
-	int rc = -1, offline;
+	int rc = -1, offline, named;
 
 	memset(out, 0, sizeof(*out));
 	memset(&r, 0, sizeof(r));
@@ -562,8 +573,12 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 		if (!path_ok(p->all.v[i]))
 			continue;
 		under += rel != NULL;
-		if (!rel || !wanted(p->all.v[i]))
+		/* SUBDIR naming one file: that file, whatever its name (a
+		 * checkpoint, a split set's part), as a local path */
+		named = rel && strcmp(p->all.v[i], r.sub) == 0;
+		if (!rel || (!named && !naming_listed(p->all.v[i])))
 			continue;
+		out->file |= named;
 		f->path = p->all.v[i];
 		f->url = hub_resolve_url(r.repo, sha, f->path);
 		if (asprintf(&local, "%s/%s", snap, f->path) < 0 || !f->url) {
@@ -589,7 +604,7 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 		goto out;
 	}
 	if (n == 0) {
-		err_set(e, ERR_IO, "no .safetensors or .gguf files in %s%s%s "
+		err_set(e, ERR_IO, "no model (" NAMING_WHAT ") in %s%s%s "
 			"at %s%s",
 			r.repo, *r.sub ? "/" : "", r.sub, r.rev, offline ?
 			" (in the local hub cache)" : "");
@@ -609,8 +624,6 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 			goto out;
 		}
 	}
-	if (hub_open_files(p->files, n, e) != 0)
-		goto out;
 	if (asprintf(&out->label, "hf://%s@%s%s%s", r.repo, sha,
 		     *r.sub ? "/" : "", r.sub) < 0) {
 		out->label = NULL;

@@ -2,9 +2,10 @@
  * a mirror at $HF_ENDPOINT), read with the Hub's own conventions.
  *
  * hub_list() pins REV (a branch, tag or commit sha; default main) to one
- * commit sha with one API request, lists the commit's files, and opens
- * every safetensors file under SUBDIR from that commit: the files' headers
- * are fetched concurrently (one round trip for a 30-shard model, not 30),
+ * commit sha with one API request and lists the commit's files under
+ * SUBDIR; hub_listing_open_ahead() opens the ones the model layer picks
+ * from that commit: the files' headers are fetched concurrently (one
+ * round trip for a 30-shard model, not 30),
  * each file's redirect is resolved once and the signed location reused
  * until it stops working, and files already in the local hub cache
  * ($HF_HUB_CACHE) are read from there without a request.  With
@@ -22,15 +23,18 @@
 struct err;
 struct source;
 
-/* What an hf:// URI lists at the commit REV pins: the *.safetensors and
- * *.safetensors.index.json files under SUBDIR, every one opened ahead
- * (concurrently; from the local hub cache when there).  Which of them are
- * models, and where each goes, is the model layer's (model/hub_tree.c). */
+/* What an hf:// URI lists at the commit REV pins: the files under SUBDIR
+ * whose names may be models' (format/naming.h: naming_listed), or the one
+ * file SUBDIR names, each read from the local hub cache when there.  Which
+ * of them are models, and where each goes, is the model layer's
+ * (model/hub_tree.c). */
 struct hub_listing {
 	char *label;		/* hf://ORG/NAME@SHA[/SUBDIR] */
 	size_t n;
 	const char **rel;	/* each file's path below SUBDIR */
 	const char **url;	/* its resolve URL: the name to open it by */
+	int file;		/* 1: SUBDIR names one file, the only one
+				   listed, whatever its name */
 	struct hub_listing_priv *priv;
 };
 
@@ -38,6 +42,13 @@ struct hub_listing {
  * missing token, ERR_IO for what the Hub or the network answered; the
  * message says whether the repo, the revision or a file is missing). */
 int hub_list(const char *uri, struct hub_listing *out, struct err *e);
+
+/* Open the n listed files url names, concurrently (HUB_PARALLEL at once),
+ * to be handed out by hub_listing_open; arg is the struct hub_listing
+ * (the shape of catalog_listing's open_ahead).  0, or -1 with *e from the
+ * first failure. */
+int hub_listing_open_ahead(void *arg, const char *const *url, size_t n,
+			   struct err *e);
 
 /* A struct source_opener's open and keep, arg the struct hub_listing: a
  * file opened ahead is handed out once; other files under the endpoint's

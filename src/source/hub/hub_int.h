@@ -72,10 +72,10 @@ struct hub_file {
 	struct err err;
 };
 
-/* Open every file, up to HUB_PARALLEL at once, into files[i].src (the
+/* Open every file, up to HUB_PARALLEL at once, into files[i]->src (the
  * caller's: nothing is kept here).  0, or -1 with *e from the first
  * failure in list order. */
-int hub_open_files(struct hub_file *files, size_t n, struct err *e);
+int hub_open_files(struct hub_file *const *files, size_t n, struct err *e);
 
 /* Open one remote file: the HTTP source on its resolve URL (also used on
  * demand for files not pre-opened). */

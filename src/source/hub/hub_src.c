@@ -89,7 +89,7 @@ hub_src_open(const char *url, const char *path, struct source **out,
 
 static struct {
 	pthread_mutex_t lock;
-	struct hub_file *files;
+	struct hub_file *const *files;
 	size_t n, next;
 } R = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -114,12 +114,12 @@ worker(void *arg)
 		pthread_mutex_unlock(&R.lock);
 		if (i >= R.n)
 			return NULL;
-		open_one(&R.files[i]);
+		open_one(R.files[i]);
 	}
 }
 
 int
-hub_open_files(struct hub_file *files, size_t n, struct err *e)
+hub_open_files(struct hub_file *const *files, size_t n, struct err *e)
 {
 	pthread_t th[HUB_PARALLEL];
 	size_t i, nth = 0, want;
@@ -129,7 +129,7 @@ hub_open_files(struct hub_file *files, size_t n, struct err *e)
 	R.next = 0;
 	/* Local files need no thread; remote ones one each, up to the cap. */
 	for (i = want = 0; i < n; i++)
-		want += files[i].local == NULL;
+		want += files[i]->local == NULL;
 	if (want > HUB_PARALLEL)
 		want = HUB_PARALLEL;
 	while (nth < want && pthread_create(&th[nth], NULL, worker, NULL) == 0)
@@ -140,8 +140,8 @@ hub_open_files(struct hub_file *files, size_t n, struct err *e)
 	R.files = NULL;		/* the caller's: nothing kept here */
 	R.n = 0;
 	for (i = 0; i < n; i++)
-		if (files[i].rc) {
-			*e = files[i].err;
+		if (files[i]->rc) {
+			*e = files[i]->err;
 			return -1;
 		}
 	return 0;

@@ -6,11 +6,12 @@
  * source stale (EIO), so a mount never mixes two versions.
  *
  * s3://BUCKET/PREFIX/ and s3://BUCKET/ are listed (ListObjectsV2, all
- * pages): the model and index objects below the prefix, with the ETags
- * every later request insists on.  Their .safetensors objects are opened
- * concurrently (at most S3_OPENERS at a time), so a mount costs one round
- * trip of headers, not one per object.  Which of them are models, and
- * where each goes, is the model layer's (model/s3_tree.c, catalog.h).
+ * pages): the objects below the prefix whose names may be models
+ * (format/naming.h), with the ETags every later request insists on.  The
+ * ones the model layer will open are opened concurrently (at most
+ * S3_OPENERS at a time), so a mount costs one round trip of headers, not
+ * one per object.  Which of them are models, and where each goes, is the
+ * model layer's (model/s3_tree.c, catalog.h).
  */
 #include "source/s3/s3.h"
 #include "source/s3/s3_int.h"
@@ -23,6 +24,7 @@
 #include "base/error.h"
 #include "base/nametab.h"
 #include "base/text.h"
+#include "format/naming.h"
 #include "source/source.h"
 #include "source/http/http_conf.h"
 #include "source/http/source_http.h"
@@ -112,17 +114,20 @@ obj_url(const char *bucket, const char *key)
 	return out;
 }
 
-/* A key that names neither a .safetensors file nor a .json index is a
- * prefix, as for `aws s3 ls`: s3://B/models/llama means models/llama/.
- * -1 when out of memory. */
+/* A key whose name is no format's (format/naming.h: a model, an index, a
+ * split set's part, a checkpoint) and no .json is a prefix, as for `aws
+ * s3 ls`: s3://B/models/llama means models/llama/.  -1 when out of
+ * memory. */
 static int
 as_prefix(char **key)
 {
 	size_t n = strlen(*key);
+	struct naming nm;
 	char *k;
 
-	if (!n || (*key)[n - 1] == '/' || s3_key_is_model(*key) ||
-	    (n >= 5 && !strcmp(*key + n - 5, ".json")))
+	if (!n || (*key)[n - 1] == '/' ||
+	    naming_of(*key, &nm) != NAMING_NONE ||
+	    text_ends_with(*key, ".json"))
 		return 0;
 	k = realloc(*key, n + 2);
 	if (!k)
@@ -182,15 +187,12 @@ source_open_s3(const char *url, struct source **out, struct err *e)
 }
 
 int
-s3_key_is_model(const char *key)
+s3_key_listed(const char *key)
 {
 	const char *base = strrchr(key, '/');
 
 	base = base ? base + 1 : key;
-	if (base[0] == '.')
-		return 0;
-	return text_ends_with(base, ".safetensors.index.json") ? 2 :
-	       text_ends_with(base, ".safetensors") ? 1 : 0;
+	return base[0] != '.' && naming_listed(base);
 }
 
 /* ---- a prefix: its model objects, opened ahead ------------------------- */
@@ -200,6 +202,7 @@ struct s3_prefix_obj {
 	char *url;		/* s3://BUCKET/KEY as shards.c builds it */
 	char *etag;		/* from the listing: every request insists */
 	struct source *src;	/* opened ahead (or given back), until taken */
+	int ahead;		/* to be opened ahead */
 	int tried;		/* opened ahead: err holds its failure */
 	struct err err;
 };
@@ -295,7 +298,7 @@ s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e)
 		struct s3_prefix_obj *o = &p->objs[p->n];
 		struct nametab_key k;
 
-		if (!s3_key_is_model(l.objs[i].key) ||
+		if (!s3_key_listed(l.objs[i].key) ||
 		    strncmp(l.objs[i].key, key, pl) != 0)
 			continue;
 		o->rel = strdup(l.objs[i].key + pl);
@@ -318,9 +321,9 @@ s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e)
 		p->n++;
 	}
 	if (p->n == 0) {
-		err_set(e, ERR_USAGE, "no .safetensors object and no "
-			"*.safetensors.index.json under this prefix (%zu keys "
-			"listed); check the prefix", l.n);
+		err_set(e, ERR_USAGE, "no model object (" NAMING_WHAT ") "
+			"under this prefix (%zu keys listed); check the prefix",
+			l.n);
 		goto out;
 	}
 	out->n = p->n;
@@ -358,7 +361,7 @@ open_ahead_worker(void *arg)
 		size_t i;
 
 		pthread_mutex_lock(&p->lock);
-		while (p->next < p->n && s3_key_is_model(p->objs[p->next].rel) != 1)
+		while (p->next < p->n && !p->objs[p->next].ahead)
 			p->next++;
 		i = p->next++;
 		pthread_mutex_unlock(&p->lock);
@@ -376,20 +379,27 @@ open_ahead_worker(void *arg)
 	}
 }
 
-void
-s3_prefix_open_ahead(struct s3_prefix *l)
+int
+s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
+		     struct err *e)
 {
-	struct s3_prefix_priv *p = l->priv;
+	struct s3_prefix_priv *p = ((struct s3_prefix *)arg)->priv;
 	pthread_t th[S3_OPENERS];
+	struct s3_prefix_obj *o;
 	size_t i, nth = 0;
 
+	(void)e;	/* a failure is kept for when the object is opened */
+	for (i = 0; i < n; i++)
+		if ((o = find_obj(p, url[i])))
+			o->ahead = 1;
 	p->next = 0;
-	while (nth < S3_OPENERS && nth < p->n &&
+	while (nth < S3_OPENERS && nth < n &&
 	       pthread_create(&th[nth], NULL, open_ahead_worker, p) == 0)
 		nth++;
 	open_ahead_worker(p);
 	for (i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
+	return 0;
 }
 
 int

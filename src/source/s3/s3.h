@@ -29,10 +29,10 @@ void s3_set_options(const struct s3_options *o);
  * to check. */
 int source_open_s3(const char *url, struct source **out, struct err *e);
 
-/* What a prefix (s3://BUCKET/PREFIX/, s3://BUCKET/, or a key that names
- * neither a .safetensors file nor a .json, as `aws s3 ls` reads it)
- * holds: its *.safetensors and *.safetensors.index.json objects, in key
- * order, names starting with '.' left out. */
+/* What a prefix (s3://BUCKET/PREFIX/, s3://BUCKET/, or a key whose name
+ * is no model file's (format/naming.h) nor a .json, as `aws s3 ls` reads
+ * it) holds: the objects a listing keeps (naming_listed: models, indexes,
+ * split sets' parts), in key order, names starting with '.' left out. */
 struct s3_prefix {
 	size_t n;
 	const char **rel;	/* key below the prefix */
@@ -45,9 +45,12 @@ struct s3_prefix {
  * the prefix holds no model object: ERR_USAGE). */
 int s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e);
 
-/* Open every listed .safetensors object, S3_OPENERS at a time, each
- * pinned to its listed ETag: a source_opener then hands them out. */
-void s3_prefix_open_ahead(struct s3_prefix *l);
+/* Open the n listed objects url names, S3_OPENERS at a time, each pinned
+ * to its listed ETag: a source_opener then hands them out (a failure is
+ * kept and repeated then).  arg is the struct s3_prefix (the shape of
+ * catalog_listing's open_ahead); returns 0. */
+int s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
+			 struct err *e);
 
 /* A struct source_opener's open and keep, arg the struct s3_prefix: an
  * object opened ahead is handed out once (or its failure repeated);

@@ -68,7 +68,8 @@ int s3_diagnose(const struct s3_conf *c, const char *bucket, const char *key,
 int s3_error(const struct s3_conf *c, const char *bucket, long status,
 	     const char *code, struct err *e);
 
-/* Is this listing key a model file or an index?  (and is it hidden) */
-int s3_key_is_model(const char *key);
+/* 1 when a prefix's listing keeps the key: a name format/naming.h lists
+ * (naming_listed) whose last component does not start with '.'. */
+int s3_key_listed(const char *key);
 
 #endif
