@@ -29,6 +29,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "cli/background.h"
+#include "format/naming.h"
 #include "cli/nofile.h"
 #include "model/display.h"
 #include "model/catalog.h"
@@ -755,6 +756,7 @@ static int
 open_source(struct stfs_opts *o, struct catalog **out, struct err *e)
 {
 	struct catalog *c = NULL;
+	struct naming nm;
 	struct stat st;
 
 	if (catalog_open(o->source, NULL, &c, e) != 0) {
@@ -762,8 +764,7 @@ open_source(struct stfs_opts *o, struct catalog **out, struct err *e)
 		 * a directory without models, a model file as mount point. */
 		if (e->code == ERR_USAGE && stat(o->source, &st) == 0 &&
 		    S_ISDIR(st.st_mode) &&
-		    (text_ends_with(o->mountpoint, ".safetensors") ||
-		     text_ends_with(o->mountpoint, ".safetensors.index.json"))) {
+		    naming_of(o->mountpoint, &nm) != NAMING_NONE) {
 			size_t n = strlen(e->detail);
 
 			snprintf(e->detail + n, sizeof(e->detail) - n, "; did "

@@ -224,11 +224,12 @@ def polish(t, d, single, loras):
 	# swapped arguments, missing mount point
 	empty = os.path.join(d, "no-models")
 	os.makedirs(empty)
-	r = run([harness.STFS, empty, os.path.join(d, "x.safetensors")])
-	err = r.stderr.decode("utf-8", "replace")
-	t.eq(r.returncode, 2, "swapped: exit 2 (%s)" % err)
-	t.check("did you swap SOURCE and MOUNTPOINT?" in err, "swapped: the "
-		"hint: %r" % err)
+	for f in ("x.safetensors", "x.gguf", "pytorch_model.bin"):
+		r = run([harness.STFS, empty, os.path.join(d, f)])
+		err = r.stderr.decode("utf-8", "replace")
+		t.eq(r.returncode, 2, "swapped, %s: exit 2 (%s)" % (f, err))
+		t.check("did you swap SOURCE and MOUNTPOINT?" in err, "swapped, "
+			"%s: the hint: %r" % (f, err))
 	gone = os.path.join(d, "no", "such", "dir")
 	r = run([harness.STFS, single, gone])
 	err = r.stderr.decode("utf-8", "replace")
