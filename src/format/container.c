@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "base/error.h"
-#include "base/text.h"
 #include "format/gguf/gguf.h"
+#include "format/naming.h"
 #include "format/safetensors/header.h"
 #include "format/sniff.h"
 #include "format/torch/torch.h"
@@ -16,21 +16,23 @@
 _Static_assert(TORCH_NOT_MINE == CONTAINER_NOT_MINE, "one value");
 
 static const struct container_format formats[] = {
-	{ "safetensors", header_claims, header_read, NULL },
-	{ "PyTorch checkpoint", torch_claims, torch_open, NULL },
-	{ "gguf", gguf_claims, gguf_read, ".gguf" },
+	{ "safetensors", header_claims, header_read },
+	{ "PyTorch checkpoint", torch_claims, torch_open },
+	{ "gguf", gguf_claims, gguf_read },
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
 
-/* The format for a file nobody claims: by its name's ending, else the
- * first. */
+/* The format for a file nobody claims: the one its name says reads it
+ * (naming.h), else the first. */
 static const struct container_format *
 unclaimed(const char *name)
 {
-	for (size_t i = 0; i < NFORMATS; i++)
-		if (name && formats[i].suffix &&
-		    text_ends_with(name, formats[i].suffix))
-			return &formats[i];
+	struct naming nm;
+
+	if (name && naming_of(name, &nm) != NAMING_NONE && nm.reader)
+		for (size_t i = 0; i < NFORMATS; i++)
+			if (strcmp(formats[i].name, nm.reader) == 0)
+				return &formats[i];
 	return &formats[0];
 }
 

@@ -7,8 +7,8 @@
  * the byte ranges only, so a new format does not touch the model, the
  * views or the mount.
  *
- * What a second format provides (one folder, src/format/NAME/, and one
- * line in container.c's table):
+ * What a second format provides (one folder, src/format/NAME/, one line
+ * in container.c's table, and its file names in naming.c's):
  *
  *   claims(head, n, size)  1 when the first bytes say the file is this
  *          format (a magic number: "GGUF", a zip's "PK\3\4" holding
@@ -23,8 +23,8 @@
  *
  * The first line of the table, safetensors, has no magic number (its
  * claims() only sees a length prefix that fits and a '{'): it also reads
- * every file no other format claims (but one named with another
- * format's suffix), so an unknown file gets the reference reader's
+ * every file no other format claims (but one whose name says another
+ * format: naming.h), so an unknown file gets the reference reader's
  * error, and sniff.c then puts in front what the file really is (a Git
  * LFS pointer, an HTML page, a zip, ...).  A format that joins the table
  * takes its line out of sniff.c's list of foreign files.
@@ -67,18 +67,14 @@ struct container_format {
 	int (*claims)(const unsigned char *head, size_t n, uint64_t size);
 	int (*open)(const struct reader *r, struct header **out,
 		    struct err *e);
-	/* The file name ending of the format (".gguf"), or NULL.  A file
-	 * so named that no format claims (a damaged magic number) is read
-	 * by this format rather than the first line, so that its error is
-	 * this format's: "magic is ..., not GGUF" rather than the
-	 * safetensors reference's finding about a length prefix. */
-	const char *suffix;
 };
 
 /* The format of a file whose first min(size, CONTAINER_HEAD) bytes are
  * head and whose path or URL is name (NULL: none): the first one that
- * claims it, else the one whose suffix name has, else the first of the
- * table. */
+ * claims it, else the one name says reads it (naming.h: a .gguf file with
+ * a damaged magic number gets GGUF's error, "magic is ..., not GGUF",
+ * not the safetensors reference's about a length prefix), else the first
+ * of the table. */
 const struct container_format *container_format(const unsigned char *head,
 						 size_t n, uint64_t size,
 						 const char *name);

@@ -14,15 +14,16 @@ static const struct rule {
 	const char *prefix;	/* the name must also start with it */
 	enum naming_role role;
 	unsigned flags;
+	const char *reader;	/* struct naming's */
 } rules[] = {
-	{ ".safetensors.index.json", NULL, NAMING_INDEX, 0 },
-	{ ".safetensors", NULL, NAMING_MODEL, 0 },
-	{ ".gguf", NULL, NAMING_MODEL, SPLIT },
-	{ ".bin.index.json", NULL, NAMING_INDEX, YIELDS },
-	{ ".bin", "pytorch_model", NAMING_MODEL, YIELDS },
-	{ ".bin", NULL, NAMING_CHECKPOINT, 0 },
-	{ ".pt", NULL, NAMING_CHECKPOINT, 0 },
-	{ ".pth", NULL, NAMING_CHECKPOINT, 0 },
+	{ ".safetensors.index.json", NULL, NAMING_INDEX, 0, NULL },
+	{ ".safetensors", NULL, NAMING_MODEL, 0, NULL },
+	{ ".gguf", NULL, NAMING_MODEL, SPLIT, "gguf" },
+	{ ".bin.index.json", NULL, NAMING_INDEX, YIELDS, NULL },
+	{ ".bin", "pytorch_model", NAMING_MODEL, YIELDS, NULL },
+	{ ".bin", NULL, NAMING_CHECKPOINT, 0, NULL },
+	{ ".pt", NULL, NAMING_CHECKPOINT, 0, NULL },
+	{ ".pth", NULL, NAMING_CHECKPOINT, 0, NULL },
 };
 
 static int
@@ -77,6 +78,7 @@ naming_of(const char *path, struct naming *out)
 		out->role = r->role;
 		out->yields = (r->flags & YIELDS) != 0;
 		out->suffix = n;
+		out->reader = r->reader;
 		if (r->flags & SPLIT)
 			split_set(base, len, out);
 		break;

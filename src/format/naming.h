@@ -20,7 +20,8 @@
  * Models that yield (PyTorch weights) are models of a folder only when it
  * holds no model that does not: a Hub repository that ships both formats
  * is its safetensors files.  A new format adds its names to the table in
- * naming.c, and every place that finds models follows.
+ * naming.c, and every place that finds models follows (and
+ * container_open(), for a file whose bytes no format claims).
  */
 #ifndef STFS_NAMING_H
 #define STFS_NAMING_H
@@ -43,6 +44,10 @@ struct naming {
 				   directory leaves out (".safetensors",
 				   "-00001-of-00003.gguf") */
 	unsigned part, parts;	/* a GGUF split set's K and N, else 0 */
+	const char *reader;	/* the format (container.c's name) that
+				   reads a file so named when no format
+				   claims its bytes, so that a damaged magic
+				   number gets its error; NULL: the first */
 };
 
 /* What the last component of path (a file name, a path, a URL, an object

@@ -58,6 +58,12 @@ START_TEST(test_split_sets)
 	ck_assert_uint_eq(n.suffix, strlen("-00001-of-00003.gguf"));
 	ck_assert_int_eq(naming_of("m-00003-of-00003.gguf", &n), NAMING_PART);
 	ck_assert_uint_eq(n.part, 3);
+	/* read by GGUF when no format claims its bytes, as every .gguf */
+	ck_assert_str_eq(n.reader, "gguf");
+	naming_of("model.safetensors", &n);
+	ck_assert_ptr_null(n.reader);
+	naming_of("optimizer.pt", &n);
+	ck_assert_ptr_null(n.reader);
 	/* not a split name: a whole file */
 	ck_assert_int_eq(naming_of("m-00004-of-00003.gguf", &n), NAMING_MODEL);
 	ck_assert_uint_eq(n.parts, 0);
