@@ -206,6 +206,16 @@ class HubSim:
 
 	# ---- signing -------------------------------------------------------------
 
+	def user_env(self, hf_home, token):
+		"""The environment of a front end reading this Hub with token:
+		no HF_*, HUGGING*, STFS_HTTP_* from outside, HF_HOME of its
+		own."""
+		e = {k: v for k, v in os.environ.items()
+		     if not k.startswith(("HF_", "HUGGING", "STFS_HTTP_"))}
+		e.update(HF_HOME=hf_home, HF_ENDPOINT=self.endpoint,
+			 HF_TOKEN=token)
+		return e
+
 	def sign(self, key, expires):
 		msg = ("%s:%s" % (key, expires)).encode()
 		return hmac.new(self.secret, msg, hashlib.sha256).hexdigest()[:32]

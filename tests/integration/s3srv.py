@@ -222,6 +222,19 @@ class S3:
 				      signature_version="s3v4",
 				      retries={"max_attempts": 1}))
 
+	def user_env(self, akid, home):
+		"""The environment of a front end signing with akid through the
+		proxy: no AWS_* or STFS_S3* from outside, HOME of its own."""
+		sec, tok = self.keys[akid]
+		e = {k: v for k, v in os.environ.items()
+		     if not k.startswith(("AWS_", "STFS_S3"))}
+		e.update(HOME=home, AWS_ENDPOINT_URL=self.endpoint,
+			 AWS_REGION=self.region, AWS_ACCESS_KEY_ID=akid,
+			 AWS_SECRET_ACCESS_KEY=sec)
+		if tok:
+			e["AWS_SESSION_TOKEN"] = tok
+		return e
+
 	def requests(self):
 		with open(self.log) as f:
 			return [json.loads(l) for l in f if l.strip()]

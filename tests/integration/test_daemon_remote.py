@@ -116,11 +116,7 @@ def check_s3(t, d, model, want):
 			with open(os.path.join(model, f), "rb") as fh:
 				c.put_object(Bucket="models", Key="sharded/" + f,
 					     Body=fh.read())
-		env = {k: v for k, v in os.environ.items()
-		       if not k.startswith(("AWS_", "STFS_S3"))}
-		env.update(HOME=home, AWS_ENDPOINT_URL=srv.endpoint,
-			   AWS_REGION=REGION, AWS_ACCESS_KEY_ID=AKID,
-			   AWS_SECRET_ACCESS_KEY=KEYS[AKID][0])
+		env = srv.user_env(AKID, home)
 		check_modes(t, d, "s3://models/sharded/", env, want, "s3")
 
 
@@ -135,9 +131,7 @@ def check_hub(t, d, model, want):
 		sim.add_repo("org/sharded").commit(files)
 		home = os.path.join(d, "hfhome")
 		os.makedirs(home)
-		env = {k: v for k, v in os.environ.items()
-		       if not k.startswith(("HF_", "HUGGING", "STFS_HTTP_"))}
-		env.update(HF_HOME=home, HF_ENDPOINT=sim.endpoint, HF_TOKEN=TOKEN)
+		env = sim.user_env(home, TOKEN)
 		check_modes(t, d, "hf://org/sharded", env, want, "hub")
 	finally:
 		sim.stop()

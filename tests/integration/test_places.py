@@ -167,11 +167,7 @@ def check_s3(t, d, zoo, want):
 		c.create_bucket(Bucket="zoo")
 		for rel, data in sorted(files_of(zoo).items()):
 			c.put_object(Bucket="zoo", Key="m/" + rel, Body=data)
-		env = {k: v for k, v in os.environ.items()
-		       if not k.startswith(("AWS_", "STFS_S3"))}
-		env.update(HOME=home, AWS_ENDPOINT_URL=srv.endpoint,
-			   AWS_REGION=REGION, AWS_ACCESS_KEY_ID=AKID,
-			   AWS_SECRET_ACCESS_KEY=KEYS[AKID][0])
+		env = srv.user_env(AKID, home)
 		mark = srv.mark()
 		check_tree(t, "s3://zoo/m/", want, env, "s3 prefix")
 		asked = [r["path"] for r in srv.requests_since(mark)]
@@ -204,9 +200,7 @@ def check_hub(t, d, zoo, want):
 		sim.add_repo("org/zoo").commit(files_of(zoo))
 		home = os.path.join(d, "hfhome")
 		os.makedirs(home)
-		env = {k: v for k, v in os.environ.items()
-		       if not k.startswith(("HF_", "HUGGING", "STFS_HTTP_"))}
-		env.update(HF_HOME=home, HF_ENDPOINT=sim.endpoint, HF_TOKEN=TOKEN)
+		env = sim.user_env(home, TOKEN)
 		check_tree(t, "hf://org/zoo", want, env, "hf://")
 		for rel, model in ONE:
 			url = "hf://org/zoo/" + rel
