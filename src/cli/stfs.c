@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "base/error.h"
-#include "base/text.h"
 #include "cli/background.h"
 #include "format/naming.h"
 #include "cli/nofile.h"
