@@ -59,8 +59,9 @@ struct err;
  * the table's first line, as an unclaimed one. */
 #define CONTAINER_NOT_MINE (-2)
 
-/* Bytes of a file's start that every format's claims() sees. */
-#define CONTAINER_HEAD 16
+/* Bytes of a file's start that every format's claims() sees (enough for
+ * the magic number of PyTorch's legacy format behind a FRAME). */
+#define CONTAINER_HEAD 32
 
 struct container_format {
 	const char *name;	/* "safetensors" */

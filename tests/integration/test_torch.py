@@ -262,10 +262,12 @@ def hostile(d, witness):
 			      if n.endswith("data.pkl")][0])
 	fx["deflated.pt"] = (zip_of(pkl, entries, zipfile.ZIP_DEFLATED),
 			     "InvalidCheckpoint", ["compressed", "torch.save"])
-	b = io.BytesIO()
-	torch.save({"w": torch.ones(3)}, b, _use_new_zipfile_serialization=False)
-	fx["legacy.pt"] = (b.getvalue(), "InvalidCheckpoint",
-			   ["legacy", "torch.save"])
+	for proto in (2, 3, 4, 5):
+		b = io.BytesIO()
+		torch.save({"w": torch.ones(3)}, b, pickle_protocol=proto,
+			   _use_new_zipfile_serialization=False)
+		fx["legacy%d.pt" % proto] = (b.getvalue(), "InvalidCheckpoint",
+					     ["legacy", "torch.save"])
 	b = io.BytesIO()
 	torch.save({"w": torch.ones(3, dtype=torch.complex128)}, b)
 	fx["c128.pt"] = (b.getvalue(), "InvalidPickle",

@@ -12,11 +12,26 @@
 #define PICKLE_MAX_BYTES (256u << 20)	/* far above any state dict's */
 
 /* The legacy format starts with the pickle of torch's magic number
- * 0x1950a86a20f9469cfc6c: PROTO 2, LONG1 of 10 bytes. */
+ * 0x1950a86a20f9469cfc6c: PROTO (2 to 5, torch.save's pickle_protocol),
+ * from protocol 4 a FRAME, then LONG1 of 10 bytes. */
 static const unsigned char legacy_magic[] = {
-	0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a,
-	0xa8, 0x50, 0x19,
+	0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19,
 };
+
+#define LEGACY_HEAD (2 + 9 + sizeof(legacy_magic))	/* PROTO FRAME LONG1 */
+
+static int
+is_legacy(const unsigned char *head, size_t n)
+{
+	size_t at = 2;
+
+	if (n < 2 || head[0] != 0x80 || head[1] < 2 || head[1] > 5)
+		return 0;
+	if (n > at && head[at] == 0x95)		/* FRAME and its length */
+		at += 9;
+	return n >= at + sizeof(legacy_magic) &&
+	       memcmp(head + at, legacy_magic, sizeof(legacy_magic)) == 0;
+}
 
 int
 torch_claims(const unsigned char *head, size_t n, uint64_t size)
@@ -24,8 +39,7 @@ torch_claims(const unsigned char *head, size_t n, uint64_t size)
 	(void)size;
 	if (n >= 4 && memcmp(head, "PK\003\004", 4) == 0)
 		return 1;
-	return n >= sizeof(legacy_magic) &&
-	       memcmp(head, legacy_magic, sizeof(legacy_magic)) == 0;
+	return is_legacy(head, n);
 }
 
 /* Read a small entry whole (data.pkl, byteorder): its bytes in *buf. */
@@ -119,12 +133,11 @@ out:
 int
 torch_open(const struct reader *r, struct header **out, struct err *e)
 {
-	unsigned char head[sizeof(legacy_magic)];
+	unsigned char head[LEGACY_HEAD];
+	size_t n = r->size < sizeof(head) ? (size_t)r->size : sizeof(head);
 
 	*out = NULL;
-	if (r->size >= sizeof(head) &&
-	    reader_pread(r, head, sizeof(head), 0) == 0 &&
-	    memcmp(head, legacy_magic, sizeof(head)) == 0) {
+	if (reader_pread(r, head, n, 0) == 0 && is_legacy(head, n)) {
 		err_set(e, ERR_INVALID_CHECKPOINT, "a PyTorch checkpoint in "
 			"the legacy format (torch.save before 1.6, or with "
 			"_use_new_zipfile_serialization=False), which stfs "
