@@ -7,17 +7,20 @@
  * printable one-line record of ERR_INVALID_PICKLE or ERR_NO_MEMORY; an
  * accepted pickle is walked recursively (what the torch container does)
  * and must keep every promise of pickle.h: no path longer than the depth
- * limit, no more values walked than the walk limit, calls of the two
- * _rebuild functions only with a tuple of arguments, globals of the
- * allow-list only, strings ending in NUL.
+ * limit, no more values walked than the walk limit, calls of a global or
+ * of a call's result with a tuple of arguments and items of their kind,
+ * globals named (known ones by their id), strings ending in NUL, wide
+ * ints wider than 64 bits and written in decimal up to their limit.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 #include "format/torch/pickle.h"
+#include "format/torch/pickle_long.h"
 
 #define CHECK(cond) do { \
 	if (!(cond)) { \
@@ -50,8 +53,28 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	case PICKLE_BYTES:
 		CHECK(v->str.p != NULL && v->str.p[v->str.len] == '\0');
 		break;
+	case PICKLE_LONG: {
+		struct buf b = BUF_INIT;
+		const unsigned char *p = (const unsigned char *)v->str.p;
+		size_t n = v->str.len;
+
+		/* no byte that only repeats the sign */
+		CHECK(n > 8);
+		CHECK(!(p[n - 1] == 0 && p[n - 2] < 0x80) &&
+		      !(p[n - 1] == 0xff && p[n - 2] >= 0x80));
+		/* (the first few times: a shared one is met again and
+		 * again, and its decimal takes quadratic time) */
+		if (w->visited < 64) {
+			CHECK(pickle_long_text(v, &b) ==
+			      (n <= PICKLE_LONG_DECIMAL_BYTES));
+			CHECK(b.len > 0 && strlen(b.data) == b.len);
+			buf_free(&b);
+		}
+		break;
+	}
 	case PICKLE_TUPLE:
 	case PICKLE_LIST:
+	case PICKLE_SET:
 		CHECK(v->seq.n == 0 || v->seq.items != NULL);
 		for (size_t i = 0; i < v->seq.n; i++)
 			walk(w, v->seq.items[i], depth + 1);
@@ -67,18 +90,22 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 		break;
 	case PICKLE_GLOBAL:
 		CHECK(v->global.module && v->global.name);
-		CHECK(v->global.id <= PICKLE_G_CODECS_ENCODE);
+		CHECK(v->global.module[0] && v->global.name[0]);
+		CHECK(v->global.id <= PICKLE_G_DEVICE);
 		break;
 	case PICKLE_CALL:
-		CHECK(v->call.callee->kind == PICKLE_GLOBAL);
-		CHECK(v->call.callee->global.id == PICKLE_G_REBUILD_TENSOR_V2 ||
-		      v->call.callee->global.id == PICKLE_G_REBUILD_TENSOR_V3 ||
-		      v->call.callee->global.id == PICKLE_G_REBUILD_PARAMETER);
+		CHECK(v->call.callee->kind == PICKLE_GLOBAL ||
+		      v->call.callee->kind == PICKLE_CALL);
 		CHECK(v->call.args->kind == PICKLE_TUPLE);
+		CHECK(v->call.newobj == 0 || v->call.newobj == 1);
+		CHECK(!v->call.items || v->call.items->kind == PICKLE_DICT ||
+		      v->call.items->kind == PICKLE_LIST);
 		walk(w, v->call.callee, depth + 1);
 		walk(w, v->call.args, depth + 1);
 		if (v->call.state)
 			walk(w, v->call.state, depth + 1);
+		if (v->call.items)
+			walk(w, v->call.items, depth + 1);
 		break;
 	case PICKLE_PERSID:
 		walk(w, v->persid.pid, depth + 1);

@@ -5,12 +5,14 @@
  * until the mark is), BINPUT stores the top value, MEMOIZE stores it at
  * the memo's current size, STOP takes the top.  It is stricter where
  * torch.save never goes: the stack must hold exactly the result at STOP
- * and nothing may follow it, APPEND needs a list, SETITEM a dict, BUILD a
- * dict or a call, and wider-than-64-bit ints are refused.
+ * and nothing may follow it, APPEND needs a list, SETITEM a dict, ADDITEMS
+ * a set (or, each, an object described by a call), BUILD a dict or a
+ * call, and a global must be a name Python could import.
  *
  * The values live in a pickle_store (pickle_store.h), which also checks
- * the finished graph; the names of opcodes and the allow-list are in
- * pickle_names.c.  Nothing here recurses.
+ * the finished graph; the names of opcodes and the known globals are in
+ * pickle_names.c, what a call stands for in pickle_call.c.  Nothing here
+ * recurses.
  */
 #include "format/torch/pickle.h"
 
@@ -21,6 +23,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "format/torch/pickle_call.h"
 #include "format/torch/pickle_names.h"
 #include "format/torch/pickle_store.h"
 
@@ -220,11 +223,14 @@ op_str(struct machine *m, enum pickle_kind kind, unsigned n)
 	return push(m, v);
 }
 
-/* LONG1, LONG4: a little-endian two's complement int of n bytes. */
+/* LONG1, LONG4: a little-endian two's complement int of n bytes; one
+ * wider than 64 bits (a uint64 seed, 2**70) is kept as its bytes. */
 static int
 op_long(struct machine *m, unsigned n)
 {
 	uint64_t len, u = 0;
+	const unsigned char *p;
+	size_t k;
 	int64_t i;
 
 	if (arg_uint(m, n, &len) < 0)
@@ -232,19 +238,27 @@ op_long(struct machine *m, unsigned n)
 	if (n == 4 && len > INT32_MAX)
 		return fail(m, "LONG4 at byte %zu has a negative length",
 			    m->at);
-	if (len > 8)
-		return fail(m, "%s at byte %zu is an int of %llu bytes; stfs "
-			    "reads ints of up to 64 bits", cur_op(m), m->at,
-			    (unsigned long long)len);
-	if (len && arg_uint(m, (unsigned)len, &u) < 0)
+	if (need_bytes(m, len) < 0)
 		return -1;
-	if (len && len < 8 && (u >> (len * 8 - 1)) & 1)
-		u |= ~(uint64_t)0 << (len * 8);	/* sign-extend */
+	p = m->p + m->pos;
+	m->pos += (size_t)len;
+	/* bytes that only repeat the sign do not count */
+	k = (size_t)len;
+	while (k > 8 && ((p[k - 1] == 0 && p[k - 2] < 0x80) ||
+			 (p[k - 1] == 0xff && p[k - 2] >= 0x80)))
+		k--;
+	if (k > 8)
+		return push(m, pickle_store_str(&m->pk->store, PICKLE_LONG, p,
+						k, m->e));
+	for (size_t j = k; j-- > 0;)
+		u = u << 8 | p[j];
+	if (k && k < 8 && (u >> (k * 8 - 1)) & 1)
+		u |= ~(uint64_t)0 << (k * 8);	/* sign-extend */
 	memcpy(&i, &u, sizeof(i));
 	return push(m, new_int(m, i));
 }
 
-/* A tuple or list of the stack's values from index from up. */
+/* A tuple, list or set of the stack's values from index from up. */
 static int
 collect(struct machine *m, enum pickle_kind kind, size_t from)
 {
@@ -256,34 +270,93 @@ collect(struct machine *m, enum pickle_kind kind, size_t from)
 	return push(m, v);
 }
 
-/* APPEND, APPENDS: n values onto list. */
-static int
-seq_add(struct machine *m, struct pickle_value *list,
-	struct pickle_value *const *items, size_t n)
+/* The items of the object call describes: its dict (SETITEM) or list
+ * (APPEND, ADDITEMS) of kind, made the first time. */
+static struct pickle_value *
+call_items(struct machine *m, struct pickle_value *call,
+	   enum pickle_kind kind)
 {
-	if (list->kind != PICKLE_LIST)
-		return fail(m, "%s at byte %zu appends to a %s, not a list",
-			    cur_op(m), m->at, pickle_kind_name(list->kind));
-	return pickle_store_add(list, items, n, m->e);
+	if (!call->call.items) {
+		call->call.items = new_value(m, kind);
+		return call->call.items;
+	}
+	if (call->call.items->kind != kind) {
+		fail(m, "%s at byte %zu both sets items of an object and "
+		     "appends to it", cur_op(m), m->at);
+		return NULL;
+	}
+	return call->call.items;
+}
+
+/* APPEND, APPENDS (to a list), ADDITEMS (to a set): n values onto seq,
+ * or onto the list of the object a call describes. */
+static int
+seq_add(struct machine *m, struct pickle_value *seq,
+	struct pickle_value *const *items, size_t n, enum pickle_kind kind)
+{
+	if (seq->kind == PICKLE_CALL) {
+		seq = call_items(m, seq, PICKLE_LIST);
+		if (!seq)
+			return -1;
+	} else if (seq->kind != kind) {
+		return fail(m, "%s at byte %zu adds to a %s, not a %s",
+			    cur_op(m), m->at, pickle_kind_name(seq->kind),
+			    pickle_kind_name(kind));
+	}
+	return pickle_store_add(seq, items, n, m->e);
 }
 
 /* SETITEM, SETITEMS, DICT: the n values kv[0], kv[1], ... as key, value,
- * key, ... into d. */
+ * key, ... into d, or into the dict of the object a call describes. */
 static int
 dict_add(struct machine *m, struct pickle_value *d,
 	 struct pickle_value *const *kv, size_t n)
 {
-	if (d->kind != PICKLE_DICT)
-		return fail(m, "%s at byte %zu sets an item of a %s, not a "
-			    "dict", cur_op(m), m->at, pickle_kind_name(d->kind));
 	if (n % 2)
 		return fail(m, "%s at byte %zu has an odd number of values",
 			    cur_op(m), m->at);
+	if (d->kind == PICKLE_CALL) {
+		d = call_items(m, d, PICKLE_DICT);
+		if (!d)
+			return -1;
+	} else if (d->kind != PICKLE_DICT) {
+		return fail(m, "%s at byte %zu sets an item of a %s, not a "
+			    "dict", cur_op(m), m->at, pickle_kind_name(d->kind));
+	}
 	return pickle_store_add(d, kv, n, m->e);
 }
 
 /* ---- globals, calls ------------------------------------------------- */
 
+/* A copy of a global's module or name, kept by the store (as a string
+ * value no other value points to). */
+static const char *
+keep_name(struct machine *m, const char *p, size_t n)
+{
+	struct pickle_value *v = pickle_store_str(&m->pk->store, PICKLE_STR,
+						  p, n, m->e);
+
+	return v ? v->str.p : NULL;
+}
+
+/* 1 when p[0..n) could name a module or an attribute Python imports:
+ * UTF-8 without spaces or control bytes. */
+static int
+python_name(const char *p, size_t n)
+{
+	size_t bad;
+	unsigned bad_len;
+
+	if (!n || text_utf8_check(p, n, &bad, &bad_len) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)p[i] <= ' ' || p[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* A global: a known one by its id, any other as its name, never
+ * imported. */
 static int
 push_global(struct machine *m, const char *mod, size_t mlen,
 	    const char *name, size_t nlen)
@@ -293,18 +366,25 @@ push_global(struct machine *m, const char *mod, size_t mlen,
 	struct pickle_value *v;
 	char text[400];
 
-	if (!a) {
+	if (!a && (!python_name(mod, mlen) || !python_name(name, nlen))) {
 		pickle_names_text(text, sizeof(text), mod, mlen, name, nlen);
-		return fail(m, "global %s is not allowed (stfs executes no "
-			    "pickle code; it reads the tensors of state dicts "
-			    "and optimizer states only)", text);
+		return fail(m, "%s at byte %zu names global %s, which is no "
+			    "Python name", cur_op(m), m->at, text);
 	}
 	v = new_value(m, PICKLE_GLOBAL);
 	if (!v)
 		return -1;
-	v->global.module = a->module;
-	v->global.name = a->name;
-	v->global.id = a->id;
+	if (a) {
+		v->global.module = a->module;
+		v->global.name = a->name;
+		v->global.id = a->id;
+		return push(m, v);
+	}
+	v->global.id = PICKLE_G_OTHER;
+	v->global.module = keep_name(m, mod, mlen);
+	v->global.name = v->global.module ? keep_name(m, name, nlen) : NULL;
+	if (!v->global.name)
+		return -1;
 	return push(m, v);
 }
 
@@ -343,97 +423,26 @@ op_stack_global(struct machine *m)
 			   name->str.len);
 }
 
-/* _codecs.encode(s, 'latin1'): s's code points (all below 256) as bytes,
- * which is how protocol 2 writes a bytes object. */
-static int
-push_latin1(struct machine *m, const struct pickle_value *args)
-{
-	const struct pickle_value *s = args->seq.n == 2 ? args->seq.items[0]
-							: NULL;
-	const struct pickle_value *enc = s ? args->seq.items[1] : NULL;
-	const unsigned char *p;
-	struct pickle_value *v;
-	size_t n = 0;
-	char *out;
-
-	if (!enc || s->kind != PICKLE_STR || enc->kind != PICKLE_STR ||
-	    strcmp(enc->str.p, "latin1") != 0 || enc->str.len != 6)
-		return fail(m, "%s at byte %zu calls _codecs.encode with other "
-			    "arguments than (str, 'latin1')", cur_op(m), m->at);
-	v = pickle_store_str(&m->pk->store, PICKLE_BYTES, s->str.p, s->str.len,
-			     m->e);
-	if (!v)
-		return -1;
-	p = (const unsigned char *)s->str.p;
-	out = (char *)v->str.p;
-	for (size_t i = 0; i < s->str.len; i++) {
-		if (p[i] < 0x80)
-			out[n++] = (char)p[i];
-		else if ((p[i] == 0xc2 || p[i] == 0xc3) && i + 1 < s->str.len &&
-			 (p[i + 1] & 0xc0) == 0x80) {
-			out[n++] = (char)((p[i] & 3) << 6 | (p[i + 1] & 0x3f));
-			i++;
-		} else
-			return fail(m, "%s at byte %zu: _codecs.encode of a "
-				    "string that is not latin-1 in UTF-8",
-				    cur_op(m), m->at);
-	}
-	out[n] = '\0';
-	v->str.len = n;
-	return push(m, v);
-}
-
-/* REDUCE and NEWOBJ: describe the call, never make it. */
+/* REDUCE and NEWOBJ: the value a pure call makes, or a description of
+ * the call (pickle_call.h); never the call. */
 static int
 op_call(struct machine *m, int newobj)
 {
 	struct pickle_value *args = pop(m), *callee = args ? pop(m) : NULL;
-	struct pickle_value *v;
-	char text[400];
+	char at[64];
 
 	if (!callee)
 		return -1;
-	if (callee->kind != PICKLE_GLOBAL)
+	if (callee->kind != PICKLE_GLOBAL && callee->kind != PICKLE_CALL)
 		return fail(m, "%s at byte %zu calls a %s", cur_op(m), m->at,
 			    pickle_kind_name(callee->kind));
 	if (args->kind != PICKLE_TUPLE)
 		return fail(m, "%s at byte %zu passes a %s as arguments, not a "
 			    "tuple", cur_op(m), m->at,
 			    pickle_kind_name(args->kind));
-	switch (callee->global.id) {
-	case PICKLE_G_ORDERED_DICT:
-		if (args->seq.n)
-			return fail(m, "%s at byte %zu makes an OrderedDict "
-				    "from arguments", cur_op(m), m->at);
-		v = new_value(m, PICKLE_DICT);
-		if (v)
-			v->dict.ordered = 1;
-		return push(m, v);
-	case PICKLE_G_CODECS_ENCODE:
-		if (!newobj)
-			return push_latin1(m, args);
-		break;
-	case PICKLE_G_REBUILD_TENSOR_V2:
-	case PICKLE_G_REBUILD_TENSOR_V3:
-	case PICKLE_G_REBUILD_PARAMETER:
-		if (newobj)
-			break;
-		v = new_value(m, PICKLE_CALL);
-		if (!v)
-			return -1;
-		v->call.callee = callee;
-		v->call.args = args;
-		return push(m, v);
-	case PICKLE_G_STORAGE:
-	case PICKLE_G_DTYPE:
-		break;
-	}
-	pickle_names_text(text, sizeof(text), callee->global.module,
-		    strlen(callee->global.module), callee->global.name,
-		    strlen(callee->global.name));
-	return fail(m, "%s of %s at byte %zu is not something torch.save "
-		    "writes (stfs executes no pickle code)", cur_op(m), text,
-		    m->at);
+	snprintf(at, sizeof(at), "%s at byte %zu", cur_op(m), m->at);
+	return push(m, pickle_call_make(&m->pk->store, callee, args, newobj,
+					at, m->e));
 }
 
 static int
@@ -592,15 +601,23 @@ step(struct machine *m)
 		if (need_values(m, 2) < 0)
 			return -1;
 		m->sn--;
-		return seq_add(m, m->stack[m->sn - 1], m->stack + m->sn, 1);
+		return seq_add(m, m->stack[m->sn - 1], m->stack + m->sn, 1,
+			       PICKLE_LIST);
 	case 'e':	/* APPENDS */
+	case 0x90:	/* ADDITEMS */
 		if (pop_mark(m, &from) < 0 || below_mark(m, from) < 0)
 			return -1;
 		if (seq_add(m, m->stack[from - 1], m->stack + from,
-			    m->sn - from) < 0)
+			    m->sn - from, op == 'e' ? PICKLE_LIST : PICKLE_SET))
 			return -1;
 		m->sn = from;
 		return 0;
+	case 0x8f:	/* EMPTY_SET */
+		return push(m, new_value(m, PICKLE_SET));
+	case 0x91:	/* FROZENSET */
+		if (pop_mark(m, &from) < 0)
+			return -1;
+		return collect(m, PICKLE_SET, from);
 	case 'J':	/* BININT */
 		if (arg_uint(m, 4, &u) < 0)
 			return -1;
@@ -750,9 +767,10 @@ pickle_kind_name(enum pickle_kind kind)
 {
 	static const char *const names[] = {
 		[PICKLE_NONE] = "None", [PICKLE_BOOL] = "bool",
-		[PICKLE_INT] = "int", [PICKLE_FLOAT] = "float",
-		[PICKLE_STR] = "str", [PICKLE_BYTES] = "bytes",
-		[PICKLE_TUPLE] = "tuple", [PICKLE_LIST] = "list",
+		[PICKLE_INT] = "int", [PICKLE_LONG] = "int",
+		[PICKLE_FLOAT] = "float", [PICKLE_STR] = "str",
+		[PICKLE_BYTES] = "bytes", [PICKLE_TUPLE] = "tuple",
+		[PICKLE_LIST] = "list", [PICKLE_SET] = "set",
 		[PICKLE_DICT] = "dict", [PICKLE_GLOBAL] = "global",
 		[PICKLE_CALL] = "call", [PICKLE_PERSID] = "persistent id",
 	};

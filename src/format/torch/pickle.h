@@ -3,22 +3,24 @@
  * values instead of objects.
  *
  * Loading a PyTorch checkpoint with Python runs its pickle, and a pickle
- * can call any function it names.  This reader calls nothing: a global
- * (GLOBAL, STACK_GLOBAL) is looked up in a short allow-list of the names
- * torch.save writes for state dicts and optimizer states (the table in
- * pickle.c) and refused otherwise, naming it; a REDUCE or NEWOBJ of an
- * allowed global becomes a PICKLE_CALL value saying "a call of X with
- * these arguments" for the caller to interpret, and BINPERSID (torch's
- * reference to a storage) a PICKLE_PERSID value.  Two calls are pure and
- * taken as the values they make: collections.OrderedDict() is an empty
- * dict, _codecs.encode(s, 'latin1') (how protocol 2 writes bytes) is
- * bytes.  Any other opcode is refused by name.
+ * can call any function it names.  This reader calls nothing and imports
+ * nothing: a global (GLOBAL, STACK_GLOBAL) is a name, looked up in a short
+ * list of the ones torch.save writes (the table in pickle_names.c) so
+ * that its calls can be understood; a REDUCE or NEWOBJ is a PICKLE_CALL
+ * value saying "a call of X with these arguments" for the caller to
+ * interpret (a tensor) or show (an object of a trainer's class, or
+ * os.system: nothing runs either way), except for the few pure calls
+ * taken as the values they make (pickle_call.h: OrderedDict(), bytes,
+ * sets, torch.Size, torch.device); BINPERSID (torch's reference to a
+ * storage) is a PICKLE_PERSID value.  Any other opcode is refused by name.
  *
  * Hostile input: lengths are checked against the bytes left before
  * anything is allocated, memory is proportional to the input (at most one
- * value per opcode, a memo no larger than the input), nothing recurses,
- * and the finished graph is checked for cycles, depth and the size it has
- * walked as a tree (pickle_limits), so callers may walk it recursively.
+ * value per opcode, three for a global named by its text; a memo no
+ * larger than the input; a string passed to _codecs.encode again and
+ * again makes its bytes once), nothing recurses, and the finished graph
+ * is checked for cycles, depth and the size it has walked as a tree
+ * (pickle_limits), so callers may walk it recursively.
  */
 #ifndef STFS_PICKLE_H
 #define STFS_PICKLE_H

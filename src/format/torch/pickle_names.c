@@ -1,4 +1,4 @@
-/* pickle_names.c - opcode names, the allow-list of globals (pickle_names.h).
+/* pickle_names.c - opcode names, the globals stfs knows (pickle_names.h).
  */
 #include "format/torch/pickle_names.h"
 
@@ -31,17 +31,30 @@ static const char *const op_names[256] = {
 	[0x97] = "NEXT_BUFFER", [0x98] = "READONLY_BUFFER",
 };
 
-/* What torch.save writes for state dicts and optimizer states (torch
- * 1.13, checked with pickletools; torch 2 adds _rebuild_tensor_v3 over a
- * torch.storage.UntypedStorage for its new dtypes), and nothing else.  The
- * storage types and dtypes are inert names; the two _rebuild functions
- * are never called, only described (PICKLE_CALL). */
-static const struct pickle_names_global allowed[] = {
+/* What torch.save writes for state dicts, optimizer states and the
+ * values trainers keep beside them (torch 1.13, checked with pickletools;
+ * torch 2 adds _rebuild_tensor_v3 over a torch.storage.UntypedStorage for
+ * its new dtypes, and _rebuild_parameter_with_state).  These are the
+ * globals whose calls stfs interprets (pickle_call.c); the storage types
+ * and dtypes are inert names; nothing is ever imported or called.  A
+ * protocol 2 pickle names Python 3's builtins as __builtin__. */
+static const struct pickle_names_global known[] = {
 	{ "torch._utils", "_rebuild_tensor_v2", PICKLE_G_REBUILD_TENSOR_V2 },
 	{ "torch._utils", "_rebuild_tensor_v3", PICKLE_G_REBUILD_TENSOR_V3 },
 	{ "torch._utils", "_rebuild_parameter", PICKLE_G_REBUILD_PARAMETER },
+	{ "torch._utils", "_rebuild_parameter_with_state",
+	  PICKLE_G_REBUILD_PARAMETER },
+	{ "torch._tensor", "_rebuild_from_type_v2",
+	  PICKLE_G_REBUILD_FROM_TYPE },
 	{ "collections", "OrderedDict", PICKLE_G_ORDERED_DICT },
+	{ "collections", "defaultdict", PICKLE_G_DEFAULTDICT },
 	{ "_codecs", "encode", PICKLE_G_CODECS_ENCODE },
+	{ "builtins", "set", PICKLE_G_SET },
+	{ "builtins", "frozenset", PICKLE_G_SET },
+	{ "__builtin__", "set", PICKLE_G_SET },
+	{ "__builtin__", "frozenset", PICKLE_G_SET },
+	{ "torch", "Size", PICKLE_G_SIZE },
+	{ "torch", "device", PICKLE_G_DEVICE },
 	{ "torch", "DoubleStorage", PICKLE_G_STORAGE },
 	{ "torch", "FloatStorage", PICKLE_G_STORAGE },
 	{ "torch", "HalfStorage", PICKLE_G_STORAGE },
@@ -100,8 +113,8 @@ const struct pickle_names_global *
 pickle_names_global(const char *module, size_t mlen, const char *name,
 		    size_t nlen)
 {
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
-		const struct pickle_names_global *a = &allowed[i];
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		const struct pickle_names_global *a = &known[i];
 
 		if (strlen(a->module) == mlen && strlen(a->name) == nlen &&
 		    memcmp(a->module, module, mlen) == 0 &&

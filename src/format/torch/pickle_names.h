@@ -1,6 +1,6 @@
 /* pickle_names.h - what the pickle reader knows by name: the opcodes (for
- * messages) and the allow-list of globals, and how a global is written in
- * a message.
+ * messages) and the globals whose calls it interprets, and how a global is
+ * written in a message.
  */
 #ifndef STFS_PICKLE_NAMES_H
 #define STFS_PICKLE_NAMES_H
@@ -18,7 +18,7 @@ struct pickle_names_global {
  * NULL for a byte that is none. */
 const char *pickle_names_op(unsigned char op);
 
-/* The allowed global module.name (lengths given: the bytes come from the
+/* The known global module.name (lengths given: the bytes come from the
  * pickle and may hold anything), or NULL. */
 const struct pickle_names_global *
 pickle_names_global(const char *module, size_t mlen, const char *name,

@@ -19,7 +19,10 @@
  * is the first member of one of these. */
 struct node {
 	struct pickle_value v;
-	size_t cap;		/* items allocated (tuple, list, dict) */
+	union {
+		size_t cap;	/* items allocated (tuple, list, set, dict) */
+		struct pickle_value *made;	/* a string's: pickle_store_made */
+	};
 	uint64_t walk;		/* the check: values below, saturated */
 	unsigned height;	/* the check: the longest path down from here */
 	unsigned char state;	/* the check: 0 new, 1 open, 2 done */
@@ -119,6 +122,12 @@ pickle_store_str(struct pickle_store *s, enum pickle_kind kind, const void *p,
 	return v;
 }
 
+struct pickle_value **
+pickle_store_made(struct pickle_value *str)
+{
+	return &node_of(str)->made;
+}
+
 int
 pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
 		 size_t n, struct err *e)
@@ -166,11 +175,12 @@ child_count(const struct pickle_value *v)
 	switch (v->kind) {
 	case PICKLE_TUPLE:
 	case PICKLE_LIST:
+	case PICKLE_SET:
 		return v->seq.n;
 	case PICKLE_DICT:
 		return 2 * v->dict.n + 1;
 	case PICKLE_CALL:
-		return 3;
+		return 4;
 	case PICKLE_PERSID:
 		return 1;
 	default:
@@ -178,21 +188,22 @@ child_count(const struct pickle_value *v)
 	}
 }
 
-/* Child i of v, or NULL for an absent state. */
+/* Child i of v, or NULL for an absent state or items. */
 static struct pickle_value *
 child(const struct pickle_value *v, size_t i)
 {
 	switch (v->kind) {
 	case PICKLE_TUPLE:
 	case PICKLE_LIST:
+	case PICKLE_SET:
 		return v->seq.items[i];
 	case PICKLE_DICT:
 		if (i == 2 * v->dict.n)
 			return v->dict.attrs;
 		return i % 2 ? v->dict.values[i / 2] : v->dict.keys[i / 2];
 	case PICKLE_CALL:
-		return i == 0 ? v->call.callee : i == 1 ? v->call.args
-							: v->call.state;
+		return i == 0 ? v->call.callee : i == 1 ? v->call.args :
+		       i == 2 ? v->call.state : v->call.items;
 	default:
 		return v->persid.pid;
 	}
@@ -293,12 +304,14 @@ pickle_store_free(struct pickle_store *s)
 			struct pickle_value *v = &c->nodes[i].v;
 
 			switch (v->kind) {
+			case PICKLE_LONG:
 			case PICKLE_STR:
 			case PICKLE_BYTES:
 				free((char *)v->str.p);
 				break;
 			case PICKLE_TUPLE:
 			case PICKLE_LIST:
+			case PICKLE_SET:
 				free(v->seq.items);
 				break;
 			case PICKLE_DICT:

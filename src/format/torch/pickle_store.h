@@ -29,13 +29,19 @@ int pickle_store_grow(void **arr, size_t *cap, size_t need, size_t size,
 struct pickle_value *pickle_store_new(struct pickle_store *s,
 				      enum pickle_kind kind, struct err *e);
 
-/* A PICKLE_STR or PICKLE_BYTES of the n bytes at p (copied, NUL added). */
+/* A PICKLE_STR, PICKLE_BYTES or PICKLE_LONG of the n bytes at p (copied,
+ * NUL added). */
 struct pickle_value *pickle_store_str(struct pickle_store *s,
 				      enum pickle_kind kind, const void *p,
 				      size_t n, struct err *e);
 
-/* Append items[0..n) to a tuple or list v, or the n / 2 pairs items[0],
- * items[1], ... to a dict v.  0, or -1 with ERR_NO_MEMORY. */
+/* The slot of the one value made of the string str (what
+ * _codecs.encode(str, 'latin1') gives, made once however often the memo
+ * passes str to it): NULL until set.  Only for PICKLE_STR values. */
+struct pickle_value **pickle_store_made(struct pickle_value *str);
+
+/* Append items[0..n) to a tuple, list or set v, or the n / 2 pairs
+ * items[0], items[1], ... to a dict v.  0, or -1 with ERR_NO_MEMORY. */
 int pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
 		     size_t n, struct err *e);
 

@@ -1,5 +1,5 @@
 /* pickle_value.h - the values the pickle reader builds (pickle.h says how
- * to load them): what a value is, the allow-list of globals by kind, the
+ * to load them): what a value is, the globals stfs knows by kind, the
  * limits of a load.  Types only.
  */
 #ifndef STFS_PICKLE_VALUE_H
@@ -11,32 +11,49 @@
 enum pickle_kind {
 	PICKLE_NONE,
 	PICKLE_BOOL,	/* b: 0 or 1 */
-	PICKLE_INT,	/* i (an int wider than 64 bits is refused) */
+	PICKLE_INT,	/* i: an int that fits 64 bits */
+	PICKLE_LONG,	/* str: a wider int, as LONG1 and LONG4 write it:
+			 * little-endian two's complement, 9 bytes or more
+			 * (no redundant sign bytes), a NUL after len */
 	PICKLE_FLOAT,	/* f */
 	PICKLE_STR,	/* str: UTF-8 (checked: no overlongs, no
 			 * surrogates), a NUL after len, maybe NULs inside */
 	PICKLE_BYTES,	/* str: BINBYTES*, _codecs.encode(s, 'latin1') */
-	PICKLE_TUPLE,	/* seq */
+	PICKLE_TUPLE,	/* seq (torch.Size(t) is t) */
 	PICKLE_LIST,	/* seq */
-	PICKLE_DICT,	/* dict: pairs in insertion order, keys not merged */
-	PICKLE_GLOBAL,	/* global: a name of the allow-list, not called */
-	PICKLE_CALL,	/* call: REDUCE or NEWOBJ of an allowed global */
+	PICKLE_SET,	/* seq: a set or frozenset, items in the pickle's
+			 * order */
+	PICKLE_DICT,	/* dict: pairs in insertion order, keys not merged
+			 * (also OrderedDict() and defaultdict(f)) */
+	PICKLE_GLOBAL,	/* global: a name, never imported */
+	PICKLE_CALL,	/* call: a REDUCE or NEWOBJ that was not folded
+			 * into a value: described, never made */
 	PICKLE_PERSID,	/* persid: BINPERSID's persistent id */
 };
 
-/* The allow-list, by what the name is; anything else is refused. */
+/* The globals stfs knows, by what the name is; any other is
+ * PICKLE_G_OTHER, kept as a name. */
 enum pickle_global {
+	PICKLE_G_OTHER,			/* none of these */
 	PICKLE_G_REBUILD_TENSOR_V2,	/* torch._utils._rebuild_tensor_v2 */
 	PICKLE_G_REBUILD_TENSOR_V3,	/* torch._utils._rebuild_tensor_v3: torch
 					 * 2's dtypes without a typed storage
 					 * (uint16, float8_*); a 7th argument
 					 * is the dtype (a PICKLE_G_DTYPE) */
-	PICKLE_G_REBUILD_PARAMETER,	/* torch._utils._rebuild_parameter */
+	PICKLE_G_REBUILD_PARAMETER,	/* torch._utils._rebuild_parameter, and
+					 * _rebuild_parameter_with_state */
+	PICKLE_G_REBUILD_FROM_TYPE,	/* torch._tensor._rebuild_from_type_v2:
+					 * a tensor subclass, (func, type,
+					 * args, state) */
 	PICKLE_G_STORAGE,	/* torch.FloatStorage, torch.UntypedStorage,
 				 * ...: the name says the element type */
 	PICKLE_G_DTYPE,		/* torch.float32, torch.bfloat16, ... */
 	PICKLE_G_ORDERED_DICT,	/* collections.OrderedDict */
+	PICKLE_G_DEFAULTDICT,	/* collections.defaultdict */
 	PICKLE_G_CODECS_ENCODE,	/* _codecs.encode */
+	PICKLE_G_SET,		/* builtins.set, builtins.frozenset */
+	PICKLE_G_SIZE,		/* torch.Size */
+	PICKLE_G_DEVICE,	/* torch.device */
 };
 
 struct pickle_value {
@@ -61,15 +78,23 @@ struct pickle_value {
 			struct pickle_value *attrs;
 		} dict;
 		struct {
+			/* NUL-terminated UTF-8, no spaces or control
+			 * bytes */
 			const char *module, *name;
 			enum pickle_global id;
 		} global;
 		struct {
-			/* a PICKLE_GLOBAL whose id is REBUILD_TENSOR_V2,
-			 * _V3 or REBUILD_PARAMETER (what torch calls) */
+			/* a PICKLE_GLOBAL (for a tensor: REBUILD_TENSOR_V2,
+			 * _V3, REBUILD_PARAMETER, REBUILD_FROM_TYPE) or
+			 * the PICKLE_CALL whose result is called */
 			struct pickle_value *callee;
 			struct pickle_value *args;	/* a PICKLE_TUPLE */
 			struct pickle_value *state;	/* BUILD's, or NULL */
+			/* SETITEM(S) on it: a PICKLE_DICT; APPEND(S),
+			 * ADDITEMS: a PICKLE_LIST; or NULL */
+			struct pickle_value *items;
+			int newobj;	/* 1: NEWOBJ, cls.__new__(cls, *args);
+					 * 0: REDUCE, callee(*args) */
 		} call;
 		struct {
 			/* as written; torch: ('storage', GLOBAL storage type,

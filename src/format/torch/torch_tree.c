@@ -271,7 +271,8 @@ storage_of(struct tree *w, const struct pickle_value *pid)
 
 	if (pid->kind != PICKLE_TUPLE || pid->seq.n != 5 ||
 	    it[0]->kind != PICKLE_STR || strcmp(it[0]->str.p, "storage") ||
-	    it[1]->kind != PICKLE_GLOBAL || it[2]->kind != PICKLE_STR ||
+	    it[1]->kind != PICKLE_GLOBAL ||
+	    it[1]->global.id != PICKLE_G_STORAGE || it[2]->kind != PICKLE_STR ||
 	    it[4]->kind != PICKLE_INT || it[4]->i < 0) {
 		bad(w, "has a storage reference that is not ('storage', "
 		    "type, key, location, numel)");
@@ -339,7 +340,8 @@ storage_of(struct tree *w, const struct pickle_value *pid)
 static int
 is_tensor(const struct pickle_value *v)
 {
-	return v->kind == PICKLE_CALL &&
+	return v->kind == PICKLE_CALL && !v->call.newobj &&
+	       v->call.callee->kind == PICKLE_GLOBAL &&
 	       (v->call.callee->global.id == PICKLE_G_REBUILD_TENSOR_V2 ||
 		v->call.callee->global.id == PICKLE_G_REBUILD_PARAMETER);
 }
@@ -525,6 +527,7 @@ to_json(struct tree *w, const struct pickle_value *v, struct buf *b)
 				v->global.name) ? oom(w) : 0;
 	case PICKLE_TUPLE:
 	case PICKLE_LIST:
+	case PICKLE_SET:
 		if (buf_adds(b, "["))
 			return oom(w);
 		for (i = 0; rc == 0 && i < v->seq.n; i++)
@@ -559,6 +562,8 @@ to_json(struct tree *w, const struct pickle_value *v, struct buf *b)
 		if (is_tensor(v))
 			return 1;
 		return bad(w, "holds a call that is not a tensor");
+	case PICKLE_LONG:
+		return bad(w, "holds an int wider than 64 bits");
 	default:
 		return bad(w, "holds a storage outside a tensor");
 	}
