@@ -81,10 +81,20 @@ int
 buf_add_json_string(struct buf *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0;
+	size_t i, run = 0, need = 2;
 
-	/* Worst case every byte becomes \u00XX. */
-	if (len > (SIZE_MAX - 3) / 6 || buf_reserve(b, len * 6 + 2))
+	/* The exact length first: a reserve for the worst case (every byte
+	 * \u00XX) would ask six times the memory of a long string. */
+	if (len > (SIZE_MAX - 3) / 6)
+		return -1;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		need += c >= 0x20 && c != '"' && c != '\\' && c != 0x7f ? 1 :
+			c == '"' || c == '\\' || c == '\n' || c == '\t' ||
+			c == '\r' ? 2 : 6;
+	}
+	if (buf_reserve(b, need))
 		return -1;
 	b->data[b->len++] = '"';
 	for (i = 0; i < len; i++) {
