@@ -27,6 +27,7 @@
 
 #include "base/error.h"
 #include "base/nametab.h"
+#include "base/text.h"
 #include "format/container.h"
 #include "format/dtype.h"
 #include "format/safetensors/header.h"
@@ -119,9 +120,18 @@ check_torch(const struct header *h, uint64_t file_size)
 			CHECK(t->numel > 0 && t->end > t->begin);
 	}
 	CHECK(names_unique(h));
-	for (size_t i = 0; i < h->nmeta; i++)
+	for (size_t i = 0; i < h->nmeta; i++) {
+		size_t bad;
+		unsigned bad_len;
+
 		CHECK(h->meta[i].key && h->meta[i].val &&
 		      h->meta[i].key[h->meta[i].key_len] == '\0');
+		/* __metadata__.json must be valid JSON: text, or JSON
+		 * text, of valid UTF-8 */
+		CHECK(h->meta[i].val[h->meta[i].val_len] == '\0');
+		CHECK(text_utf8_check(h->meta[i].val, h->meta[i].val_len, &bad,
+				      &bad_len) == 0);
+	}
 }
 
 static void

@@ -14,17 +14,33 @@ fixtures; stfs trusts none), sidecars say dtype, shape and storage,
 non-tensor values are in __metadata__.json, and .safetensors/model.safetensors
 passes stfs-inspect and holds the same values.
 
-Hostile checkpoints (a GLOBAL os.system, an __reduce__ payload that would
-create a file, deep nesting, a huge length, a deflated entry, the legacy
-format, a dtype safetensors lacks) are refused in one line, and the file
-the payload would create does not exist.
+A training checkpoint as trainers write one (issue 30: a seed past 2^63,
+torch.Size, sets, a device, a dtype, empty dicts, an argparse.Namespace
+beside the model, optimizer and scheduler states) mounts with every
+tensor equal to torch.load's, and its other values shown in
+__metadata__.json.
+
+Hostile checkpoints (a GLOBAL os.system, deep nesting, a huge length, a
+deflated entry, the legacy format at each pickle protocol, a dtype
+safetensors lacks) are refused in one line; an __reduce__ payload that
+would create a file is shown as what it would call, and the file does not
+exist.  Pickles built to make memory far beyond their size (a string
+encoded again and again, one referenced again and again, a long key over
+many values, a long bytes value) stay under 64 MB of RSS and ulimit -v
+256 MB (under ASan, which maps huge shadow memory, the outcome is checked
+without either bound), each with a deadline.
 """
 
+import argparse
 import io
 import json
 import os
 import pickle
+import resource
 import struct
+import subprocess
+import tempfile
+import time
 import zipfile
 
 import harness
@@ -99,9 +115,34 @@ def fixtures(d):
 	fx["trainer.pt"] = {"model": lin.state_dict(), "epoch": 3,
 			    "loss": 0.25, "note": "run 1",
 			    "history": [1.5, 0.5]}
+	fx["checkpoint.pt"] = training_checkpoint()
 	for name, obj in fx.items():
 		torch.save(obj, os.path.join(d, name))
 	return fx
+
+
+def training_checkpoint():
+	"""What a training loop saves: the model, the optimizer's and the
+	scheduler's states beside values of every kind trainers keep."""
+	torch.manual_seed(2**64 - 7)	# a seed past 2^63: a 9-byte LONG1
+	model = torch.nn.Sequential(torch.nn.Linear(4, 3),
+				    torch.nn.LayerNorm(3))
+	opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+	sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2)
+	for _ in range(2):
+		model(torch.randn(5, 4)).sum().backward()
+		opt.step()
+		sched.step()
+	return {"model": model.state_dict(), "optimizer": opt.state_dict(),
+		"lr_scheduler": sched.state_dict(), "epoch": 2,
+		"global_step": 1200, "seed": torch.initial_seed(),
+		"big": 2**70, "neg": -2**80,
+		"input_shape": torch.Size([5, 4]), "seen": {3, 1, 2},
+		"frozen": frozenset(["a", "b"]),
+		"device": torch.device("cuda", 0), "cpu": torch.device("cpu"),
+		"dtype": torch.bfloat16, "extra": {}, "callbacks": {"ckpt": {}},
+		"hparams": argparse.Namespace(lr=1e-3, layers=[4, 3]),
+		"rng_state": torch.get_rng_state()}
 
 
 def flatten(obj, prefix=""):
@@ -118,7 +159,7 @@ def flatten(obj, prefix=""):
 		return False
 
 	def walk(v, name):
-		if isinstance(v, dict):
+		if isinstance(v, dict) and v:
 			for k, x in v.items():
 				walk(x, "%s.%s" % (name, k) if name else str(k))
 		elif isinstance(v, torch.Tensor):
@@ -130,6 +171,43 @@ def flatten(obj, prefix=""):
 			meta[name] = v
 	walk(obj, prefix)
 	return tensors, meta
+
+
+def shown_data(v):
+	"""v as stfs shows it in JSON (docs/pytorch.md), a set as a sorted
+	list (stfs keeps the pickle's order)."""
+	if isinstance(v, dict):
+		return {str(k): shown_data(x) for k, x in v.items()}
+	if isinstance(v, (set, frozenset)):
+		return sorted(shown_data(x) for x in v)
+	if isinstance(v, (list, tuple)):
+		return [shown_data(x) for x in v]
+	if isinstance(v, (torch.device, torch.dtype)):
+		return str(v)
+	if isinstance(v, bytes):
+		return "0x" + v.hex()
+	if isinstance(v, argparse.Namespace):
+		return {"__class__": "argparse.Namespace",
+			"state": shown_data(vars(v))}
+	return v
+
+
+def check_shown(t, got, v, label):
+	"""got, a value of __metadata__.json, shows v: text for a string,
+	a device, a dtype, bytes, an int; JSON for anything else."""
+	if isinstance(v, (str, torch.device, torch.dtype, bytes)) or \
+	   (isinstance(v, int) and not isinstance(v, bool)):
+		t.eq(got, shown_data(v) if not isinstance(v, int) else str(v),
+		     "%s (as text)" % label)
+		return
+	try:
+		j = json.loads(got)
+	except (TypeError, ValueError):
+		t.check(False, "%s: JSON: %r" % (label, got))
+		return
+	if isinstance(v, (set, frozenset)):
+		j = sorted(j)
+	t.eq(j, shown_data(v), label)
 
 
 def raw_bytes(t):
@@ -184,8 +262,8 @@ def check_mounted(t, path, label):
 		with open(os.path.join(m.path, "__metadata__.json")) as fh:
 			got_meta = json.load(fh)
 		for k, v in meta.items():
-			want = v if isinstance(v, str) else json.dumps(v)
-			t.eq(got_meta.get(k), want, "%s: metadata %s" % (label, k))
+			check_shown(t, got_meta.get(k), v,
+				    "%s: metadata %s" % (label, k))
 		t.eq(len(got_meta), len(meta), "%s: metadata count" % label)
 		check_safetensors(t, os.path.join(m.path, ".safetensors",
 						  "model.safetensors"), tensors,
@@ -244,10 +322,13 @@ def hostile(d, witness):
 	fx = {}
 	fx["system.pt"] = (zip_of(b"\x80\x02cos\nsystem\nq\x00X\x04\x00\x00\x00"
 				  b"trueq\x01\x85q\x02Rq\x03."),
-			   "InvalidPickle", ["a call, not a dict"])
-	fx["reduce.pt"] = (zip_of(pickle.dumps({"w": Payload(witness)},
-					       protocol=2)),
-			   "InvalidPickle", ["a call that is not a tensor"])
+			   "InvalidPickle", ["holds a call of os.system, not a "
+					     "dict"])
+	b = io.BytesIO()
+	torch.save(torch.nn.Linear(2, 2), b)
+	fx["module.pt"] = (b.getvalue(), "InvalidPickle",
+			   ["an object of class torch.nn.modules.linear.Linear",
+			    "state_dict()"])
 	fx["deep.pt"] = (zip_of(b"\x80\x02" + b"]" * 5000 + b"a" * 4999 + b"."),
 			 "InvalidPickle", ["deeper"])
 	fx["huge.pt"] = (zip_of(b"\x80\x02X\xff\xff\xff\x7fabc."),
@@ -289,6 +370,16 @@ def hostile(d, witness):
 def check_hostile(t, d):
 	witness = os.path.join(d, "payload-ran")
 	fx = hostile(d, witness)
+	# an __reduce__ payload is shown as what it would call, never called
+	src = os.path.join(d, "reduce.pt")
+	with open(src, "wb") as f:
+		f.write(zip_of(pickle.dumps({"w": Payload(witness)}, protocol=2)))
+	with harness.Mount(t, src) as m:
+		with open(os.path.join(m.path, "__metadata__.json")) as f:
+			shown = json.load(f).get("w")
+		t.eq(json.loads(shown) if shown else None,
+		     {"__call__": "posix.system", "args": ["touch " + witness]},
+		     "reduce.pt: the payload is shown as a call of os.system")
 	mnt = harness.tmpdir("mnt")
 	for name, (_, code, words) in sorted(fx.items()):
 		p = os.path.join(d, name)
@@ -307,6 +398,146 @@ def check_hostile(t, d):
 				harness.force_unmount(mnt)
 	t.check(not os.path.exists(witness),
 		"the __reduce__ payload did not run (%s does not exist)" % witness)
+
+
+# ---- pickles built to make memory far beyond their size ---------------------
+
+RSS_MAX = 64 << 20		# bytes of RSS each may take
+AS_MAX = 256 << 20		# ulimit -v
+
+
+def sanitized():
+	"""stfs built with ASan, which maps terabytes of shadow memory and
+	keeps freed blocks in quarantine: no ulimit -v or RSS bound holds."""
+	with open(STFS_INSPECT, "rb") as f:
+		return b"__asan_init" in f.read()
+
+
+def binunicode(s):
+	b = s.encode("utf-8")
+	return b"X" + struct.pack("<I", len(b)) + b
+
+
+def hostile_encode(size=1 << 20):
+	"""{"g": _codecs.encode, "l": 'latin1', "s": S,
+	"b": [_codecs.encode(S, 'latin1') again and again]}: S, 256 KiB of
+	UTF-8, memoized once; each call 8 bytes"""
+	p = [b"\x80\x02}q\x00(", binunicode("g"), b"c_codecs\nencode\nq\x02",
+	     binunicode("l"), binunicode("latin1"), b"q\x03",
+	     binunicode("s"), binunicode("\xff" * (128 << 10)), b"q\x04",
+	     binunicode("b"), b"]q\x01("]
+	n = (size - sum(map(len, p))) // 8
+	return b"".join(p) + b"h\x02h\x04h\x03\x86R" * n + b"eu.", n
+
+
+def hostile_repeat(size=10 << 20):
+	"""{"s": [S, S, ...]}: S of 9 MiB, then a reference to it per 2
+	bytes"""
+	p = [b"\x80\x02}q\x00(", binunicode("s"), b"]q\x01(",
+	     binunicode("x" * (size - (1 << 20))), b"q\x02"]
+	n = (size - sum(map(len, p))) // 2
+	return b"".join(p) + b"h\x02" * n + b"eu."
+
+
+def hostile_names(size=1 << 20):
+	"""{K: {0: None, 1: None, ...}}: K of 512 KiB, a value per 6
+	bytes, each named K.i"""
+	p = [b"\x80\x02}q\x00(", binunicode("k" * (size // 2)), b"}q\x01("]
+	n = (size - sum(map(len, p))) // 6
+	return b"".join(p) + b"".join(b"J" + struct.pack("<i", i) + b"N"
+				      for i in range(n)) + b"uu."
+
+
+def hostile_bytes(size=16 << 20):
+	"""{"b": 16 MiB of bytes} (one snprintf per byte made 200 MB take
+	28 s)"""
+	return b"\x80\x02}q\x00(" + binunicode("b") + b"\x8e" + \
+		struct.pack("<Q", size) + b"\xab" * size + b"u."
+
+
+# Runs a command under ulimit -v and reports its peak RSS.  A child of
+# this test's process would inherit the RSS of its torch (a fork counts
+# it, and exec keeps the high-water mark): a small interpreter forks it.
+BOUNDED = r"""
+import os, resource, sys
+limit, report = int(sys.argv[1]), sys.argv[2]
+pid = os.fork()
+if pid == 0:
+	if limit:
+		resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+	os.execv(sys.argv[3], sys.argv[3:])
+_, status, ru = os.wait4(pid, 0)
+with open(report, "w") as f:
+	f.write(str(ru.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_bounded(t, cmd, asan):
+	"""(exit status, stdout, stderr) of cmd under ulimit -v AS_MAX, with
+	its peak RSS checked against RSS_MAX (neither under ASan), within a
+	deadline."""
+	report = os.path.join(harness.tmpdir("rss"), "maxrss")
+	r = subprocess.run(["/usr/bin/python3", "-S", "-c", BOUNDED,
+			    str(0 if asan else AS_MAX), report] + cmd,
+			   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+			   stdin=subprocess.DEVNULL, timeout=120)
+	with open(report) as f:
+		rss = int(f.read())
+	if not asan:
+		t.check(rss * 1024 < RSS_MAX, "%s: RSS %d KiB, under %d MiB"
+			% (os.path.basename(cmd[-1]), rss, RSS_MAX >> 20))
+	print("rss: %s %d KiB" % (os.path.basename(cmd[-1]), rss))
+	return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+
+def check_memory(t, d):
+	asan = sanitized()
+	fx = {"encode.pt": hostile_encode(), "repeat.pt": hostile_repeat(),
+	      "names.pt": hostile_names(), "bytes.pt": hostile_bytes()}
+	paths = {}
+	for name, pkl in fx.items():
+		paths[name] = os.path.join(d, name)
+		with open(paths[name], "wb") as f:
+			f.write(zip_of(pkl[0] if isinstance(pkl, tuple) else pkl))
+
+	def meta(name):
+		rc, out, err = run_bounded(t, [STFS_INSPECT, "--json",
+					       paths[name]], asan)
+		t.eq(rc, 0, "%s: read (%s)" % (name, err.strip()))
+		return json.loads(out)["metadata"] if rc == 0 else {}
+
+	# the bytes of one string are made once, and shown by length
+	n = fx["encode.pt"][1]
+	got = meta("encode.pt").get("b")
+	t.eq(json.loads(got) if got else None, [{"__bytes__": 128 << 10}] * n,
+	     "encode.pt: %d calls, one value shown by its length" % n)
+	# a value past twice the pickle's size is named, not shown
+	t.eq(meta("repeat.pt").get("s"), '{"__elided__": "more metadata than '
+	     'stfs keeps for this checkpoint: twice its pickle\'s size, and '
+	     '1 MiB"}', "repeat.pt: the list of references is elided")
+	t.eq(meta("bytes.pt").get("b"), '{"__bytes__": %d}' % (16 << 20),
+	     "bytes.pt: shown by its length")
+	rc, out, err = run_bounded(t, [STFS_INSPECT, paths["names.pt"]], asan)
+	t.eq(rc, 1, "names.pt: refused")
+	t.check("InvalidPickle" in err and "is one name too many" in err and
+		len(err.strip().splitlines()) == 1,
+		"names.pt: one line saying why: %r" % err[-300:])
+	# mounted: __metadata__.json and __summary__.json of the elided one
+	with harness.Mount(t, paths["repeat.pt"]) as m:
+		for f in ("__metadata__.json", "__summary__.json"):
+			with open(os.path.join(m.path, f)) as fh:
+				j = json.load(fh)
+			j = j.get("metadata", j)
+			t.check(j.get("s", "").startswith('{"__elided__"'),
+				"repeat.pt mounted: %s has the value elided" % f)
+		with open("/proc/%d/status" % m.proc.pid) as fh:
+			hwm = [int(x.split()[1]) for x in fh
+			       if x.startswith("VmHWM:")][0]
+		if not asan:
+			t.check(hwm * 1024 < RSS_MAX, "repeat.pt mounted: RSS "
+				"%d KiB, under %d MiB" % (hwm, RSS_MAX >> 20))
+		print("rss: mounted %d KiB" % hwm)
 
 
 def sharded_set(d, parts):
@@ -488,6 +719,7 @@ def run_(t):
 	check_trees(t, d)
 	check_remote(t, d)
 	check_hostile(t, d)
+	check_memory(t, d)
 	harness.rmtree_safe(d)
 
 

@@ -143,10 +143,12 @@ open_buf(const struct buf *z, struct header **h, struct err *e)
 
 /* {'w': tensor(storage '0' float32 [numel 4], offset OFF, size (2,),
  * stride (STRIDE,)), 'n': {'e': 3, 'lr': 0.5}, 'tied': the same tensor} */
-#define P_TENSOR(off, stride) \
-	"ctorch._utils\n_rebuild_tensor_v2\n((X\x07\0\0\0storage" \
+#define P_ARGS(off, stride) \
+	"((X\x07\0\0\0storage" \
 	"ctorch\nFloatStorage\nX\x01\0\0\0" "0X\x03\0\0\0cpuK\x04tQK" off \
-	"K\x02\x85K" stride "\x85\x89" "ccollections\nOrderedDict\n)RtR"
+	"K\x02\x85K" stride "\x85\x89" "ccollections\nOrderedDict\n)Rt"
+#define P_TENSOR(off, stride) \
+	"ctorch._utils\n_rebuild_tensor_v2\n" P_ARGS(off, stride) "R"
 static const char pkl[] =
 	"\x80\x02}(X\x01\0\0\0w" P_TENSOR("\x01", "\x01") "q\x01"
 	"X\x01\0\0\0n}(X\x01\0\0\0eK\x03X\x02\0\0\0lrG?\xe0\0\0\0\0\0\0u"
@@ -228,6 +230,84 @@ START_TEST(test_strided)
 }
 END_TEST
 
+static const char *
+meta(const struct header *h, const char *key)
+{
+	for (size_t i = 0; i < h->nmeta; i++)
+		if (strcmp(h->meta[i].key, key) == 0)
+			return h->meta[i].val;
+	return NULL;
+}
+
+#define META_EQ(h, key, want) do { \
+	const char *got_ = meta(h, key); \
+	ck_assert_msg(got_ && strcmp(got_, want) == 0, "%s: %s, want %s", \
+		      key, got_ ? got_ : "(none)", want); \
+} while (0)
+
+/* What trainers keep beside the tensors is shown as data or named, and
+ * costs no tensor (issue 30): a uint64 seed, torch.Size, a set, a
+ * device, a dtype, an empty dict, an object of the trainer's class,
+ * os.system (described: nothing runs), keys that are not strings; a
+ * tensor inside an object, a tensor subclass. */
+static const char pkl_values[] =
+	"\x80\x02}(X\x01\0\0\0w" P_TENSOR("\x00", "\x01") "q\x01"
+	"X\x04\0\0\0seed\x8a\x09\xfb\xff\xff\xff\xff\xff\xff\xff\x00"
+	"X\x03\0\0\0big\x8a\x0b\0\0\0\0\0\0\0\0\0\0\x01"
+	"X\x05\0\0\0shapectorch\nSize\nK\x03K\x04\x86\x85R"
+	"X\x03\0\0\0ids\x8f(K\x03K\x01\x90"
+	"X\x03\0\0\0devctorch\ndevice\nX\x04\0\0\0" "cudaK\x00\x86R"
+	"X\x05\0\0\0" "dtypectorch\nfloat16\n"
+	"X\x05\0\0\0" "empty}"
+	"X\x04\0\0\0" "argscargparse\nNamespace\n)\x81}(X\x02\0\0\0lr"
+	"G?\xb9\x99\x99\x99\x99\x99\x9aub"
+	"X\x05\0\0\0" "bytesC\x02\x00\xff"
+	"X\x03\0\0\0syscposix\nsystem\nX\x02\0\0\0ls\x85R"
+	"X\x03\0\0\0key}(K\x01N\x88NG?\xf8\0\0\0\0\0\0Nu"
+	"X\x03\0\0\0" "emacm\nEMA\n)\x81}(X\x06\0\0\0shadowh\x01ub"
+	"X\x03\0\0\0subctorch._tensor\n_rebuild_from_type_v2\n"
+	"(ctorch._utils\n_rebuild_tensor_v2\ncm\nMyTensor\n"
+	P_ARGS("\x02", "\x01") "}tR"
+	"u.";
+
+START_TEST(test_values)
+{
+	struct buf z = checkpoint(pkl_values, sizeof(pkl_values) - 1, 16, 0);
+	struct header *h = NULL;
+	const struct tensor *t;
+	struct err e;
+
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(h->ntensors, 3);
+	ck_assert_ptr_nonnull(find(h, "w"));
+	t = find(h, "ema.state.shadow");
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_eq(t->storage, find(h, "w")->storage);
+	t = find(h, "sub");
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->storage_offset, 2);
+	META_EQ(h, "seed", "18446744073709551611");
+	META_EQ(h, "big", "1208925819614629174706176");
+	META_EQ(h, "shape", "[3, 4]");
+	META_EQ(h, "ids", "[3, 1]");
+	META_EQ(h, "dev", "cuda:0");
+	META_EQ(h, "dtype", "torch.float16");
+	META_EQ(h, "empty", "{}");
+	META_EQ(h, "args", "{\"__class__\": \"argparse.Namespace\", "
+		"\"state\": {\"lr\": 0.1}}");
+	META_EQ(h, "bytes", "0x00ff");
+	META_EQ(h, "sys", "{\"__call__\": \"posix.system\", \"args\": "
+		"[\"ls\"]}");
+	META_EQ(h, "key.1", "null");
+	META_EQ(h, "key.true", "null");
+	META_EQ(h, "key.1.5", "null");
+	META_EQ(h, "ema.__class__", "m.EMA");
+	ck_assert_uint_eq(h->nmeta, 14);
+	container_free(h);
+	buf_free(&z);
+}
+END_TEST
+
 /* Each broken checkpoint: refused with code and a word of the detail. */
 static void
 refused(struct buf z, enum err_code code, const char *word)
@@ -243,6 +323,117 @@ refused(struct buf z, enum err_code code, const char *word)
 	ck_assert_str_eq(e.where, "ckpt.pt");
 	buf_free(&z);
 }
+
+#define ADD_LIT(b, lit) ck_assert_int_eq(buf_add(b, lit, sizeof(lit) - 1), 0)
+
+static void
+put_str(struct buf *b, char op, const char *fill, size_t n)
+{
+	char len[4] = { (char)(n & 0xff), (char)(n >> 8 & 0xff),
+			(char)(n >> 16 & 0xff), (char)(n >> 24 & 0xff) };
+
+	ck_assert_int_eq(buf_add(b, &op, 1), 0);
+	ck_assert_int_eq(buf_add(b, len, 4), 0);
+	ck_assert_int_eq(buf_reserve(b, n), 0);
+	memset(b->data + b->len, *fill, n);
+	b->len += n;
+}
+
+static struct buf
+checkpoint_of(struct buf *p)
+{
+	struct buf z = checkpoint(p->data, p->len, 16, 0);
+
+	buf_free(p);
+	return z;
+}
+
+/* What the table makes of a pickle follows the pickle's size, however
+ * the memo shares values (issue 30): a string referenced again and again
+ * is shown while the metadata stays under twice the pickle's size and
+ * 1 MiB, then named as elided, and the tensors stay; a long key over
+ * many values, or a dict named a thousand times, is refused in one line;
+ * bytes past 64 KiB are named by their length. */
+START_TEST(test_budgets)
+{
+	struct buf p = BUF_INIT, z;
+	struct header *h = NULL;
+	struct err e;
+
+	/* {"w": tensor, "s": [S, S, ...ten times], "n": 1, "b": bytes} */
+	ADD_LIT(&p, "\x80\x02}(X\x01\0\0\0w" P_TENSOR("\x00", "\x01"));
+	put_str(&p, 'X', "s", 1);
+	buf_adds(&p, "](");
+	put_str(&p, 'X', "x", 600000);
+	buf_adds(&p, "q\x01");
+	for (int i = 0; i < 9; i++)
+		buf_add(&p, "h\x01", 2);
+	buf_adds(&p, "e");
+	put_str(&p, 'X', "n", 1);
+	buf_adds(&p, "K\x01");
+	put_str(&p, 'X', "b", 1);
+	put_str(&p, 'B', "\xab", 65537);
+	buf_adds(&p, "u.");
+	z = checkpoint_of(&p);
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_ptr_nonnull(find(h, "w"));
+	META_EQ(h, "s", "{\"__elided__\": \"more metadata than stfs keeps "
+		"for this checkpoint: twice its pickle's size, and 1 MiB\"}");
+	META_EQ(h, "n", "1");
+	META_EQ(h, "b", "{\"__bytes__\": 65537}");
+	container_free(h);
+	h = NULL;
+	buf_free(&z);
+
+	/* {K: {0: None, ..., 39: None}}, K 300,000 bytes long */
+	buf_adds(&p, "\x80\x02}(");
+	put_str(&p, 'X', "k", 300000);
+	buf_adds(&p, "}(");
+	for (int i = 0; i < 40; i++) {
+		char k[3] = { 'K', (char)i, 'N' };
+
+		buf_add(&p, k, 3);
+	}
+	buf_adds(&p, "uu.");
+	refused(checkpoint_of(&p), ERR_INVALID_PICKLE, "is one name too many");
+
+	/* {0: D, 1: D, ... 399: D}, D = {0: None, ..., 1999: None}: 800,000
+	 * names of 6 KB of pickle */
+	ADD_LIT(&p, "\x80\x02}(K\x00}q\x01(");
+	for (int i = 0; i < 2000; i++) {
+		char k[4] = { 'M', (char)(i & 0xff), (char)(i >> 8), 'N' };
+
+		buf_add(&p, k, 4);
+	}
+	buf_adds(&p, "u");
+	for (int i = 1; i < 400; i++) {
+		char k[5] = { 'M', (char)(i & 0xff), (char)(i >> 8), 'h', 1 };
+
+		buf_add(&p, k, 5);
+	}
+	buf_adds(&p, "u.");
+	refused(checkpoint_of(&p), ERR_INVALID_PICKLE, "is one name too many");
+}
+END_TEST
+
+static const char wide_size[] =
+	"\x80\x02}(X\x01\0\0\0wctorch._utils\n_rebuild_tensor_v2\n"
+	"((X\x07\0\0\0storagectorch\nFloatStorage\nX\x01\0\0\0" "0"
+	"X\x03\0\0\0cpuK\x04tQK\x00\x8a\x09\0\0\0\0\0\0\0\0\x01\x85"
+	"K\x01\x85\x89}tRu.";
+static const char wide_offset[] =
+	"\x80\x02}(X\x01\0\0\0wctorch._utils\n_rebuild_tensor_v2\n"
+	"((X\x07\0\0\0storagectorch\nFloatStorage\nX\x01\0\0\0" "0"
+	"X\x03\0\0\0cpuK\x04tQ\x8a\x09\0\0\0\0\0\0\0\0\x01K\x01\x85"
+	"K\x01\x85\x89}tRu.";
+static const char tensor_v3[] =
+	"\x80\x02}(X\x01\0\0\0wctorch._utils\n_rebuild_tensor_v3\n"
+	"((X\x07\0\0\0storagectorch.storage\nUntypedStorage\n"
+	"X\x01\0\0\0" "0X\x03\0\0\0cpuK\x10tQK\x00K\x04\x85K\x01\x85\x89}"
+	"ctorch\nfloat8_e4m3fn\ntRu.";
+static const char tensor_key[] =
+	"\x80\x02}(X\x01\0\0\0d}(" P_TENSOR("\x00", "\x01") "K\x01uu.";
+static const char not_dict[] = "\x80\x02" "cargparse\nNamespace\n)\x81.";
 
 START_TEST(test_refused)
 {
@@ -281,6 +472,19 @@ START_TEST(test_refused)
 	/* a zip that is no checkpoint: the safetensors reader's error, and
 	 * what the file is */
 	refused(zip_of(npz, 1, NULL), ERR_HEADER_TOO_LARGE, ".npz");
+	/* only tensor geometry needs 64 bits; torch 2's tensors; a tensor
+	 * as a key; a root that is not a dict */
+	refused(checkpoint(wide_size, sizeof(wide_size) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "`w` has a size wider than 64 bits");
+	refused(checkpoint(wide_offset, sizeof(wide_offset) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "`w` has a storage offset wider than 64");
+	refused(checkpoint(tensor_v3, sizeof(tensor_v3) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "`w` is a tensor of torch 2's");
+	refused(checkpoint(tensor_key, sizeof(tensor_key) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "`d` has a tensor as a key");
+	refused(checkpoint(not_dict, sizeof(not_dict) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "holds an object of class "
+		"argparse.Namespace, not a dict");
 	for (size_t i = 0; i < 4; i++) {
 		struct buf b = BUF_INIT;
 
@@ -296,8 +500,11 @@ torch_suite(void)
 	Suite *s = suite_create("torch");
 	TCase *tc = tcase_create("torch");
 
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_state_dict);
 	tcase_add_test(tc, test_strided);
+	tcase_add_test(tc, test_values);
+	tcase_add_test(tc, test_budgets);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -99,6 +99,7 @@ check_byteorder(const struct reader *r, struct torch_zip *z, struct err *e)
 static int
 open_zip(const struct reader *r, struct header **out, struct err *e)
 {
+	struct torch_tree_budget budget;
 	struct pickle *p = NULL;
 	struct torch_zip *z;
 	char *pkl = NULL;
@@ -114,7 +115,11 @@ open_zip(const struct reader *r, struct header **out, struct err *e)
 	if (check_byteorder(r, z, e) ||
 	    read_entry(r, z, "data.pkl", PICKLE_MAX_BYTES, &pkl, &len, e))
 		goto out;
-	if (pickle_load(pkl, len, NULL, &p, e)) {
+	rc = pickle_load(pkl, len, NULL, &p, e);
+	/* the values own copies: the bytes go before the table is made */
+	free(pkl);
+	pkl = NULL;
+	if (rc) {
 		char why[ERR_DETAIL_MAX];
 
 		memcpy(why, e->detail, sizeof(why));
@@ -122,7 +127,8 @@ open_zip(const struct reader *r, struct header **out, struct err *e)
 			    torch_zip_folder(z), why);
 		goto out;
 	}
-	rc = torch_tree_table(pickle_root(p), z, r->size, out, e);
+	budget = torch_tree_budget_for(len);
+	rc = torch_tree_table(pickle_root(p), z, r->size, &budget, out, e);
 out:
 	free(pkl);
 	pickle_free(p);

@@ -2,7 +2,6 @@
 #include "format/torch/torch_tree.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +10,12 @@
 #include "base/error.h"
 #include "base/nametab.h"
 #include "format/dtype.h"
+#include "format/torch/torch_value.h"
 
 #define RANK_MAX 64		/* torch allows 64 dimensions */
 #define VISITS_MAX ((uint64_t)1 << 25)	/* values looked at, all passes */
 #define META_ID 0x80000000u	/* nametab ids of metadata pairs */
+#define UNWRAP_MAX 4		/* parameter and subclass layers of a tensor */
 
 /* Storage types (the persistent id's GLOBAL) and their dtypes. */
 static const struct {
@@ -53,6 +54,8 @@ struct tree {
 	struct owned *own;
 	struct buf name;	/* the dotted name being built */
 	uint64_t visits;
+	struct torch_tree_budget left;	/* what may still be made */
+	struct torch_value val;		/* renders values (its left: metadata) */
 
 	struct tensor *t;
 	size_t nt, capt;
@@ -138,10 +141,10 @@ bad(struct tree *w, const char *what)
 static int
 visit(struct tree *w)
 {
-	if (++w->visits <= VISITS_MAX)
+	if (++w->visits <= w->val.visits_max)
 		return 0;
 	return err_set(w->e, ERR_INVALID_PICKLE, "the pickle has more than "
-		       "%" PRIu64 " values to interpret", VISITS_MAX);
+		       "%" PRIu64 " values to interpret", w->val.visits_max);
 }
 
 /* --- names ---------------------------------------------------------------- */
@@ -163,6 +166,16 @@ name_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 	return len == k->len && memcmp(p, k->name, len) == 0;
 }
 
+/* The budget's refusal: the value named last is one too many. */
+static int
+too_many_names(struct tree *w)
+{
+	return bad(w, "is one name too many: the names of the tensors and "
+		   "values add up to more than the pickle's size allows (8 "
+		   "times its size and 1 MiB, or an entry per 2 bytes; "
+		   "shared values named again and again?)");
+}
+
 /* A copy of the current name, registered under id; refuses a name met
  * before (a repeated key, or 1 and '1'). */
 static char *
@@ -176,6 +189,12 @@ take_name(struct tree *w, uint32_t id)
 		bad(w, "is a name longer than 4 GiB");
 		return NULL;
 	}
+	if (!w->left.entries || w->name.len > w->left.names) {
+		too_many_names(w);
+		return NULL;
+	}
+	w->left.entries--;
+	w->left.names -= w->name.len;
 	p = own(w, malloc(w->name.len + 1));
 	if (!p) {
 		oom(w);
@@ -198,35 +217,34 @@ take_name(struct tree *w, uint32_t id)
 }
 
 /* Append ".key" (or "key" at the root) to the name; its old length in
- * *mark.  Keys are strings or integers. */
+ * *mark.  A key is its text (torch_value_key: an integer in decimal). */
 static int
 push_key(struct tree *w, const struct pickle_value *key, size_t *mark)
 {
+	struct torch_value kv = w->val;
+	int rc;
+
 	*mark = w->name.len;
 	if (w->name.len && buf_add(&w->name, ".", 1))
 		return oom(w);
-	switch (key->kind) {
-	case PICKLE_STR:
-		if (buf_add(&w->name, key->str.p, key->str.len))
-			return oom(w);
+	kv.left = w->left.names;
+	rc = torch_value_key(&kv, key, &w->name);
+	if (rc == 0)
 		return 0;
-	case PICKLE_INT:
-		if (buf_addf(&w->name, "%" PRId64, key->i))
-			return oom(w);
-		return 0;
-	default:
-		w->name.len = *mark;
-		return bad(w, "has a key that is neither a string nor an "
-			   "integer");
-	}
+	w->name.len = *mark;
+	if (rc == 1)
+		return bad(w, "has a tensor as a key of a dict");
+	if (rc == 2)
+		return too_many_names(w);
+	return -1;
 }
 
 static int
-push_index(struct tree *w, size_t i, size_t *mark)
+push_text(struct tree *w, const char *text, size_t *mark)
 {
 	*mark = w->name.len;
 	if ((w->name.len && buf_add(&w->name, ".", 1)) ||
-	    buf_addf(&w->name, "%zu", i))
+	    buf_adds(&w->name, text))
 		return oom(w);
 	return 0;
 }
@@ -272,8 +290,9 @@ storage_of(struct tree *w, const struct pickle_value *pid)
 	if (pid->kind != PICKLE_TUPLE || pid->seq.n != 5 ||
 	    it[0]->kind != PICKLE_STR || strcmp(it[0]->str.p, "storage") ||
 	    it[1]->kind != PICKLE_GLOBAL ||
-	    it[1]->global.id != PICKLE_G_STORAGE || it[2]->kind != PICKLE_STR ||
-	    it[4]->kind != PICKLE_INT || it[4]->i < 0) {
+	    it[1]->global.id != PICKLE_G_STORAGE ||
+	    it[2]->kind != PICKLE_STR || it[4]->kind != PICKLE_INT ||
+	    it[4]->i < 0) {
 		bad(w, "has a storage reference that is not ('storage', "
 		    "type, key, location, numel)");
 		return NULL;
@@ -337,13 +356,22 @@ storage_of(struct tree *w, const struct pickle_value *pid)
 
 /* --- tensors --------------------------------------------------------------- */
 
+/* An int of a tensor's geometry (an offset, a size, a stride), >= 0:
+ * these need 64 bits, no more. */
 static int
-is_tensor(const struct pickle_value *v)
+geometry_int(struct tree *w, const struct pickle_value *v, uint64_t *out,
+	     const char *what)
 {
-	return v->kind == PICKLE_CALL && !v->call.newobj &&
-	       v->call.callee->kind == PICKLE_GLOBAL &&
-	       (v->call.callee->global.id == PICKLE_G_REBUILD_TENSOR_V2 ||
-		v->call.callee->global.id == PICKLE_G_REBUILD_PARAMETER);
+	char msg[160];
+
+	if (v->kind == PICKLE_INT && v->i >= 0) {
+		*out = (uint64_t)v->i;
+		return 0;
+	}
+	snprintf(msg, sizeof(msg), "has %s %s", what,
+		 v->kind == PICKLE_LONG ? "wider than 64 bits" :
+		 v->kind == PICKLE_INT ? "below 0" : "that is not an integer");
+	return bad(w, msg);
 }
 
 /* Integers of a tuple (sizes, strides), each >= 0. */
@@ -351,18 +379,63 @@ static int
 int_tuple(struct tree *w, const struct pickle_value *v, uint64_t *out,
 	  uint32_t *n, const char *what)
 {
+	char msg[80];
 	size_t i;
 
-	if (v->kind != PICKLE_TUPLE || v->seq.n > RANK_MAX)
-		return bad(w, what);
-	for (i = 0; i < v->seq.n; i++) {
-		if (v->seq.items[i]->kind != PICKLE_INT ||
-		    v->seq.items[i]->i < 0)
-			return bad(w, what);
-		out[i] = (uint64_t)v->seq.items[i]->i;
+	if (v->kind != PICKLE_TUPLE || v->seq.n > RANK_MAX) {
+		snprintf(msg, sizeof(msg), "has %ss that are not a tuple of up "
+			 "to 64 integers", what);
+		return bad(w, msg);
 	}
+	snprintf(msg, sizeof(msg), "a %s", what);
+	for (i = 0; i < v->seq.n; i++)
+		if (geometry_int(w, v->seq.items[i], &out[i], msg))
+			return -1;
 	*n = (uint32_t)v->seq.n;
 	return 0;
+}
+
+/* The arguments of the _rebuild_tensor_v2 call a tensor comes down to,
+ * through a parameter (_rebuild_parameter(tensor, ...)) or a subclass
+ * (_rebuild_from_type_v2(_rebuild_tensor_v2, type, args, state)). */
+static const struct pickle_value *
+tensor_args(struct tree *w, const struct pickle_value *v)
+{
+	const struct pickle_value *a;
+
+	for (int i = 0; i < UNWRAP_MAX; i++) {
+		a = v->call.args;
+		switch (v->call.callee->global.id) {
+		case PICKLE_G_REBUILD_TENSOR_V2:
+			return a;
+		case PICKLE_G_REBUILD_PARAMETER:
+			if (a->seq.n < 1 ||
+			    !torch_value_is_tensor(a->seq.items[0])) {
+				bad(w, "is a parameter without a tensor");
+				return NULL;
+			}
+			v = a->seq.items[0];
+			break;
+		case PICKLE_G_REBUILD_FROM_TYPE:
+			if (a->seq.n < 3 ||
+			    a->seq.items[0]->kind != PICKLE_GLOBAL ||
+			    a->seq.items[0]->global.id !=
+			    PICKLE_G_REBUILD_TENSOR_V2 ||
+			    a->seq.items[2]->kind != PICKLE_TUPLE) {
+				bad(w, "is a tensor of a subclass that is not "
+				    "rebuilt by _rebuild_tensor_v2");
+				return NULL;
+			}
+			return a->seq.items[2];
+		default:
+			bad(w, "is a tensor of torch 2's (_rebuild_tensor_v3: "
+			    "uint16, float8, ...), which stfs does not read "
+			    "yet");
+			return NULL;
+		}
+	}
+	bad(w, "is a parameter of a parameter of ...");
+	return NULL;
 }
 
 /* Checks the view stays in its storage; *contiguous when its elements
@@ -405,38 +478,29 @@ check_view(struct tree *w, const struct storage *s, uint64_t offset,
 static int
 add_tensor(struct tree *w, const struct pickle_value *v)
 {
-	const struct pickle_value *a;
+	const struct pickle_value *a = tensor_args(w, v);
 	uint64_t size[RANK_MAX], stride[RANK_MAX], numel = 0, last = 0, *keep;
-	uint64_t bytes;
+	uint64_t bytes, offset = 0;
 	uint32_t rank, srank;
 	const struct storage *s;
 	struct tensor *t;
 	int contiguous;
 	unsigned bits;
 
-	if (v->call.callee->global.id == PICKLE_G_REBUILD_PARAMETER) {
-		a = v->call.args;
-		if (a->seq.n < 1 || a->seq.items[0]->kind != PICKLE_CALL ||
-		    a->seq.items[0]->call.callee->global.id !=
-		    PICKLE_G_REBUILD_TENSOR_V2)
-			return bad(w, "is a parameter without a tensor");
-		v = a->seq.items[0];
-	}
-	a = v->call.args;
-	if (a->seq.n < 4 || a->seq.items[0]->kind != PICKLE_PERSID ||
-	    a->seq.items[1]->kind != PICKLE_INT || a->seq.items[1]->i < 0)
+	if (!a)
+		return -1;
+	if (a->seq.n < 4 || a->seq.items[0]->kind != PICKLE_PERSID)
 		return bad(w, "is a tensor call without (storage, offset, "
 			   "size, stride)");
-	if (int_tuple(w, a->seq.items[2], size, &rank, "has sizes that are "
-		      "not a tuple of up to 64 integers >= 0") ||
-	    int_tuple(w, a->seq.items[3], stride, &srank, "has strides that "
-		      "are not a tuple of up to 64 integers >= 0"))
+	if (geometry_int(w, a->seq.items[1], &offset, "a storage offset") ||
+	    int_tuple(w, a->seq.items[2], size, &rank, "size") ||
+	    int_tuple(w, a->seq.items[3], stride, &srank, "stride"))
 		return -1;
 	if (srank != rank)
-		return bad(w, "has as many strides as sizes");
+		return bad(w, "has a different number of strides and sizes");
 	s = storage_of(w, a->seq.items[0]->persid.pid);
-	if (!s || check_view(w, s, (uint64_t)a->seq.items[1]->i, size, stride,
-			     rank, &numel, &last, &contiguous))
+	if (!s || check_view(w, s, offset, size, stride, rank, &numel, &last,
+			     &contiguous))
 		return -1;
 	if (grow((void **)&w->t, &w->capt, w->nt, sizeof(*w->t)))
 		return oom(w);
@@ -453,7 +517,7 @@ add_tensor(struct tree *w, const struct pickle_value *v)
 	t->shape = keep;
 	t->numel = numel;
 	t->storage = s->key;
-	t->storage_offset = (uint64_t)a->seq.items[1]->i;
+	t->storage_offset = offset;
 	t->begin = s->off + t->storage_offset * bits / 8;
 	/* contiguous: its bytes; strided: the run of the storage it
 	 * reaches, gathered when served (tensor_render.h) */
@@ -470,128 +534,29 @@ add_tensor(struct tree *w, const struct pickle_value *v)
 	return 0;
 }
 
-/* --- values as text ---------------------------------------------------------- */
+/* --- metadata --------------------------------------------------------------- */
 
+/* A metadata pair of the current name and text (taken). */
 static int
-add_double(struct buf *b, double f)
-{
-	char tmp[40];
-	int prec;
-
-	if (isnan(f))
-		return buf_adds(b, "NaN");
-	if (isinf(f))
-		return buf_adds(b, f < 0 ? "-Infinity" : "Infinity");
-	/* the shortest text that reads back as f, as Python's repr */
-	for (prec = 1; prec < 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*g", prec, f);
-		if (strtod(tmp, NULL) == f)
-			break;
-	}
-	snprintf(tmp, sizeof(tmp), "%.*g", prec, f);
-	if (!strpbrk(tmp, ".eninf"))
-		strcat(tmp, ".0");
-	return buf_adds(b, tmp);
-}
-
-/* v as JSON into b: 0, 1 when v holds a tensor (b is then unused), -1. */
-static int
-to_json(struct tree *w, const struct pickle_value *v, struct buf *b)
-{
-	size_t i;
-	int rc = 0;
-
-	if (visit(w))
-		return -1;
-	switch (v->kind) {
-	case PICKLE_NONE:
-		return buf_adds(b, "null") ? oom(w) : 0;
-	case PICKLE_BOOL:
-		return buf_adds(b, v->b ? "true" : "false") ? oom(w) : 0;
-	case PICKLE_INT:
-		return buf_addf(b, "%" PRId64, v->i) ? oom(w) : 0;
-	case PICKLE_FLOAT:
-		return add_double(b, v->f) ? oom(w) : 0;
-	case PICKLE_STR:
-		return buf_add_json_string(b, v->str.p, v->str.len) ?
-		       oom(w) : 0;
-	case PICKLE_BYTES:
-		if (buf_adds(b, "\"0x"))
-			return oom(w);
-		for (i = 0; i < v->str.len; i++)
-			if (buf_addf(b, "%02x", (unsigned char)v->str.p[i]))
-				return oom(w);
-		return buf_adds(b, "\"") ? oom(w) : 0;
-	case PICKLE_GLOBAL:
-		return buf_addf(b, "\"%s.%s\"", v->global.module,
-				v->global.name) ? oom(w) : 0;
-	case PICKLE_TUPLE:
-	case PICKLE_LIST:
-	case PICKLE_SET:
-		if (buf_adds(b, "["))
-			return oom(w);
-		for (i = 0; rc == 0 && i < v->seq.n; i++)
-			if (i && buf_adds(b, ", "))
-				rc = oom(w);
-			else
-				rc = to_json(w, v->seq.items[i], b);
-		return rc ? rc : buf_adds(b, "]") ? oom(w) : 0;
-	case PICKLE_DICT:
-		if (buf_adds(b, "{"))
-			return oom(w);
-		for (i = 0; rc == 0 && i < v->dict.n; i++) {
-			const struct pickle_value *k = v->dict.keys[i];
-
-			if (i && buf_adds(b, ", "))
-				return oom(w);
-			if (k->kind == PICKLE_STR)
-				rc = to_json(w, k, b);
-			else if (k->kind == PICKLE_INT)
-				rc = buf_addf(b, "\"%" PRId64 "\"", k->i) ?
-				     oom(w) : 0;
-			else
-				rc = bad(w, "holds a dict with a key that is "
-					 "neither a string nor an integer");
-			if (rc == 0 && buf_adds(b, ": "))
-				rc = oom(w);
-			if (rc == 0)
-				rc = to_json(w, v->dict.values[i], b);
-		}
-		return rc ? rc : buf_adds(b, "}") ? oom(w) : 0;
-	case PICKLE_CALL:
-		if (is_tensor(v))
-			return 1;
-		return bad(w, "holds a call that is not a tensor");
-	case PICKLE_LONG:
-		return bad(w, "holds an int wider than 64 bits");
-	default:
-		return bad(w, "holds a storage outside a tensor");
-	}
-}
-
-static int
-add_meta(struct tree *w, const struct pickle_value *v, struct buf *text)
+add_meta(struct tree *w, struct buf *text)
 {
 	struct meta_pair *p;
-	char *val;
 
-	if (grow((void **)&w->m, &w->capm, w->nm, sizeof(*w->m)))
+	if (text->len > UINT32_MAX) {
+		buf_free(text);
+		return bad(w, "is a value longer than 4 GiB");
+	}
+	if (grow((void **)&w->m, &w->capm, w->nm, sizeof(*w->m))) {
+		buf_free(text);
 		return oom(w);
+	}
 	p = &w->m[w->nm];
 	memset(p, 0, sizeof(*p));
-	if (v->kind == PICKLE_STR) {
-		val = own(w, malloc(v->str.len + 1));
-		if (val)
-			memcpy(val, v->str.p, v->str.len + 1);
-		p->val_len = (uint32_t)v->str.len;
-		buf_free(text);
-	} else {
-		p->val_len = (uint32_t)text->len;
-		val = own(w, buf_steal(text));
-	}
-	if (!val || (v->kind == PICKLE_STR && v->str.len > UINT32_MAX))
+	p->val_len = (uint32_t)text->len;
+	p->val = own(w, text->len ? buf_steal(text) : strdup(""));
+	buf_free(text);
+	if (!p->val)
 		return oom(w);
-	p->val = val;
 	p->key = take_name(w, META_ID | (uint32_t)w->nm);
 	if (!p->key)
 		return -1;
@@ -600,7 +565,75 @@ add_meta(struct tree *w, const struct pickle_value *v, struct buf *text)
 	return 0;
 }
 
+/* A value past the budget for metadata text: named, not shown. */
+static int
+add_elided(struct tree *w)
+{
+	struct buf text = BUF_INIT;
+
+	if (buf_adds(&text, "{\"__elided__\": \"more metadata than stfs "
+		     "keeps for this checkpoint: twice its pickle's size, and "
+		     "1 MiB\"}")) {
+		buf_free(&text);
+		return oom(w);
+	}
+	return add_meta(w, &text);
+}
+
 /* --- the walk ------------------------------------------------------------------ */
+
+static int walk(struct tree *w, const struct pickle_value *v);
+
+/* walk(v) under the name ".text" (a part of a call, or an index). */
+static int
+walk_under(struct tree *w, const char *text, const struct pickle_value *v)
+{
+	size_t mark;
+	int rc;
+
+	if (!v)
+		return 0;
+	if (push_text(w, text, &mark))
+		return -1;
+	rc = walk(w, v);
+	w->name.len = mark;
+	return rc;
+}
+
+/* A value that holds a tensor inside, not a dict: a list or tuple by
+ * index, an object described by a call by its parts, as torch_value.h
+ * shows them ("__class__", "args", "state", "items"). */
+static int
+walk_parts(struct tree *w, const struct pickle_value *v)
+{
+	char index[24];
+	int rc = 0;
+
+	switch (v->kind) {
+	case PICKLE_TUPLE:
+	case PICKLE_LIST:
+	case PICKLE_SET:
+		for (size_t i = 0; rc == 0 && i < v->seq.n; i++) {
+			snprintf(index, sizeof(index), "%zu", i);
+			rc = walk_under(w, index, v->seq.items[i]);
+		}
+		return rc;
+	case PICKLE_CALL:
+		rc = walk_under(w, v->call.newobj ? "__class__" : "__call__",
+				v->call.callee);
+		if (rc == 0 && v->call.args->seq.n)
+			rc = walk_under(w, "args", v->call.args);
+		if (rc == 0)
+			rc = walk_under(w, "state", v->call.state);
+		if (rc == 0)
+			rc = walk_under(w, "items", v->call.items);
+		return rc;
+	case PICKLE_PERSID:
+		return walk_under(w, "__persistent_id__", v->persid.pid);
+	default:
+		return bad(w, "holds a tensor where stfs cannot name it");
+	}
+}
 
 static int
 walk(struct tree *w, const struct pickle_value *v)
@@ -611,7 +644,7 @@ walk(struct tree *w, const struct pickle_value *v)
 
 	if (visit(w))
 		return -1;
-	if (v->kind == PICKLE_DICT) {
+	if (v->kind == PICKLE_DICT && v->dict.n) {
 		for (i = 0; rc == 0 && i < v->dict.n; i++) {
 			if (push_key(w, v->dict.keys[i], &mark))
 				return -1;
@@ -620,22 +653,18 @@ walk(struct tree *w, const struct pickle_value *v)
 		}
 		return rc;
 	}
-	if (is_tensor(v))
+	if (torch_value_is_tensor(v))
 		return add_tensor(w, v);
-	rc = to_json(w, v, &text);
-	if (rc == 0)
-		return add_meta(w, v, &text);
-	buf_free(&text);
-	if (rc < 0)
-		return -1;
-	/* a list or tuple holding tensors: flattened by index */
-	for (i = 0, rc = 0; rc == 0 && i < v->seq.n; i++) {
-		if (push_index(w, i, &mark))
-			return -1;
-		rc = walk(w, v->seq.items[i]);
-		w->name.len = mark;
+	w->val.left = w->left.meta;
+	rc = torch_value_text(&w->val, v, &text);
+	if (rc == 0) {
+		w->left.meta -= text.len;
+		return add_meta(w, &text);
 	}
-	return rc;
+	buf_free(&text);
+	if (rc == 2)
+		return add_elided(w);
+	return rc < 0 ? -1 : walk_parts(w, v);
 }
 
 static int
@@ -668,9 +697,49 @@ tree_free(struct tree *w)
 	owned_free(w->own);
 }
 
+/* The root is not a dict: what it is, in the message. */
+static int
+not_a_dict(struct tree *w, const struct pickle_value *root)
+{
+	const struct pickle_value *c = root;
+	char what[200];
+
+	while (c->kind == PICKLE_CALL)
+		c = c->call.callee;
+	if (c != root && c->kind == PICKLE_GLOBAL && !torch_value_is_tensor(root))
+		snprintf(what, sizeof(what), "%s %.80s.%.80s",
+			 root->call.newobj ? "an object of class" :
+			 "a call of", c->global.module, c->global.name);
+	else
+		snprintf(what, sizeof(what), "a %s",
+			 torch_value_is_tensor(root) ? "tensor" :
+			 pickle_kind_name(root->kind));
+	tree_free(w);
+	return err_set(w->e, ERR_INVALID_PICKLE, "the pickle holds %s, not a "
+		       "dict of tensors (a state dict): stfs mounts state "
+		       "dicts (torch.save(model.state_dict()))", what);
+}
+
+struct torch_tree_budget
+torch_tree_budget_for(size_t pickle_len)
+{
+	uint64_t n = pickle_len;
+	struct torch_tree_budget b = {
+		.names = 8 * n + (1u << 20),
+		.meta = 2 * n + (1u << 20),
+		.entries = n / 2 + 65536,
+		.visits = 16 * n + (1u << 20),
+	};
+
+	if (b.visits > VISITS_MAX)
+		b.visits = VISITS_MAX;
+	return b;
+}
+
 int
 torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
-		 uint64_t file_size, struct header **out, struct err *e)
+		 uint64_t file_size, const struct torch_tree_budget *budget,
+		 struct header **out, struct err *e)
 {
 	struct tree w = { 0 };
 	struct header *h;
@@ -679,19 +748,18 @@ torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
 	*out = NULL;
 	w.z = z;
 	w.e = e;
+	w.left = *budget;
+	w.val.e = e;
+	w.val.visits = &w.visits;
+	w.val.visits_max = budget->visits;
 	w.own = calloc(1, sizeof(*w.own));
 	if (!w.own || nametab_init(&w.names, 64, name_eq, &w) ||
 	    nametab_init(&w.keys, 64, key_eq, &w)) {
 		tree_free(&w);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	if (root->kind != PICKLE_DICT) {
-		tree_free(&w);
-		return err_set(e, ERR_INVALID_PICKLE, "the pickle holds a "
-			       "%s, not a dict of tensors (a state dict): "
-			       "stfs mounts state dicts", pickle_kind_name(
-			       root->kind));
-	}
+	if (root->kind != PICKLE_DICT)
+		return not_a_dict(&w, root);
 	h = calloc(1, sizeof(*h));
 	if (!h || walk(&w, root)) {
 		free(h);

@@ -20,6 +20,7 @@
 #ifndef STFS_TORCH_TREE_H
 #define STFS_TORCH_TREE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/table.h"
@@ -28,10 +29,30 @@
 
 struct err;
 
+/* What the table may make of a pickle beyond its values: bounds that
+ * follow the pickle's size, so that values the memo shares (a string
+ * referenced a million times, a dict under a million names) cannot make
+ * much more than the input. */
+struct torch_tree_budget {
+	uint64_t names;		/* bytes of all names; refused beyond */
+	uint64_t meta;		/* bytes of metadata text: a value beyond is
+				 * {"__elided__": "..."} */
+	uint64_t entries;	/* tensors and metadata pairs; refused beyond */
+	uint64_t visits;	/* values looked at, all passes; refused
+				 * beyond */
+};
+
+/* The budget of a pickle of pickle_len bytes: names 8 times its size,
+ * metadata twice, each and 1 MiB more; an entry per 2 bytes and 65,536
+ * more (a state dict has one per 40 bytes or so); 16 visits a byte and
+ * 1 Mi more, at most 2^25. */
+struct torch_tree_budget torch_tree_budget_for(size_t pickle_len);
+
 /* Build the table of the checkpoint whose pickle's root is root and whose
  * storages are entries of z; file_size is the checkpoint's.  0 with *out
  * (freed with container_free), or -1 with *e (not named). */
 int torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
-		     uint64_t file_size, struct header **out, struct err *e);
+		     uint64_t file_size, const struct torch_tree_budget *budget,
+		     struct header **out, struct err *e);
 
 #endif

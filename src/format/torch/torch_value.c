@@ -1,0 +1,414 @@
+/* torch_value.c - a checkpoint's values: tensors, or data as JSON
+ * (torch_value.h).
+ *
+ * One walk renders a value and finds whether it holds a tensor: text is
+ * appended while it stays under the limit; past it, nothing more is
+ * written, and the walk only looks on for a tensor.  Every append knows
+ * its length before it is made (a string's escapes are counted first), so
+ * a buffer never holds more than the limit.  The pickle's graph has no
+ * cycle and a bounded depth (pickle.h): recursion is safe.
+ */
+#include "format/torch/torch_value.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "format/torch/pickle_long.h"
+
+struct render {
+	struct torch_value *j;
+	struct buf *b;
+	uint64_t limit;		/* b->len may not pass it */
+	int over;		/* it would have: only looking for tensors */
+	int tensor;		/* a tensor was found: done */
+};
+
+static int emit(struct render *r, const struct pickle_value *v);
+
+int
+torch_value_is_tensor(const struct pickle_value *v)
+{
+	if (v->kind != PICKLE_CALL || v->call.newobj ||
+	    v->call.callee->kind != PICKLE_GLOBAL)
+		return 0;
+	switch (v->call.callee->global.id) {
+	case PICKLE_G_REBUILD_TENSOR_V2:
+	case PICKLE_G_REBUILD_TENSOR_V3:
+	case PICKLE_G_REBUILD_PARAMETER:
+	case PICKLE_G_REBUILD_FROM_TYPE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int
+visit(struct render *r)
+{
+	if (++*r->j->visits <= r->j->visits_max)
+		return 0;
+	return err_set(r->j->e, ERR_INVALID_PICKLE, "the pickle has more "
+		       "than %" PRIu64 " values to interpret",
+		       r->j->visits_max);
+}
+
+/* Room for n more bytes: 1, or 0 when they would pass the limit (from
+ * then on nothing is written). */
+static int
+room(struct render *r, uint64_t n)
+{
+	if (!r->over && n <= r->limit && r->b->len <= r->limit - n)
+		return 1;
+	r->over = 1;
+	return 0;
+}
+
+static int
+put(struct render *r, const char *p, size_t n)
+{
+	if (!room(r, n))
+		return 0;
+	if (buf_add(r->b, p, n))
+		return err_set(r->j->e, ERR_NO_MEMORY, "out of memory");
+	return 0;
+}
+
+static int
+puts_(struct render *r, const char *s)
+{
+	return put(r, s, strlen(s));
+}
+
+/* The length of s[0..n) as a JSON string literal (buf_add_json_string). */
+static uint64_t
+json_len(const char *s, size_t n)
+{
+	uint64_t len = 2;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		len += c == '"' || c == '\\' || c == '\n' || c == '\r' ||
+		       c == '\t' ? 2 : c < 0x20 || c == 0x7f ? 6 : 1;
+	}
+	return len;
+}
+
+static int
+put_json_string(struct render *r, const char *s, size_t n)
+{
+	if (r->over || !room(r, json_len(s, n)))
+		return 0;
+	if (buf_add_json_string(r->b, s, n))
+		return err_set(r->j->e, ERR_NO_MEMORY, "out of memory");
+	return 0;
+}
+
+/* The shortest text that reads back as f, as Python's repr writes it. */
+static void
+double_text(char *out, size_t cap, double f)
+{
+	int prec;
+
+	if (isnan(f)) {
+		snprintf(out, cap, "NaN");
+		return;
+	}
+	if (isinf(f)) {
+		snprintf(out, cap, "%s", f < 0 ? "-Infinity" : "Infinity");
+		return;
+	}
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(out, cap, "%.*g", prec, f);
+		if (strtod(out, NULL) == f)
+			break;
+	}
+	snprintf(out, cap, "%.*g", prec, f);
+	if (!strpbrk(out, ".eninf") && strlen(out) + 3 <= cap)
+		strcat(out, ".0");
+}
+
+/* Bytes as "0x" and two hex digits each, quoted or not. */
+static int
+put_hex(struct render *r, const struct pickle_value *v, int quoted)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)v->str.p;
+	char *out;
+
+	if (!room(r, 2 * (uint64_t)v->str.len + 4))
+		return 0;
+	if (buf_reserve(r->b, 2 * v->str.len + 4))
+		return err_set(r->j->e, ERR_NO_MEMORY, "out of memory");
+	out = r->b->data + r->b->len;
+	if (quoted)
+		*out++ = '"';
+	*out++ = '0';
+	*out++ = 'x';
+	for (size_t i = 0; i < v->str.len; i++) {
+		*out++ = digits[p[i] >> 4];
+		*out++ = digits[p[i] & 15];
+	}
+	if (quoted)
+		*out++ = '"';
+	*out = '\0';
+	r->b->len = (size_t)(out - r->b->data);
+	return 0;
+}
+
+/* A wide int: its digits, or its hex (quoted when JSON is wanted). */
+static int
+put_long(struct render *r, const struct pickle_value *v, int json)
+{
+	struct buf t = BUF_INIT;
+	int rc, dec;
+
+	/* 2.41 digits a byte in decimal, 2 in hex */
+	if (!room(r, 3 * (uint64_t)v->str.len + 8))
+		return 0;
+	dec = pickle_long_text(v, &t);
+	if (dec < 0)
+		rc = err_set(r->j->e, ERR_NO_MEMORY, "out of memory");
+	else if (json && !dec)
+		rc = put_json_string(r, t.data, t.len);
+	else
+		rc = put(r, t.data, t.len);
+	buf_free(&t);
+	return rc;
+}
+
+static int
+put_bytes(struct render *r, const struct pickle_value *v, int quoted)
+{
+	char tmp[64];
+
+	if (v->str.len <= TORCH_VALUE_BYTES_SHOWN)
+		return put_hex(r, v, quoted);
+	snprintf(tmp, sizeof(tmp), "{\"__bytes__\": %zu}", v->str.len);
+	return puts_(r, tmp);
+}
+
+static int
+put_global(struct render *r, const struct pickle_value *g, int json)
+{
+	struct buf t = BUF_INIT;
+	int rc;
+
+	if (buf_addf(&t, "%s.%s", g->global.module, g->global.name))
+		rc = err_set(r->j->e, ERR_NO_MEMORY, "out of memory");
+	else
+		rc = json ? put_json_string(r, t.data, t.len) :
+		     put(r, t.data, t.len);
+	buf_free(&t);
+	return rc;
+}
+
+static int
+emit_items(struct render *r, struct pickle_value *const *items, size_t n)
+{
+	int rc = puts_(r, "[");
+
+	for (size_t i = 0; rc == 0 && !r->tensor && i < n; i++) {
+		if (i)
+			rc = puts_(r, ", ");
+		if (rc == 0)
+			rc = emit(r, items[i]);
+	}
+	return rc ? rc : puts_(r, "]");
+}
+
+/* A key's text (unquoted) into r's buffer. */
+static int
+key_text(struct render *r, const struct pickle_value *k)
+{
+	char tmp[40];
+
+	if (visit(r))
+		return -1;
+	switch (k->kind) {
+	case PICKLE_STR:
+		return put(r, k->str.p, k->str.len);
+	case PICKLE_LONG:
+		return put_long(r, k, 0);
+	case PICKLE_BOOL:
+		return puts_(r, k->b ? "true" : "false");
+	case PICKLE_NONE:
+		return puts_(r, "null");
+	case PICKLE_INT:
+		snprintf(tmp, sizeof(tmp), "%" PRId64, k->i);
+		return puts_(r, tmp);
+	case PICKLE_FLOAT:
+		double_text(tmp, sizeof(tmp), k->f);
+		return puts_(r, tmp);
+	default:
+		return emit(r, k);
+	}
+}
+
+/* A key as a JSON object's key: its text, quoted. */
+static int
+emit_key(struct render *r, const struct pickle_value *k)
+{
+	struct buf t = BUF_INIT;
+	struct render kr = { r->j, &t, r->limit, 0, 0 };
+	int rc;
+
+	if (k->kind == PICKLE_STR)
+		return put_json_string(r, k->str.p, k->str.len);
+	if (r->over)
+		kr.over = 1;
+	else
+		kr.limit = r->limit - r->b->len;
+	rc = key_text(&kr, k);
+	if (rc == 0 && kr.tensor)
+		r->tensor = 1;
+	else if (rc == 0 && kr.over)
+		r->over = 1;
+	else if (rc == 0)
+		rc = put_json_string(r, t.data, t.len);
+	buf_free(&t);
+	return rc;
+}
+
+static int
+emit_dict(struct render *r, const struct pickle_value *v)
+{
+	int rc = puts_(r, "{");
+
+	for (size_t i = 0; rc == 0 && !r->tensor && i < v->dict.n; i++) {
+		if (i)
+			rc = puts_(r, ", ");
+		if (rc == 0)
+			rc = emit_key(r, v->dict.keys[i]);
+		if (rc == 0)
+			rc = puts_(r, ": ");
+		if (rc == 0)
+			rc = emit(r, v->dict.values[i]);
+	}
+	return rc ? rc : puts_(r, "}");
+}
+
+/* What a call not folded into a value would make: named, not made. */
+static int
+emit_call(struct render *r, const struct pickle_value *v)
+{
+	const struct pickle_value *c = v->call.callee;
+	int rc;
+
+	rc = puts_(r, v->call.newobj ? "{\"__class__\": " : "{\"__call__\": ");
+	if (rc == 0)
+		rc = c->kind == PICKLE_GLOBAL ? put_global(r, c, 1) : emit(r, c);
+	if (rc == 0 && v->call.args->seq.n) {
+		rc = puts_(r, ", \"args\": ");
+		if (rc == 0)
+			rc = emit(r, v->call.args);
+	}
+	if (rc == 0 && v->call.state) {
+		rc = puts_(r, ", \"state\": ");
+		if (rc == 0)
+			rc = emit(r, v->call.state);
+	}
+	if (rc == 0 && v->call.items) {
+		rc = puts_(r, ", \"items\": ");
+		if (rc == 0)
+			rc = emit(r, v->call.items);
+	}
+	return rc ? rc : puts_(r, "}");
+}
+
+static int
+emit(struct render *r, const struct pickle_value *v)
+{
+	char tmp[40];
+
+	if (visit(r))
+		return -1;
+	if (r->tensor)
+		return 0;
+	switch (v->kind) {
+	case PICKLE_NONE:
+		return puts_(r, "null");
+	case PICKLE_BOOL:
+		return puts_(r, v->b ? "true" : "false");
+	case PICKLE_INT:
+		snprintf(tmp, sizeof(tmp), "%" PRId64, v->i);
+		return puts_(r, tmp);
+	case PICKLE_LONG:
+		return put_long(r, v, 1);
+	case PICKLE_FLOAT:
+		double_text(tmp, sizeof(tmp), v->f);
+		return puts_(r, tmp);
+	case PICKLE_STR:
+		return put_json_string(r, v->str.p, v->str.len);
+	case PICKLE_BYTES:
+		return put_bytes(r, v, 1);
+	case PICKLE_TUPLE:
+	case PICKLE_LIST:
+	case PICKLE_SET:
+		return emit_items(r, v->seq.items, v->seq.n);
+	case PICKLE_DICT:
+		return emit_dict(r, v);
+	case PICKLE_GLOBAL:
+		return put_global(r, v, 1);
+	case PICKLE_CALL:
+		if (torch_value_is_tensor(v)) {
+			r->tensor = 1;
+			return 0;
+		}
+		return emit_call(r, v);
+	case PICKLE_PERSID:
+		if (puts_(r, "{\"__persistent_id__\": ") || emit(r, v->persid.pid))
+			return -1;
+		return puts_(r, "}");
+	}
+	return 0;
+}
+
+static int
+result(const struct render *r, int rc)
+{
+	return rc < 0 ? -1 : r->tensor ? 1 : r->over ? 2 : 0;
+}
+
+int
+torch_value_json(struct torch_value *j, const struct pickle_value *v,
+		 struct buf *b)
+{
+	struct render r = { j, b, j->left, 0, 0 };
+
+	return result(&r, emit(&r, v));
+}
+
+int
+torch_value_text(struct torch_value *j, const struct pickle_value *v,
+		 struct buf *b)
+{
+	struct render r = { j, b, j->left, 0, 0 };
+
+	switch (v->kind) {
+	case PICKLE_STR:
+		return result(&r, visit(&r) ? -1 : put(&r, v->str.p,
+						       v->str.len));
+	case PICKLE_GLOBAL:
+		return result(&r, visit(&r) ? -1 : put_global(&r, v, 0));
+	case PICKLE_BYTES:
+		return result(&r, visit(&r) ? -1 : put_bytes(&r, v, 0));
+	case PICKLE_LONG:
+		return result(&r, visit(&r) ? -1 : put_long(&r, v, 0));
+	default:
+		return result(&r, emit(&r, v));
+	}
+}
+
+int
+torch_value_key(struct torch_value *j, const struct pickle_value *k,
+		struct buf *b)
+{
+	struct render r = { j, b, j->left, 0, 0 };
+
+	return result(&r, key_text(&r, k));
+}

@@ -1,0 +1,67 @@
+/* torch_value.h - what a value of a checkpoint's pickle is to the table
+ * (torch_tree.h): a tensor, or data shown as text in __metadata__.json.
+ *
+ * Data is JSON: None, bools, ints (any width: an int past 64 bits in
+ * decimal, and past 4,299 digits in hex as a string, pickle_long.h),
+ * floats as Python's repr writes them, strings, bytes as "0x" and their
+ * hex (a value over TORCH_VALUE_BYTES_SHOWN bytes as {"__bytes__": N}),
+ * tuples, lists and sets as arrays, dicts as objects (a key that is not
+ * a string as its text: 1, true, null, 1.5), a global as "module.name"
+ * (torch.float16).  What the pickle would make by calling something is
+ * named, with what it would be made of, never made:
+ *
+ *     {"__class__": "argparse.Namespace", "state": {"lr": 0.1}}   NEWOBJ
+ *     {"__call__": "posix.system", "args": ["touch x"]}           REDUCE
+ *
+ * with "args" when there are any, "state" when BUILD gave one, "items"
+ * when items were set or appended on the object; a storage outside a
+ * tensor is {"__persistent_id__": [...]}.
+ *
+ * Rendering is bounded: by a count of values looked at that the caller
+ * shares across its walk, and by the bytes of text the caller still
+ * allows (a value whose text would pass them is not rendered: 2, and the
+ * walk goes on only to find whether a tensor is inside).
+ */
+#ifndef STFS_TORCH_VALUE_H
+#define STFS_TORCH_VALUE_H
+
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "format/torch/pickle_value.h"
+
+struct err;
+
+/* Bytes values longer than this are named by their length, not shown. */
+#define TORCH_VALUE_BYTES_SHOWN (64u << 10)
+
+struct torch_value {
+	struct err *e;
+	uint64_t *visits;	/* values looked at, shared with the walk */
+	uint64_t visits_max;	/* refused beyond */
+	uint64_t left;		/* bytes of text a rendering may make */
+};
+
+/* 1 when v is a tensor: a call of torch's _rebuild functions. */
+int torch_value_is_tensor(const struct pickle_value *v);
+
+/* v as JSON appended to b.  0; 1 when v holds a tensor (b is then to be
+ * dropped); 2 when v holds none but its text would pass j->left (b to be
+ * dropped too); -1 with *j->e (too many values looked at, out of
+ * memory). */
+int torch_value_json(struct torch_value *j, const struct pickle_value *v,
+		     struct buf *b);
+
+/* v as a metadata value's text appended to b: a string as itself, a
+ * global as module.name, bytes as 0x and hex, an int as its digits,
+ * anything else as JSON.  Returns as torch_value_json. */
+int torch_value_text(struct torch_value *j, const struct pickle_value *v,
+		     struct buf *b);
+
+/* The text of a dict key k: a string as itself, an int in decimal, any
+ * other value as its JSON.  Returns as torch_value_json (1: the key is
+ * a tensor). */
+int torch_value_key(struct torch_value *j, const struct pickle_value *k,
+		    struct buf *b);
+
+#endif
