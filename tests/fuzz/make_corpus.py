@@ -504,6 +504,29 @@ def pickle_seeds(c):
 	P("memo-far", b"Nr\xff\xff\xff\xff.")
 	P("underflow", b"N(R.")
 	P("build-call", b"ctorch._utils\n_rebuild_parameter\n)R}b.")
+	# values beside tensors (issue 30): wide ints, sets, torch.Size,
+	# devices, defaultdict, objects described with their state and items
+	P("long-wide", b"\x80\x02(\x8a\x09\xfb\xff\xff\xff\xff\xff\xff\xff\x00"
+	  b"\x8a\x09\x01\x00\x00\x00\x00\x00\x00\x00\x00"
+	  b"\x8b\x0b\x00\x00\x00" + b"\x00" * 10 + b"\xffl.")
+	P("long4-hex", b"\x8b\x00\x08\x00\x00\x01" + b"\x00" * 2046 + b"\x80.")
+	P("sets", b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00(\x8f\x94"
+	  b"(K\x01K\x02\x90(K\x03\x91c__builtin__\nset\n]K\x04a\x85R"
+	  b"cbuiltins\nfrozenset\n)Rl.")
+	P("size-device", b"\x80\x02(ctorch\nSize\nK\x03K\x04\x86\x85R"
+	  b"ctorch\ndevice\nX\x04\x00\x00\x00cudaK\x00\x86R"
+	  b"ctorch\ndevice\nX\x03\x00\x00\x00cpu\x85Rctorch\nfloat16\nl.")
+	P("objects", b"\x80\x02}(X\x01\x00\x00\x00a"
+	  b"cargparse\nNamespace\n)\x81}(X\x02\x00\x00\x00lrK\x01ub"
+	  b"X\x01\x00\x00\x00bcm\nC\n)\x81(K\x01K\x02u"
+	  b"X\x01\x00\x00\x00ccm\nL\n)\x81(K\x01e"
+	  b"X\x01\x00\x00\x00dccollections\ndefaultdict\n"
+	  b"c__builtin__\nlist\n\x85R(X\x01\x00\x00\x00kK\x01u"
+	  b"X\x01\x00\x00\x00ecposix\nsystem\nX\x02\x00\x00\x00ls\x85R)R"
+	  b"u.")
+	P("latin1-shared", b"\x80\x02](c_codecs\nencode\nq\x01"
+	  b"X\x06\x00\x00\x00latin1q\x02X\x02\x00\x00\x00\xc3\xbfq\x00"
+	  + b"h\x01h\x00h\x02\x86R" * 4 + b"e.")
 	# torch 2's new dtypes: _rebuild_tensor_v3 over an untyped storage
 	P("tensor-v3", b"\x80\x02ctorch._utils\n_rebuild_tensor_v3\n"
 	  b"((X\x07\x00\x00\x00storagectorch.storage\nUntypedStorage\n"
@@ -557,6 +580,15 @@ def torch_seeds(c):
 	F("big-endian", rezip(plain, extra=[("archive/byteorder", b"big")]))
 	F("legacy", save({"w": m}, _use_new_zipfile_serialization=False))
 	F("c128", save({"w": m.to(torch.complex128)}))
+	# what trainers keep beside the tensors (issue 30)
+	import argparse
+	F("trainer", save({"model": lin.state_dict(), "seed": 2**64 - 5,
+			   "big": -2**80, "shape": torch.Size([3, 4]),
+			   "ids": {3, 1, 2}, "device": torch.device("cuda", 0),
+			   "dtype": torch.float16, "empty": {},
+			   "args": argparse.Namespace(lr=0.1, w=m[0]),
+			   "blob": b"\x00\xff", 1.5: "float key",
+			   "list": [m[1], {"x": m.t()}]}))
 
 
 def main(argv):
