@@ -67,9 +67,13 @@ struct catalog {
 					   "" : one model */
 };
 
+struct meter;
 struct catalog_opts {
 	/* Most models a tree may hold (0: no limit of our own). */
 	size_t max_models;
+	/* Told how far opening has got (base/meter.h; NULL: nobody): the
+	 * files of a listing opened ahead, a sharded set's shards. */
+	struct meter *meter;
 };
 
 /* 0 with *out set, or -1 with *e naming the file at fault.  o may be
@@ -109,16 +113,16 @@ int catalog_open_url(const struct source_opener *files, const char *url,
  * format/naming.h's naming_listed() keeps the ones that matter) and the
  * name op opens it by.  Which are models and where each goes follow the
  * rules above, as for a local directory; every file the tree needs is
- * handed to open_ahead (op's arg; NULL: none) at once, then every model
- * is opened through op and added to c (then catalog_finish).  0 or -1
- * with *e. */
+ * handed to open_ahead (op's arg; NULL: none) at once, each file it
+ * opens counted on op's meter (may be NULL), then every model is opened
+ * through op and added to c (then catalog_finish).  0 or -1 with *e. */
 struct catalog_listing {
 	size_t n;
 	const char *const *rel;
 	const char *const *url;
 	const struct source_opener *op;
 	int (*open_ahead)(void *arg, const char *const *url, size_t n,
-			  struct err *e);
+			  struct meter *meter, struct err *e);
 };
 int catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 			const struct catalog_opts *o, struct err *e);

@@ -141,7 +141,7 @@ open_ahead(const struct catalog_listing *l, const struct entry *v,
 		free(url);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	rc = l->open_ahead(l->op->arg, url, k, e);
+	rc = l->open_ahead(l->op->arg, url, k, l->op->meter, e);
 	free(url);
 	return rc;
 }

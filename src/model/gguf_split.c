@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/meter.h"
 #include "base/nametab.h"
 #include "format/container.h"
 #include "format/naming.h"
@@ -56,20 +57,15 @@ static int
 open_part(const struct source_opener *op, const char *path,
 	  struct shard *sh, long long *no, long long *count, struct err *e)
 {
-	struct reader r;
 	const char *slash = strrchr(path, '/');
 
 	*no = *count = -1;
 	sh->name = strdup(slash ? slash + 1 : path);
 	if (!sh->name)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	if (source_opener_open(op, path, &sh->src, e))
+	if (source_opener_open(op, path, &sh->src, e) ||
+	    model_read_header(sh->src, op->meter, &sh->hdr, e))
 		return err_at(e, path);
-	r = source_reader(sh->src);
-	if (container_open(&r, &sh->hdr, e)) {
-		source_blame(sh->src, e);
-		return err_at(e, path);
-	}
 	if (!sh->hdr->format || strcmp(sh->hdr->format, "gguf") != 0) {
 		err_set(e, ERR_INVALID_GGUF, "not a GGUF file, but named as a "
 			"part of a GGUF split set");
@@ -92,6 +88,7 @@ open_parts(const struct source_opener *op, const char *const *paths,
 	long long no, count;
 	unsigned i;
 
+	meter_phase(op->meter, "parts' headers read", n);
 	for (i = 0; i < n; i++) {
 		memset(&sh, 0, sizeof(sh));
 		if (open_part(op, paths[i], &sh, &no, &count, e))

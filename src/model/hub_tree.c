@@ -48,12 +48,12 @@ hub_tree_open(const struct source_opener *files, const char *uri,
 	      struct err *e)
 {
 	struct hub_listing l;
-	struct source_opener op = { hub_listing_open, hub_listing_keep, &l };
+	struct source_opener op = { hub_listing_open, hub_listing_keep, &l,
+				    files->meter };
 	struct catalog_listing cl;
 	struct catalog *c;
 	int rc = 0;
 
-	(void)files;	/* the listing opens them */
 	if (hub_list(uri, &l, e))
 		return -1;
 	if (l.file) {

@@ -8,10 +8,41 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/meter.h"
 #include "base/nametab.h"
 #include "format/container.h"
 #include "model/display.h"
 #include "model/tensor_render.h"
+
+/* A reader that counts what it reads (model_read_header). */
+struct counted {
+	struct source *src;
+	uint64_t bytes;
+};
+
+static int
+counted_pread(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct counted *c = ctx;
+	int rc = source_pread(c->src, buf, len, off);
+
+	if (!rc)
+		c->bytes += len;
+	return rc;
+}
+
+int
+model_read_header(struct source *src, struct meter *meter,
+		  struct header **out, struct err *e)
+{
+	struct counted c = { src, 0 };
+	struct reader r = { counted_pread, &c, src->size, src->name };
+
+	if (container_open(&r, out, e))
+		return source_blame(src, e);
+	meter_step(meter, c.bytes);
+	return 0;
+}
 
 char *
 model_render_metadata(const struct header *h)

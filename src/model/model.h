@@ -68,6 +68,14 @@ int model_open_file(const struct source_opener *op, const char *name,
  * typed values as their JSON, table.h); NULL when out of memory. */
 char *model_render_metadata(const struct header *h);
 
+/* The header of one shard of a set (container_open() on src, the server
+ * blamed when it is at fault), counted on meter (may be NULL) with the
+ * bytes it took to read: a set of many shards over a slow link says how
+ * far it has got (base/meter.h).  0 or -1 with *e. */
+struct meter;
+int model_read_header(struct source *src, struct meter *meter,
+		      struct header **out, struct err *e);
+
 /* Wrap an already parsed single file (takes ownership of src and h). */
 int model_from_single(const char *arg, struct source *src, struct header *h,
 		      struct model **out, struct err *e);

@@ -67,7 +67,7 @@ int
 model_open(const char *source, struct model **out, struct err *e)
 {
 	const struct provider *p = provider_for(source);
-	struct source_opener files = { open_file, NULL, (void *)p };
+	struct source_opener files = { open_file, NULL, (void *)p, NULL };
 
 	*out = NULL;
 	return p->open_model(&files, source, out, e);
@@ -78,7 +78,8 @@ catalog_open(const char *source, const struct catalog_opts *o,
 	     struct catalog **out, struct err *e)
 {
 	const struct provider *p = provider_for(source);
-	struct source_opener files = { open_file, NULL, (void *)p };
+	struct source_opener files = { open_file, NULL, (void *)p,
+					o ? o->meter : NULL };
 
 	*out = NULL;
 	return p->open_tree(&files, source, o, out, e);

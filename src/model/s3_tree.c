@@ -17,11 +17,12 @@
 
 /* The tree of a prefix: 0 with *out, 1 when url names one object, -1. */
 static int
-prefix_tree(const char *url, const struct catalog_opts *o,
-	    struct catalog **out, struct err *e)
+prefix_tree(const struct source_opener *files, const char *url,
+	    const struct catalog_opts *o, struct catalog **out, struct err *e)
 {
 	struct s3_prefix l;
-	struct source_opener op = { s3_prefix_open, s3_prefix_keep, &l };
+	struct source_opener op = { s3_prefix_open, s3_prefix_keep, &l,
+				    files->meter };
 	struct catalog_listing cl;
 	struct catalog *c;
 	int rc = s3_prefix_list(url, &l, e);
@@ -52,7 +53,7 @@ s3_tree_open(const struct source_opener *files, const char *url,
 	     const struct catalog_opts *o, struct catalog **out,
 	     struct err *e)
 {
-	int rc = prefix_tree(url, o, out, e);
+	int rc = prefix_tree(files, url, o, out, e);
 
 	return rc == 1 ? catalog_open_url(files, url, o, out, e) : rc;
 }
@@ -65,7 +66,7 @@ s3_tree_model(const struct source_opener *files, const char *url,
 	struct buf b = BUF_INIT;
 	char *arg;
 	size_t i;
-	int rc = prefix_tree(url, NULL, &c, e);
+	int rc = prefix_tree(files, url, NULL, &c, e);
 
 	if (rc == 1)
 		return model_open_url(files, url, out, e);

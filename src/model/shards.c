@@ -15,6 +15,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/meter.h"
 #include "model/model.h"
 #include "base/nametab.h"
 #include "base/text.h"
@@ -191,9 +192,9 @@ open_shards(const struct source_opener *op, struct model *m,
 
 	if (!base)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	meter_phase(op->meter, "shards' headers read", m->nshards);
 	for (i = 0; rc == 0 && i < m->nshards; i++) {
 		struct shard *sh = &m->shards[i];
-		struct reader r;
 		const char *why = bad_shard_name(names[i]);
 		struct err se = { 0 };
 		char *path;
@@ -214,13 +215,9 @@ open_shards(const struct source_opener *op, struct model *m,
 		 * point (the hub cache links every shard into ../../blobs/):
 		 * they are the user's; only the index's names are checked.
 		 * source_open_local() still wants a regular file. */
-		if (source_opener_open(op, path, &sh->src, &se)) {
+		if (source_opener_open(op, path, &sh->src, &se) ||
+		    model_read_header(sh->src, op->meter, &sh->hdr, &se))
 			rc = -1;
-		} else {
-			r = source_reader(sh->src);
-			if (container_open(&r, &sh->hdr, &se))
-				rc = source_blame(sh->src, &se);
-		}
 		if (rc) {
 			/* about the shard's own file, whatever an earlier
 			 * shard's opening left behind in *e */

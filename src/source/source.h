@@ -84,12 +84,16 @@ int source_open_local(const char *path, struct source **out, struct err *e);
  * ahead.  Who builds one decides what a name means (model/provider.h);
  * nothing here dispatches on schemes.  keep (may be NULL) gives back a
  * source open() handed out, for the next open() of the same name (an index
- * read once to find its shards, then again by the sharded-set reader). */
+ * read once to find its shards, then again by the sharded-set reader).
+ * meter (may be NULL) is told how far opening many files has got: the
+ * readers that open many (a sharded set's shards) count them on it. */
+struct meter;
 struct source_opener {
 	int (*open)(void *arg, const char *name, struct source **out,
 		    struct err *e);
 	void (*keep)(void *arg, const char *name, struct source *s);
 	void *arg;
+	struct meter *meter;
 };
 
 static inline int

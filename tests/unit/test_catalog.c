@@ -304,11 +304,13 @@ open_path(void *arg, const char *name, struct source **out, struct err *e)
 
 /* catalog_listing's open_ahead: note the names, relative, sorted. */
 static int
-note_ahead(void *arg, const char *const *url, size_t n, struct err *e)
+note_ahead(void *arg, const char *const *url, size_t n, struct meter *meter,
+	   struct err *e)
 {
 	size_t i;
 
 	(void)arg;
+	(void)meter;
 	(void)e;
 	L.ahead[0] = '\0';
 	for (i = 0; i < n; i++) {
@@ -326,7 +328,7 @@ note_ahead(void *arg, const char *const *url, size_t n, struct err *e)
 static int
 add_listing(const char *dir, struct catalog **c, struct err *e)
 {
-	static const struct source_opener op = { open_path, NULL, NULL };
+	static const struct source_opener op = { open_path, NULL, NULL, NULL };
 	struct catalog_listing cl;
 
 	memset(&L, 0, sizeof(L));

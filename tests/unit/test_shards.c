@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/meter.h"
+#include "model/catalog.h"
 #include "model/model.h"
 #include "model/model_order.h"
 #include "model/summary.h"
@@ -125,6 +127,63 @@ START_TEST(test_good_index)
 	ck_assert_ptr_null(find_model_tensor(m, "d", 1));
 	ck_assert_ptr_nonnull(strstr(m->metadata_json, "\"total_size\": 27"));
 	model_free(m);
+}
+END_TEST
+
+/* What the meter was told (meter_show). */
+struct seen {
+	const char *what;
+	uint64_t total, done, bytes;
+	int calls, phases;
+};
+
+static void
+meter_show(void *arg, const struct meter *m)
+{
+	struct seen *s = arg;
+
+	if (m->done == 0)
+		s->phases++;
+	s->what = m->what;
+	s->total = m->total;
+	s->done = m->done;
+	s->bytes = m->bytes;
+	s->calls++;
+}
+
+/* Opening a set through catalog_opts.meter counts every shard's header
+ * and the bytes read for it: the front end's progress line. */
+START_TEST(test_meter)
+{
+	struct meter mt;
+	struct seen s = { 0 };
+	struct catalog_opts o = { .meter = &mt };
+	struct catalog *c;
+	struct err e = { 0 };
+	struct stat st1, st2;
+	char p1[512], p2[512];
+	uint64_t heads;
+
+	write_index(good_index);
+	meter_init(&mt, meter_show, &s);
+	ck_assert_msg(catalog_open(tmpdir, &o, &c, &e) == 0, "%s", e.detail);
+	meter_destroy(&mt);
+	ck_assert_str_eq(s.what, "shards' headers read");
+	ck_assert_int_eq(s.phases, 1);
+	ck_assert_int_eq(s.calls, 3);	/* the phase, then one per shard */
+	ck_assert_uint_eq(s.total, 2);
+	ck_assert_uint_eq(s.done, 2);
+	/* at least each header; a format's sniffing reads a few of its
+	 * first bytes twice, nothing reads a tiny file more than twice */
+	heads = c->entries[0].model->shards[0].hdr->data_start +
+		c->entries[0].model->shards[1].hdr->data_start;
+	snprintf(p1, sizeof(p1), "%s/" SHARD1, tmpdir);
+	snprintf(p2, sizeof(p2), "%s/" SHARD2, tmpdir);
+	ck_assert_int_eq(stat(p1, &st1), 0);
+	ck_assert_int_eq(stat(p2, &st2), 0);
+	ck_assert_uint_ge(s.bytes, heads);
+	ck_assert_uint_le(s.bytes, 2 * (uint64_t)(st1.st_size + st2.st_size));
+	catalog_free(c);
 }
 END_TEST
 
@@ -366,6 +425,7 @@ shards_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_good_index);
+	tcase_add_test(tc, test_meter);
 	tcase_add_test(tc, test_dir_source);
 	tcase_add_test(tc, test_load_order);
 	tcase_add_test(tc, test_summary_sums);

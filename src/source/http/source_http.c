@@ -301,6 +301,16 @@ static const struct source_ops http_ops = {
 	.lend_end = http_lend_end,
 };
 
+uint64_t
+source_http_fetched(struct source *s)
+{
+	struct http_src *hs;
+
+	if (!s || s->ops != &http_ops || !(hs = s->priv))
+		return 0;
+	return http_stats_get(&hs->obj.stats.bytes);
+}
+
 json_t *
 source_http_stats(struct source *s)
 {

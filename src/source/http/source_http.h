@@ -76,6 +76,10 @@ int source_http_size_wrong(struct source *s);
 struct json_t;
 struct json_t *source_http_stats(struct source *s);
 
+/* Body bytes a remote source has received so far (0 for other sources):
+ * what opening it cost, for a progress line (base/meter.h). */
+uint64_t source_http_fetched(struct source *s);
+
 /* 0 while the remote object is the one opened, -ESTALE once a response
  * showed it changed (412, another ETag or size). */
 int source_http_verify(struct source *s);

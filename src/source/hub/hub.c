@@ -479,7 +479,7 @@ hub_listing_open(void *arg, const char *name, struct source **out,
 
 int
 hub_listing_open_ahead(void *arg, const char *const *url, size_t n,
-		       struct err *e)
+		       struct meter *meter, struct err *e)
 {
 	struct hub_listing_priv *p = ((struct hub_listing *)arg)->priv;
 	struct hub_file **f = calloc(n ? n : 1, sizeof(*f));
@@ -491,7 +491,7 @@ hub_listing_open_ahead(void *arg, const char *const *url, size_t n,
 	for (i = 0; i < n; i++)
 		if ((f[k] = find_file(p, url[i])) && !f[k]->src)
 			k++;
-	rc = hub_open_files(f, k, e);
+	rc = hub_open_files(f, k, meter, e);
 	free(f);
 	return rc;
 }

@@ -44,11 +44,13 @@ struct hub_listing {
 int hub_list(const char *uri, struct hub_listing *out, struct err *e);
 
 /* Open the n listed files url names, concurrently (HUB_PARALLEL at once),
- * to be handed out by hub_listing_open; arg is the struct hub_listing
- * (the shape of catalog_listing's open_ahead).  0, or -1 with *e from the
- * first failure. */
+ * to be handed out by hub_listing_open, each counted on meter (may be
+ * NULL; base/meter.h) with the bytes its open fetched; arg is the struct
+ * hub_listing (the shape of catalog_listing's open_ahead).  0, or -1 with
+ * *e from the first failure. */
+struct meter;
 int hub_listing_open_ahead(void *arg, const char *const *url, size_t n,
-			   struct err *e);
+			   struct meter *meter, struct err *e);
 
 /* A struct source_opener's open and keep, arg the struct hub_listing: a
  * file opened ahead is handed out once; other files under the endpoint's

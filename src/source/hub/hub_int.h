@@ -73,9 +73,11 @@ struct hub_file {
 };
 
 /* Open every file, up to HUB_PARALLEL at once, into files[i]->src (the
- * caller's: nothing is kept here).  0, or -1 with *e from the first
- * failure in list order. */
-int hub_open_files(struct hub_file *const *files, size_t n, struct err *e);
+ * caller's: nothing is kept here), each counted on meter (may be NULL).
+ * 0, or -1 with *e from the first failure in list order. */
+struct meter;
+int hub_open_files(struct hub_file *const *files, size_t n,
+		   struct meter *meter, struct err *e);
 
 /* Open one remote file: the HTTP source on its resolve URL (also used on
  * demand for files not pre-opened). */

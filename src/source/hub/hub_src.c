@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/meter.h"
 #include "source/http/source_http.h"
 #include "source/source.h"
 
@@ -91,6 +92,7 @@ static struct {
 	pthread_mutex_t lock;
 	struct hub_file *const *files;
 	size_t n, next;
+	struct meter *meter;
 } R = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void
@@ -115,11 +117,13 @@ worker(void *arg)
 		if (i >= R.n)
 			return NULL;
 		open_one(R.files[i]);
+		meter_step(R.meter, source_http_fetched(R.files[i]->src));
 	}
 }
 
 int
-hub_open_files(struct hub_file *const *files, size_t n, struct err *e)
+hub_open_files(struct hub_file *const *files, size_t n, struct meter *meter,
+	       struct err *e)
 {
 	pthread_t th[HUB_PARALLEL];
 	size_t i, nth = 0, want;
@@ -127,6 +131,8 @@ hub_open_files(struct hub_file *const *files, size_t n, struct err *e)
 	R.files = files;
 	R.n = n;
 	R.next = 0;
+	R.meter = meter;
+	meter_phase(meter, "files opened", n);
 	/* Local files need no thread; remote ones one each, up to the cap. */
 	for (i = want = 0; i < n; i++)
 		want += files[i]->local == NULL;
@@ -139,6 +145,7 @@ hub_open_files(struct hub_file *const *files, size_t n, struct err *e)
 		pthread_join(th[i], NULL);
 	R.files = NULL;		/* the caller's: nothing kept here */
 	R.n = 0;
+	R.meter = NULL;
 	for (i = 0; i < n; i++)
 		if (files[i]->rc) {
 			*e = files[i]->err;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/meter.h"
 #include "base/nametab.h"
 #include "base/text.h"
 #include "format/naming.h"
@@ -212,6 +213,7 @@ struct s3_prefix_priv {
 	size_t n, next;
 	struct nametab byurl;	/* url -> index in objs */
 	pthread_mutex_t lock;
+	struct meter *meter;	/* during s3_prefix_open_ahead() */
 };
 
 static int
@@ -376,22 +378,27 @@ open_ahead_worker(void *arg)
 		o->err = e;
 		o->tried = 1;
 		pthread_mutex_unlock(&p->lock);
+		meter_step(p->meter, source_http_fetched(s));
 	}
 }
 
 int
 s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
-		     struct err *e)
+		     struct meter *meter, struct err *e)
 {
 	struct s3_prefix_priv *p = ((struct s3_prefix *)arg)->priv;
 	pthread_t th[S3_OPENERS];
 	struct s3_prefix_obj *o;
-	size_t i, nth = 0;
+	size_t i, nth = 0, k = 0;
 
 	(void)e;	/* a failure is kept for when the object is opened */
 	for (i = 0; i < n; i++)
 		if ((o = find_obj(p, url[i])))
 			o->ahead = 1;
+	for (i = 0; i < p->n; i++)	/* what the workers will open */
+		k += p->objs[i].ahead;
+	meter_phase(meter, "files opened", k);
+	p->meter = meter;
 	p->next = 0;
 	while (nth < S3_OPENERS && nth < n &&
 	       pthread_create(&th[nth], NULL, open_ahead_worker, p) == 0)
@@ -399,6 +406,7 @@ s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
 	open_ahead_worker(p);
 	for (i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
+	p->meter = NULL;
 	return 0;
 }
 

@@ -47,10 +47,12 @@ int s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e);
 
 /* Open the n listed objects url names, S3_OPENERS at a time, each pinned
  * to its listed ETag: a source_opener then hands them out (a failure is
- * kept and repeated then).  arg is the struct s3_prefix (the shape of
+ * kept and repeated then), each counted on meter (may be NULL;
+ * base/meter.h).  arg is the struct s3_prefix (the shape of
  * catalog_listing's open_ahead); returns 0. */
+struct meter;
 int s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
-			 struct err *e);
+			 struct meter *meter, struct err *e);
 
 /* A struct source_opener's open and keep, arg the struct s3_prefix: an
  * object opened ahead is handed out once (or its failure repeated);
