@@ -14,7 +14,6 @@
  * (background.h says why): the child does the work, the parent waits for
  * its word.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -29,6 +28,7 @@
 #include "base/error.h"
 #include "cli/background.h"
 #include "format/naming.h"
+#include "cli/mountpoint.h"
 #include "cli/nofile.h"
 #include "model/display.h"
 #include "model/catalog.h"
@@ -425,115 +425,7 @@ captured_err(struct err *e, enum err_code code, const char *where,
 	log_line_done = 0;
 }
 
-/* --- mount point and readahead ------------------------------------------ */
-
-/* Undo the octal escapes (\040 for ' ', ...) of a mountinfo field. */
-static void
-unescape_field(char *s)
-{
-	char *o = s;
-
-	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
-				      (s[3] - '0'));
-			s += 4;
-		} else {
-			*o++ = *s++;
-		}
-	}
-	*o = '\0';
-}
-
-/* Device number (maj:min) of the newest fuse.stfs mount on mnt, from
- * /proc/self/mountinfo: stat()ing the mount point instead would send a
- * request to this very daemon, whose loop is not running yet. */
-static int
-mount_devno(const char *mnt, char *devno, size_t cap)
-{
-	char *line = NULL, *save, *f[6], *p;
-	size_t n = 0;
-	int found = 0, i;
-	FILE *fp;
-
-	fp = fopen("/proc/self/mountinfo", "re");
-	if (!fp)
-		return -1;
-	while (getline(&line, &n, fp) > 0) {
-		/* id parent maj:min root mountpoint opts [tags...] - type */
-		for (i = 0, p = line; i < 5; i++, p = NULL) {
-			f[i] = strtok_r(p, " \n", &save);
-			if (!f[i])
-				break;
-		}
-		if (i < 5)
-			continue;
-		while ((f[5] = strtok_r(NULL, " \n", &save)) &&
-		       strcmp(f[5], "-") != 0)
-			;
-		if (!f[5] || !(f[5] = strtok_r(NULL, " \n", &save)))
-			continue;
-		unescape_field(f[4]);
-		if (strcmp(f[4], mnt) == 0 && strcmp(f[5], "fuse.stfs") == 0 &&
-		    strlen(f[2]) < cap) {
-			strcpy(devno, f[2]);
-			found = 1;
-		}
-	}
-	free(line);
-	fclose(fp);
-	return found ? 0 : -1;
-}
-
-/* Mounting over files hides them until the unmount: allowed (FUSE 3 has
- * no "nonempty" option), but rarely meant. */
-static void
-warn_nonempty(const char *shown, const char *path)
-{
-	struct dirent *d;
-	DIR *dp = opendir(path);
-	int n = 0;
-
-	if (!dp)
-		return;
-	while (!n && (d = readdir(dp)))
-		n = strcmp(d->d_name, ".") && strcmp(d->d_name, "..");
-	closedir(dp);
-	if (n)
-		fprintf(stderr, PROG ": warning: %s is not empty: its files are "
-			"hidden while the model is mounted there\n", shown);
-}
-
-static int
-check_mountpoint(const char *path, char **resolved, struct err *e)
-{
-	char devno[64];
-	struct stat st;
-	int ok = 0;
-
-	*resolved = realpath(path, NULL);
-	if (!*resolved && errno == ENOENT)
-		err_set(e, ERR_IO, "mount point: %s (create it: mkdir -p %s)",
-			strerror(errno), path);
-	else if (!*resolved)
-		err_set(e, ERR_IO, "mount point: %s", strerror(errno));
-	else if (stat(*resolved, &st) != 0)
-		err_set(e, ERR_IO, "mount point: %s", strerror(errno));
-	else if (!S_ISDIR(st.st_mode))
-		err_set(e, ERR_IO, "mount point: %s", strerror(ENOTDIR));
-	/* Stacking a second stfs on the first hides it and leaves its
-	 * daemon running unseen: almost always a script run twice. */
-	else if (mount_devno(*resolved, devno, sizeof(devno)) == 0)
-		err_set(e, ERR_IO, "mount point: already an stfs mount "
-			"(unmount it first: fusermount3 -u %s)", path);
-	else
-		ok = 1;
-	if (!ok)
-		return err_at(e, path);
-	warn_nonempty(path, *resolved);
-	return 0;
-}
+/* --- readahead ------------------------------------------------------------ */
 
 /* FUSE read requests are as large as the readahead window (128 KiB by
  * default), and 512 KiB measured ~1.5x faster with splice.  The knob is
@@ -552,7 +444,7 @@ readahead_find(struct readahead *ra, const char *mnt, unsigned kib)
 	char devno[64];
 
 	ra->kib = kib;
-	if (kib == 0 || mount_devno(mnt, devno, sizeof(devno)) != 0)
+	if (kib == 0 || mountpoint_devno(mnt, devno, sizeof(devno)) != 0)
 		return -1;
 	snprintf(ra->path, sizeof(ra->path), "/sys/class/bdi/%s/read_ahead_kb",
 		 devno);
@@ -962,7 +854,7 @@ main(int argc, char **argv)
 	/* a source opened fine may have left its name (not every source
 	 * names only on errors yet): the mount point's errors name it */
 	err_clear(&e);
-	if (check_mountpoint(o.mountpoint, &mnt, &e) != 0)
+	if (mountpoint_check(o.mountpoint, &mnt, &e) != 0)
 		goto out;
 	if (run(&args, &o, cat, mnt, &e) != 0 && e.code == ERR_OK)
 		status = 1;
