@@ -15,12 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "model/catalog.h"
 #include "base/error.h"
 #include "cli/inspect.h"
+#include "cli/progress.h"
 #include "model/model.h"
 #include "model/summary.h"
 
@@ -50,8 +49,7 @@ struct diff {
 	struct side a, b;
 	uint8_t *ba, *bb;	/* one chunk of each side */
 	uint64_t total, done;	/* bytes to compare (both sides count once) */
-	struct timespec last;
-	int tty;
+	struct progress line;	/* on a terminal: compared of total */
 	uint64_t identical, ndiff;
 	json_t *only_a, *only_b, *changed;	/* --json */
 };
@@ -157,22 +155,6 @@ side_find(const struct side *s, const struct item *x)
 	return NULL;
 }
 
-static void
-progress(struct diff *d)
-{
-	struct timespec now;
-
-	if (!d->tty)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec == d->last.tv_sec &&
-	    now.tv_nsec - d->last.tv_nsec < 200000000L)
-		return;
-	d->last = now;
-	fprintf(stderr, "\rdiff: compared %" PRIu64 " of %" PRIu64 " MiB",
-		d->done >> 20, d->total >> 20);
-}
-
 /* Compare the bytes of two tensors of equal length.  0 equal, 1 different
  * (*at: the first differing byte), -errno on a read error (*side: which
  * one could not be read). */
@@ -197,7 +179,7 @@ same_bytes(struct diff *d, const struct item *x, const struct item *y,
 			return rc;
 		}
 		d->done += n;
-		progress(d);
+		progress_bytes(&d->line, "compared", d->done, d->total);
 		if (memcmp(d->ba, d->bb, n)) {
 			for (k = 0; d->ba[k] == d->bb[k]; k++)
 				;
@@ -234,13 +216,6 @@ shape_json(const struct tensor *t)
 }
 
 static void
-clear_line(struct diff *d)
-{
-	if (d->tty)
-		fputs("\r\033[K", stderr);
-}
-
-static void
 report_only(struct diff *d, const struct item *x, const char *which,
 	    json_t *list)
 {
@@ -251,7 +226,7 @@ report_only(struct diff *d, const struct item *x, const char *which,
 		json_array_append_new(list, json_stringn(x->q, x->ql));
 		return;
 	}
-	clear_line(d);
+	progress_clear(&d->line);
 	printf("only in %s: ", which);
 	summary_print_name(stdout, x->q, x->ql);
 	putchar('\n');
@@ -278,7 +253,7 @@ report_changed(struct diff *d, const struct item *x, const struct item *y,
 		json_array_append_new(d->changed, j);
 		return;
 	}
-	clear_line(d);
+	progress_clear(&d->line);
 	printf("%s: ", what);
 	summary_print_name(stdout, x->q, x->ql);
 	if (!strcmp(what, "bytes")) {
@@ -398,6 +373,7 @@ run_diff(struct diff *d)
 		    same_shape(x->mt->t, y->mt->t))
 			d->total += model_tensor_nbytes(x->mt);
 	}
+	progress_bytes(&d->line, "compared", 0, d->total);	/* the rate's start */
 	for (i = 0; i < d->a.n; i++) {
 		const struct item *x = &d->a.it[i], *y = side_find(&d->b, x);
 		const struct item *bad = NULL;
@@ -419,7 +395,7 @@ run_diff(struct diff *d)
 		}
 		rc = same_bytes(d, x, y, &at, &bad);
 		if (rc < 0) {
-			clear_line(d);
+			progress_clear(&d->line);
 			if (!d->o->quiet)
 				fprintf(stderr, "stfs-inspect: %s: %s: cannot "
 					"read tensor %s (was the source "
@@ -436,7 +412,7 @@ run_diff(struct diff *d)
 	for (i = 0; i < d->b.n; i++)
 		if (!side_find(&d->a, &d->b.it[i]))
 			report_only(d, &d->b.it[i], "B", d->only_b);
-	clear_line(d);
+	progress_end(&d->line, 0);
 	d->ndiff += diff_metadata(d, &meta);
 	if (d->o->quiet) {
 		json_decref(meta);
@@ -488,7 +464,7 @@ inspect_diff(const struct inspect_opts *o)
 	if (!rc)
 		rc = side_open(o, o->sources[1], &d.b);
 	if (!rc) {
-		d.tty = !o->quiet && isatty(STDERR_FILENO);
+		progress_start(&d.line, "stfs-inspect", NULL, o->quiet, 0);
 		d.ba = malloc(CHUNK);
 		d.bb = malloc(CHUNK);
 		if (o->json && !o->quiet) {
@@ -506,6 +482,7 @@ inspect_diff(const struct inspect_opts *o)
 		fputs("stfs-inspect: out of memory\n", stderr);
 		rc = 2;
 	}
+	progress_destroy(&d.line);
 	json_decref(d.only_a);
 	json_decref(d.only_b);
 	json_decref(d.changed);

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
 #include "cli/inspect.h"
+#include "cli/progress.h"
 #include "model/model.h"
 #include "source/source.h"
 #include "model/repack.h"
@@ -27,28 +27,17 @@
 
 #define CHUNK (16u << 20)	/* per copy call: progress stays lively */
 
-struct progress {
-	int on;			/* stderr is a terminal and not --quiet */
+/* The bytes written so far, shown on the progress line (cli/progress.h). */
+struct written {
+	struct progress line;
 	uint64_t done, total;
-	struct timespec last;
 };
 
 static void
-progress_show(struct progress *p, int final)
+advance(struct written *w, uint64_t n)
 {
-	struct timespec now;
-
-	if (!p->on)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!final && (now.tv_sec - p->last.tv_sec) * 1000000000L +
-	    (now.tv_nsec - p->last.tv_nsec) < 200000000L)
-		return;
-	p->last = now;
-	fprintf(stderr, "\rstfs-inspect: %.1f of %.1f MiB (%3d%%)%s",
-		(double)p->done / 1048576.0, (double)p->total / 1048576.0,
-		p->total ? (int)(p->done * 100 / p->total) : 100,
-		final ? "\n" : "");
+	w->done += n;
+	progress_bytes(&w->line, "written", w->done, w->total);
 }
 
 static int
@@ -71,7 +60,7 @@ write_all(int fd, const char *p, size_t n)
  * in_fd: the source's descriptor, or < 0. */
 static int
 copy_range_fd(struct source *s, int in_fd, uint64_t off, uint64_t len,
-	      int fd, struct progress *pr, char **bounce, struct err *e)
+	      int fd, struct written *pr, char **bounce, struct err *e)
 {
 	int use_cfr = in_fd >= 0;
 
@@ -86,8 +75,7 @@ copy_range_fd(struct source *s, int in_fd, uint64_t off, uint64_t len,
 			if (c > 0) {
 				off += (uint64_t)c;
 				len -= (uint64_t)c;
-				pr->done += (uint64_t)c;
-				progress_show(pr, 0);
+				advance(pr, (uint64_t)c);
 				continue;
 			}
 			if (c < 0 && errno == EINTR)
@@ -112,8 +100,7 @@ copy_range_fd(struct source *s, int in_fd, uint64_t off, uint64_t len,
 				       strerror(errno));
 		off += n;
 		len -= n;
-		pr->done += n;
-		progress_show(pr, 0);
+		advance(pr, n);
 	}
 	return 0;
 }
@@ -121,7 +108,7 @@ copy_range_fd(struct source *s, int in_fd, uint64_t off, uint64_t len,
 /* The source's descriptor is pinned for the copy (source_fd_get). */
 static int
 copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
-	   struct progress *pr, char **bounce, struct err *e)
+	   struct written *pr, char **bounce, struct err *e)
 {
 	int in_fd = source_fd_get(s), rc;
 
@@ -135,7 +122,7 @@ copy_range(struct source *s, uint64_t off, uint64_t len, int fd,
  * written to fd a chunk at a time. */
 static int
 copy_rendered(const struct model *m, const struct model_tensor *mt,
-	      uint64_t off, uint64_t len, int fd, struct progress *pr,
+	      uint64_t off, uint64_t len, int fd, struct written *pr,
 	      char **bounce, struct err *e)
 {
 	struct model_tensor_at a = { m, mt };
@@ -158,14 +145,13 @@ copy_rendered(const struct model *m, const struct model_tensor *mt,
 				       strerror(errno));
 		off += n;
 		len -= n;
-		pr->done += n;
-		progress_show(pr, 0);
+		advance(pr, n);
 	}
 	return 0;
 }
 
 static int
-copy_file(struct repack *v, struct repack_file *f, int fd, struct progress *pr,
+copy_file(struct repack *v, struct repack_file *f, int fd, struct written *pr,
 	  struct err *e)
 {
 	const struct model *m = repack_model(v);
@@ -183,7 +169,7 @@ copy_file(struct repack *v, struct repack_file *f, int fd, struct progress *pr,
 				if (write_all(fd, segs[i].mem, segs[i].len))
 					rc = err_set(e, ERR_IO, "write failed: "
 						     "%s", strerror(errno));
-				pr->done += segs[i].len;
+				advance(pr, segs[i].len);
 			} else if (segs[i].render) {
 				rc = copy_rendered(m, segs[i].render,
 						   segs[i].off, segs[i].len,
@@ -245,7 +231,7 @@ static int
 write_out(const struct inspect_opts *o, struct repack *v, size_t id,
 	  struct err *e)
 {
-	struct progress pr = { 0 };
+	struct written pr = { 0 };
 	struct repack_file *f;
 	char *tmp = NULL;
 	int fd, rc, to_stdout = strcmp(o->output, "-") == 0;
@@ -279,9 +265,12 @@ write_out(const struct inspect_opts *o, struct repack *v, size_t id,
 			fchmod(fd, 0666 & ~um);
 		}
 	}
-	pr.on = !o->quiet && isatty(STDERR_FILENO);
+	progress_start(&pr.line, "stfs-inspect", to_stdout ? NULL : o->output,
+		       o->quiet, 0);
+	advance(&pr, 0);	/* the rate's start */
 	rc = copy_file(v, f, fd, &pr, e);
-	progress_show(&pr, 1);
+	progress_end(&pr.line, rc == 0);
+	progress_destroy(&pr.line);
 	repack_file_put(v, f);
 	if (!to_stdout) {
 		if (rc == 0 && fsync(fd) != 0)

@@ -8,39 +8,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "base/buf.h"
 #include "model/catalog.h"
 #include "base/error.h"
 #include "cli/inspect.h"
+#include "cli/progress.h"
 #include "model/model.h"
 #include "model/summary.h"
 #include "view/tensor_stats.h"
 
-/* A progress line on a terminal: bytes done of the model's total. */
-struct progress {
-	int on;
+/* The progress line on a terminal: bytes done of the model's total. */
+struct stats_progress {
+	struct progress line;
 	uint64_t base, total;
-	struct timespec last;
 };
 
 static void
 progress_cb(void *arg, uint64_t done)
 {
-	struct progress *p = arg;
-	struct timespec now;
+	struct stats_progress *p = arg;
 
-	if (!p->on)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec == p->last.tv_sec &&
-	    now.tv_nsec - p->last.tv_nsec < 200000000L && done)
-		return;
-	p->last = now;
-	fprintf(stderr, "\rstats: %" PRIu64 " of %" PRIu64 " MiB", (p->base + done) >> 20,
-		p->total >> 20);
+	progress_bytes(&p->line, "stats", p->base + done, p->total);
 }
 
 static void
@@ -88,7 +77,7 @@ add_indented(struct buf *b, const char *text, int first)
 /* The state of one run over every model of a SOURCE. */
 struct run {
 	const struct inspect_opts *o;
-	struct progress pr;
+	struct stats_progress pr;
 	struct buf objs;	/* --json: the tensors' objects, as text */
 	json_t *bad;		/* --json: names holding NaN or Inf */
 	uint64_t nbad, ntensors;
@@ -145,8 +134,7 @@ stats_model(struct run *r, const struct model *m, const char *dir)
 			continue;
 		}
 		if (rc) {
-			if (r->pr.on)
-				fputc('\n', stderr);
+			progress_clear(&r->pr.line);
 			if (!o->quiet)
 				fprintf(stderr, "stfs-inspect: %s: %s: cannot "
 					"read tensor %s (was the source changed?)\n",
@@ -195,8 +183,7 @@ stats_model(struct run *r, const struct model *m, const char *dir)
 			free(q);
 			continue;
 		}
-		if (r->pr.on)
-			fputs("\r\033[K", stderr);
+		progress_clear(&r->pr.line);
 		print_row(mt, &s);
 	}
 	return 0;
@@ -224,12 +211,13 @@ inspect_stats(const struct inspect_opts *o)
 	}
 	memset(&r, 0, sizeof(r));
 	r.o = o;
-	r.pr.on = !o->quiet && isatty(STDERR_FILENO);
+	progress_start(&r.pr.line, "stfs-inspect", NULL, o->quiet, 0);
 	r.multi = c->n != 1 || c->entries[0].dir[0];
 	for (k = 0; k < c->n; k++)
 		for (i = 0; i < c->entries[k].model->ntensors; i++)
 			r.pr.total += model_tensor_nbytes(
 				&c->entries[k].model->tensors[i]);
+	progress_cb(&r.pr, 0);	/* the rate's start */
 	if (o->json && !(r.bad = json_array()))
 		rc = -1;
 	for (k = 0; !rc && k < c->n; k++) {
@@ -238,8 +226,8 @@ inspect_stats(const struct inspect_opts *o)
 			       c->entries[k].dir[0] ? c->entries[k].dir : ".");
 		rc = stats_model(&r, c->entries[k].model, c->entries[k].dir);
 	}
-	if (r.pr.on)
-		fputs("\r\033[K", stderr);
+	progress_end(&r.pr.line, 0);
+	progress_destroy(&r.pr.line);
 	if (!rc && o->json && !o->quiet) {
 		json_t *src = json_string(c->label ? c->label : o->sources[0]);
 		char *a = src ? json_dumps(src, JSON_ENCODE_ANY) : NULL;

@@ -21,6 +21,7 @@ STFS_REAL (directory of real files), STFS_GEN (tests/gen.py).
 """
 
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -31,6 +32,8 @@ import struct
 import subprocess
 import sys
 import tempfile
+import termios
+import threading
 import time
 import traceback
 
@@ -393,6 +396,44 @@ def run(cmd, timeout=60, input=None, env=None, cwd=None):
 			      stderr=subprocess.PIPE, timeout=timeout, env=env,
 			      cwd=cwd, stdin=None if input is not None
 			      else subprocess.DEVNULL)
+
+
+def run_pty(cmd, timeout=60, env=None, cols=100):
+	"""Run cmd with its stderr on a pseudo-terminal cols wide (stdin
+	/dev/null, stdout captured): (returncode, stdout, what the terminal
+	got).  Waits for cmd only: a daemon it leaves has its stdio on
+	/dev/null."""
+	master, slave = os.openpty()
+	fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols,
+							     0, 0))
+	got = []
+
+	def drain():
+		while True:
+			try:
+				b = os.read(master, 65536)
+			except OSError:		# EIO: the last writer is gone
+				return
+			if not b:
+				return
+			got.append(b)
+	th = threading.Thread(target=drain, daemon=True)
+	th.start()
+	try:
+		p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+				     stdout=subprocess.PIPE, stderr=slave,
+				     env=env)
+	finally:
+		os.close(slave)
+	try:
+		out, _ = p.communicate(timeout=timeout)
+	except subprocess.TimeoutExpired:
+		p.kill()
+		p.communicate()
+		raise
+	th.join(timeout=10)
+	os.close(master)
+	return p.returncode, out, b"".join(got)
 
 
 def daemon_pids(mnt, also=()):
