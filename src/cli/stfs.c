@@ -26,10 +26,12 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/meter.h"
 #include "cli/background.h"
 #include "format/naming.h"
 #include "cli/mountpoint.h"
 #include "cli/nofile.h"
+#include "cli/progress.h"
 #include "model/display.h"
 #include "model/catalog.h"
 #include "fuse/adapter.h"
@@ -75,6 +77,7 @@ struct stfs_opts {
 	int fake;		/* helper -f: validate only */
 	int report;		/* forked: tell the waiting parent here once
 				   mounted (-1: in the foreground) */
+	int quiet;		/* -q: no progress line */
 	int show_help, show_version;
 };
 
@@ -84,6 +87,7 @@ enum {
 	KEY_F,			/* foreground, or fake in helper mode */
 	KEY_S,			/* single-threaded, or sloppy in helper mode */
 	KEY_HELPER_ONLY,	/* -n, -v: helper noise */
+	KEY_QUIET,
 };
 
 #define STFS_OPT(t, p, v) { t, offsetof(struct stfs_opts, p), v }
@@ -119,6 +123,8 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("-q", KEY_QUIET),
+	FUSE_OPT_KEY("--quiet", KEY_QUIET),
 	FUSE_OPT_KEY("-f", KEY_F),
 	FUSE_OPT_KEY("-s", KEY_S),
 	FUSE_OPT_KEY("-n", KEY_HELPER_ONLY),
@@ -229,6 +235,9 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 	case KEY_VERSION:
 		o->show_version = 1;
 		return 0;
+	case KEY_QUIET:
+		o->quiet = 1;
+		return 0;
 	case KEY_F:
 		if (o->helper) {
 			o->fake = 1;
@@ -305,6 +314,9 @@ usage(FILE *out, const char *prog)
 "  -o auto_unmount      unmount when the daemon dies (killed, crashed):\n"
 "                       no stale \"Transport endpoint is not connected\"\n"
 "                       mount point; recommended in fstab\n"
+"  -q, --quiet          no progress line: on a terminal, a SOURCE that\n"
+"                       takes more than a second to open says what it\n"
+"                       waits for (files of total, bytes, rate, time left)\n"
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n",
@@ -370,6 +382,9 @@ enum log_mode {
 static enum log_mode log_mode;
 static char log_captured[ERR_DETAIL_MAX];
 static int log_line_done;	/* the captured text ended with a newline */
+/* The progress line while SOURCE opens (open_source): a message erases
+ * it first (libfuse's log function takes no argument of ours). */
+static struct progress *log_progress;
 
 static void
 stfs_log(enum fuse_log_level level, const char *fmt, va_list ap)
@@ -402,6 +417,8 @@ stfs_log(enum fuse_log_level level, const char *fmt, va_list ap)
 		}
 		return;
 	case LOGTO_STDERR:
+		if (log_progress)
+			progress_clear(log_progress);
 		if (level <= FUSE_LOG_WARNING)
 			fputs(PROG ": ", stderr);
 		vfprintf(stderr, fmt, ap);
@@ -642,15 +659,29 @@ err_out1:
 }
 
 /* SOURCE through the catalog (a file, an index, a directory, the hub
- * cache, a URL); o->fsname becomes its absolute path. */
+ * cache, a URL); o->fsname becomes its absolute path.  On a terminal, an
+ * opening that takes more than a second shows how far it has got
+ * (cli/progress.h), erased when it is done. */
 static int
 open_source(struct stfs_opts *o, struct catalog **out, struct err *e)
 {
+	struct progress pr;
+	struct meter m;
+	struct catalog_opts co = { .meter = &m };
 	struct catalog *c = NULL;
 	struct naming nm;
 	struct stat st;
+	int rc;
 
-	if (catalog_open(o->source, NULL, &c, e) != 0) {
+	progress_start(&pr, PROG, o->shown, o->quiet, 1000);
+	meter_init(&m, progress_meter, &pr);
+	log_progress = &pr;
+	rc = catalog_open(o->source, &co, &c, e);
+	log_progress = NULL;
+	progress_end(&pr, 0);
+	progress_destroy(&pr);
+	meter_destroy(&m);
+	if (rc != 0) {
 		/* "stfs ~/models/x.safetensors ~/models" the wrong way round:
 		 * a directory without models, a model file as mount point. */
 		if (e->code == ERR_USAGE && stat(o->source, &st) == 0 &&

@@ -18,8 +18,9 @@ Knobs: srv.hang (requests wait, never answered, until it is cleared or
 60 s pass; srv.waiting counts those waiting now), srv.stop()/srv.start()
 keep the port (a restart); srv.rate (bytes per second each connection may
 receive, kept across the keep-alive requests of the connection, as a CDN
-edge caps it; 0: no cap) and srv.latency (seconds every answer waits
-before its headers).
+edge caps it; 0: no cap), srv.latency (seconds every answer waits
+before its headers) and srv.delays (path -> seconds the answers for that
+path wait on top, at most 5).
 Everything is bounded: handler threads are daemons, waits time out.
 """
 
@@ -75,6 +76,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			time.sleep(min(srv.latency, 5.0))
 		u = urllib.parse.urlsplit(self.path)
 		path = urllib.parse.unquote(u.path)
+		if srv.delays.get(path):
+			time.sleep(min(srv.delays[path], 5.0))
 		badtotal = False
 		if path.startswith("/redir/"):
 			name = path[len("/redir/"):]
@@ -177,6 +180,7 @@ class Server:
 		self.refuse = 0
 		self.rate = 0
 		self.latency = 0.0
+		self.delays = {}
 		self.signature = "sig-" + os.urandom(8).hex()
 		self.redirect_base = None
 		self.httpd = None

@@ -9,8 +9,13 @@ pseudo-terminal and off it (issue 32).
   is erased at the end (--merge keeps its last state, the file written).
   stdout is what it is without a terminal; stderr as a pipe, or --quiet
   on a terminal, gets nothing.
+- A mount of a sharded set over HTTP whose index answer is held HOLD s
+  (longer than the second a mount waits before it says anything), then
+  its shards: on a terminal stfs says "shards' headers read: K of N" and
+  erases it before it returns; stderr as a pipe, or -q, gets none of it.
+  The mount then serves every tensor's bytes.
 
-Nothing is timed: the server's cap makes the work long enough for
+Nothing is timed: the server's hold and cap make the work long enough for
 the line to show, and the checks look only at what was drawn.
 """
 
@@ -19,10 +24,12 @@ import re
 import subprocess
 
 import harness
+import gen_sharded
 import httpd
-from harness import STFS_INSPECT, gen, run
+from harness import STFS, STFS_INSPECT, gen, run
 
 RATE = 8 << 20		# bytes/s: 16 MiB take two seconds, 4 MiB chunks
+HOLD = 1.5		# s the index's answers wait
 ERASE = b"\r\x1b[K"
 
 
@@ -89,19 +96,90 @@ def check_inspect(t, url, local, d):
 			"--merge: tensor %s as in the source" % x.name)
 
 
+def check_mount(t, srv, www, d):
+	url = srv.url("set/model.safetensors.index.json")
+	srv.delays["/set/model.safetensors.index.json"] = HOLD
+	shards = sorted(f for f in os.listdir(os.path.join(www, "set"))
+			if f.endswith(".safetensors"))
+	mnt = os.path.join(d, "mnt")
+	os.makedirs(mnt)
+	e = env()
+
+	def mount(args, how):
+		"""stfs ARGS URL MNT (it daemonizes); the terminal's output."""
+		try:
+			if how == "tty":
+				rc, out, tty = harness.run_pty(
+					[STFS] + args + [url, mnt], env=e,
+					timeout=120)
+			else:
+				r = subprocess.run([STFS] + args + [url, mnt],
+						   env=e, stdin=subprocess.DEVNULL,
+						   stdout=subprocess.PIPE,
+						   stderr=subprocess.PIPE,
+						   timeout=120)
+				rc, tty = r.returncode, r.stderr
+			t.eq(rc, 0, "stfs %s (%s): exit status" % (args, how))
+			t.check(harness.is_mounted(mnt), "stfs %s (%s): mounted"
+				% (args, how))
+			if how == "tty":
+				verify(t, www, shards, mnt)
+			return tty
+		finally:
+			pids = harness.daemon_pids(mnt)
+			harness.force_unmount(mnt)
+			for p in pids:
+				harness.wait_gone(p)
+
+	tty = mount([], "tty")
+	drawn = lines(tty)
+	line = re.compile(r"^stfs: .*index\.json: shards' headers read: "
+			  r"[0-9]+ of %d(, .*)?$" % len(shards))
+	t.check(any(line.match(x) for x in drawn),
+		lambda: "a slow mount on a terminal says what it waits for "
+		"(`stfs: URL: shards' headers read: K of %d, ...`): %r"
+		% (len(shards), drawn))
+	last = tty.rfind(b"shards' headers read")
+	t.check(last >= 0 and ERASE in tty[last:],
+		lambda: "the line is erased before stfs returns: %r"
+		% tty[-200:])
+	for args, how in (([], "pipe"), (["-q"], "tty"), (["--quiet"], "tty")):
+		out = mount(args, how)
+		t.check(b"headers read" not in out and b"\x1b[K" not in out,
+			lambda: "stfs %s, stderr a %s: no progress line: %r"
+			% (args, how, out))
+
+
+def verify(t, www, shards, mnt):
+	"""Every tensor through the mount is its bytes in its shard."""
+	n = 0
+	for s in shards:
+		S = harness.SrcFile(os.path.join(www, "set", s))
+		for x in S.tensors:
+			with open(os.path.join(mnt, x.name), "rb") as f:
+				t.check(f.read() == S.read(x), "tensor %s through "
+					"the mount" % x.name)
+			n += 1
+	t.check(n > 0, "the set has tensors")
+
+
 def run_(t):
 	d = harness.tmpdir("progress")
 	www = os.path.join(d, "www")
-	os.makedirs(www)
+	os.makedirs(os.path.join(www, "set"))
 	big = os.path.join(www, "big.safetensors")
 	gen.write_safetensors(big, [("w.%d" % i, "U8", [4 << 20],
 				     gen.bulk_bytes(i, 4 << 20))
 				    for i in range(4)], {"format": "pt"})
+	gen_sharded.write_sharded(os.path.join(www, "set"),
+				  gen_sharded.mixed_tensors(40, 32), 20)
 	srv = httpd.Server(www)
 	srv.start()
 	try:
 		srv.rate = RATE
 		check_inspect(t, srv.url("big.safetensors"), big, d)
+		srv.rate = 0
+		check_mount(t, srv, www, d)
 	finally:
 		srv.stop()
 
