@@ -442,6 +442,18 @@ captured_err(struct err *e, enum err_code code, const char *where,
 	log_line_done = 0;
 }
 
+/* An option libfuse does not know (a typo in -o): say where the options
+ * are listed. */
+static void
+point_to_help(struct err *e, int helper)
+{
+	size_t n = strlen(e->detail);
+
+	snprintf(e->detail + n, sizeof(e->detail) - n, " (%s --help lists "
+		 "the options; man %s)", helper ? "mount.stfs" : PROG,
+		 helper ? "mount.stfs" : PROG);
+}
+
 /* --- readahead ------------------------------------------------------------ */
 
 /* FUSE read requests are as large as the readahead window (128 KiB by
@@ -570,6 +582,7 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	fs.conn_opts = fuse_parse_conn_info_opts(args);
 	if (!fs.conn_opts || fuse_parse_cmdline(args, &cmd) != 0) {
 		captured_err(e, ERR_USAGE, "", "bad options");
+		point_to_help(e, o->helper);
 		goto err_out1;
 	}
 	if (o->fake) {
@@ -581,6 +594,7 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	fs.se = se;
 	if (!se) {
 		captured_err(e, ERR_USAGE, "", "cannot create the session");
+		point_to_help(e, o->helper);
 		goto err_out1;
 	}
 	if (fuse_set_signal_handlers(se) != 0) {

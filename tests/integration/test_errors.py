@@ -93,6 +93,25 @@ def run_(t):
 		t.eq(r.returncode, 2, "usage error %r: exit status" % args)
 		t.check(r.stderr != b"", "usage error %r: says why" % args)
 	t.check(not harness.is_mounted(mnt), "usage errors: nothing mounted")
+	# an option nobody knows (a typo): one line naming it and pointing to
+	# where the options are listed, as stfs and as the mount helper
+	helper = os.path.join(d, "mount.stfs")
+	os.symlink(STFS, helper)
+	for cmd, opt, prog in (
+			([STFS, "--no-such-option", harness.SAMPLE, mnt],
+			 "--no-such-option", "stfs"),
+			([STFS, "-o", "ro,treee", harness.SAMPLE, mnt],
+			 "-o treee", "stfs"),
+			([helper, harness.SAMPLE, mnt, "-o", "readahed=4"],
+			 "-o readahed=4", "mount.stfs")):
+		r = run(cmd, timeout=20)
+		err = r.stderr.decode("utf-8", "replace")
+		t.eq(r.returncode, 2, "%s: exit status" % opt)
+		t.check(opt in err and "%s --help" % prog in err and
+			"man %s" % prog in err and err.count("\n") == 1,
+			"%s: one line naming it and `%s --help`: %r"
+			% (opt, prog, err))
+		t.check(not harness.is_mounted(mnt), "%s: nothing mounted" % opt)
 	r = run([STFS, "--help"], timeout=20)
 	t.check(r.returncode == 0 and b"usage" in (r.stdout + r.stderr).lower(),
 		"--help: exit 0 and usage")
@@ -100,8 +119,7 @@ def run_(t):
 	# numeric -o options out of range or not numbers (issue 14.8): one
 	# line naming the option and its range, exit 2, nothing mounted (so
 	# no read_ahead_kb written), as stfs and as the mount helper
-	helper = os.path.join(d, "mount.stfs")
-	os.symlink(STFS, helper)
+	r = run([STFS, "--help"], timeout=20)
 	http = b"http_tries" in r.stdout
 	bad = [("readahead", "-1", "0 to 65536"),
 	       ("readahead", "99999999999", "0 to 65536"),
