@@ -13,11 +13,12 @@ multiple of 8 bytes and the 8-byte little-endian length counts the padding.
 Library:
     write_safetensors(path, tensors, metadata=None) -> Layout
     write_raw(path, header, data=b"", length=None)    (broken files)
-    gen_sample, gen_alldtypes, gen_oddnames, gen_edge, gen_empty,
+    gen_sample, gen_llama (llama_tensors), gen_alldtypes, gen_oddnames, gen_edge, gen_empty,
     gen_metaonly, gen_gpt2, gen_broken
 
 CLI:
     gen.py sample OUT        small GPT-like model (samples/sample.safetensors)
+    gen.py llama OUT         tiny Llama-named model (samples/model.safetensors)
     gen.py alldtypes OUT     one tensor per dtype (all 22) plus scalars
     gen.py oddnames OUT      names that need encoding on a file system
     gen.py edge OUT          scalar and zero-size tensors, odd metadata
@@ -329,6 +330,45 @@ def gen_sample(path):
 	return write_safetensors(path, T, {"format": "pt"})
 
 
+def llama_tensors(seed=20260401):
+	"""A tiny model with the names most checkpoints use today (Llama,
+	Mistral, Qwen: model.embed_tokens, model.layers.N.self_attn.q_proj,
+	mlp.gate_proj, model.norm, lm_head): BF16 weights, F32 norms, grouped
+	query attention (4 heads, 2 key/value heads of 8), 2 layers, vocab
+	256; deterministic bytes.  [(name, dtype, shape, data)]."""
+	vocab, d, ff, layers, kv = 256, 32, 64, 2, 16
+	rng = Rng(seed)
+	T = []
+
+	def w(name, shape):
+		T.append((name, "BF16", shape,
+			  rng.bf16(numel_of(shape), -0.1, 0.1)))
+
+	def norm(name):
+		T.append((name, "F32", [d], rng.f32(d, 0.9, 1.1)))
+
+	w("model.embed_tokens.weight", [vocab, d])
+	for L in range(layers):
+		p = "model.layers.%d." % L
+		norm(p + "input_layernorm.weight")
+		w(p + "self_attn.q_proj.weight", [d, d])
+		w(p + "self_attn.k_proj.weight", [kv, d])
+		w(p + "self_attn.v_proj.weight", [kv, d])
+		w(p + "self_attn.o_proj.weight", [d, d])
+		norm(p + "post_attention_layernorm.weight")
+		w(p + "mlp.gate_proj.weight", [ff, d])
+		w(p + "mlp.up_proj.weight", [ff, d])
+		w(p + "mlp.down_proj.weight", [d, ff])
+	norm("model.norm.weight")
+	w("lm_head.weight", [vocab, d])
+	return T
+
+
+def gen_llama(path):
+	"""samples/model.safetensors: llama_tensors() as one file."""
+	return write_safetensors(path, llama_tensors(), {"format": "pt"})
+
+
 def gen_alldtypes(path):
 	"""Every one of the 22 dtypes: a [2,3,4] tensor each, plus a scalar
 	for every dtype that has whole-byte elements."""
@@ -534,6 +574,7 @@ def gen_broken(outdir):
 
 GENERATORS = {
 	"sample": gen_sample,
+	"llama": gen_llama,
 	"alldtypes": gen_alldtypes,
 	"oddnames": gen_oddnames,
 	"edge": gen_edge,

@@ -70,6 +70,12 @@ def run(t):
 			"sample is under 200 KB")
 	else:
 		t.check(False, "samples/sample.safetensors exists")
+	# and the README's model (samples/make.py) too
+	model = os.path.join(harness.SRCROOT, "samples", "model.safetensors")
+	with open(model, "rb") as a, \
+	     open(os.path.join(d, "llama.safetensors"), "rb") as b:
+		t.check(a.read() == b.read(), "samples/model.safetensors equals "
+			"`gen.py llama` output (regenerate it: samples/make.py)")
 
 	# broken files: each fails with the error it is named after
 	kinds = set()
