@@ -2,7 +2,11 @@
 #
 #   stfs_install_deps [PKG...]  install the missing Debian packages of
 #                          STFS_DEPS (and PKG...), as root
+#   stfs_apt ARGS...       apt-get ARGS, waiting (with a message) while
+#                          another apt or dpkg holds the package lock
 #   stfs_build DIR [ARGS]  meson setup (or reconfigure) DIR, then ninja
+#   stfs_build_quiet DIR [ARGS]  the same, meson's report kept in a log
+#                          (shown on failure), ninja's progress shown
 
 # Build and test: the tests also need nginx (remote sources, on loopback),
 # getfattr (attr) and man (man-db) for the views and man pages.
@@ -58,8 +62,46 @@ stfs_install_deps() {
 	fi
 	stfs_say "installing: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update
-	apt-get install -y --no-install-recommends "${missing[@]}"
+	stfs_apt update
+	stfs_apt install -y --no-install-recommends "${missing[@]}"
+}
+
+# How long stfs_apt waits for the package lock, in seconds: on a fresh
+# machine unattended-upgrades may hold it for minutes.
+STFS_APT_WAIT=${STFS_APT_WAIT:-900}
+
+# apt-get "$@", waiting while another apt or dpkg holds a lock of theirs.
+# apt-get's own wait (-o DPkg::Lock::Timeout) covers dpkg's lock but not,
+# in Debian 12's apt, the lists lock of `apt-get update`, and would print
+# into the log kept here: a lock error is retried here instead, every
+# 10 s, after one line saying who holds it (not apt's raw error).
+stfs_apt() {
+	local log rc waited=0 who
+	log=$(mktemp)
+	while :; do
+		rc=0
+		apt-get "$@" 2>"$log" || rc=$?
+		if [ "$rc" -ne 0 ] && [ "$waited" -lt "$STFS_APT_WAIT" ] &&
+		   grep -q 'Could not get lock\|Unable to lock\|Unable to acquire' "$log"; then
+			if [ "$waited" -eq 0 ]; then
+				who=$(grep -o 'held by process [0-9]* ([^)]*)' "$log" | head -n 1)
+				stfs_say "apt-get $1: the package lock is ${who:-held by another apt or dpkg}" \
+					"(unattended-upgrades on a fresh machine?): waiting up to" \
+					"${STFS_APT_WAIT}s (STFS_APT_WAIT); see it with: ps -ef | grep -e apt -e dpkg"
+			fi
+			sleep 10
+			waited=$((waited + 10))
+			continue
+		fi
+		cat "$log" >&2
+		break
+	done
+	rm -f "$log"
+	if [ "$rc" -ne 0 ] && [ "$waited" -ge "$STFS_APT_WAIT" ]; then
+		stfs_say "apt-get $1: the package lock was still held after ${STFS_APT_WAIT}s;" \
+			"run this again when the other apt or dpkg is done"
+	fi
+	return "$rc"
 }
 
 # stfs_build DIR [meson options...]: configure once, reconfigure later
@@ -73,5 +115,28 @@ stfs_build() {
 	else
 		meson setup "$dir" "$@"
 	fi
+	ninja -C "$dir"
+}
+
+# stfs_build for people watching (scripts/try): meson's report goes to a
+# log, shown only when setup fails; ninja's progress line ([N/M] what it
+# compiles) stays on the terminal.
+stfs_build_quiet() {
+	local dir=$1 log rc=0
+	shift
+	log=$(mktemp)
+	if [ -f "$dir/meson-private/coredata.dat" ]; then
+		{ meson setup --reconfigure "$dir" "$@" ||
+			meson setup --wipe "$dir" "$@"; } >"$log" 2>&1 || rc=$?
+	else
+		meson setup "$dir" "$@" >"$log" 2>&1 || rc=$?
+	fi
+	if [ "$rc" -ne 0 ]; then
+		cat "$log" >&2
+		rm -f "$log"
+		stfs_say "meson setup $dir failed (above)"
+		return "$rc"
+	fi
+	rm -f "$log"
 	ninja -C "$dir"
 }
