@@ -418,6 +418,11 @@ stfs_log(enum fuse_log_level level, const char *fmt, va_list ap)
 		}
 		return;
 	case LOGTO_STDERR:
+		/* While SOURCE opens, a file read and closed again (an index)
+		 * logs what it cost, which is for the log at unmount: not a
+		 * line on the user's terminal. */
+		if (log_progress && level > FUSE_LOG_NOTICE)
+			return;
 		if (log_progress)
 			progress_clear(log_progress);
 		if (level <= FUSE_LOG_WARNING)
