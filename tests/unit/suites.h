@@ -25,6 +25,7 @@ Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
 Suite *pickle_suite(void);	/* test_pickle.c */
 Suite *quant_suite(void);	/* test_quant.c */
+Suite *wquant_suite(void);	/* test_wquant.c */
 Suite *gather_suite(void);	/* test_gather.c */
 Suite *torch_suite(void);	/* test_torch.c */
 Suite *naming_suite(void);	/* test_naming.c */

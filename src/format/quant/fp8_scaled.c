@@ -1,0 +1,78 @@
+/* fp8_scaled.c - FP8 times scales (see fp8_scaled.h). */
+#include "format/quant/fp8_scaled.h"
+
+#include <string.h>
+
+#include "format/minifloat.h"
+#include "format/quant/qscalar.h"
+
+int
+fp8_scaled_is_weight(enum dtype d)
+{
+	return d == DTYPE_F8_E4M3 || d == DTYPE_F8_E5M2 ||
+	       d == DTYPE_F8_E4M3FNUZ || d == DTYPE_F8_E5M2FNUZ;
+}
+
+uint64_t
+fp8_scaled_grid_rows(const struct fp8_scaled *p)
+{
+	return (p->rows + p->brow - 1) / p->brow;
+}
+
+uint64_t
+fp8_scaled_grid_cols(const struct fp8_scaled *p)
+{
+	return (p->cols + p->bcol - 1) / p->bcol;
+}
+
+/* One run of a row under one scale: out[k] = round(tab[w[k]] * s). */
+static void
+run(const float *tab, enum dtype sd, float s, const uint8_t *w, uint64_t n,
+    float *out)
+{
+	uint64_t k;
+
+	switch (sd) {
+	case DTYPE_F32:
+		for (k = 0; k < n; k++)
+			out[k] = tab[w[k]] * s;
+		return;
+	case DTYPE_BF16:
+		for (k = 0; k < n; k++)
+			out[k] = qscalar_round_bf16(tab[w[k]] * s);
+		return;
+	default:
+		for (k = 0; k < n; k++)
+			out[k] = qscalar_round(sd, tab[w[k]] * s);
+		return;
+	}
+}
+
+void
+fp8_scaled_rows(const struct fp8_scaled *p, const uint8_t *w,
+		const uint8_t *s, uint64_t r0, uint64_t r1, float *out)
+{
+	unsigned sz = dtype_info(p->sdtype)->bits / 8;
+	uint64_t gcols = fp8_scaled_grid_cols(p), g0 = r0 / p->brow, r, c, n;
+	float tab[256];
+	uint32_t b;
+	unsigned k;
+
+	for (k = 0; k < 256; k++) {
+		b = minifloat_bits(p->wdtype, k);
+		memcpy(&tab[k], &b, sizeof(b));
+	}
+	for (r = r0; r < r1; r++) {
+		const uint8_t *srow = s + (r / p->brow - g0) * gcols * sz;
+
+		for (c = 0; c < p->cols; c += n) {
+			n = p->bcol - c % p->bcol;
+			if (n > p->cols - c)
+				n = p->cols - c;
+			run(tab, p->sdtype, qscalar_load(p->sdtype, srow +
+					(c / p->bcol) * sz), w + c, n, out + c);
+		}
+		w += p->cols;
+		out += p->cols;
+	}
+}

@@ -1,0 +1,167 @@
+/* int_packed.c - GPTQ and AWQ integers to values (see int_packed.h). */
+#include "format/quant/int_packed.h"
+
+#include <stdlib.h>
+
+#include "format/quant/qscalar.h"
+
+/* AutoAWQ packs output column 8 c + ORDER[k] into nibble k of word c;
+ * column 8 c + j is therefore in nibble awq_nibble[j]. */
+static const unsigned awq_nibble[8] = { 0, 4, 1, 5, 2, 6, 3, 7 };
+
+static inline uint32_t
+u32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Value j (0..31) of a run of 32 3-bit values in words w[0..2]. */
+static unsigned
+three_bit(const uint32_t w[3], unsigned j)
+{
+	if (j < 10)
+		return (w[0] >> (3 * j)) & 7;
+	if (j == 10)
+		return ((w[0] >> 30) & 3) | ((w[1] << 2) & 4);
+	if (j < 21)
+		return (w[1] >> (3 * (j - 11) + 1)) & 7;
+	if (j == 21)
+		return ((w[1] >> 31) & 1) | ((w[2] << 1) & 6);
+	return (w[2] >> (3 * (j - 22) + 2)) & 7;
+}
+
+/* Value j of a GPTQ packing along a run of words (word k's values are
+ * 32 / bits consecutive ones; 3 bits: 3 words per 32 values). */
+static unsigned
+gptq_value(const uint8_t *words, uint64_t stride, unsigned bits, uint64_t j)
+{
+	uint32_t w[3];
+	uint64_t m;
+
+	if (bits == 3) {
+		m = j / 32 * 3;
+		w[0] = u32_at(words + m * stride);
+		w[1] = u32_at(words + (m + 1) * stride);
+		w[2] = u32_at(words + (m + 2) * stride);
+		return three_bit(w, (unsigned)(j % 32));
+	}
+	return (u32_at(words + j / (32 / bits) * stride) >>
+		(bits * (j % (32 / bits)))) & ((1u << bits) - 1);
+}
+
+void
+int_packed_shapes(const struct int_packed *p, uint64_t *qrows, uint64_t *qcols,
+		  uint64_t *zcols)
+{
+	if (p->kind == INT_PACKED_AWQ) {
+		*qrows = p->in;
+		*qcols = (p->out + 7) / 8;
+		*zcols = *qcols;
+		return;
+	}
+	*qrows = (p->in * p->bits + 31) / 32;
+	*qcols = p->out;
+	*zcols = (p->out * p->bits + 31) / 32;
+}
+
+void
+int_packed_band_words(const struct int_packed *p, uint64_t o0, uint64_t o1,
+		      uint64_t *qfirst, uint64_t *qn, uint64_t *zfirst,
+		      uint64_t *zn)
+{
+	if (p->kind == INT_PACKED_AWQ) {
+		*qfirst = *zfirst = o0 / 8;
+		*qn = *zn = (o1 - o0 + 7) / 8;
+		return;
+	}
+	*qfirst = o0;
+	*qn = o1 - o0;
+	*zfirst = o0 / 32 * p->bits;
+	*zn = ((o1 - o0) * p->bits + 31) / 32;
+	if (p->bits == 3)	/* whole runs of 3 words */
+		*zn = (o1 - o0 + 31) / 32 * 3;
+}
+
+/* The zero of band column oo of every group, and its scale. */
+static void
+group_params(const struct int_packed *p, const uint8_t *qz, uint64_t zn,
+	     const uint8_t *sc, uint64_t nc, int32_t *z, float *s)
+{
+	unsigned sz = dtype_info(p->sdtype)->bits / 8, v;
+	uint64_t g, oo;
+
+	for (g = 0; g < p->groups; g++) {
+		const uint8_t *zrow = qz + g * zn * 4;
+
+		for (oo = 0; oo < nc; oo++) {
+			if (p->kind == INT_PACKED_AWQ)
+				v = (u32_at(zrow + oo / 8 * 4) >>
+				     (4 * awq_nibble[oo % 8])) & 15;
+			else
+				v = gptq_value(zrow, 4, p->bits, oo);
+			z[g * nc + oo] = (int32_t)v + (p->zero_offset ? 1 : 0);
+			s[g * nc + oo] = qscalar_load(p->sdtype,
+						      sc + (g * nc + oo) * sz);
+		}
+	}
+}
+
+/* The group of every input row: g_idx's, checked, or i / group_size. */
+static int
+row_groups(const struct int_packed *p, const uint8_t *gidx, uint32_t *grp)
+{
+	uint64_t i, g;
+
+	for (i = 0; i < p->in; i++) {
+		g = gidx ? (uint64_t)(int64_t)(int32_t)u32_at(gidx + 4 * i) :
+		    i / p->group_size;
+		if (g >= p->groups)
+			return -1;
+		grp[i] = (uint32_t)g;
+	}
+	return 0;
+}
+
+int
+int_packed_rows(const struct int_packed *p, const uint8_t *qw,
+		const uint8_t *qz, const uint8_t *sc, const uint8_t *gidx,
+		uint64_t o0, uint64_t o1, float *out)
+{
+	uint64_t nc = o1 - o0, qfirst, qn, zfirst, zn, oo, i;
+	size_t ng = (size_t)(p->groups * nc) + 1;
+	uint32_t *grp = malloc((size_t)(p->in + 1) * sizeof(*grp));
+	int32_t *z = malloc(ng * sizeof(*z));
+	float *s = malloc(ng * sizeof(*s));
+	int rc = -2;
+
+	if (!grp || !z || !s)
+		goto out;
+	rc = -1;
+	if (row_groups(p, gidx, grp))
+		goto out;
+	int_packed_band_words(p, o0, o1, &qfirst, &qn, &zfirst, &zn);
+	group_params(p, qz, zn, sc, nc, z, s);
+	for (oo = 0; oo < nc; oo++) {
+		float *row = out + oo * p->in;
+		unsigned q;
+
+		for (i = 0; i < p->in; i++) {
+			uint64_t k = grp[i] * nc + oo;
+
+			if (p->kind == INT_PACKED_AWQ)
+				q = (u32_at(qw + (i * qn + oo / 8) * 4) >>
+				     (4 * awq_nibble[oo % 8])) & 15;
+			else
+				q = gptq_value(qw + oo * 4, qn * 4, p->bits, i);
+			row[i] = qscalar_round(p->sdtype, s[k] *
+					       (float)((int32_t)q - z[k]));
+		}
+	}
+	rc = 0;
+out:
+	free(grp);
+	free(z);
+	free(s);
+	return rc;
+}

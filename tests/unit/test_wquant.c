@@ -1,0 +1,457 @@
+/* test_wquant.c - the decoders of quantized weights stored as several
+ * tensors (src/format/quant/): half-precision rounding, FP8 with scale
+ * grids, transformers' MXFP4, GPTQ and AWQ integers, bitsandbytes' 4-bit
+ * blocks.  Every expected value here is worked out by hand or by a
+ * packer written from the scheme's description (little-endian bit
+ * streams, AutoAWQ's order); tests/integration/test_quant.py compares
+ * whole tensors with numpy and torch references.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/minifloat.h"
+#include "format/quant/bnb4.h"
+#include "format/quant/fp8_scaled.h"
+#include "format/quant/int_packed.h"
+#include "format/quant/mxfp4_hf.h"
+#include "format/quant/qscalar.h"
+#include "suites.h"
+
+static uint32_t
+bits(float f)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, 4);
+	return b;
+}
+
+static float
+flt(uint32_t b)
+{
+	float f;
+
+	memcpy(&f, &b, 4);
+	return f;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+/* --- rounding ------------------------------------------------------------ */
+
+/* Every finite F16 value is kept; the midpoint of two neighbours goes to
+ * the even code, a hair above it to the upper one. */
+START_TEST(test_round_f16)
+{
+	unsigned c;
+
+	for (c = 0; c < 0x7c00; c++) {
+		float x = minifloat_f16((uint16_t)c), y, mid, r;
+
+		ck_assert_uint_eq(bits(qscalar_round_f16(x)), bits(x));
+		ck_assert_uint_eq(bits(qscalar_round_f16(-x)), bits(-x));
+		if (c + 1 >= 0x7c00)
+			continue;
+		y = minifloat_f16((uint16_t)(c + 1));
+		mid = (float)(((double)x + (double)y) / 2);
+		r = qscalar_round_f16(mid);
+		ck_assert_msg(bits(r) == bits(c % 2 ? y : x),
+			      "tie after code %#x", c);
+		ck_assert_uint_eq(bits(qscalar_round_f16(nextafterf(mid, INFINITY))),
+				  bits(y));
+		ck_assert_uint_eq(bits(qscalar_round_f16(nextafterf(mid, 0))),
+				  bits(x));
+	}
+	ck_assert(isinf(qscalar_round_f16(65520.0f)));
+	ck_assert_float_eq(qscalar_round_f16(nextafterf(65520.0f, 0)), 65504.0f);
+	ck_assert(isinf(qscalar_round_f16(-1e30f)) &&
+		  qscalar_round_f16(-1e30f) < 0);
+	ck_assert(isnan(qscalar_round_f16(NAN)));
+	ck_assert_uint_eq(bits(qscalar_round_f16(-0.0f)), 0x80000000u);
+	/* below F16's smallest subnormal half: zero; above: 2^-24 */
+	ck_assert_uint_eq(bits(qscalar_round_f16(0x1p-25f)), 0);
+	ck_assert_float_eq(qscalar_round_f16(nextafterf(0x1p-25f, 1)),
+			   0x1p-24f);
+}
+END_TEST
+
+START_TEST(test_round_bf16)
+{
+	uint32_t c;
+
+	for (c = 0; c < 0x7f80; c++) {
+		float x = flt(c << 16), y = flt((c + 1) << 16);
+		float mid = (float)(((double)x + (double)y) / 2);
+
+		ck_assert_uint_eq(bits(qscalar_round_bf16(x)), bits(x));
+		if (c + 1 == 0x7f80)
+			break;
+		ck_assert_uint_eq(bits(qscalar_round_bf16(mid)),
+				  bits(c % 2 ? y : x));
+		ck_assert_uint_eq(bits(qscalar_round_bf16(nextafterf(mid,
+					INFINITY))), bits(y));
+	}
+	/* past the largest finite value: infinity */
+	ck_assert(isinf(qscalar_round_bf16(flt(0x7f7fffffu))));
+	ck_assert(isnan(qscalar_round_bf16(NAN)));
+	ck_assert_float_eq(qscalar_round(DTYPE_F32, 1.1f), 1.1f);
+}
+END_TEST
+
+START_TEST(test_scale_load)
+{
+	uint8_t p[4];
+
+	put16(p, 0x3c00);
+	ck_assert_float_eq(qscalar_load(DTYPE_F16, p), 1.0f);
+	put16(p, 0x3f81);
+	ck_assert_float_eq(qscalar_load(DTYPE_BF16, p), 1.0078125f);
+	put32(p, bits(-2.5f));
+	ck_assert_float_eq(qscalar_load(DTYPE_F32, p), -2.5f);
+	ck_assert(qscalar_is_scale(DTYPE_BF16) && !qscalar_is_scale(DTYPE_I32));
+}
+END_TEST
+
+/* --- FP8 with scales ------------------------------------------------------- */
+
+/* 3 x 5 E4M3 weight, 2 x 2 blocks (grid 2 x 3, cut at the edges). */
+START_TEST(test_fp8_blocks)
+{
+	/* E4M3: 0x38 = 1, 0x40 = 2, 0xb8 = -1, 0x01 = 2^-9, 0x39 = 1.125 */
+	static const uint8_t w[15] = {
+		0x38, 0x40, 0xb8, 0x01, 0x39,
+		0x40, 0x38, 0x01, 0xb8, 0x38,
+		0xb8, 0x39, 0x38, 0x40, 0x01,
+	};
+	static const float val[5] = { 1, 2, -1, 0x1p-9f, 1.125f };
+	static const uint8_t code_of[256] = { [0x38] = 0, [0x40] = 1,
+		[0xb8] = 2, [0x01] = 3, [0x39] = 4 };
+	const float scale[6] = { 1, 2, 4, 8, 16, 32 };
+	struct fp8_scaled p = { DTYPE_F8_E4M3, DTYPE_F32, 3, 5, 2, 2 };
+	uint8_t s[24];
+	float out[15];
+	int r, c;
+
+	for (r = 0; r < 6; r++)
+		put32(s + 4 * r, bits(scale[r]));
+	ck_assert_uint_eq(fp8_scaled_grid_rows(&p), 2);
+	ck_assert_uint_eq(fp8_scaled_grid_cols(&p), 3);
+	fp8_scaled_rows(&p, w, s, 0, 3, out);
+	for (r = 0; r < 3; r++)
+		for (c = 0; c < 5; c++)
+			ck_assert_float_eq(out[r * 5 + c],
+					   val[code_of[w[r * 5 + c]]] *
+					   scale[(r / 2) * 3 + c / 2]);
+	/* rows 2..3 alone: the scale rows start at grid row 1 */
+	fp8_scaled_rows(&p, w + 10, s + 12, 2, 3, out);
+	ck_assert_float_eq(out[0], -1 * 8.0f);
+	ck_assert_float_eq(out[4], 0x1p-9f * 32);
+}
+END_TEST
+
+/* A BF16 scale: the product is rounded to BF16, as torch multiplies. */
+START_TEST(test_fp8_bf16_scale)
+{
+	const uint8_t w[2] = { 0x39, 0x38 };	/* 1.125, 1 */
+	struct fp8_scaled p = { DTYPE_F8_E4M3, DTYPE_BF16, 2, 1, 1, 1 };
+	uint8_t s[4];
+	float out[2];
+
+	put16(s, 0x3f81);	/* 1.0078125 */
+	put16(s + 2, 0x3f81);
+	fp8_scaled_rows(&p, w, s, 0, 2, out);
+	/* 1.125 * 1.0078125 = 1.1337890625 = 145.125 steps of 2^-7 */
+	ck_assert_float_eq(out[0], 1.1328125f);
+	ck_assert_float_eq(out[1], 1.0078125f);
+}
+END_TEST
+
+/* --- MXFP4 ------------------------------------------------------------------ */
+
+START_TEST(test_mxfp4)
+{
+	uint8_t blk[2 * 16], sc[2];
+	float pow2[2], out[32 * 2];
+	int k;
+
+	/* row 0: byte k holds codes (2k % 16, (2k + 1) % 16), low first */
+	for (k = 0; k < 16; k++) {
+		blk[k] = (uint8_t)((2 * k) % 16 | ((2 * k + 1) % 16) << 4);
+		blk[16 + k] = 0x21;	/* row 1: 0.5 then 1 */
+	}
+	sc[0] = 127;		/* 1 */
+	sc[1] = 0;		/* 2^-127 */
+	mxfp4_hf_rows(blk, sc, 2, 0, 32, pow2, out);
+	/* out is [c][r] */
+	ck_assert_float_eq(out[0 * 2], 0.0f);
+	ck_assert_float_eq(out[1 * 2], 0.5f);
+	ck_assert_float_eq(out[7 * 2], 6.0f);
+	ck_assert_uint_eq(bits(out[8 * 2]), 0x80000000u);	/* -0 */
+	ck_assert_float_eq(out[15 * 2], -6.0f);
+	ck_assert_float_eq(out[17 * 2], 0.5f);	/* code 1 again */
+	ck_assert_float_eq(out[0 * 2 + 1], 0x1p-128f);
+	ck_assert_float_eq(out[1 * 2 + 1], 0x1p-127f);
+	sc[1] = 255;		/* 2^128: infinite in float32 */
+	blk[16] = 0x10;		/* codes 0 and 1 */
+	mxfp4_hf_rows(blk, sc, 2, 0, 32, pow2, out);
+	ck_assert(isnan(out[0 * 2 + 1]));
+	ck_assert(isinf(out[1 * 2 + 1]) && out[1 * 2 + 1] > 0);
+}
+END_TEST
+
+/* --- GPTQ and AWQ ---------------------------------------------------------- */
+
+/* A little-endian bit stream of `bits`-bit values into 32-bit words. */
+static void
+pack_stream(const unsigned *v, size_t n, unsigned bits, uint32_t *words)
+{
+	size_t i, at;
+
+	memset(words, 0, (n * bits + 31) / 32 * 4);
+	for (i = 0; i < n; i++)
+		for (at = 0; at < bits; at++)
+			if (v[i] >> at & 1)
+				words[(i * bits + at) / 32] |=
+					1u << ((i * bits + at) % 32);
+}
+
+/* GPTQ with `bits`: IN x OUT integers q, zeros z per group (v1: stored
+ * minus one), scales 0.5 (group 0) and 2 (group 1), g_idx gi or none. */
+static void
+gptq_case(unsigned nbits, const int32_t *gi)
+{
+	enum { IN = 64, OUT = 32, G = 2 };
+	unsigned max = (1u << nbits) - 1, col[IN], row[OUT];
+	unsigned q[IN][OUT], z[G][OUT];
+	uint32_t words[IN], qw[IN * OUT], qz[G * OUT];
+	uint8_t qwb[IN * OUT * 4], qzb[G * OUT * 4], sc[G * OUT * 2];
+	uint8_t gib[IN * 4];
+	struct int_packed p = { INT_PACKED_GPTQ, nbits, IN, OUT, G, 32, 1,
+				DTYPE_F16 };
+	uint64_t qrows, qcols, zcols, k;
+	float *out = malloc(IN * OUT * sizeof(float));
+	int i, o, g;
+
+	int_packed_shapes(&p, &qrows, &qcols, &zcols);
+	ck_assert_uint_eq(qrows, IN * nbits / 32);
+	ck_assert_uint_eq(qcols, OUT);
+	ck_assert_uint_eq(zcols, OUT * nbits / 32);
+	for (i = 0; i < IN; i++)
+		for (o = 0; o < OUT; o++)
+			q[i][o] = (unsigned)(i * 7 + o * 3) & max;
+	for (g = 0; g < G; g++)
+		for (o = 0; o < OUT; o++)
+			z[g][o] = (unsigned)(g * 5 + o) % max;	/* stored */
+	/* qweight: the input rows of each column as one bit stream */
+	for (o = 0; o < OUT; o++) {
+		for (i = 0; i < IN; i++)
+			col[i] = q[i][o];
+		pack_stream(col, IN, nbits, words);
+		for (k = 0; k < qrows; k++)
+			qw[k * OUT + o] = words[k];
+	}
+	for (g = 0; g < G; g++) {
+		for (o = 0; o < OUT; o++)
+			row[o] = z[g][o];
+		pack_stream(row, OUT, nbits, qz + g * zcols);
+		for (o = 0; o < OUT; o++)
+			put16(sc + 2 * (g * OUT + o), g ? 0x4000 : 0x3800);
+	}
+	for (k = 0; k < qrows * OUT; k++)
+		put32(qwb + 4 * k, qw[k]);
+	for (k = 0; k < G * zcols; k++)
+		put32(qzb + 4 * k, qz[k]);
+	for (i = 0; gi && i < IN; i++)
+		put32(gib + 4 * i, (uint32_t)gi[i]);
+	ck_assert_int_eq(int_packed_rows(&p, qwb, qzb, sc, gi ? gib : NULL, 0,
+					 OUT, out), 0);
+	for (o = 0; o < OUT; o++)
+		for (i = 0; i < IN; i++) {
+			g = gi ? gi[i] : i / 32;
+			ck_assert_float_eq(out[o * IN + i],
+					   (g ? 2.0f : 0.5f) *
+					   ((float)q[i][o] -
+					    (float)(z[g][o] + 1)));
+		}
+	free(out);
+}
+
+START_TEST(test_gptq_bits)
+{
+	static const unsigned b[] = { 2, 3, 4, 8 };
+
+	gptq_case(b[_i], NULL);
+}
+END_TEST
+
+/* act-order: g_idx sends rows to groups in any order; a g_idx naming a
+ * group that is not there is refused. */
+START_TEST(test_gptq_act_order)
+{
+	int32_t gi[64];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		gi[i] = (i * 37) % 5 < 2;
+	gptq_case(4, gi);
+}
+END_TEST
+
+START_TEST(test_gptq_bad_gidx)
+{
+	struct int_packed p = { INT_PACKED_GPTQ, 4, 8, 8, 1, 8, 1, DTYPE_F16 };
+	uint8_t qw[4 * 8] = { 0 }, qz[4] = { 0 }, sc[16] = { 0 }, gi[32] = { 0 };
+	float out[64];
+
+	put32(gi + 4 * 3, 1);	/* group 1 of 1 */
+	ck_assert_int_eq(int_packed_rows(&p, qw, qz, sc, gi, 0, 8, out), -1);
+	put32(gi + 4 * 3, (uint32_t)-1);
+	ck_assert_int_eq(int_packed_rows(&p, qw, qz, sc, gi, 0, 8, out), -1);
+}
+END_TEST
+
+/* v2 zeros are taken as they are; F16 products are rounded to F16. */
+START_TEST(test_gptq_v2_rounding)
+{
+	struct int_packed p = { INT_PACKED_GPTQ, 8, 4, 4, 1, 4, 0, DTYPE_F16 };
+	uint8_t qw[4 * 4], qz[4], sc[8];
+	float out[16];
+	int o;
+
+	for (o = 0; o < 4; o++) {
+		put32(qw + 4 * o, 0x000000ffu);	/* row 0: 255, others 0 */
+		put16(sc + 2 * o, 0x3c01);	/* 1 + 2^-10 */
+	}
+	put32(qz, 0x00000000u);
+	ck_assert_int_eq(int_packed_rows(&p, qw, qz, sc, NULL, 0, 4, out), 0);
+	/* 255 * (1 + 2^-10) = 255.249..., F16 steps of 2^-3 there: 255.25 */
+	ck_assert_float_eq(out[0], 255.25f);
+	ck_assert_float_eq(out[1], 0.0f);
+}
+END_TEST
+
+/* AWQ: output column 8c + ORDER[k] is nibble k of word c. */
+START_TEST(test_awq_order)
+{
+	static const unsigned order[8] = { 0, 2, 4, 6, 1, 3, 5, 7 };
+	enum { IN = 4, OUT = 12, G = 2, W = 2 };
+	uint8_t qw[IN * W * 4], qz[G * W * 4], sc[G * OUT * 2];
+	struct int_packed p = { INT_PACKED_AWQ, 4, IN, OUT, G, 2, 0,
+				DTYPE_F16 };
+	unsigned q[IN][16], z[G][16];
+	float out[OUT * IN];
+	int i, o, g, c, k;
+
+	for (i = 0; i < IN; i++)
+		for (o = 0; o < 16; o++)
+			q[i][o] = o < OUT ? (unsigned)(i + 3 * o) % 16 : 0;
+	for (g = 0; g < G; g++)
+		for (o = 0; o < 16; o++)
+			z[g][o] = o < OUT ? (unsigned)(g + o) % 9 : 0;
+	for (i = 0; i < IN; i++)
+		for (c = 0; c < W; c++) {
+			uint32_t w = 0;
+
+			for (k = 0; k < 8; k++)
+				w |= q[i][8 * c + order[k]] << (4 * k);
+			put32(qw + 4 * (i * W + c), w);
+		}
+	for (g = 0; g < G; g++) {
+		for (c = 0; c < W; c++) {
+			uint32_t w = 0;
+
+			for (k = 0; k < 8; k++)
+				w |= z[g][8 * c + order[k]] << (4 * k);
+			put32(qz + 4 * (g * W + c), w);
+		}
+		for (o = 0; o < OUT; o++)
+			put16(sc + 2 * (g * OUT + o), g ? 0x4400 : 0x3c00);
+	}
+	ck_assert_int_eq(int_packed_rows(&p, qw, qz, sc, NULL, 0, OUT, out), 0);
+	for (o = 0; o < OUT; o++)
+		for (i = 0; i < IN; i++)
+			ck_assert_float_eq(out[o * IN + i],
+					   (i / 2 ? 4.0f : 1.0f) *
+					   ((float)q[i][o] -
+					    (float)z[i / 2][o]));
+}
+END_TEST
+
+/* --- bitsandbytes 4-bit ----------------------------------------------------- */
+
+START_TEST(test_bnb4)
+{
+	float code[16], absmax[3] = { 1, 2, 4 }, out[10];
+	/* 10 elements, blocks of 4 (the last one short); element 2k is the
+	 * high nibble of byte k */
+	const uint8_t packed[5] = { 0x01, 0x23, 0x45, 0x67, 0x89 };
+	int i;
+
+	for (i = 0; i < 16; i++)
+		code[i] = (float)i / 8 - 1;
+	bnb4_run(code, packed, absmax, 4, 0, 10, out);
+	for (i = 0; i < 10; i++)
+		ck_assert_float_eq(out[i], code[i] * absmax[i / 4]);
+	/* from element 4 on: packed from byte 2, absmax from block 1 */
+	bnb4_run(code, packed + 2, absmax + 1, 4, 4, 10, out);
+	ck_assert_float_eq(out[0], code[4] * 2);
+	ck_assert_float_eq(out[5], code[9] * 4);
+}
+END_TEST
+
+START_TEST(test_bnb4_nested)
+{
+	float code[256], nab[2] = { 2, 8 }, out[4];
+	const uint8_t q[4] = { 0, 128, 255, 64 };
+	int i;
+
+	for (i = 0; i < 256; i++)
+		code[i] = (float)(i - 128) / 128;
+	/* blocks 2..5, nested blocks of 3: nab[0] for 2, nab[1] for 3..5 */
+	bnb4_absmax(code, q, nab, 3, 0.5f, 2, 6, out);
+	ck_assert_float_eq(out[0], -1 * 2 + 0.5f);
+	ck_assert_float_eq(out[1], 0 * 8 + 0.5f);
+	ck_assert_float_eq(out[2], code[255] * 8 + 0.5f);
+	ck_assert_float_eq(out[3], -0.5f * 8 + 0.5f);
+}
+END_TEST
+
+Suite *
+wquant_suite(void)
+{
+	Suite *s = suite_create("wquant");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_round_f16);
+	tcase_add_test(tc, test_round_bf16);
+	tcase_add_test(tc, test_scale_load);
+	tcase_add_test(tc, test_fp8_blocks);
+	tcase_add_test(tc, test_fp8_bf16_scale);
+	tcase_add_test(tc, test_mxfp4);
+	tcase_add_loop_test(tc, test_gptq_bits, 0, 4);
+	tcase_add_test(tc, test_gptq_act_order);
+	tcase_add_test(tc, test_gptq_bad_gidx);
+	tcase_add_test(tc, test_gptq_v2_rounding);
+	tcase_add_test(tc, test_awq_order);
+	tcase_add_test(tc, test_bnb4);
+	tcase_add_test(tc, test_bnb4_nested);
+	suite_add_tcase(s, tc);
+	return s;
+}
