@@ -210,7 +210,8 @@ model_free(struct model *m)
 		return;
 	for (i = 0; i < m->nshards; i++) {
 		free(m->shards[i].name);
-		source_close(m->shards[i].src);
+		if (!m->shards[i].borrowed)
+			source_close(m->shards[i].src);
 		container_free(m->shards[i].hdr);
 	}
 	free(m->shards);

@@ -18,6 +18,8 @@ struct shard {
 	char *name;		/* file name as in the index (or the basename) */
 	struct source *src;
 	struct header *hdr;
+	int borrowed;		/* src is another model's (a derived model,
+				   model/quant_model.h): not closed here */
 };
 
 struct model_tensor {

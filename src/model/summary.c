@@ -10,6 +10,7 @@
 #include "format/dtype.h"
 #include "format/gguf/gguf.h"
 #include "model/model.h"
+#include "model/quant_model.h"
 
 struct totals {
 	uint64_t tensors, bytes, header_bytes, file_bytes, params;
@@ -199,7 +200,7 @@ static json_t *
 summary_object(const struct model *m, const char *source)
 {
 	struct totals all;
-	json_t *root, *meta, *shards = NULL;
+	json_t *root, *meta, *shards = NULL, *quant;
 	size_t i;
 
 	memset(&all, 0, sizeof(all));
@@ -225,6 +226,9 @@ summary_object(const struct model *m, const char *source)
 	}
 	if (summary_tied(m))
 		json_object_set_new(root, "tie_word_embeddings", json_true());
+	quant = quant_model_summary(m);
+	if (quant)
+		json_object_set_new(root, "quantization", quant);
 	if (!m->sharded)
 		return root;
 

@@ -1,0 +1,134 @@
+/* quant.h - the quantized weights of a model: which stored tensors make
+ * up each one, by which scheme, and the weight's name and shape as its
+ * framework knows it (the logical tensor).  The decoding itself is the
+ * format layer's (format/quant/); reading it through a model is
+ * quant_model.h's.
+ *
+ * Recognised from the tensors' names, dtypes and shapes, with the
+ * model's configuration (quant_config.h) for what they do not tell:
+ *
+ *   scheme    stored tensors                      logical tensor
+ *   fp8-*     W (F8_E4M3/E5M2), W_scale_inv or    W, W's shape
+ *             W_scale (F32/F16/BF16): one scale
+ *             (-tensor), per row (-channel), per
+ *             row and column group (-group), per
+ *             block (-block: weight_block_size,
+ *             else 128 x 128)
+ *   mxfp4     P_blocks U8 [E, R, G, 16],          P, [E, 32 G, R]
+ *             P_scales U8 [E, R, G]
+ *   gptq      M.qweight, M.qzeros (I32), M.scales, M.weight, [out, in]
+ *             M.g_idx (I32, optional)
+ *   awq       M.qweight, M.qzeros (I32), M.scales  M.weight, [out, in]
+ *   bnb-nf4,  W (packed codes), W.absmax,           W, the shape of the
+ *   bnb-fp4   W.quant_map, W.quant_state.          quant_state's JSON
+ *             bitsandbytes__nf4|fp4 (JSON), and
+ *             W.nested_absmax, W.nested_quant_map
+ *             when nested
+ *
+ * (M. is the module's prefix: "model.layers.0.mlp.up_proj.".)  GPTQ and
+ * AWQ share tensor names: g_idx, the config's quant_method, or qweight's
+ * shape ([in * bits / 32, out] for GPTQ, [in, out / 8] for AWQ) tell
+ * them apart.  What only a config says: GPTQ's checkpoint format (v2
+ * stores zeros as they are; without a config, v1: zeros minus one, the
+ * format every published GPTQ checkpoint uses), a group size that does
+ * not divide the input (without g_idx), GPTQ's bits when several fit the
+ * shapes, AWQ's GEMV layout (refused: only GEMM is decoded).
+ *
+ * A candidate whose tensors do not fit together (a scale grid that does
+ * not tile its weight, a missing sibling, a logical name taken by a
+ * stored tensor that is not one of its parts) is left as it is stored and
+ * named in refused[] with the reason.  bitsandbytes' quant_state tensors
+ * are read here (a few hundred bytes each); nothing else is.
+ */
+#ifndef STFS_QUANT_H
+#define STFS_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/quant/fp8_scaled.h"
+#include "format/quant/int_packed.h"
+
+struct err;
+struct model;
+
+enum quant_scheme {
+	QUANT_FP8,	/* format/quant/fp8_scaled.h */
+	QUANT_MXFP4,	/* format/quant/mxfp4_hf.h */
+	QUANT_GPTQ,	/* format/quant/int_packed.h */
+	QUANT_AWQ,	/* format/quant/int_packed.h */
+	QUANT_BNB4,	/* format/quant/bnb4.h */
+};
+
+#define QUANT_PARTS 6		/* stored tensors of one weight, at most */
+#define QUANT_ABSENT SIZE_MAX	/* an optional part that is not there */
+#define QUANT_RANK_MAX 8
+
+/* Parts, by scheme (quant_role() names them):
+ *   fp8    0 weight, 1 scale
+ *   mxfp4  0 blocks, 1 scales
+ *   gptq   0 qweight, 1 qzeros, 2 scales, 3 g_idx (optional)
+ *   awq    0 qweight, 1 qzeros, 2 scales
+ *   bnb4   0 weight, 1 absmax, 2 quant_map, 3 quant_state,
+ *          4 nested_absmax, 5 nested_quant_map (both or neither) */
+struct quant_weight {
+	const char *name;	/* logical name, NUL-terminated too */
+	uint32_t name_len;
+	uint32_t rank;
+	uint64_t shape[QUANT_RANK_MAX];
+	uint64_t numel;
+	enum quant_scheme scheme;
+	const char *label;	/* "fp8-block", "gptq", "bnb-nf4", ... */
+	size_t part[QUANT_PARTS];	/* model tensor indexes */
+	size_t replaces;	/* the part named like the logical tensor
+				   (fp8: the weight, bnb4: the packed codes),
+				   else QUANT_ABSENT */
+	union {
+		struct fp8_scaled fp8;
+		struct {
+			uint64_t experts, rows, groups;	/* blocks
+						   [E, R, G, 16] */
+		} mx;
+		struct int_packed ip;
+		struct {
+			uint64_t blocksize, nested_blocksize;
+			float offset;	/* nested only */
+			int nested;
+			char dtype[16];	/* the quant_state's "dtype" */
+		} bnb;
+	} u;
+};
+
+struct quant {
+	size_t n;
+	struct quant_weight *w;	/* in model order of their first part */
+	const char *config;	/* the file that told settings, or NULL */
+	size_t nrefused;	/* candidates left as stored */
+	struct quant_refusal {	/* the first QUANT_REFUSED_KEPT of them */
+		char *text;	/* "NAME: why" (the name may hold NUL) */
+		size_t len;
+	} *refused;
+	size_t nkept;
+	size_t *by_replaced;	/* weights that replace a part, by the
+				   part's index (quant_replacing()) */
+	size_t nreplacing;
+	void *priv;		/* names */
+};
+
+#define QUANT_REFUSED_KEPT 64
+
+/* The quantized weights of m: *out NULL when there are none (and nothing
+ * was refused).  0, or -1 with *e (ERR_NO_MEMORY only). */
+int quant_find(const struct model *m, struct quant **out, struct err *e);
+
+void quant_free(struct quant *q);
+
+/* The weight that replaces stored tensor i (its logical tensor has i's
+ * name), or QUANT_ABSENT.  O(log n). */
+size_t quant_replacing(const struct quant *q, size_t i);
+
+/* The name of part k of scheme s ("scale", "qzeros", ...), NULL past the
+ * scheme's parts. */
+const char *quant_role(enum quant_scheme s, unsigned k);
+
+#endif

@@ -1,0 +1,39 @@
+/* quant_config.h - what a model's configuration says about its quantized
+ * weights: `quantization_config` of config.json next to the model, and
+ * quantize_config.json (AutoGPTQ's and AutoAWQ's own file), for local
+ * models only (a folder, the Hugging Face hub cache).  Remote models
+ * (http(s)://, hf://, s3://) are recognised from their tensors' names,
+ * dtypes and shapes alone (model/quant.h says what that cannot know):
+ * reading a config there would cost a request per model at mount time.
+ *
+ * Only the few settings the tensors do not tell are kept; a missing,
+ * unreadable or odd file says nothing (it is never an error: the tensors
+ * still speak for themselves).
+ */
+#ifndef STFS_QUANT_CONFIG_H
+#define STFS_QUANT_CONFIG_H
+
+#include <stdint.h>
+
+struct model;
+
+struct quant_config {
+	const char *file;	/* the file that spoke ("config.json",
+				   "quantize_config.json"), or NULL */
+	char method[24];	/* quant_method, lower case: "fp8", "gptq",
+				   "awq", "bitsandbytes", "mxfp4",
+				   "compressed-tensors", ... or "" */
+	unsigned bits;		/* bits / w_bit; 0 unknown */
+	int64_t group_size;	/* group_size / q_group_size; 0 unknown, -1
+				   one group for the whole input */
+	int gptq_v2;		/* checkpoint_format "gptq_v2" */
+	int awq_gemv;		/* version "gemv" (not AutoAWQ's GEMM) */
+	uint64_t block[2];	/* weight_block_size or block_structure;
+				   0 unknown */
+};
+
+/* Read the configuration next to m's first shard into c (zeroed first).
+ * Never fails: what cannot be read says nothing. */
+void quant_config_read(const struct model *m, struct quant_config *c);
+
+#endif

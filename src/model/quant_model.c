@@ -1,0 +1,392 @@
+/* quant_model.c - the derived model with its quantized weights
+ * dequantized (see quant_model.h). */
+#include "model/quant_model.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "base/error.h"
+#include "format/container.h"
+#include "format/dtype.h"
+#include "model/model.h"
+#include "model/quant.h"
+#include "model/quant_source.h"
+#include "source/source.h"
+
+#define DEQUANT_SHARD "dequantized"
+
+/* The computed shard of a derived model, else NULL. */
+static const struct source *
+derived_src(const struct model *d)
+{
+	if (!d || !d->nshards)
+		return NULL;
+	return quant_source_quant(d->shards[d->nshards - 1].src) ?
+	       d->shards[d->nshards - 1].src : NULL;
+}
+
+const struct quant *
+quant_model_quant(const struct model *d)
+{
+	return quant_source_quant(derived_src(d));
+}
+
+const struct model *
+quant_model_base(const struct model *d)
+{
+	return quant_source_base(derived_src(d));
+}
+
+size_t
+quant_model_replacement(const struct model *d, size_t i)
+{
+	const struct quant *q = quant_model_quant(d);
+	size_t k;
+
+	if (!q)
+		return SIZE_MAX;
+	k = quant_replacing(q, i);
+	return k == QUANT_ABSENT ? SIZE_MAX : d->ntensors - q->n + k;
+}
+
+/* --- building ------------------------------------------------------------- */
+
+/* A copy of h's scalars and metadata with room for n tensors; NULL when
+ * out of memory.  The names, shapes and metadata text stay h's. */
+static struct header *
+header_like(const struct header *h, size_t n)
+{
+	struct header *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = *h;
+	c->ntensors = 0;
+	c->priv = NULL;
+	c->free_priv = NULL;
+	c->tensors = calloc(n ? n : 1, sizeof(*c->tensors));
+	c->meta = malloc((h->nmeta ? h->nmeta : 1) * sizeof(*c->meta));
+	if (!c->tensors || !c->meta) {
+		container_free(c);
+		return NULL;
+	}
+	memcpy(c->meta, h->meta, h->nmeta * sizeof(*c->meta));
+	return c;
+}
+
+/* The table of the computed shard: the logical tensors back to back;
+ * offs[k] gets weight k's first byte.  NULL when out of memory. */
+static struct header *
+logical_header(const struct quant *q, uint64_t *offs)
+{
+	struct header *h = calloc(1, sizeof(*h));
+	uint64_t at = 0;
+	size_t k;
+
+	if (!h)
+		return NULL;
+	h->tensors = calloc(q->n ? q->n : 1, sizeof(*h->tensors));
+	if (!h->tensors) {
+		free(h);
+		return NULL;
+	}
+	for (k = 0; k < q->n; k++) {
+		const struct quant_weight *w = &q->w[k];
+		struct tensor *t = &h->tensors[k];
+
+		t->name = w->name;
+		t->name_len = w->name_len;
+		t->dtype = DTYPE_F32;
+		t->rank = w->rank;
+		t->shape = w->shape;
+		t->numel = w->numel;
+		t->begin = at;
+		t->end = at + 4 * w->numel;
+		offs[k] = at;
+		at = t->end;
+	}
+	h->ntensors = q->n;
+	h->file_size = h->data_len = at;
+	h->format = DEQUANT_SHARD;
+	return h;
+}
+
+/* The shards of d: m's, each table keeping the tensors that are no
+ * weight's part (claimed), in m's order; d->tensors points into them. */
+static int
+kept_shards(struct model *d, const struct model *m, const uint8_t *claimed)
+{
+	size_t *count = calloc(m->nshards + 1, sizeof(*count)), i, s;
+	int rc = -1;
+
+	if (!count)
+		return -1;
+	for (i = 0; i < m->ntensors; i++)
+		if (!claimed[i])
+			count[m->tensors[i].shard]++;
+	for (s = 0; s < m->nshards; s++) {
+		struct shard *sh = &d->shards[s];
+
+		sh->name = strdup(m->shards[s].name);
+		sh->hdr = header_like(m->shards[s].hdr, count[s]);
+		sh->src = m->shards[s].src;
+		sh->borrowed = 1;
+		d->nshards++;
+		if (!sh->name || !sh->hdr)
+			goto out;
+	}
+	for (i = 0; i < m->ntensors; i++) {
+		const struct model_tensor *mt = &m->tensors[i];
+		struct header *h = d->shards[mt->shard].hdr;
+
+		if (claimed[i])
+			continue;
+		h->tensors[h->ntensors] = *mt->t;
+		d->tensors[d->ntensors].t = &h->tensors[h->ntensors++];
+		d->tensors[d->ntensors++].shard = mt->shard;
+	}
+	rc = 0;
+out:
+	free(count);
+	return rc;
+}
+
+static char *
+dup_or_null(const char *s, int *oom)
+{
+	char *c;
+
+	if (!s)
+		return NULL;
+	c = strdup(s);
+	if (!c)
+		*oom = 1;
+	return c;
+}
+
+/* quant_model_open(), taking m when own. */
+static int
+derive(struct model *m, int own, struct model **out, struct err *e)
+{
+	struct model *d = NULL;
+	struct quant *q = NULL;
+	struct header *lh = NULL;
+	uint8_t *claimed = NULL;
+	uint64_t *offs = NULL;
+	struct source *src = NULL;
+	size_t i, k;
+	char *name = NULL;
+	int oom = 0;
+
+	*out = NULL;
+	if (derived_src(m))
+		return 0;
+	if (quant_find(m, &q, e))
+		return -1;
+	if (!q)
+		return 0;
+	d = calloc(1, sizeof(*d));
+	claimed = calloc(m->ntensors ? m->ntensors : 1, 1);
+	offs = calloc(q->n ? q->n : 1, sizeof(*offs));
+	if (!d || !claimed || !offs)
+		goto oom;
+	d->shards = calloc(m->nshards + 1, sizeof(*d->shards));
+	d->tensors = calloc(m->ntensors + q->n + 1, sizeof(*d->tensors));
+	d->arg = dup_or_null(m->arg, &oom);
+	d->index_path = dup_or_null(m->index_path, &oom);
+	d->metadata_json = dup_or_null(m->metadata_json, &oom);
+	d->sharded = m->sharded;
+	if (oom || !d->shards || !d->tensors)
+		goto oom;
+	for (k = 0; k < q->n; k++)
+		for (i = 0; i < QUANT_PARTS; i++)
+			if (q->w[k].part[i] != QUANT_ABSENT)
+				claimed[q->w[k].part[i]] = 1;
+	if (kept_shards(d, m, claimed))
+		goto oom;
+	lh = logical_header(q, offs);
+	d->shards[d->nshards].name = strdup(DEQUANT_SHARD);
+	if (!lh || !d->shards[d->nshards].name ||
+	    asprintf(&name, "%s (dequantized)", m->arg ? m->arg : "") < 0) {
+		name = NULL;
+		goto oom;
+	}
+	for (k = 0; k < q->n; k++) {
+		d->tensors[d->ntensors].t = &lh->tensors[k];
+		d->tensors[d->ntensors++].shard = (uint32_t)d->nshards;
+	}
+	/* the last step that can fail: from here the source owns q, offs
+	 * and (own) m */
+	if (quant_source_open(m, own, q, offs, lh->data_len, name, &src, e)) {
+		q = NULL;
+		offs = NULL;
+		goto fail;
+	}
+	d->shards[d->nshards].src = src;
+	d->shards[d->nshards].hdr = lh;
+	d->nshards++;
+	free(name);
+	free(claimed);
+	*out = d;
+	return 0;
+oom:
+	err_set(e, ERR_NO_MEMORY, "out of memory");
+fail:
+	if (d && d->shards && d->shards[d->nshards].name)
+		free(d->shards[d->nshards].name);
+	model_free(d);
+	container_free(lh);
+	quant_free(q);
+	free(offs);
+	free(claimed);
+	free(name);
+	return -1;
+}
+
+int
+quant_model_open(const struct model *m, struct model **out, struct err *e)
+{
+	/* not taken, so not changed: the source only reads it */
+	return derive((struct model *)m, 0, out, e);
+}
+
+int
+quant_model_take(struct model **m, struct err *e)
+{
+	struct model *d;
+
+	if (derive(*m, 1, &d, e))
+		return -1;
+	if (d)
+		*m = d;
+	return 0;
+}
+
+/* --- what it says about itself ----------------------------------------- */
+
+static int
+add_pair(struct buf *b, const char *key, uint64_t x, uint64_t y)
+{
+	return buf_addf(b, ",\n    \"%s\": [%llu, %llu]", key,
+			(unsigned long long)x, (unsigned long long)y);
+}
+
+static int
+add_num(struct buf *b, const char *key, uint64_t x)
+{
+	return buf_addf(b, ",\n    \"%s\": %llu", key, (unsigned long long)x);
+}
+
+static int
+add_str(struct buf *b, const char *key, const char *s)
+{
+	int bad = buf_addf(b, ",\n    \"%s\": ", key);
+
+	if (!s)
+		return bad | buf_adds(b, "null");
+	return bad | buf_add_json_string(b, s, strlen(s));
+}
+
+/* The scheme's settings. */
+static int
+add_settings(struct buf *b, const struct quant_weight *w)
+{
+	const struct int_packed *ip = &w->u.ip;
+	int bad = 0;
+
+	switch (w->scheme) {
+	case QUANT_FP8:
+		bad |= add_pair(b, "block", w->u.fp8.brow, w->u.fp8.bcol);
+		bad |= add_str(b, "scale_dtype",
+			       dtype_info(w->u.fp8.sdtype)->name);
+		break;
+	case QUANT_MXFP4:
+		bad |= add_num(b, "block", 32);
+		break;
+	case QUANT_GPTQ:
+	case QUANT_AWQ:
+		bad |= add_num(b, "bits", ip->bits);
+		bad |= add_num(b, "group_size", ip->group_size);
+		if (w->scheme == QUANT_GPTQ)
+			bad |= add_str(b, "checkpoint_format", ip->zero_offset ?
+				       "gptq" : "gptq_v2");
+		bad |= add_str(b, "scale_dtype", dtype_info(ip->sdtype)->name);
+		break;
+	case QUANT_BNB4:
+		bad |= add_num(b, "blocksize", w->u.bnb.blocksize);
+		if (w->u.bnb.nested)
+			bad |= add_num(b, "nested_blocksize",
+				       w->u.bnb.nested_blocksize);
+		bad |= add_str(b, "dtype", w->u.bnb.dtype);
+		break;
+	}
+	return bad;
+}
+
+int
+quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
+		    struct buf *b)
+{
+	const struct quant *q = quant_model_quant(d);
+	const struct model *base = quant_model_base(d);
+	const struct quant_weight *w;
+	size_t k, first, n = 0;
+	int bad = 0;
+
+	if (!q || mt->shard != d->nshards - 1)
+		return 0;
+	first = d->ntensors - q->n;
+	k = (size_t)(mt - d->tensors) - first;
+	if (k >= q->n)
+		return 0;
+	w = &q->w[k];
+	bad |= buf_adds(b, ",\n  \"quantization\": {\n    \"scheme\": ");
+	bad |= buf_add_json_string(b, w->label, strlen(w->label));
+	bad |= add_settings(b, w);
+	bad |= add_str(b, "config", q->config);
+	bad |= buf_adds(b, ",\n    \"parts\": {");
+	for (k = 0; k < QUANT_PARTS; k++) {
+		const struct tensor *t;
+
+		if (w->part[k] == QUANT_ABSENT)
+			continue;
+		t = base->tensors[w->part[k]].t;
+		bad |= buf_addf(b, "%s\n      \"%s\": ", n++ ? "," : "",
+				quant_role(w->scheme, (unsigned)k));
+		bad |= buf_add_json_string(b, t->name, t->name_len);
+	}
+	bad |= buf_adds(b, "\n    }\n  }");
+	return bad ? -1 : 0;
+}
+
+void *
+quant_model_summary(const struct model *d)
+{
+	const struct quant *q = quant_model_quant(d);
+	json_t *o, *schemes, *refused;
+	size_t k;
+
+	if (!q)
+		return NULL;
+	schemes = json_object();
+	refused = json_array();
+	for (k = 0; schemes && k < q->n; k++) {
+		json_t *c = json_object_get(schemes, q->w[k].label);
+
+		json_object_set_new(schemes, q->w[k].label, json_integer(
+			(c ? json_integer_value(c) : 0) + 1));
+	}
+	for (k = 0; refused && k < q->nkept; k++)
+		json_array_append_new(refused, json_stringn(q->refused[k].text,
+							   q->refused[k].len));
+	o = json_pack("{s:I, s:o, s:s?, s:I, s:o}",
+		      "weights", (json_int_t)q->n,
+		      "schemes", schemes ? schemes : json_object(),
+		      "config", q->config,
+		      "refused", (json_int_t)q->nrefused,
+		      "refused_list", refused ? refused : json_array());
+	return o;
+}

@@ -1,0 +1,62 @@
+/* quant_model.h - a model as its framework loads it: its quantized
+ * weights (quant.h) dequantized.
+ *
+ * The derived model of a model m holds m's tensors, except that the parts
+ * of each quantized weight give way to the weight's logical tensor: F32,
+ * under the name and in the shape its framework gives it
+ * (`model.layers.0.mlp.up_proj.weight` [out, in] for a GPTQ layer).  Its
+ * shards are m's files (sharing m's sources; their tables list the
+ * tensors it keeps) and one more, "dequantized", the logical tensors back
+ * to back, computed when read (quant_source.h).  Everything that works on
+ * a model works on it unchanged: the views (the mount's .dequant/
+ * directory is its view), virtual safetensors files (a dequantized
+ * model.safetensors), stfs-inspect --stats, --diff, --merge.
+ *
+ * Tensor order: m's kept tensors in m's order, then the logical tensors
+ * in the order their weights were found (quant.h).
+ */
+#ifndef STFS_QUANT_MODEL_H
+#define STFS_QUANT_MODEL_H
+
+#include <stddef.h>
+
+struct buf;
+struct err;
+struct model;
+struct model_tensor;
+struct quant;
+
+/* The derived model of m, which must outlive it; *out NULL when m has no
+ * quantized weight (and no candidate was refused) or is itself derived.
+ * 0, or -1 with *e (ERR_NO_MEMORY). */
+int quant_model_open(const struct model *m, struct model **out,
+		     struct err *e);
+
+/* Replace *m by its derived model when there is one, which then owns the
+ * original (freed with it).  0, or -1 with *e (*m unchanged). */
+int quant_model_take(struct model **m, struct err *e);
+
+/* The weights behind a derived model, NULL for any other model. */
+const struct quant *quant_model_quant(const struct model *d);
+
+/* The model a derived model was made from, NULL for any other. */
+const struct model *quant_model_base(const struct model *d);
+
+/* The tensor of derived model d that replaces tensor i of its base (the
+ * logical tensor named like it: an FP8 weight, bitsandbytes' packed
+ * codes), or SIZE_MAX. */
+size_t quant_model_replacement(const struct model *d, size_t i);
+
+/* The sidecar's "quantization" member of a logical tensor of d
+ * (",\n  \"quantization\": {...}", the sidecar's layout) appended to b;
+ * nothing for other tensors.  0, or -1 when out of memory. */
+int quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
+			struct buf *b);
+
+/* The "quantization" object of __summary__.json for a derived model
+ * (weights per scheme, the config that told settings, the candidates
+ * left as stored and why), as a jansson json_t *, or NULL for any other
+ * model (or out of memory). */
+void *quant_model_summary(const struct model *d);
+
+#endif

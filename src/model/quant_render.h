@@ -1,0 +1,57 @@
+/* quant_render.h - a window of a quantized weight's logical tensor
+ * (quant.h) computed from its stored parts: the parts' bytes read
+ * through the model, then decoded by the scheme's functions of
+ * format/quant/.
+ *
+ * A logical tensor is computed in tiles: runs of whole units (an FP8
+ * weight's rows; an MXFP4 expert's rows c, R values each; a GPTQ or AWQ
+ * weight's output rows, `in` values each; bitsandbytes' elements), about
+ * QUANT_RENDER_TILE elements each, aligned so that every packed word and
+ * every block a tile needs lies in it whole.  Tiles are numbered in
+ * logical order and each is a contiguous run of the logical tensor in C
+ * order, so any byte window maps to a few tiles.
+ *
+ * Reading a tile of a weight whose logical layout is the transpose of its
+ * packing (GPTQ, AWQ, MXFP4) reads a band of columns of the parts: one
+ * read per stored row, or, when the rows are short and close, the span
+ * that holds them (reads of QUANT_RENDER_SPAN bytes at most).  Memory: the
+ * tile's output and the parts' bytes it needs.
+ */
+#ifndef STFS_QUANT_RENDER_H
+#define STFS_QUANT_RENDER_H
+
+#include <stdint.h>
+
+struct model;
+struct quant_weight;
+
+/* Elements per tile, about (2 MiB of float32). */
+#define QUANT_RENDER_TILE (512u << 10)
+
+/* Largest span of a part read at once to gather a band of it. */
+#define QUANT_RENDER_SPAN (8u << 20)
+
+struct quant_tiling {
+	uint64_t unit;		/* elements per unit */
+	uint64_t per_outer;	/* units per outer block (an expert) */
+	uint64_t k;		/* units per tile */
+	uint64_t tiles_per_outer;
+	uint64_t ntiles;
+};
+
+void quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g);
+
+/* The logical elements [*e0, *e1) tile t holds. */
+void quant_render_range(const struct quant_tiling *g, uint64_t t,
+			uint64_t *e0, uint64_t *e1);
+
+/* The tile that holds logical element e. */
+uint64_t quant_render_tile_of(const struct quant_tiling *g, uint64_t e);
+
+/* Tile t of w (a weight of m) into out (its e1 - e0 floats, host order).
+ * 0, or -errno: a part's read failed, -ENOMEM, -EINVAL for stored values
+ * the scheme cannot take (a g_idx entry naming no group). */
+int quant_render_tile(const struct model *m, const struct quant_weight *w,
+		      const struct quant_tiling *g, uint64_t t, float *out);
+
+#endif
