@@ -82,6 +82,7 @@ struct source;
 struct view_multi;
 struct view_ops;
 struct view_safetensors;
+struct view_dequant;
 
 #define VIEW_ROOT_INO 1
 #define VIEW_NAME_MAX (NAMES_MAX + NAMES_SUFFIX_LEN)	/* 255 */
@@ -162,6 +163,10 @@ struct view {
 						   on first use */
 	uint64_t ino_stfs;	/* .stfs/, ino_stfs + 1 its stats.json
 				   (view_stfs.c) */
+	uint64_t ino_dequant;	/* .dequant/ (view_dequant.c): the view of
+				   the dequantized model, its inode c at
+				   ino_dequant + c - 1; 0 when none */
+	struct view_dequant *dequant;
 
 	unsigned nmirrors;	/* mirror views (0 when views are off) */
 	uint64_t ino_views;	/* mirror view j's directory: ino_views + j */

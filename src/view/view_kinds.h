@@ -63,6 +63,11 @@ struct view_ops {
 	int (*xattr_get)(const struct view *v, uint64_t ino, const char *name,
 			 struct buf *out);
 	void (*free)(struct view *v);
+	/* Build a view of this kind for one model (view_model_build());
+	 * NULL for a tree of models.  The .dequant/ directory builds the
+	 * view of the dequantized model through it. */
+	int (*build)(const struct model *m, const struct view_opts *opts,
+		     const char *label, struct view **out, struct err *e);
 };
 
 /* The ops of a model view (view_model.c); those of a tree of models are
@@ -138,9 +143,17 @@ struct view_hidden {
 			   void *arg);				/* optional */
 };
 
-/* view_safetensors.c, view_stfs.c */
+/* view_safetensors.c, view_stfs.c, view_dequant.c */
 extern const struct view_hidden view_safetensors_dir;
 extern const struct view_hidden view_stfs_dir;
+extern const struct view_hidden view_dequant_dir;
+
+/* The view and tensor whose mirror view files (.npy/, .txt/, .stats/)
+ * stand for tensor i of model view v: i itself, or the logical tensor
+ * that replaces it in the dequantized model (view_dequant.c). */
+const struct model_tensor *view_dequant_mirror(const struct view *v,
+					       size_t i,
+					       const struct view **mv);
 
 /* --- helpers shared by the kinds --------------------------------------- */
 

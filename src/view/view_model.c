@@ -46,6 +46,7 @@ static const struct view_mirror *const mirrors[] = {
 static const struct view_hidden *const hiddens[] = {
 	&view_safetensors_dir,
 	&view_stfs_dir,
+	&view_dequant_dir,
 };
 
 #define NHIDDENS (sizeof(hiddens) / sizeof(hiddens[0]))
@@ -443,6 +444,7 @@ view_model_size(const struct view *v, uint64_t ino)
 {
 	const struct view_hidden *h = hidden_of(v, ino);
 	const struct model_tensor *mt;
+	const struct view *mv;
 	struct node n;
 
 	if (h)
@@ -462,7 +464,9 @@ view_model_size(const struct view *v, uint64_t ino)
 	case VIEW_SIDECAR:
 		return v->sidecar_sizes[n.idx];
 	case VIEW_MIRROR:
-		return mirrors[n.tree - 1]->size(v, mt);
+		/* a replaced tensor's mirror files are its logical one's */
+		mt = view_dequant_mirror(v, n.idx, &mv);
+		return mirrors[n.tree - 1]->size(mv, mt);
 	default:
 		return 0;
 	}
@@ -756,6 +760,8 @@ model_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	   struct view_segs *out)
 {
 	const struct view_hidden *h = hidden_of(v, ino);
+	const struct model_tensor *mt;
+	const struct view *mv;
 	uint64_t len, base;
 	struct source *src;
 	const char *mem;
@@ -802,8 +808,8 @@ model_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		mem = view_model_blob(v, ino, &blen);
 		return view_segs_add_mem(out, mem + off, size);
 	case VIEW_MIRROR:
-		return mirrors[n.tree - 1]->read(v, &v->model->tensors[n.idx],
-						 off, size, out);
+		mt = view_dequant_mirror(v, n.idx, &mv);
+		return mirrors[n.tree - 1]->read(mv, mt, off, size, out);
 	default:
 		return -ENOENT;
 	}
@@ -877,4 +883,5 @@ const struct view_ops view_model_ops = {
 	.xattr_list = view_model_xattr_list,
 	.xattr_get = view_model_xattr_get,
 	.free = view_model_free,
+	.build = view_model_build,
 };

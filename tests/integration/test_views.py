@@ -4,7 +4,9 @@
 - .npy/P.npy: np.load (and mmap_mode="r") equals the raw bytes for every
   dtype numpy has, and an independent decoder (written here with numpy
   arithmetic) for BF16, the F8s, the F6s and F4 -- over every code of the
-  formats of 8 bits and less; the header is the one np.save writes.
+  formats of 8 bits and less; an FP8 weight with a scale for the tensor
+  (P_scale) its values times the scale; the header is the one np.save
+  writes.
 - .txt/P.txt: np.loadtxt(dtype of the .npy view) equals those values;
   random dd reads, tail and reads across the end equal slices of the whole.
 - getfattr shows user.safetensors.{name,dtype,shape,offset,nbytes}.
@@ -90,7 +92,18 @@ def decode(dtype, raw, numel):
 	return np.where(s == 1, -mag, mag).astype(np.float32)
 
 
-def expected(x, raw):
+def fp8_scale(S, x):
+	"""The float32 scale of an FP8 weight that has one scale for the
+	whole tensor (NAME_scale, compressed-tensors' layout), else None:
+	its views hold the values it stands for (docs/quantized.md)."""
+	s = S.by_name.get(x.name + "_scale") if S else None
+	if x.dtype not in ("F8_E4M3", "F8_E5M2") or not s or s.numel != 1 or \
+	   s.dtype != "F32":
+		return None
+	return np.frombuffer(S.read(s), "<f4")[0]
+
+
+def expected(x, raw, S=None):
 	"""(numpy dtype of the .npy view, values as an array of x's shape, or
 	None for a shape numpy cannot hold: [0, 2^64-1])."""
 	shape = tuple(x.shape)
@@ -99,7 +112,10 @@ def expected(x, raw):
 	if x.dtype in DECODED:
 		if shape is None:
 			return np.dtype("<f4"), None
-		return np.dtype("<f4"), decode(x.dtype, raw, x.numel).reshape(shape)
+		v = decode(x.dtype, raw, x.numel).reshape(shape)
+		if fp8_scale(S, x) is not None:
+			v = v * fp8_scale(S, x)		# float32 products
+		return np.dtype("<f4"), v
 	dt = np.dtype(gen.NUMPY[x.dtype])
 	if shape is None:
 		return dt, None
@@ -219,7 +235,7 @@ def read(p, off=0, n=-1):
 
 def check_npy(t, S, x, p, label):
 	raw = S.read(x)
-	dt, want = expected(x, raw)
+	dt, want = expected(x, raw, S)
 	st = os.stat(p)
 	t.check(stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o444,
 		"%s: .npy is a 0444 file" % label)
@@ -279,7 +295,7 @@ def check_txt(t, S, x, p, label, shell=True):
 	if x.numel == 0:
 		t.eq(text, b"", "%s: empty .txt" % label)
 		return
-	dt, want = expected(x, S.read(x))
+	dt, want = expected(x, S.read(x), S)
 	rows = x.numel // (x.shape[-1] if x.shape else 1)
 	t.eq(text.count(b"\n"), rows, "%s: one line per row" % label)
 	t.check(text.endswith(b"\n"), "%s: ends with a newline" % label)
@@ -566,11 +582,13 @@ def check_recursive(t, d):
 		t.check(".npy" in every and ".txt" in every,
 			"views=visible: readdir lists .npy and .txt")
 		t.check(".stfs" in every, "views=visible: readdir lists .stfs")
-		t.eq(set(every) - harness.VIEW_DIRS - {".stfs"}, want,
+		t.check(".dequant" in every, "views=visible: readdir lists "
+			".dequant (the sample has FP8 weights with scales)")
+		t.eq(set(every) - harness.VIEW_DIRS - {".stfs", ".dequant"}, want,
 		     "views=visible: and the model")
 	with harness.Mount(t, src, args=["-o", "views=off"]) as m:
 		t.eq(set(os.listdir(m.path)), want, "views=off: the model only")
-		for v in harness.VIEW_DIRS | {".stfs"}:
+		for v in harness.VIEW_DIRS | {".stfs", ".dequant"}:
 			t.check(not os.path.exists(os.path.join(m.path, v)),
 				"views=off: no %s" % v)
 		x = S.tensors[-1]
