@@ -7,7 +7,10 @@
 #define STFS_INSPECT_H
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "format/dtype.h"
 
 struct model;
 
@@ -28,6 +31,8 @@ struct inspect_opts {
 	const char *extract;	/* --extract PREFIX (inspect_merge.c) */
 	int strip;		/* --strip */
 	const char *output;	/* -o OUT */
+	int dequant;		/* --dequant 1, --no-dequant 0, else -1:
+				   the mode's default (inspect_catalog) */
 	int nsources;		/* operands after the options */
 	char **sources;
 };
@@ -38,11 +43,38 @@ struct inspect_opts {
 int inspect_open(const struct inspect_opts *o, const char *source,
 		 struct model **out);
 
+/* The same for a SOURCE that may name a tree of models (catalog.h).
+ * Each model is replaced by its dequantized form (model/quant_model.h)
+ * when o->dequant is 1, or when it is unset and dflt is 1 (the modes
+ * that look at values: --stats, --diff). */
+struct catalog;
+int inspect_catalog(const struct inspect_opts *o, const char *source,
+		    int dflt, struct catalog **out);
+
 /* Modes: each returns the process's exit status. */
 int inspect_summary(const struct inspect_opts *o);
 int inspect_merge(const struct inspect_opts *o);	/* --merge, --extract */
 int inspect_stats(const struct inspect_opts *o);	/* inspect_stats.c */
 int inspect_diff(const struct inspect_opts *o);		/* inspect_diff.c */
+
+/* inspect_values.c: the error between two tensors' values (--diff). */
+struct model_tensor;
+struct inspect_values {
+	uint64_t count;		/* pairs compared */
+	uint64_t differ;	/* pairs not equal */
+	uint64_t nonfinite;	/* pairs with a NaN or an infinity that
+				   differ (left out of the two below) */
+	double max_abs;		/* largest |a - b| */
+	double sum_sq;		/* sum of (a - b)^2 */
+};
+/* 1 when tensors of dtype d are compared as numbers. */
+int inspect_values_float(enum dtype d);
+/* a and b have the same shape.  0, or -errno (a read failed). */
+int inspect_values_diff(const struct model *ma, const struct model_tensor *a,
+			const struct model *mb, const struct model_tensor *b,
+			struct inspect_values *out);
+/* The root of the mean squared error over the finite pairs. */
+double inspect_values_rms(const struct inspect_values *v);
 
 /* inspect_tensors.c: INSPECT_SORT_* of "offset", "name", "size"; -1. */
 int inspect_parse_sort(const char *s);

@@ -2,8 +2,12 @@
  * two SOURCEs.  Names only in A, only in B, and in both with a different
  * dtype, shape or bytes; identical ones counted; __metadata__ keys
  * compared too.  Bytes are compared by reading both sides in chunks,
- * stopping at the first difference.  Exit status as cmp(1): 0 identical,
- * 1 different, 2 trouble.
+ * stopping at the first difference; two tensors of one shape that hold
+ * floats and differ (in bytes or in dtype) are then read whole for the
+ * error between their values (inspect_values.c).  Quantized weights are
+ * compared as the values they stand for (inspect_catalog(): their
+ * dequantized form) unless --no-dequant.  Exit status as cmp(1): 0
+ * identical, 1 different, 2 trouble.
  *
  * A SOURCE may be a tree of models (catalog.h): a tensor is then named by
  * its path in the mount, DIR/NAME, so models are paired by directory and
@@ -77,16 +81,11 @@ cmp_ix(const void *x, const void *y)
 static int
 side_open(const struct inspect_opts *o, const char *source, struct side *s)
 {
-	struct err e = { 0 };
 	size_t k, i, n = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (catalog_open(source, NULL, &s->c, &e)) {
-		err_at(&e, source);
-		if (!o->quiet)
-			err_print("stfs-inspect", &e);
+	if (inspect_catalog(o, source, 1, &s->c))
 		return 2;	/* 1 means "different" here */
-	}
 	for (k = 0; k < s->c->n; k++)
 		n += s->c->entries[k].model->ntensors;
 	s->it = calloc(n ? n : 1, sizeof(*s->it));
@@ -232,9 +231,18 @@ report_only(struct diff *d, const struct item *x, const char *which,
 	putchar('\n');
 }
 
+static int
+same_shape(const struct tensor *x, const struct tensor *y)
+{
+	return x->rank == y->rank &&
+	       !memcmp(x->shape, y->shape, x->rank * sizeof(*x->shape));
+}
+
+/* A change of dtype, shape or bytes; err: the error between the values
+ * when both are numbers of one shape, else NULL. */
 static void
 report_changed(struct diff *d, const struct item *x, const struct item *y,
-	       const char *what, uint64_t at)
+	       const char *what, uint64_t at, const struct inspect_values *err)
 {
 	const struct tensor *tx = x->mt->t, *ty = y->mt->t;
 
@@ -250,6 +258,14 @@ report_changed(struct diff *d, const struct item *x, const struct item *y,
 		if (j && !strcmp(what, "bytes"))
 			json_object_set_new(j, "first_difference",
 					    json_integer((json_int_t)at));
+		if (j && err)
+			json_object_set_new(j, "error", json_pack(
+				"{s:f, s:f, s:I, s:I, s:I}",
+				"max_abs", err->max_abs,
+				"rms", inspect_values_rms(err),
+				"values", (json_int_t)err->count,
+				"different", (json_int_t)err->differ,
+				"nonfinite", (json_int_t)err->nonfinite));
 		json_array_append_new(d->changed, j);
 		return;
 	}
@@ -257,22 +273,53 @@ report_changed(struct diff *d, const struct item *x, const struct item *y,
 	printf("%s: ", what);
 	summary_print_name(stdout, x->q, x->ql);
 	if (!strcmp(what, "bytes")) {
-		printf(": first difference at byte %" PRIu64 " of %" PRIu64 "\n",
+		printf(": first difference at byte %" PRIu64 " of %" PRIu64,
 		       at, model_tensor_nbytes(x->mt));
-		return;
+	} else {
+		fputs(": ", stdout);
+		print_shape(tx);
+		fputs(" -> ", stdout);
+		print_shape(ty);
 	}
-	fputs(": ", stdout);
-	print_shape(tx);
-	fputs(" -> ", stdout);
-	print_shape(ty);
+	if (err) {
+		printf(": max |a-b| %.6g, rms %.6g, %" PRIu64 " of %" PRIu64
+		       " values differ", err->max_abs, inspect_values_rms(err),
+		       err->differ, err->count);
+		if (err->nonfinite)
+			printf(" (%" PRIu64 " NaN or Inf)", err->nonfinite);
+	}
 	putchar('\n');
 }
 
+/* The error between x's and y's values when both are numbers of one
+ * shape: 1 with *err, 0 when they are not, -errno when a read failed
+ * (*bad: which side). */
 static int
-same_shape(const struct tensor *x, const struct tensor *y)
+value_error(const struct item *x, const struct item *y,
+	    struct inspect_values *err, const struct item **bad)
 {
-	return x->rank == y->rank &&
-	       !memcmp(x->shape, y->shape, x->rank * sizeof(*x->shape));
+	int rc;
+
+	if (!same_shape(x->mt->t, y->mt->t) ||
+	    !inspect_values_float(x->mt->t->dtype) ||
+	    !inspect_values_float(y->mt->t->dtype))
+		return 0;
+	rc = inspect_values_diff(x->m, x->mt, y->m, y->mt, err);
+	if (rc)
+		*bad = x;	/* either side: the message names the first */
+	return rc ? rc : 1;
+}
+
+static int
+read_failed(struct diff *d, const struct item *bad, int rc)
+{
+	progress_clear(&d->line);
+	if (!d->o->quiet)
+		fprintf(stderr, "stfs-inspect: %s: %s: cannot read tensor %s "
+			"(was the source changed?)\n",
+			bad->m->shards[bad->mt->shard].src->name,
+			strerror(-rc), bad->mt->t->name);
+	return 2;
 }
 
 static json_t *
@@ -377,6 +424,7 @@ run_diff(struct diff *d)
 	for (i = 0; i < d->a.n; i++) {
 		const struct item *x = &d->a.it[i], *y = side_find(&d->b, x);
 		const struct item *bad = NULL;
+		struct inspect_values err;
 		uint64_t at = 0;
 		int rc;
 
@@ -386,28 +434,27 @@ run_diff(struct diff *d)
 		}
 		inboth++;
 		if (x->mt->t->dtype != y->mt->t->dtype) {
-			report_changed(d, x, y, "dtype", 0);
+			rc = d->o->quiet ? 0 : value_error(x, y, &err, &bad);
+			if (rc < 0)
+				return read_failed(d, bad, rc);
+			report_changed(d, x, y, "dtype", 0, rc ? &err : NULL);
 			continue;
 		}
 		if (!same_shape(x->mt->t, y->mt->t)) {
-			report_changed(d, x, y, "shape", 0);
+			report_changed(d, x, y, "shape", 0, NULL);
 			continue;
 		}
 		rc = same_bytes(d, x, y, &at, &bad);
-		if (rc < 0) {
-			progress_clear(&d->line);
-			if (!d->o->quiet)
-				fprintf(stderr, "stfs-inspect: %s: %s: cannot "
-					"read tensor %s (was the source "
-					"changed?)\n", bad->m->shards[
-					bad->mt->shard].src->name,
-					strerror(-rc), bad->mt->t->name);
-			return 2;
-		}
-		if (rc)
-			report_changed(d, x, y, "bytes", at);
-		else
+		if (rc < 0)
+			return read_failed(d, bad, rc);
+		if (rc == 0) {
 			d->identical++;
+			continue;
+		}
+		rc = d->o->quiet ? 0 : value_error(x, y, &err, &bad);
+		if (rc < 0)
+			return read_failed(d, bad, rc);
+		report_changed(d, x, y, "bytes", at, rc ? &err : NULL);
 	}
 	for (i = 0; i < d->b.n; i++)
 		if (!side_find(&d->a, &d->b.it[i]))

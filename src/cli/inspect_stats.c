@@ -194,21 +194,17 @@ inspect_stats(const struct inspect_opts *o)
 {
 	struct run r;
 	struct catalog *c;
-	struct err e = { 0 };
 	size_t i, k;
-	int rc = 0;
+	int rc;
 
 	if (o->nsources != 1) {
 		fputs("stfs-inspect: --stats takes exactly one SOURCE "
 		      "(try --help)\n", stderr);
 		return 2;
 	}
-	if (catalog_open(o->sources[0], NULL, &c, &e)) {
-		err_at(&e, o->sources[0]);
-		if (!o->quiet)
-			err_print("stfs-inspect", &e);
-		return err_exit_status(e.code);
-	}
+	rc = inspect_catalog(o, o->sources[0], 1, &c);
+	if (rc)
+		return rc;
 	memset(&r, 0, sizeof(r));
 	r.o = o;
 	progress_start(&r.pr.line, "stfs-inspect", NULL, o->quiet, 0);

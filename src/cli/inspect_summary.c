@@ -153,13 +153,8 @@ inspect_summary(const struct inspect_opts *o)
 
 	multi = o->nsources > 1;
 	for (i = 0; !oom && i < o->nsources; i++) {
-		struct err e = { 0 };
-
-		if (catalog_open(o->sources[i], NULL, &c, &e)) {
-			err_at(&e, o->sources[i]);
-			if (!o->quiet)
-				err_print("stfs-inspect", &e);
-			rc = err_exit_status(e.code);
+		rc = inspect_catalog(o, o->sources[i], 0, &c);
+		if (rc) {
 			status = rc > status ? rc : status;
 			continue;
 		}
