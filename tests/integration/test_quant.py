@@ -1,0 +1,431 @@
+#!/usr/bin/env python3
+"""int-quant: quantized weights seen as the numbers they stand for (issue
+31).
+
+A folder of models, one per scheme, built with numpy and torch the way
+each library stores them (tests/quant_ref.py), odd shapes included
+(dimensions that are not multiples of the block, group or pack), is
+mounted, and for every quantized weight:
+
+- .dequant/NAME (NAME: the framework's name, e.g. M.weight for GPTQ's
+  M.qweight) holds its float32 values, and .dequant/.npy/NAME.npy the
+  same array, equal to the reference's dequantization in quant_ref.py
+  bit for bit (NaN for NaN);
+- .dequant/NAME.json names the scheme, its settings and its parts;
+- where the logical tensor has a stored tensor's name (FP8, bitsandbytes),
+  .npy/NAME.npy of the mount holds the same values, and .stats/NAME.json
+  their statistics;
+- every stored tensor stays as it is: its file equals its bytes in the
+  source, and .dequant/ holds the other tensors as they are;
+- .dequant/.safetensors/model.safetensors holds the logical tensors as
+  F32 and no parts;
+- a candidate whose parts do not fit (a scale grid that does not tile its
+  weight) stays as stored and __summary__.json of .dequant/ says why;
+- settings only a config tells (FP8's block, GPTQ's v2 zero points) come
+  from config.json / quantize_config.json next to the model.
+
+stfs-inspect --stats reports the logical values; --diff between a
+quantized model and its original reports each weight's error, equal to
+numpy's over the same values.
+"""
+
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+import torch
+
+import harness
+
+sys.path.insert(0, os.path.join(harness.SRCROOT, "tests"))
+import quant_ref as ref  # noqa: E402
+
+gen = harness.gen
+
+
+def same(a, b):
+	"""Equal arrays, NaN where NaN (any sign or payload)."""
+	a = np.asarray(a, dtype=np.float32)
+	b = np.asarray(b, dtype=np.float32)
+	if a.shape != b.shape:
+		return False
+	na, nb = np.isnan(a), np.isnan(b)
+	return bool((na == nb).all() and
+		    (a.view(np.uint32)[~na] == b.view(np.uint32)[~nb]).all())
+
+
+class Model:
+	"""One model folder: its tensors, the logical tensors it should show
+	and their references."""
+
+	def __init__(self, name):
+		self.name = name
+		self.tensors = {}	# name: (dtype, shape, numpy data)
+		self.logical = {}	# name: (scheme, [parts], reference)
+		self.config = {}	# file name: JSON object
+		self.refused = []	# stored names that must not be dequantized
+
+	def add(self, name, dtype, data, shape=None):
+		data = np.ascontiguousarray(data)
+		self.tensors[name] = (dtype, list(data.shape if shape is None
+						  else shape), data)
+
+
+def fp8_models(rng):
+	m = Model("fp8")
+	# DeepSeek's block scheme, 200 x 300: blocks cut at both edges
+	orig = rng.standard_normal((200, 300)).astype(np.float32)
+	sc = np.zeros((2, 3), np.float32)
+	codes = np.zeros((200, 300), np.uint8)
+	for i in range(2):
+		for j in range(3):
+			blk = orig[128 * i:128 * (i + 1), 128 * j:128 * (j + 1)]
+			sc[i, j] = np.abs(blk).max() / 448
+			codes[128 * i:128 * (i + 1), 128 * j:128 * (j + 1)] = \
+				ref.fp8_quantize(blk / sc[i, j])
+	m.add("layers.0.mlp.down_proj.weight", "F8_E4M3", codes)
+	m.add("layers.0.mlp.down_proj.weight_scale_inv", "F32", sc)
+	m.logical["layers.0.mlp.down_proj.weight"] = (
+		"fp8-block", ["layers.0.mlp.down_proj.weight",
+			      "layers.0.mlp.down_proj.weight_scale_inv"],
+		ref.fp8_block_ref(codes, sc, (128, 128)))
+	m.orig = {"layers.0.mlp.down_proj.weight": orig}
+	# compressed-tensors, one BF16 scale per output channel
+	c2 = rng.integers(0, 256, (70, 90), dtype=np.uint8)
+	c2[(c2 & 0x7f) == 0x7f] = 0x3a
+	s2 = torch.tensor(rng.random((70, 1)).astype(np.float32) + 0.25
+			  ).to(torch.bfloat16)
+	m.add("layers.0.attn.q_proj.weight", "F8_E4M3", c2)
+	m.add("layers.0.attn.q_proj.weight_scale", "BF16",
+	      s2.view(torch.int16).numpy().view(np.uint16))
+	m.add("layers.0.attn.q_proj.input_scale", "F32",
+	      np.array([0.5], np.float32))
+	m.logical["layers.0.attn.q_proj.weight"] = (
+		"fp8-channel", ["layers.0.attn.q_proj.weight",
+				"layers.0.attn.q_proj.weight_scale"],
+		ref.fp8_scaled_ref(c2, s2))
+	# one scale for the tensor (F32), E5M2 codes with NaN and infinities
+	c3 = rng.integers(0, 256, (33, 17), dtype=np.uint8)
+	s3 = np.array([0.75], np.float32)
+	m.add("layers.0.attn.k_proj.weight", "F8_E5M2", c3)
+	m.add("layers.0.attn.k_proj.weight_scale", "F32", s3)
+	m.logical["layers.0.attn.k_proj.weight"] = (
+		"fp8-tensor", ["layers.0.attn.k_proj.weight",
+			       "layers.0.attn.k_proj.weight_scale"],
+		ref.fp8_scaled_ref(c3, torch.tensor(s3), "E5M2"))
+	# a scale grid that does not tile the weight: left as stored
+	m.add("layers.0.attn.v_proj.weight", "F8_E4M3",
+	      np.full((130, 70), 0x38, np.uint8))
+	m.add("layers.0.attn.v_proj.weight_scale_inv", "F32",
+	      np.ones((3, 2), np.float32))
+	m.refused.append("layers.0.attn.v_proj.weight")
+	m.add("layers.0.norm.weight", "F32",
+	      rng.standard_normal(300).astype(np.float32))
+	# the same grid, told by config.json: blocks of 64 x 64
+	cfg = Model("fp8cfg")
+	c4 = rng.integers(0, 0x7e, (130, 70), dtype=np.uint8)
+	s4 = (rng.random((3, 2)) + 0.5).astype(np.float32)
+	cfg.add("w.weight", "F8_E4M3", c4)
+	cfg.add("w.weight_scale_inv", "F32", s4)
+	cfg.logical["w.weight"] = ("fp8-block", ["w.weight",
+						 "w.weight_scale_inv"],
+				   ref.fp8_block_ref(c4, s4, (64, 64)))
+	cfg.config["config.json"] = {"quantization_config": {
+		"quant_method": "fp8", "weight_block_size": [64, 64]}}
+	return [m, cfg]
+
+
+def mxfp4_model(rng):
+	m = Model("mxfp4")
+	blocks = rng.integers(0, 256, (2, 40, 3, 16), dtype=np.uint8)
+	scales = rng.integers(110, 140, (2, 40, 3), dtype=np.uint8)
+	scales[0, 0, 0] = 0		# 2^-127
+	scales[1, 3, 2] = 255		# 2^128: infinite
+	scales[1, 5, 1] = 254
+	p = "model.layers.0.mlp.experts."
+	m.add(p + "gate_up_proj_blocks", "U8", blocks)
+	m.add(p + "gate_up_proj_scales", "U8", scales)
+	m.add(p + "gate_up_proj_bias", "F32", np.zeros((2, 40), np.float32))
+	m.logical[p + "gate_up_proj"] = (
+		"mxfp4", [p + "gate_up_proj_blocks", p + "gate_up_proj_scales"],
+		ref.mxfp4_ref(blocks, scales))
+	return m
+
+
+def gptq_layer(m, rng, prefix, n_in, n_out, bits, group, act_order, v1,
+	       with_gidx=True):
+	maxq = (1 << bits) - 1
+	groups = -(-n_in // group)
+	q = rng.integers(0, maxq + 1, (n_in, n_out))
+	z = rng.integers(0, maxq + 1, (groups, n_out))
+	z[0, :3] = 0		# v1 stores 0 - 1: AutoGPTQ reads it as 2^bits
+	scales = (rng.random((groups, n_out)) * 0.02 + 0.001).astype(np.float16)
+	if act_order:
+		g_idx = (rng.permutation(n_in) // group).astype(np.int32)
+	else:
+		g_idx = (np.arange(n_in) // group).astype(np.int32)
+	qweight, qzeros = ref.gptq_pack(q, z, bits, v1)
+	m.add(prefix + "qweight", "I32", qweight)
+	m.add(prefix + "qzeros", "I32", qzeros)
+	m.add(prefix + "scales", "F16", scales.view(np.uint16))
+	parts = [prefix + "qweight", prefix + "qzeros", prefix + "scales"]
+	if with_gidx:
+		m.add(prefix + "g_idx", "I32", g_idx)
+		parts.append(prefix + "g_idx")
+	m.add(prefix + "bias", "F16", np.zeros(n_out, np.float16).view(np.uint16))
+	m.logical[prefix + "weight"] = (
+		"gptq", parts, ref.gptq_ref(qweight, qzeros, scales, g_idx, bits,
+					    v1))
+
+
+def gptq_models(rng):
+	m = Model("gptq")
+	# 4 bits, act-order, 160 inputs in groups of 128 (the last cut)
+	gptq_layer(m, rng, "l.0.q_proj.", 160, 72, 4, 128, True, True)
+	gptq_layer(m, rng, "l.0.k_proj.", 64, 32, 3, 32, False, True)
+	gptq_layer(m, rng, "l.0.v_proj.", 48, 16, 2, 16, True, True)
+	# GPTQModel's v2 zero points, 8 bits: quantize_config.json says so
+	v2 = Model("gptqv2")
+	gptq_layer(v2, rng, "l.0.o_proj.", 96, 40, 8, 32, False, False, False)
+	v2.config["quantize_config.json"] = {
+		"bits": 8, "group_size": 32, "desc_act": False,
+		"checkpoint_format": "gptq_v2", "quant_method": "gptq"}
+	return [m, v2]
+
+
+def awq_model(rng):
+	m = Model("awq")
+	n_in, n_out, group = 192, 40, 64
+	groups = n_in // group
+	q = rng.integers(0, 16, (n_in, n_out))
+	z = rng.integers(0, 16, (groups, n_out))
+	scales = (rng.random((groups, n_out)) * 0.02 + 0.001).astype(np.float16)
+	qweight = ref.awq_pack_cols(q)
+	qzeros = ref.awq_pack_cols(z)
+	p = "model.layers.0.mlp.up_proj."
+	m.add(p + "qweight", "I32", qweight)
+	m.add(p + "qzeros", "I32", qzeros)
+	m.add(p + "scales", "F16", scales.view(np.uint16))
+	want = ref.awq_ref(qweight, qzeros, scales, group)
+	m.logical[p + "weight"] = ("awq", [p + "qweight", p + "qzeros",
+					   p + "scales"], want)
+	# the original the AWQ weight came from, for --diff
+	m.orig = {p + "weight": (want + rng.standard_normal(want.shape) *
+				 0.001).astype(np.float16)}
+	return m
+
+
+def bnb_model(rng):
+	m = Model("bnb")
+	# NF4, 13 x 21 = 273 values in blocks of 64 (the last one short)
+	shape = (13, 21)
+	n = 273
+	codes = rng.integers(0, 16, n)
+	absmax = (rng.random(-(-n // 64)) + 0.1).astype(np.float32)
+	p = "model.layers.0.self_attn.q_proj.weight"
+	m.add(p, "U8", ref.bnb_pack(codes))
+	m.add(p + ".absmax", "F32", absmax)
+	m.add(p + ".quant_map", "F32", ref.bnb_table("nf4"))
+	m.add(p + ".quant_state.bitsandbytes__nf4", "U8",
+	      ref.bnb_state("nf4", 64, shape))
+	m.logical[p] = ("bnb-nf4", [p, p + ".absmax", p + ".quant_map",
+				    p + ".quant_state.bitsandbytes__nf4"],
+			ref.bnb_ref(ref.bnb_pack(codes), absmax,
+				    ref.bnb_table("nf4"), 64, shape))
+	# FP4 with nested absmax: 40 x 70 in blocks of 16, nested by 32
+	shape = (40, 70)
+	n = 2800
+	nb = n // 16
+	codes = rng.integers(0, 16, n)
+	qa = rng.integers(0, 256, nb).astype(np.uint8)
+	nab = (rng.random(-(-nb // 32)) + 0.5).astype(np.float32)
+	code2 = np.linspace(-1, 1, 256).astype(np.float32)
+	offset = float(np.float32(0.0625))
+	p = "model.layers.0.mlp.down_proj.weight"
+	m.add(p, "U8", ref.bnb_pack(codes))
+	m.add(p + ".absmax", "U8", qa)
+	m.add(p + ".quant_map", "F32", ref.bnb_table("fp4"))
+	m.add(p + ".nested_absmax", "F32", nab)
+	m.add(p + ".nested_quant_map", "F32", code2)
+	m.add(p + ".quant_state.bitsandbytes__fp4", "U8",
+	      ref.bnb_state("fp4", 16, shape, (32, offset)))
+	absmax = ref.bnb_nested_absmax(qa, nab, code2, 32, offset)
+	m.logical[p] = ("bnb-fp4", [p, p + ".absmax", p + ".quant_map",
+				    p + ".quant_state.bitsandbytes__fp4",
+				    p + ".nested_absmax",
+				    p + ".nested_quant_map"],
+			ref.bnb_ref(ref.bnb_pack(codes), absmax,
+				    ref.bnb_table("fp4"), 16, shape))
+	return m
+
+
+def write(m, root):
+	d = os.path.join(root, m.name)
+	os.makedirs(d)
+	path = os.path.join(d, "model.safetensors")
+	lay = gen.write_safetensors(path, {k: (v[0], v[1], v[2]) for k, v in
+					   m.tensors.items()})
+	m.path = path
+	m.layout = lay
+	for f, obj in m.config.items():
+		with open(os.path.join(d, f), "w") as fh:
+			json.dump(obj, fh)
+
+
+def stored_bytes(m, name):
+	for n, _, _, b, e in m.layout.entries:
+		if n == name:
+			with open(m.path, "rb") as f:
+				f.seek(m.layout.data_start + b)
+				return f.read(e - b)
+	raise KeyError(name)
+
+
+def read(path):
+	with open(path, "rb") as f:
+		return f.read()
+
+
+def check_model(t, m, mnt):
+	d = os.path.join(mnt, m.name)
+	# stored tensors, byte for byte
+	for name in m.tensors:
+		t.check(read(os.path.join(d, name)) == stored_bytes(m, name),
+			"%s/%s: the stored bytes" % (m.name, name))
+	parts = {p for v in m.logical.values() for p in v[1]}
+	want = sorted((set(m.tensors) - parts) | set(m.logical))
+	dq = os.path.join(d, ".dequant")
+	got = sorted(f for f in os.listdir(dq) if not f.endswith(".json"))
+	t.eq(got, want, "%s/.dequant/: its tensors" % m.name)
+	for name, (scheme, plist, want_v) in m.logical.items():
+		what = "%s/%s" % (m.name, name)
+		raw = np.frombuffer(read(os.path.join(dq, name)), dtype="<f4")
+		t.check(same(raw.reshape(want_v.shape), want_v),
+			"%s: .dequant/ values equal the reference" % what)
+		a = np.load(os.path.join(dq, ".npy", name + ".npy"))
+		t.check(a.dtype == np.float32 and same(a, want_v),
+			"%s: .dequant/.npy equals the reference" % what)
+		side = json.loads(read(os.path.join(dq, name + ".json")))
+		q = side.get("quantization", {})
+		t.eq((side["dtype"], side["shape"], q.get("scheme"),
+		      sorted(q.get("parts", {}).values())),
+		     ("F32", list(want_v.shape), scheme, sorted(plist)),
+		     "%s: sidecar" % what)
+		if name in m.tensors:
+			a = np.load(os.path.join(d, ".npy", name + ".npy"))
+			t.check(same(a, want_v), "%s: .npy/ of the stored name "
+				"holds the logical values" % what)
+			st = json.loads(read(os.path.join(d, ".stats",
+							  name + ".json")))
+			fin = want_v[np.isfinite(want_v)].astype(np.float64)
+			t.check(st["min"] == fin.min() and st["max"] == fin.max()
+				and st["nan"] == int(np.isnan(want_v).sum()),
+				"%s: .stats/ over the logical values: %r" %
+				(what, {k: st[k] for k in ("min", "max", "nan")}))
+	for name in m.refused:
+		t.check(name not in m.logical and
+			os.path.exists(os.path.join(dq, name + "_scale_inv")),
+			"%s/%s: refused, its parts kept" % (m.name, name))
+	if m.refused:
+		summ = json.loads(read(os.path.join(dq, "__summary__.json")))
+		q = summ.get("quantization", {})
+		t.check(q.get("refused") == len(m.refused) and
+			any(r.startswith(m.refused[0] + ": ")
+			    for r in q.get("refused_list", [])),
+			"%s: the summary says why: %r" % (m.name, q))
+	check_merged(t, m, os.path.join(dq, ".safetensors",
+					"model.safetensors"))
+
+
+def check_merged(t, m, path):
+	with open(path, "rb") as f:
+		n = struct.unpack("<Q", f.read(8))[0]
+		hdr = json.loads(f.read(n))
+		data = f.read()
+	for name, (_, plist, want_v) in m.logical.items():
+		e = hdr.get(name, {})
+		b, end = e.get("data_offsets", (0, 0))
+		v = np.frombuffer(data[b:end], dtype="<f4")
+		t.check(e.get("dtype") == "F32" and
+			same(v.reshape(want_v.shape), want_v),
+			"%s: .dequant/.safetensors: %s as F32" % (m.name, name))
+		for p in plist:
+			t.check(p == name or p not in hdr,
+				"%s: .dequant/.safetensors leaves %s out"
+				% (m.name, p))
+
+
+def inspect(args):
+	return harness.run([harness.STFS_INSPECT] + args, timeout=120)
+
+
+def check_inspect(t, fp8, awq, root):
+	# --stats: the logical values
+	r = inspect(["--stats", "--json", fp8.path])
+	st = {o["name"]: o for o in json.loads(r.stdout)["tensors"]}
+	for name, (_, _, want_v) in fp8.logical.items():
+		fin = want_v[np.isfinite(want_v)].astype(np.float64)
+		o = st.get(name, {})
+		t.check(o.get("dtype") == "F32" and o.get("min") == fin.min()
+			and o.get("max") == fin.max(),
+			"--stats %s: %r" % (name, o))
+	t.check("layers.0.mlp.down_proj.weight_scale_inv" not in st,
+		"--stats: parts are not listed")
+	r = inspect(["--stats", "--json", "--no-dequant", fp8.path])
+	st = {o["name"]: o for o in json.loads(r.stdout)["tensors"]}
+	t.eq(st.get("layers.0.mlp.down_proj.weight", {}).get("dtype"),
+	     "F8_E4M3", "--stats --no-dequant: the stored tensor")
+	# --diff against the originals: per-tensor error
+	for m in (fp8, awq):
+		orig = os.path.join(root, m.name + "-orig.safetensors")
+		tens = {}
+		for name, v in m.orig.items():
+			dt = "F16" if v.dtype == np.float16 else "F32"
+			tens[name] = (dt, list(v.shape),
+				      v.view(np.uint16) if dt == "F16" else v)
+		gen.write_safetensors(orig, tens)
+		r = inspect(["--diff", "--json", m.path, orig])
+		t.eq(r.returncode, 1, "--diff %s: different" % m.name)
+		out = json.loads(r.stdout)
+		ch = {c["name"]: c for c in out["changed"]}
+		for name, v in m.orig.items():
+			want_v = m.logical[name][2].astype(np.float64)
+			d = want_v - v.astype(np.float64)
+			err = ch.get(name, {}).get("error", {})
+			rms = np.sqrt((d * d).mean())
+			t.check(err.get("max_abs") == np.abs(d).max() and
+				abs(err.get("rms", 0) - rms) <= 1e-12 * rms and
+				err.get("values") == d.size,
+				"--diff %s: %s error %r, want max %r rms %r" %
+				(m.name, name, err, np.abs(d).max(), rms))
+		r = inspect(["--diff", m.path, orig])
+		for name in m.orig:
+			t.check(any(line.split(": ")[1:2] == [name] and
+				    "max |a-b|" in line
+				    for line in r.stdout.decode().splitlines()),
+				"--diff %s: %s's error in the text output: %r"
+				% (m.name, name, r.stdout[-400:]))
+
+
+def main(t):
+	rng = np.random.default_rng(31)
+	root = harness.tmpdir("quant")
+	src = os.path.join(root, "models")
+	models = fp8_models(rng) + [mxfp4_model(rng)] + gptq_models(rng) + \
+		[awq_model(rng), bnb_model(rng)]
+	for m in models:
+		write(m, src)
+	with harness.Mount(t, src) as mnt:
+		for m in models:
+			check_model(t, m, mnt.path)
+		# a model without quantized weights has no .dequant/
+		t.check(not os.path.exists(os.path.join(
+			mnt.path, "fp8", ".dequant", ".dequant")),
+			"the dequantized model has no .dequant/ of its own")
+	check_inspect(t, models[0], models[5], root)
+
+
+if __name__ == "__main__":
+	harness.main("int-quant", main)
