@@ -19,7 +19,7 @@
 void
 quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g)
 {
-	uint64_t align = 1, outer = 1;
+	uint64_t align = 1, outer = 1, tile = QUANT_RENDER_TILE;
 
 	switch (w->scheme) {
 	case QUANT_FP8:
@@ -31,12 +31,14 @@ quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g)
 		g->per_outer = w->u.mx.groups * MXFP4_HF_BLOCK;
 		outer = w->u.mx.experts;
 		align = MXFP4_HF_BLOCK;
+		tile = QUANT_RENDER_TILE_T;
 		break;
 	case QUANT_GPTQ:
 	case QUANT_AWQ:
 		g->unit = w->u.ip.in;
 		g->per_outer = w->u.ip.out;
 		align = INT_PACKED_ALIGN;
+		tile = QUANT_RENDER_TILE_T;
 		break;
 	case QUANT_BNB4:
 		g->unit = 1;
@@ -46,7 +48,7 @@ quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g)
 	}
 	if (g->unit == 0)
 		g->unit = 1;
-	g->k = QUANT_RENDER_TILE / g->unit / align * align;
+	g->k = tile / g->unit / align * align;
 	if (g->k < align)
 		g->k = align;
 	g->tiles_per_outer = (g->per_outer + g->k - 1) / g->k;
@@ -101,7 +103,9 @@ part_read(const struct parts *p, unsigned k, uint64_t off, size_t len,
 
 /* count rows of len bytes, row r at off + r * stride of part k, into dst
  * back to back: one read when they touch, the span that holds them when
- * its gaps cost less than one read per row, else a read per row. */
+ * its gaps cost less than one read per row (a read costs microseconds,
+ * copying a page-cached byte a fraction of a nanosecond), else a read per
+ * row. */
 static int
 part_rows(const struct parts *p, unsigned k, uint64_t off, uint64_t stride,
 	  size_t len, uint64_t count, uint8_t *dst)
@@ -114,7 +118,7 @@ part_rows(const struct parts *p, unsigned k, uint64_t off, uint64_t stride,
 		return 0;
 	if (stride == len || count == 1)
 		return part_read(p, k, off, (size_t)(len * count), dst);
-	if (stride > 8 * (uint64_t)len || stride > QUANT_RENDER_SPAN) {
+	if (stride - len > QUANT_RENDER_GAP || stride > QUANT_RENDER_SPAN) {
 		for (r = 0; rc == 0 && r < count; r++)
 			rc = part_read(p, k, off + r * stride, len,
 				       dst + r * len);

@@ -7,14 +7,15 @@
  * weight's rows; an MXFP4 expert's rows c, R values each; a GPTQ or AWQ
  * weight's output rows, `in` values each; bitsandbytes' elements), about
  * QUANT_RENDER_TILE elements each, aligned so that every packed word and
- * every block a tile needs lies in it whole.  Tiles are numbered in
+ * every block a tile needs lies in it whole.  (Bigger tiles for the
+ * transposed layouts below: fewer tiles, fewer passes over the parts.)  Tiles are numbered in
  * logical order and each is a contiguous run of the logical tensor in C
  * order, so any byte window maps to a few tiles.
  *
  * Reading a tile of a weight whose logical layout is the transpose of its
- * packing (GPTQ, AWQ, MXFP4) reads a band of columns of the parts: one
- * read per stored row, or, when the rows are short and close, the span
- * that holds them (reads of QUANT_RENDER_SPAN bytes at most).  Memory: the
+ * packing (GPTQ, AWQ, MXFP4) reads a band of columns of the parts: the
+ * span that holds the band's pieces when they are close (in reads of
+ * QUANT_RENDER_SPAN bytes at most), else one read per stored row.  Memory: the
  * tile's output and the parts' bytes it needs.
  */
 #ifndef STFS_QUANT_RENDER_H
@@ -25,11 +26,17 @@
 struct model;
 struct quant_weight;
 
-/* Elements per tile, about (2 MiB of float32). */
+/* Elements per tile, about: 2 MiB of float32; 8 MiB for the transposed
+ * layouts, each of whose tiles reads a band across all of its parts'
+ * rows. */
 #define QUANT_RENDER_TILE (512u << 10)
+#define QUANT_RENDER_TILE_T (2u << 20)
 
-/* Largest span of a part read at once to gather a band of it. */
+/* Largest span of a part read at once to gather a band of it, and the
+ * largest gap between two of the band's rows that the span may hold
+ * (wider gaps: a read per row). */
 #define QUANT_RENDER_SPAN (8u << 20)
+#define QUANT_RENDER_GAP (4u << 10)
 
 struct quant_tiling {
 	uint64_t unit;		/* elements per unit */

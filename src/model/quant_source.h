@@ -6,7 +6,7 @@
  * tensors as they read any F32 tensor.
  *
  * Reads are answered from tiles (quant_render.h) kept in a small cache
- * (QUANT_SOURCE_TILES tiles, about 2 MiB each; tiles being copied from
+ * (QUANT_SOURCE_TILES tiles, 2 to 8 MiB each; tiles being copied from
  * are never evicted), so the 128 KiB reads of a FUSE reader compute each
  * tile once.  A source that changes under a part makes every later read
  * fail (-ESTALE, sticky), cache or not, as for stored tensors.
@@ -23,7 +23,7 @@ struct model;
 struct quant;
 struct source;
 
-#define QUANT_SOURCE_TILES 8
+#define QUANT_SOURCE_TILES 4
 
 /* A source over the logical tensors of q (weights of base), weight k at
  * bytes [offs[k], offs[k] + 4 numel): offs has q->n entries, size the

@@ -183,6 +183,35 @@ START_TEST(test_fp8_bf16_scale)
 }
 END_TEST
 
+/* A long row under one half-precision scale: the same values as the
+ * products rounded one by one. */
+START_TEST(test_fp8_long_rows)
+{
+	enum { C = 3000 };
+	struct fp8_scaled p = { DTYPE_F8_E5M2, _i ? DTYPE_F16 : DTYPE_BF16, 2,
+				C, 1, C };
+	uint8_t *w = malloc(2 * C), s[4];
+	float *out = malloc(2 * C * sizeof(float));
+	int k;
+
+	for (k = 0; k < 2 * C; k++)
+		w[k] = (uint8_t)(k * 7);
+	put16(s, _i ? 0x3c05 : 0x3f85);
+	put16(s + 2, _i ? 0xbc07 : 0xbf87);
+	fp8_scaled_rows(&p, w, s, 0, 2, out);
+	for (k = 0; k < 2 * C; k++) {
+		float v = flt(minifloat_bits(DTYPE_F8_E5M2, w[k])) *
+			  qscalar_load(p.sdtype, s + 2 * (k / C));
+		float want = qscalar_round(p.sdtype, v);
+
+		ck_assert_msg(bits(out[k]) == bits(want) ||
+			      (isnan(out[k]) && isnan(want)), "element %d", k);
+	}
+	free(w);
+	free(out);
+}
+END_TEST
+
 /* --- MXFP4 ------------------------------------------------------------------ */
 
 START_TEST(test_mxfp4)
@@ -444,6 +473,7 @@ wquant_suite(void)
 	tcase_add_test(tc, test_scale_load);
 	tcase_add_test(tc, test_fp8_blocks);
 	tcase_add_test(tc, test_fp8_bf16_scale);
+	tcase_add_loop_test(tc, test_fp8_long_rows, 0, 2);
 	tcase_add_test(tc, test_mxfp4);
 	tcase_add_loop_test(tc, test_gptq_bits, 0, 4);
 	tcase_add_test(tc, test_gptq_act_order);

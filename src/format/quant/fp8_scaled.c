@@ -25,13 +25,22 @@ fp8_scaled_grid_cols(const struct fp8_scaled *p)
 	return (p->cols + p->bcol - 1) / p->bcol;
 }
 
-/* One run of a row under one scale: out[k] = round(tab[w[k]] * s). */
+/* One run of a row under one scale: out[k] = round(tab[w[k]] * s).  A
+ * long run rounded to a half precision looks its 256 products up. */
 static void
 run(const float *tab, enum dtype sd, float s, const uint8_t *w, uint64_t n,
     float *out)
 {
+	float prod[256];
 	uint64_t k;
 
+	if (sd != DTYPE_F32 && n >= 1024) {
+		for (k = 0; k < 256; k++)
+			prod[k] = qscalar_round(sd, tab[k] * s);
+		for (k = 0; k < n; k++)
+			out[k] = prod[w[k]];
+		return;
+	}
 	switch (sd) {
 	case DTYPE_F32:
 		for (k = 0; k < n; k++)

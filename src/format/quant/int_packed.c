@@ -123,19 +123,59 @@ row_groups(const struct int_packed *p, const uint8_t *gidx, uint32_t *grp)
 	return 0;
 }
 
+/* The code of every input row in output column oo of the band. */
+static void
+row_codes(const struct int_packed *p, const uint8_t *qw, uint64_t qn,
+	  uint64_t oo, uint8_t *q)
+{
+	unsigned bits = p->bits, pf = 32 / bits, mask = (1u << bits) - 1, j;
+	uint64_t i, k, n;
+	uint32_t w[3];
+
+	if (p->kind == INT_PACKED_AWQ) {
+		const uint8_t *col = qw + oo / 8 * 4;
+
+		j = 4 * awq_nibble[oo % 8];
+		for (i = 0; i < p->in; i++)
+			q[i] = (uint8_t)((u32_at(col + i * qn * 4) >> j) & 15);
+		return;
+	}
+	if (bits == 3) {
+		for (k = 0; 32 * k < p->in; k++) {
+			for (j = 0; j < 3; j++)
+				w[j] = u32_at(qw + ((3 * k + j) * qn + oo) * 4);
+			n = p->in - 32 * k < 32 ? p->in - 32 * k : 32;
+			for (j = 0; j < n; j++)
+				q[32 * k + j] = (uint8_t)three_bit(w, j);
+		}
+		return;
+	}
+	for (k = 0; k * pf < p->in; k++) {
+		w[0] = u32_at(qw + (k * qn + oo) * 4);
+		n = p->in - k * pf < pf ? p->in - k * pf : pf;
+		for (j = 0; j < n; j++)
+			q[k * pf + j] = (uint8_t)((w[0] >> (bits * j)) & mask);
+	}
+}
+
 int
 int_packed_rows(const struct int_packed *p, const uint8_t *qw,
 		const uint8_t *qz, const uint8_t *sc, const uint8_t *gidx,
 		uint64_t o0, uint64_t o1, float *out)
 {
-	uint64_t nc = o1 - o0, qfirst, qn, zfirst, zn, oo, i;
-	size_t ng = (size_t)(p->groups * nc) + 1;
+	uint64_t nc = o1 - o0, qfirst, qn, zfirst, zn, oo, i, g;
+	size_t ng = (size_t)(p->groups * nc) + 1, nv = (size_t)1 << p->bits;
+	/* a row's values by (group, code) when that is fewer products
+	 * than the row has values */
+	int table = nv * p->groups <= p->in;
 	uint32_t *grp = malloc((size_t)(p->in + 1) * sizeof(*grp));
+	uint8_t *q = malloc((size_t)p->in + 1);
 	int32_t *z = malloc(ng * sizeof(*z));
 	float *s = malloc(ng * sizeof(*s));
+	float *tab = table ? malloc(nv * p->groups * sizeof(*tab)) : NULL;
 	int rc = -2;
 
-	if (!grp || !z || !s)
+	if (!grp || !q || !z || !s || (table && !tab))
 		goto out;
 	rc = -1;
 	if (row_groups(p, gidx, grp))
@@ -144,24 +184,34 @@ int_packed_rows(const struct int_packed *p, const uint8_t *qw,
 	group_params(p, qz, zn, sc, nc, z, s);
 	for (oo = 0; oo < nc; oo++) {
 		float *row = out + oo * p->in;
-		unsigned q;
 
-		for (i = 0; i < p->in; i++) {
-			uint64_t k = grp[i] * nc + oo;
+		row_codes(p, qw, qn, oo, q);
+		if (!table) {
+			for (i = 0; i < p->in; i++) {
+				uint64_t k = grp[i] * nc + oo;
 
-			if (p->kind == INT_PACKED_AWQ)
-				q = (u32_at(qw + (i * qn + oo / 8) * 4) >>
-				     (4 * awq_nibble[oo % 8])) & 15;
-			else
-				q = gptq_value(qw + oo * 4, qn * 4, p->bits, i);
-			row[i] = qscalar_round(p->sdtype, s[k] *
-					       (float)((int32_t)q - z[k]));
+				row[i] = qscalar_round(p->sdtype, s[k] *
+					(float)((int32_t)q[i] - z[k]));
+			}
+			continue;
 		}
+		for (g = 0; g < p->groups; g++) {
+			uint64_t k = g * nc + oo;
+			size_t v;
+
+			for (v = 0; v < nv; v++)
+				tab[g * nv + v] = qscalar_round(p->sdtype,
+					s[k] * (float)((int32_t)v - z[k]));
+		}
+		for (i = 0; i < p->in; i++)
+			row[i] = tab[grp[i] * nv + q[i]];
 	}
 	rc = 0;
 out:
 	free(grp);
+	free(q);
 	free(z);
 	free(s);
+	free(tab);
 	return rc;
 }
