@@ -30,6 +30,8 @@
 
 struct find {
 	const struct model *m;
+	int probe;		/* quant_probe(): stop at the first candidate */
+	int found;
 	struct quant_config cfg;
 	struct nametab tab;
 	uint8_t *claimed;	/* per model tensor */
@@ -115,6 +117,7 @@ refuse(struct find *f, const char *name, size_t len, const char *fmt, ...)
 	char why[256];
 	va_list ap;
 
+	f->found = 1;
 	q->nrefused++;
 	if (q->nkept >= QUANT_REFUSED_KEPT)
 		return;
@@ -148,6 +151,7 @@ add(struct find *f, enum quant_scheme s, const char *label, const char *a,
 	struct quant_weight *w;
 	size_t k;
 
+	f->found = 1;
 	if (q->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 64;
 		void *p = realloc(q->w, cap * sizeof(*q->w));
@@ -659,6 +663,10 @@ match_bnb(struct find *f, size_t i, size_t base, const char *type)
 		refuse(f, n, base, "its tensors belong to another weight");
 		return;
 	}
+	if (f->probe) {		/* a candidate: its JSON is not read yet */
+		f->found = 1;
+		return;
+	}
 	j = bnb_state(f, i, &why);
 	if (!j) {
 		refuse(f, n, base, "%s", why);
@@ -791,18 +799,23 @@ has_candidates(const struct model *m)
 	return 0;
 }
 
-int
-quant_find(const struct model *m, struct quant **out, struct err *e)
+/* quant_find(), or with probe quant_probe(): *found only. */
+static int
+find(const struct model *m, int probe, struct quant **out, int *found,
+     struct err *e)
 {
 	struct find f;
 	size_t i, k, base;
 
 	*out = NULL;
+	*found = 0;
 	if (!has_candidates(m))
 		return 0;
 	memset(&f, 0, sizeof(f));
 	f.m = m;
-	quant_config_read(m, &f.cfg);
+	f.probe = probe;
+	if (!probe)
+		quant_config_read(m, &f.cfg);
 	f.q = calloc(1, sizeof(*f.q));
 	f.claimed = calloc(m->ntensors ? m->ntensors : 1, 1);
 	if (!f.q || !f.claimed ||
@@ -817,7 +830,7 @@ quant_find(const struct model *m, struct quant **out, struct err *e)
 		if (nametab_put(&f.tab, &key, (uint32_t)i) == -2)
 			goto oom;
 	}
-	for (i = 0; i < m->ntensors && !f.oom; i++)
+	for (i = 0; i < m->ntensors && !f.oom && !(probe && f.found); i++)
 		for (k = 0; k < NMATCHERS; k++)
 			if (ends_with(m->tensors[i].t, matchers[k].suffix,
 				      &base)) {
@@ -836,6 +849,14 @@ quant_find(const struct model *m, struct quant **out, struct err *e)
 	f.q->n = k;
 	if (f.oom)
 		goto oom;
+	*found = f.found;
+	if (probe) {
+		nametab_free(&f.tab);
+		free(f.claimed);
+		buf_free(&f.names);
+		quant_free(f.q);
+		return 0;
+	}
 	/* the arena is final: offsets become pointers */
 	f.q->priv = buf_steal(&f.names);
 	for (i = 0; i < f.q->n; i++)
@@ -858,4 +879,22 @@ oom:
 	buf_free(&f.names);
 	quant_free(f.q);
 	return err_set(e, ERR_NO_MEMORY, "out of memory");
+}
+
+int
+quant_find(const struct model *m, struct quant **out, struct err *e)
+{
+	int found;
+
+	return find(m, 0, out, &found, e);
+}
+
+int
+quant_probe(const struct model *m)
+{
+	struct err e = { 0 };
+	struct quant *q;
+	int found;
+
+	return find(m, 1, &q, &found, &e) == 0 && found;
 }

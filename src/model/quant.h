@@ -123,6 +123,12 @@ int quant_find(const struct model *m, struct quant **out, struct err *e);
 
 void quant_free(struct quant *q);
 
+/* 1 when quant_find() would find a weight or refuse a candidate, as far
+ * as names, dtypes and shapes tell (no tensor is read, no config): the
+ * cheap question a mount asks before it offers .dequant/.  0 also when
+ * out of memory. */
+int quant_probe(const struct model *m);
+
 /* The weight that replaces stored tensor i (its logical tensor has i's
  * name), or QUANT_ABSENT.  O(log n). */
 size_t quant_replacing(const struct quant *q, size_t i);

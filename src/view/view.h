@@ -164,8 +164,10 @@ struct view {
 	uint64_t ino_stfs;	/* .stfs/, ino_stfs + 1 its stats.json
 				   (view_stfs.c) */
 	uint64_t ino_dequant;	/* .dequant/ (view_dequant.c): the view of
-				   the dequantized model, its inode c at
-				   ino_dequant + c - 1; 0 when none */
+				   the dequantized model, built on first
+				   use, its inode c at ino_dequant + c - 1
+				   (the rest of the 32-bit inode space is
+				   reserved for it); 0 when none */
 	struct view_dequant *dequant;
 
 	unsigned nmirrors;	/* mirror views (0 when views are off) */

@@ -8,14 +8,23 @@
  * shifted to a range of the parent's.  Its files are all
  * VIEW_HIDDEN_FILE to the parent, read through the child.
  *
- * A model without quantized weights has no .dequant/, and neither has
- * the derived model's own view.  The mirror views of a stored tensor that
- * a logical tensor of the same name replaces (an FP8 weight,
- * bitsandbytes' packed codes) are that logical tensor's
- * (view_dequant_mirror()): .npy/W.weight.npy holds the numbers W stands
- * for.
+ * Built on first use: a mount pays only quant_probe() (a pass over the
+ * names) until someone looks into .dequant/ or at the mirror files of a
+ * replaced tensor, so a DeepSeek-sized FP8 model mounts as fast and as
+ * small as before.  The range reserved for it is the rest of the model
+ * view's 32-bit inode space (view_multi.c numbers models by the upper
+ * 32 bits); the first use builds the child under a mutex, once, and
+ * publishes it with a release store.  A build that fails (out of memory)
+ * leaves .dequant/ empty.
+ *
+ * A model without candidates has no .dequant/, and neither has the
+ * derived model's own view.  The mirror views of a stored tensor that a
+ * logical tensor of the same name replaces (an FP8 weight, bitsandbytes'
+ * packed codes) are that logical tensor's (view_dequant_mirror()):
+ * .npy/W.weight.npy holds the numbers W stands for.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,8 +38,11 @@
 #define DEQUANT_DIR ".dequant"
 
 struct view_dequant {
-	struct model *model;	/* derived, owned */
+	pthread_mutex_t lock;	/* taken to build, once */
+	int built;		/* atomic: model and child are final */
+	struct model *model;	/* derived, owned; NULL when none */
 	struct view *child;
+	uint64_t reserved;	/* inodes of the range */
 };
 
 /* The child's inode of a parent's inode in the range, and back. */
@@ -46,10 +58,37 @@ global(const struct view *v, uint64_t c)
 	return c ? v->ino_dequant + c - 1 : 0;
 }
 
+/* The child view, built on the first call; NULL when there is none
+ * (nothing recognised after all, or out of memory). */
 static const struct view *
 child(const struct view *v)
 {
-	return v->dequant->child;
+	struct view_dequant *d = v->dequant;
+	struct err e = { 0 };
+	struct model *dm = NULL;
+	struct view *c = NULL;
+
+	if (__atomic_load_n(&d->built, __ATOMIC_ACQUIRE))
+		return d->child;
+	pthread_mutex_lock(&d->lock);
+	if (!d->built) {
+		if (quant_model_open(v->model, &dm, &e) == 0 && dm &&
+		    (v->ops->build(dm, &v->opts, NULL, &c, &e) ||
+		     c->ninodes > d->reserved)) {
+			if (c)
+				c->ops->free(c);
+			c = NULL;
+		}
+		if (!c) {
+			model_free(dm);
+			dm = NULL;
+		}
+		d->model = dm;
+		d->child = c;
+		__atomic_store_n(&d->built, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return d->child;
 }
 
 static void
@@ -60,6 +99,7 @@ dequant_free(struct view *v)
 	if (v->dequant->child)
 		v->dequant->child->ops->free(v->dequant->child);
 	model_free(v->dequant->model);
+	pthread_mutex_destroy(&v->dequant->lock);
 	free(v->dequant);
 	v->dequant = NULL;
 }
@@ -68,31 +108,18 @@ static int
 dequant_build(struct view *v, struct err *e)
 {
 	struct view_dequant *d;
-	struct model *dm;
 
-	if (quant_model_base(v->model) || !v->ops->build)
-		return 0;	/* already dequantized */
-	if (quant_model_open(v->model, &dm, e))
-		return -1;
-	if (!dm)
-		return 0;
+	if (quant_model_base(v->model) || !v->ops->build ||
+	    v->ninodes >= UINT32_MAX - 1 || !quant_probe(v->model))
+		return 0;	/* already dequantized, or nothing to do */
 	d = calloc(1, sizeof(*d));
-	if (!d) {
-		model_free(dm);
+	if (!d)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	}
-	d->model = dm;
+	pthread_mutex_init(&d->lock, NULL);
 	v->dequant = d;
-	if (v->ops->build(dm, &v->opts, NULL, &d->child, e)) {
-		dequant_free(v);
-		return -1;
-	}
-	if (d->child->ninodes > UINT32_MAX - v->ninodes) {
-		dequant_free(v);
-		return err_set(e, ERR_USAGE, "too many tensors to dequantize");
-	}
 	v->ino_dequant = v->ninodes + 1;
-	v->ninodes += d->child->ninodes;
+	d->reserved = UINT32_MAX - v->ninodes;
+	v->ninodes = UINT32_MAX;
 	return 0;
 }
 
@@ -106,14 +133,19 @@ static int
 dequant_owns(const struct view *v, uint64_t ino)
 {
 	return v->dequant && ino >= v->ino_dequant &&
-	       ino - v->ino_dequant < child(v)->ninodes;
+	       ino - v->ino_dequant < v->dequant->reserved;
 }
 
 static enum view_kind
 dequant_kind(const struct view *v, uint64_t ino)
 {
-	enum view_kind k = child(v)->ops->kind(child(v), local(v, ino));
+	const struct view *c;
+	enum view_kind k;
 
+	if (ino == v->ino_dequant)
+		return VIEW_DIR;
+	c = child(v);
+	k = c ? c->ops->kind(c, local(v, ino)) : VIEW_NONE;
 	return k == VIEW_DIR || k == VIEW_NONE ? k : VIEW_HIDDEN_FILE;
 }
 
@@ -121,62 +153,85 @@ static uint64_t
 dequant_lookup(const struct view *v, uint64_t parent, const char *name,
 	       size_t len)
 {
-	return global(v, child(v)->ops->lookup(child(v), local(v, parent), name,
-					       len));
+	const struct view *c = child(v);
+
+	return c ? global(v, c->ops->lookup(c, local(v, parent), name, len)) :
+	       0;
 }
 
 static uint64_t
 dequant_nchildren(const struct view *v, uint64_t dir)
 {
-	return child(v)->ops->nchildren(child(v), local(v, dir));
+	const struct view *c = child(v);
+
+	return c ? c->ops->nchildren(c, local(v, dir)) : 0;
 }
 
 static uint64_t
 dequant_child(const struct view *v, uint64_t dir, uint64_t k)
 {
-	return global(v, child(v)->ops->child(child(v), local(v, dir), k));
+	const struct view *c = child(v);
+
+	return c ? global(v, c->ops->child(c, local(v, dir), k)) : 0;
 }
 
 static size_t
 dequant_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 {
+	const struct view *c;
+
 	if (ino == v->ino_dequant) {
 		strcpy(out, DEQUANT_DIR);
 		return strlen(DEQUANT_DIR);
 	}
-	return child(v)->ops->name(child(v), local(v, ino), out);
+	c = child(v);
+	if (!c) {
+		out[0] = '\0';
+		return 0;
+	}
+	return c->ops->name(c, local(v, ino), out);
 }
 
 static uint64_t
 dequant_size(const struct view *v, uint64_t ino)
 {
-	return child(v)->ops->size(child(v), local(v, ino));
+	const struct view *c = child(v);
+
+	return c ? c->ops->size(c, local(v, ino)) : 0;
 }
 
 static int
 dequant_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	     struct view_segs *out)
 {
-	return child(v)->ops->read(child(v), local(v, ino), off, size, out);
+	const struct view *c = child(v);
+
+	return c ? c->ops->read(c, local(v, ino), off, size, out) : -ENOENT;
 }
 
 static uint64_t
 dequant_subdirs(const struct view *v, uint64_t ino)
 {
+	const struct view *c = child(v);
 	struct stat st;
 
-	if (child(v)->ops->stat(child(v), local(v, ino), &st) ||
-	    st.st_nlink < 2)
+	if (!c || c->ops->stat(c, local(v, ino), &st) || st.st_nlink < 2)
 		return 0;
 	return (uint64_t)st.st_nlink - 2;
 }
 
+/* ino 0 asks whether the view has a file whose content changes: the
+ * derived model's .stfs/stats.json changes when the model's own does,
+ * which answers for both, so nothing is built to say no. */
 static int
 dequant_is_volatile(const struct view *v, uint64_t ino)
 {
-	if (!v->dequant)
+	const struct view *c;
+
+	if (!v->dequant || ino == 0)
 		return 0;
-	return child(v)->ops->is_volatile(child(v), ino ? local(v, ino) : 0);
+	c = child(v);
+	return c ? c->ops->is_volatile(c, local(v, ino)) : 0;
 }
 
 struct shifted {
@@ -215,16 +270,22 @@ dequant_for_source(const struct view *v, const struct source *src,
 		   void (*fn)(uint64_t ino, void *arg), void *arg)
 {
 	struct shifted s = { v, fn, arg };
+	const struct view *c;
 	const struct model *dm;
 	const struct quant *q;
 	size_t k, j;
 	int any = 0;
 
-	if (!v->dequant)
+	/* not built: none of its files, nor a replaced tensor's mirror
+	 * file, was ever read */
+	if (!v->dequant || !__atomic_load_n(&v->dequant->built,
+					    __ATOMIC_ACQUIRE) ||
+	    !v->dequant->child)
 		return;
+	c = v->dequant->child;
 	dm = v->dequant->model;
 	q = quant_model_quant(dm);
-	child(v)->ops->for_source(child(v), src, shift_fn, &s);
+	c->ops->for_source(c, src, shift_fn, &s);
 	for (k = 0; k < q->n; k++) {
 		const struct quant_weight *w = &q->w[k];
 
@@ -236,23 +297,23 @@ dequant_for_source(const struct view *v, const struct source *src,
 			   j, arg);
 	}
 	if (any)
-		child(v)->ops->for_source(child(v),
-					  dm->shards[dm->nshards - 1].src,
-					  shift_fn, &s);
+		c->ops->for_source(c, dm->shards[dm->nshards - 1].src,
+				   shift_fn, &s);
 }
 
 const struct model_tensor *
 view_dequant_mirror(const struct view *v, size_t i, const struct view **mv)
 {
+	const struct view *c;
 	size_t r;
 
 	*mv = v;
-	if (!v->dequant)
+	if (!v->dequant || !(c = child(v)))
 		return &v->model->tensors[i];
 	r = quant_model_replacement(v->dequant->model, i);
 	if (r == SIZE_MAX)
 		return &v->model->tensors[i];
-	*mv = child(v);
+	*mv = c;
 	return &v->dequant->model->tensors[r];
 }
 
