@@ -21,8 +21,12 @@
  *
  * Hidden views.  .npy/, .txt/ and .stats/ are "mirror views": a directory
  * at the root that mirrors the tensor directories with one generated file
- * per tensor.  .safetensors/ (virtual safetensors files, repack.h) and
- * .stfs/ (stats.json) are hidden directories of their own shape.
+ * per tensor.  .safetensors/ (virtual safetensors files, repack.h),
+ * .stfs/ (stats.json) and, for a model with quantized weights, .dequant/
+ * (the view of its dequantized model, model/quant_model.h) are hidden
+ * directories of their own shape.  The mirror files of a stored tensor
+ * that a quantized weight's logical tensor is named after are the logical
+ * tensor's (view_dequant.c).
  * opts.views says whether readdir lists them (VIEW_VIEWS_VISIBLE), only
  * lookup by path finds them (VIEW_VIEWS_HIDDEN, so du, cp -r, tar and find
  * see exactly the model), or they do not exist (VIEW_VIEWS_OFF).
