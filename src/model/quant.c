@@ -339,6 +339,8 @@ match_mxfp4(struct find *f, size_t i, size_t base)
 		why = "blocks [E, R, G, 16] and scales [E, R, G] (U8) expected";
 	else if (bt->strides || st->strides)
 		why = "a strided view";
+	else if (bt->shape[1] > QUANT_ROW_MAX)
+		why = "its rows hold more than 16 Mi values";
 	else if (!name_free(f, bt->name, base, "", QUANT_ABSENT))
 		why = "a stored tensor has the logical name";
 	else if (!parts_free(f, (size_t[]){ i, si }, 2))
@@ -364,6 +366,43 @@ match_mxfp4(struct find *f, size_t i, size_t base)
 }
 
 /* --- gptq and awq: M.qweight + M.qzeros + M.scales (+ M.g_idx) ---------- */
+
+/* 0 when every g_idx entry names one of the groups, else -1 with *why
+ * (read in chunks: an input of 16 Mi rows is 64 MiB of g_idx). */
+static int
+gidx_check(const struct find *f, size_t gi, uint64_t groups, const char **why)
+{
+	const struct tensor *t = tensor(f, gi);
+	uint64_t n = t->end - t->begin, off, k;
+	uint8_t *b = malloc(1 << 20);
+	int rc = 0;
+
+	if (!b) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (off = 0; rc == 0 && off < n; off += 1 << 20) {
+		size_t len = n - off < (1 << 20) ? (size_t)(n - off) : 1 << 20;
+
+		if (model_tensor_read(f->m, &f->m->tensors[gi], off, len, b)) {
+			*why = "its g_idx cannot be read";
+			rc = -1;
+		}
+		for (k = 0; rc == 0 && k + 4 <= len; k += 4) {
+			uint32_t v = (uint32_t)b[k] | (uint32_t)b[k + 1] << 8 |
+				     (uint32_t)b[k + 2] << 16 |
+				     (uint32_t)b[k + 3] << 24;
+
+			if ((uint64_t)v >= groups) {	/* negatives too */
+				*why = "its g_idx names a group that is not "
+				       "there";
+				rc = -1;
+			}
+		}
+	}
+	free(b);
+	return rc;
+}
 
 static uint64_t
 gptq_zcols(uint64_t out, unsigned bits)
@@ -498,10 +537,14 @@ match_qweight(struct find *f, size_t i, size_t base)
 		else if (!gptq_fit(f, qw, qz, gi, &p, &why))
 			group_fit(f, &p, gi != NULL, &why);
 	}
+	if (!why && p.in > QUANT_ROW_MAX)
+		why = "its rows hold more than 16 Mi values";
 	if (!why && !name_free(f, qw->name, base, "weight", QUANT_ABSENT))
 		why = "a stored tensor has the logical name";
 	if (!why && !parts_free(f, (size_t[]){ i, zi, si, gidx }, 4))
 		why = "its tensors belong to another weight";
+	if (!why && gi && !awq && !f->probe)
+		gidx_check(f, gidx, p.groups, &why);
 	if (why) {
 		refuse(f, qw->name, qw->name_len, "%s", why);
 		return;
@@ -578,13 +621,17 @@ bnb_fill(json_t *j, struct quant_weight *w, const char *type,
 	w->rank = (uint32_t)json_array_size(shape);
 	w->numel = 1;
 	json_array_foreach(shape, k, v) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-		    (uint64_t)json_integer_value(v) > UINT32_MAX) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
 			*why = "its quant_state's shape is not a list of sizes";
 			return -1;
 		}
 		w->shape[k] = (uint64_t)json_integer_value(v);
-		w->numel *= w->shape[k];
+		/* the packed codes bound it (bnb_check); first, no wrap */
+		if (__builtin_mul_overflow(w->numel, w->shape[k], &w->numel) ||
+		    w->numel > UINT64_MAX / 8) {
+			*why = "its quant_state's shape is too large";
+			return -1;
+		}
 	}
 	snprintf(w->u.bnb.dtype, sizeof(w->u.bnb.dtype), "%s",
 		 json_is_string(dt) ? json_string_value(dt) : "");

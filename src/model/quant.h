@@ -36,9 +36,11 @@
  *
  * A candidate whose tensors do not fit together (a scale grid that does
  * not tile its weight, a missing sibling, a logical name taken by a
- * stored tensor that is not one of its parts) is left as it is stored and
- * named in refused[] with the reason.  bitsandbytes' quant_state tensors
- * are read here (a few hundred bytes each); nothing else is.
+ * stored tensor that is not one of its parts, a g_idx naming a group that
+ * is not there) is left as it is stored and named in refused[] with the
+ * reason.  bitsandbytes' quant_state tensors (a few hundred bytes each)
+ * and GPTQ's g_idx (4 bytes per input row) are read here; nothing else
+ * is.
  */
 #ifndef STFS_QUANT_H
 #define STFS_QUANT_H
@@ -63,6 +65,9 @@ enum quant_scheme {
 #define QUANT_PARTS 6		/* stored tensors of one weight, at most */
 #define QUANT_ABSENT SIZE_MAX	/* an optional part that is not there */
 #define QUANT_RANK_MAX 8
+/* Values in a logical row of a transposed layout (GPTQ's and AWQ's
+ * inputs, MXFP4's R), which is computed whole: more is refused. */
+#define QUANT_ROW_MAX (1u << 24)
 
 /* Parts, by scheme (quant_role() names them):
  *   fp8    0 weight, 1 scale

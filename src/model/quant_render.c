@@ -23,8 +23,8 @@ quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g)
 
 	switch (w->scheme) {
 	case QUANT_FP8:
-		g->unit = w->u.fp8.cols;
-		g->per_outer = w->u.fp8.rows;
+		g->unit = 1;
+		g->per_outer = w->numel;
 		break;
 	case QUANT_MXFP4:
 		g->unit = w->u.mx.rows;
@@ -43,7 +43,7 @@ quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g)
 	case QUANT_BNB4:
 		g->unit = 1;
 		g->per_outer = w->numel;
-		align = 2 * w->u.bnb.blocksize;
+		align = 2;	/* whole bytes of codes */
 		break;
 	}
 	if (g->unit == 0)
@@ -169,24 +169,23 @@ elem_size(const struct parts *p, unsigned k)
 /* --- one tile per scheme -------------------------------------------------- */
 
 static int
-fp8_tile(const struct parts *p, uint64_t r0, uint64_t r1, float *out)
+fp8_tile(const struct parts *p, uint64_t e0, uint64_t e1, float *out)
 {
 	const struct fp8_scaled *f = &p->w->u.fp8;
-	uint64_t gcols = fp8_scaled_grid_cols(f), g0 = r0 / f->brow;
-	uint64_t g1 = (r1 - 1) / f->brow + 1;
+	uint64_t gcols = fp8_scaled_grid_cols(f), g0 = e0 / f->cols / f->brow;
+	uint64_t g1 = (e1 - 1) / f->cols / f->brow + 1;
 	unsigned sz = elem_size(p, 1);
-	uint8_t *w = malloc((size_t)((r1 - r0) * f->cols + 1));
+	uint8_t *w = malloc((size_t)(e1 - e0));
 	uint8_t *s = malloc((size_t)((g1 - g0) * gcols * sz + 1));
 	int rc = -ENOMEM;
 
 	if (w && s) {
-		rc = part_read(p, 0, r0 * f->cols, (size_t)((r1 - r0) * f->cols),
-			       w);
+		rc = part_read(p, 0, e0, (size_t)(e1 - e0), w);
 		if (!rc)
 			rc = part_read(p, 1, g0 * gcols * sz,
 				       (size_t)((g1 - g0) * gcols * sz), s);
 		if (!rc)
-			fp8_scaled_rows(f, w, s, r0, r1, out);
+			fp8_scaled_range(f, w, s, e0, e1, out);
 	}
 	free(w);
 	free(s);

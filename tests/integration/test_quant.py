@@ -26,7 +26,10 @@ mounted, and for every quantized weight:
 
 stfs-inspect --stats reports the logical values; --diff between a
 quantized model and its original reports each weight's error, equal to
-numpy's over the same values.
+numpy's over the same values.  Parts that lie about each other (a shape
+that wraps 64 bits, a quant_state that is not JSON, a g_idx naming a group
+that is not there, a row too long to compute whole) are refused with
+their reason, under ulimit -v and a timeout.
 """
 
 import json
@@ -93,9 +96,10 @@ def fp8_models(rng):
 		ref.fp8_block_ref(codes, sc, (128, 128)))
 	m.orig = {"layers.0.mlp.down_proj.weight": orig}
 	# compressed-tensors, one BF16 scale per output channel
-	c2 = rng.integers(0, 256, (24, 1100), dtype=np.uint8)
+	# (660,000 values: a tile of 512 Ki of them ends inside a row)
+	c2 = rng.integers(0, 256, (600, 1100), dtype=np.uint8)
 	c2[(c2 & 0x7f) == 0x7f] = 0x3a
-	s2 = torch.tensor(rng.random((24, 1)).astype(np.float32) + 0.25
+	s2 = torch.tensor(rng.random((600, 1)).astype(np.float32) + 0.25
 			  ).to(torch.bfloat16)
 	m.add("layers.0.attn.q_proj.weight", "F8_E4M3", c2)
 	m.add("layers.0.attn.q_proj.weight_scale", "BF16",
@@ -151,6 +155,14 @@ def mxfp4_model(rng):
 	m.logical[p + "gate_up_proj"] = (
 		"mxfp4", [p + "gate_up_proj_blocks", p + "gate_up_proj_scales"],
 		ref.mxfp4_ref(blocks, scales))
+	# 2048 rows of 40 blocks: several tiles (of 1024 rows c) per expert
+	blocks = rng.integers(0, 256, (1, 2048, 40, 16), dtype=np.uint8)
+	scales = rng.integers(115, 135, (1, 2048, 40), dtype=np.uint8)
+	m.add(p + "down_proj_blocks", "U8", blocks)
+	m.add(p + "down_proj_scales", "U8", scales)
+	m.logical[p + "down_proj"] = (
+		"mxfp4", [p + "down_proj_blocks", p + "down_proj_scales"],
+		ref.mxfp4_ref(blocks, scales))
 	return m
 
 
@@ -186,6 +198,8 @@ def gptq_models(rng):
 	gptq_layer(m, rng, "l.0.q_proj.", 160, 72, 4, 128, True, True)
 	gptq_layer(m, rng, "l.0.k_proj.", 64, 32, 3, 32, False, True)
 	gptq_layer(m, rng, "l.0.v_proj.", 48, 16, 2, 16, True, True)
+	# 40,000 outputs: tiles of 32,768 rows, the second one cut
+	gptq_layer(m, rng, "l.0.up_proj.", 64, 40000, 4, 32, True, True)
 	# GPTQModel's v2 zero points, 8 bits: quantize_config.json says so
 	v2 = Model("gptqv2")
 	gptq_layer(v2, rng, "l.0.o_proj.", 96, 40, 8, 32, False, False, False)
@@ -409,6 +423,43 @@ def check_inspect(t, fp8, awq, root):
 				% (m.name, name, r.stdout[-400:]))
 
 
+def hostile(t, root):
+	"""Parts that lie about each other are refused with their reason, in
+	bounded memory and time (ulimit -v, but for sanitizer builds, whose
+	shadow memory needs more; a timeout)."""
+	m = Model("hostile")
+	st = ref.bnb_state("nf4", 64, [2**32 - 1] * 3)	# wraps 64 bits
+	for p, state in (("a.weight", st),
+			 ("b.weight", np.frombuffer(b"{not json", np.uint8))):
+		m.add(p, "U8", np.zeros((8, 1), np.uint8))
+		m.add(p + ".absmax", "F32", np.ones(1, np.float32))
+		m.add(p + ".quant_map", "F32", ref.bnb_table("nf4"))
+		m.add(p + ".quant_state.bitsandbytes__nf4", "U8", state)
+	gptq_layer(m, np.random.default_rng(1), "c.", 64, 32, 4, 32, False,
+		   True)
+	bad = m.tensors["c.g_idx"][2].copy()
+	bad[17] = 7			# a group that is not there
+	m.add("c.g_idx", "I32", bad)
+	# 2^24 + 32 inputs: a row longer than stfs computes whole
+	m.add("d.qweight", "I32", np.zeros(((2**24 + 32) // 8, 1), np.int32))
+	m.add("d.qzeros", "I32", np.zeros((1, 1), np.int32))
+	m.add("d.scales", "F16", np.zeros((1, 1), np.uint16))
+	m.config["quantize_config.json"] = {"bits": 4}	# one output: say it
+	write(m, root)
+	limit = "" if "ASAN_OPTIONS" in os.environ else "ulimit -v 1048576; "
+	r = harness.run(["sh", "-c", limit + 'exec "$0" --json --dequant "$1"',
+			 harness.STFS_INSPECT, m.path], timeout=120)
+	t.eq(r.returncode, 0, "hostile: stfs-inspect --dequant: %r"
+	     % r.stderr[-300:])
+	q = json.loads(r.stdout or b"{}").get("quantization", {})
+	got = sorted(q.get("refused_list", []))
+	want = ["a.weight: its quant_state's shape is too large",
+		"b.weight: its quant_state is not a JSON object",
+		"c.qweight: its g_idx names a group that is not there",
+		"d.qweight: its rows hold more than 16 Mi values"]
+	t.eq((q.get("weights"), got), (0, want), "hostile: refused, why")
+
+
 def main(t):
 	rng = np.random.default_rng(31)
 	root = harness.tmpdir("quant")
@@ -425,6 +476,7 @@ def main(t):
 			mnt.path, "fp8", ".dequant", ".dequant")),
 			"the dequantized model has no .dequant/ of its own")
 	check_inspect(t, models[0], models[5], root)
+	hostile(t, os.path.join(root, "bad"))
 
 
 if __name__ == "__main__":

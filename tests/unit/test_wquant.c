@@ -147,22 +147,27 @@ START_TEST(test_fp8_blocks)
 	struct fp8_scaled p = { DTYPE_F8_E4M3, DTYPE_F32, 3, 5, 2, 2 };
 	uint8_t s[24];
 	float out[15];
-	int r, c;
+	int r, c, k;
 
 	for (r = 0; r < 6; r++)
 		put32(s + 4 * r, bits(scale[r]));
 	ck_assert_uint_eq(fp8_scaled_grid_rows(&p), 2);
 	ck_assert_uint_eq(fp8_scaled_grid_cols(&p), 3);
-	fp8_scaled_rows(&p, w, s, 0, 3, out);
+	fp8_scaled_range(&p, w, s, 0, 15, out);
 	for (r = 0; r < 3; r++)
 		for (c = 0; c < 5; c++)
 			ck_assert_float_eq(out[r * 5 + c],
 					   val[code_of[w[r * 5 + c]]] *
 					   scale[(r / 2) * 3 + c / 2]);
-	/* rows 2..3 alone: the scale rows start at grid row 1 */
-	fp8_scaled_rows(&p, w + 10, s + 12, 2, 3, out);
+	/* row 2 alone: the scale rows start at grid row 1 */
+	fp8_scaled_range(&p, w + 10, s + 12, 10, 15, out);
 	ck_assert_float_eq(out[0], -1 * 8.0f);
 	ck_assert_float_eq(out[4], 0x1p-9f * 32);
+	/* a range that starts and ends inside rows: elements 3..11 */
+	fp8_scaled_range(&p, w + 3, s, 3, 12, out);
+	for (k = 3; k < 12; k++)
+		ck_assert_float_eq(out[k - 3], val[code_of[w[k]]] *
+				   scale[(k / 5 / 2) * 3 + k % 5 / 2]);
 }
 END_TEST
 
@@ -176,7 +181,7 @@ START_TEST(test_fp8_bf16_scale)
 
 	put16(s, 0x3f81);	/* 1.0078125 */
 	put16(s + 2, 0x3f81);
-	fp8_scaled_rows(&p, w, s, 0, 2, out);
+	fp8_scaled_range(&p, w, s, 0, 2, out);
 	/* 1.125 * 1.0078125 = 1.1337890625 = 145.125 steps of 2^-7 */
 	ck_assert_float_eq(out[0], 1.1328125f);
 	ck_assert_float_eq(out[1], 1.0078125f);
@@ -198,7 +203,7 @@ START_TEST(test_fp8_long_rows)
 		w[k] = (uint8_t)(k * 7);
 	put16(s, _i ? 0x3c05 : 0x3f85);
 	put16(s + 2, _i ? 0xbc07 : 0xbf87);
-	fp8_scaled_rows(&p, w, s, 0, 2, out);
+	fp8_scaled_range(&p, w, s, 0, 2 * C, out);
 	for (k = 0; k < 2 * C; k++) {
 		float v = flt(minifloat_bits(DTYPE_F8_E5M2, w[k])) *
 			  qscalar_load(p.sdtype, s + 2 * (k / C));

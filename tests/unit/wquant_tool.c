@@ -165,11 +165,12 @@ decode(struct bench *b, float *out)
 		uint64_t gcols = fp8_scaled_grid_cols(&b->fp8);
 		unsigned sz = b->fp8.sdtype == DTYPE_F32 ? 4 : 2;
 
+		/* tiles of per rows: the mount's are TILE elements */
 		for (u = 0; u < b->fp8.rows; u += b->per) {
 			n = b->fp8.rows - u < b->per ? b->fp8.rows - u : b->per;
-			fp8_scaled_rows(&b->fp8, b->a + u * IN, b->b + u /
-					b->fp8.brow * gcols * sz, u, u + n,
-					out + u * IN);
+			fp8_scaled_range(&b->fp8, b->a + u * IN, b->b + u /
+					 b->fp8.brow * gcols * sz, u * IN,
+					 (u + n) * IN, out + u * IN);
 		}
 		return 0;
 	}

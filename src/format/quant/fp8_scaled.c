@@ -58,11 +58,12 @@ run(const float *tab, enum dtype sd, float s, const uint8_t *w, uint64_t n,
 }
 
 void
-fp8_scaled_rows(const struct fp8_scaled *p, const uint8_t *w,
-		const uint8_t *s, uint64_t r0, uint64_t r1, float *out)
+fp8_scaled_range(const struct fp8_scaled *p, const uint8_t *w,
+		 const uint8_t *s, uint64_t e0, uint64_t e1, float *out)
 {
 	unsigned sz = dtype_info(p->sdtype)->bits / 8;
-	uint64_t gcols = fp8_scaled_grid_cols(p), g0 = r0 / p->brow, r, c, n;
+	uint64_t gcols = fp8_scaled_grid_cols(p), g0 = e0 / p->cols / p->brow;
+	uint64_t e = e0, r, c, stop, n;
 	float tab[256];
 	uint32_t b;
 	unsigned k;
@@ -71,17 +72,21 @@ fp8_scaled_rows(const struct fp8_scaled *p, const uint8_t *w,
 		b = minifloat_bits(p->wdtype, k);
 		memcpy(&tab[k], &b, sizeof(b));
 	}
-	for (r = r0; r < r1; r++) {
-		const uint8_t *srow = s + (r / p->brow - g0) * gcols * sz;
+	while (e < e1) {
+		const uint8_t *srow;
 
-		for (c = 0; c < p->cols; c += n) {
+		r = e / p->cols;
+		c = e % p->cols;
+		srow = s + (r / p->brow - g0) * gcols * sz;
+		stop = (r + 1) * p->cols < e1 ? (r + 1) * p->cols : e1;
+		for (; e < stop; e += n, c += n) {
+			/* a run under one scale: to the block's edge */
 			n = p->bcol - c % p->bcol;
-			if (n > p->cols - c)
-				n = p->cols - c;
+			if (n > stop - e)
+				n = stop - e;
 			run(tab, p->sdtype, qscalar_load(p->sdtype, srow +
-					(c / p->bcol) * sz), w + c, n, out + c);
+					(c / p->bcol) * sz), w + (e - e0), n,
+			    out + (e - e0));
 		}
-		w += p->cols;
-		out += p->cols;
 	}
 }

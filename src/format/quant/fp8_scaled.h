@@ -39,10 +39,11 @@ int fp8_scaled_is_weight(enum dtype d);
 uint64_t fp8_scaled_grid_rows(const struct fp8_scaled *p);
 uint64_t fp8_scaled_grid_cols(const struct fp8_scaled *p);
 
-/* Rows [r0, r1) of the weight: w holds their bytes (cols each), s the
- * grid rows r0 / brow .. (r1 - 1) / brow (grid_cols scales each, of
- * sdtype, little-endian); out gets (r1 - r0) * cols floats, row-major. */
-void fp8_scaled_rows(const struct fp8_scaled *p, const uint8_t *w,
-		     const uint8_t *s, uint64_t r0, uint64_t r1, float *out);
+/* Elements [e0, e1) of the weight in C order (e0 < e1): w holds their
+ * bytes, s the grid rows of their rows, from (e0 / cols) / brow to
+ * ((e1 - 1) / cols) / brow (grid_cols scales each, of sdtype,
+ * little-endian); out gets e1 - e0 floats. */
+void fp8_scaled_range(const struct fp8_scaled *p, const uint8_t *w,
+		      const uint8_t *s, uint64_t e0, uint64_t e1, float *out);
 
 #endif
