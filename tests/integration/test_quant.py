@@ -22,7 +22,9 @@ mounted, and for every quantized weight:
 - a candidate whose parts do not fit (a scale grid that does not tile its
   weight) stays as stored and __summary__.json of .dequant/ says why;
 - settings only a config tells (FP8's block, GPTQ's v2 zero points) come
-  from config.json / quantize_config.json next to the model.
+  from config.json / quantize_config.json next to the model; over
+  http:// the tensors alone speak (the FP8 weights the same, the one that
+  needs its config stays as stored).
 
 stfs-inspect --stats reports the logical values; --diff between a
 quantized model and its original reports each weight's error, equal to
@@ -423,6 +425,38 @@ def check_inspect(t, fp8, awq, root):
 				% (m.name, name, r.stdout[-400:]))
 
 
+def check_remote(t, src, fp8, cfg):
+	"""Over http:// a model is recognised from its tensors alone: the
+	FP8 weights show the same values; the block that only config.json
+	tells (fp8cfg) cannot be known there, so that weight stays as
+	stored and the summary says why."""
+	import httpd
+	srv = httpd.Server(src)
+	srv.start()
+	try:
+		for m, ok in ((fp8, True), (cfg, False)):
+			url = srv.url(m.name + "/model.safetensors")
+			with harness.Mount(t, url) as mnt:
+				dq = os.path.join(mnt.path, ".dequant")
+				summ = json.loads(read(os.path.join(
+					dq, "__summary__.json")))["quantization"]
+				for name, (_, _, want_v) in m.logical.items():
+					got = os.path.exists(os.path.join(
+						dq, name + "_scale_inv"))
+					if not ok:
+						t.check(got and summ["weights"] == 0,
+							"http: %s stays stored "
+							"without its config: %r"
+							% (name, summ))
+						continue
+					a = np.load(os.path.join(mnt.path, ".npy",
+								 name + ".npy"))
+					t.check(same(a, want_v), "http: %s's "
+						"values" % name)
+	finally:
+		srv.stop()
+
+
 def hostile(t, root):
 	"""Parts that lie about each other are refused with their reason, in
 	bounded memory and time (ulimit -v, but for sanitizer builds, whose
@@ -476,6 +510,7 @@ def main(t):
 			mnt.path, "fp8", ".dequant", ".dequant")),
 			"the dequantized model has no .dequant/ of its own")
 	check_inspect(t, models[0], models[5], root)
+	check_remote(t, src, models[0], models[1])
 	hostile(t, os.path.join(root, "bad"))
 
 
