@@ -3,14 +3,15 @@
  * through the model, then decoded by the scheme's functions of
  * format/quant/.
  *
- * A logical tensor is computed in tiles: runs of whole units (an FP8
- * weight's rows; an MXFP4 expert's rows c, R values each; a GPTQ or AWQ
- * weight's output rows, `in` values each; bitsandbytes' elements), about
- * QUANT_RENDER_TILE elements each, aligned so that every packed word and
- * every block a tile needs lies in it whole.  (Bigger tiles for the
- * transposed layouts below: fewer tiles, fewer passes over the parts.)  Tiles are numbered in
- * logical order and each is a contiguous run of the logical tensor in C
- * order, so any byte window maps to a few tiles.
+ * A logical tensor is computed in tiles: runs of whole units (FP8's and
+ * bitsandbytes' elements, two at a time for bitsandbytes' bytes; an
+ * MXFP4 expert's rows c, R values each, 32 at a time; a GPTQ or AWQ
+ * weight's output rows, `in` values each, 32 at a time: every packed word
+ * a tile needs lies in it whole), about QUANT_RENDER_TILE elements each,
+ * QUANT_RENDER_TILE_T for the transposed layouts (fewer tiles, fewer
+ * passes over their parts).  Tiles are numbered in logical order and each
+ * is a contiguous run of the logical tensor in C order, so any byte
+ * window maps to a few tiles.
  *
  * Reading a tile of a weight whose logical layout is the transpose of its
  * packing (GPTQ, AWQ, MXFP4) reads a band of columns of the parts: the
