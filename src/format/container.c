@@ -9,6 +9,7 @@
 #include "format/naming.h"
 #include "format/safetensors/header.h"
 #include "format/sniff.h"
+#include "format/tensor_size.h"
 #include "format/torch/torch.h"
 
 /* One line per format.  The first is also the one for files nobody
@@ -66,6 +67,12 @@ container_open(const struct reader *r, struct header **out, struct err *e)
 	if (rc == CONTAINER_NOT_MINE) {
 		fmt = unclaimed(r->name);
 		rc = fmt->open(r, out, e);
+	}
+	if (rc == 0 && tensor_size_check(*out, e)) {
+		/* sizes no view could serve: not a file to sniff */
+		container_free(*out);
+		*out = NULL;
+		return err_at(e, r->name);
 	}
 	if (rc == 0) {
 		(*out)->format = fmt->name;

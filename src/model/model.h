@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "format/safetensors/header.h"
+#include "format/tensor_size.h"
 #include "source/source.h"
 
 struct err;
@@ -90,15 +91,12 @@ model_tensor_offset(const struct model *m, const struct model_tensor *mt)
 }
 
 /* Bytes of the tensor's file: its byte range, or for a strided view
- * (table.h) its elements gathered in C order. */
+ * (table.h) its elements gathered in C order (format/tensor_size.h: no
+ * more than 2^62, checked when the file was opened). */
 static inline uint64_t
 model_tensor_nbytes(const struct model_tensor *mt)
 {
-	const struct tensor *t = mt->t;
-
-	if (t->strides)
-		return t->numel * (dtype_info(t->dtype)->bits / 8);
-	return t->end - t->begin;
+	return tensor_size_bytes(mt->t);
 }
 
 /* Bytes [off, off + len) of the tensor's file (model_tensor_nbytes) into

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "format/dequant.h"
 #include "format/table.h"
+#include "format/tensor_size.h"
 
 /* 1 when safetensors has dtype d. */
 static int
@@ -28,7 +29,7 @@ tensor_render_of(const struct tensor *t, struct tensor_render *out,
 	out->nbytes = stored;
 	if (t->strides) {
 		out->kind = TENSOR_RENDER_GATHER;
-		out->nbytes = t->numel * (dtype_info(t->dtype)->bits / 8);
+		out->nbytes = tensor_size_bytes(t);
 		return 0;
 	}
 	if (safetensors_has(t->dtype))

@@ -9,6 +9,7 @@
 #include "format/dequant.h"
 #include "format/minifloat.h"
 #include "format/safetensors/header.h"
+#include "format/tensor_size.h"
 #include "view/element_window.h"
 
 #define NPY_MAGIC "\x93NUMPY"
@@ -307,10 +308,8 @@ npy_header(const struct tensor *t, struct buf *out)
 uint64_t
 npy_data_size(const struct tensor *t)
 {
-	if (npy_is_raw(t->dtype) && t->strides)	/* gathered: table.h */
-		return t->numel * (dtype_info(t->dtype)->bits / 8);
-	if (npy_is_raw(t->dtype))
-		return t->end - t->begin;
+	if (npy_is_raw(t->dtype))	/* as stored, or gathered: table.h */
+		return tensor_size_bytes(t);
 	return t->numel * 4;
 }
 

@@ -29,5 +29,6 @@ Suite *wquant_suite(void);	/* test_wquant.c */
 Suite *gather_suite(void);	/* test_gather.c */
 Suite *torch_suite(void);	/* test_torch.c */
 Suite *naming_suite(void);	/* test_naming.c */
+Suite *tensor_size_suite(void);	/* test_tensor_size.c */
 
 #endif
