@@ -73,6 +73,7 @@ struct repack {
 struct out {
 	char *p;
 	uint64_t n;
+	int big;	/* the data would pass REPACK_DATA_MAX */
 };
 
 static void
@@ -261,7 +262,7 @@ build_meta(struct repack *v)
 	const struct model *m = v->m;
 	const struct header *h0;
 	json_t *obj = NULL;
-	struct out o = { NULL, 0 };
+	struct out o = { NULL, 0, 0 };
 	int agree, pass;
 
 	if (m->nshards == 0)
@@ -652,7 +653,12 @@ emit_json(const struct repack *v, const uint32_t *tix, size_t n, size_t cut,
 		PUTS(o, "],\"data_offsets\":[");
 		put_u64(o, off);
 		PUTS(o, ",");
-		off += r.nbytes;
+		/* each tensor is below 2^62 (format/tensor_size.h), their
+		 * sum need not be */
+		if (r.nbytes > REPACK_DATA_MAX - off)
+			o->big = 1;
+		else
+			off += r.nbytes;
 		put_u64(o, off);
 		PUTS(o, "]}");
 	}
@@ -682,6 +688,14 @@ refuse_large(struct err *e, uint64_t json)
 }
 
 static int
+refuse_big(struct err *e)
+{
+	return err_set(e, ERR_VALIDATION_OVERFLOW, "its tensors would take "
+		       "more than %llu bytes, more than a file can hold",
+		       (unsigned long long)REPACK_DATA_MAX);
+}
+
+static int
 refuse_strip(struct err *e)
 {
 	return err_set(e, ERR_USAGE, "stripping the prefix would name a "
@@ -692,7 +706,7 @@ int
 repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
 	    struct err *e)
 {
-	struct out o = { NULL, 0 };
+	struct out o = { NULL, 0, 0 };
 	uint64_t data, cached;
 	uint32_t *tix;
 	size_t n, slot;
@@ -714,10 +728,10 @@ repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	data = emit_json(v, tix, n, cut_of(v, id, strip), &o);
 	free(tix);
-	if (padded(o.n) > HEADER_MAX_LEN) {
+	if (o.big || padded(o.n) > HEADER_MAX_LEN) {
 		__atomic_store_n(&v->sizes[slot], SIZE_REFUSED,
 				 __ATOMIC_RELAXED);
-		return refuse_large(e, o.n);
+		return o.big ? refuse_big(e) : refuse_large(e, o.n);
 	}
 	*size = 8 + padded(o.n) + data;
 	__atomic_store_n(&v->sizes[slot], *size, __ATOMIC_RELAXED);
@@ -727,7 +741,7 @@ repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
 static struct repack_file *
 render(struct repack *v, size_t id, int strip, struct err *e)
 {
-	struct out o = { NULL, 0 };
+	struct out o = { NULL, 0, 0 };
 	struct repack_file *f;
 	uint32_t *tix;
 	size_t n, cut = cut_of(v, id, strip), i;
@@ -739,8 +753,11 @@ render(struct repack *v, size_t id, int strip, struct err *e)
 		goto oom;
 	emit_json(v, tix, n, cut, &o);
 	json = o.n;
-	if (padded(json) > HEADER_MAX_LEN) {
-		refuse_large(e, json);
+	if (o.big || padded(json) > HEADER_MAX_LEN) {
+		if (o.big)
+			refuse_big(e);
+		else
+			refuse_large(e, json);
 		goto fail;
 	}
 	f->hdr_len = (size_t)(8 + padded(json));

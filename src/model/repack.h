@@ -52,6 +52,9 @@ struct repack_file;
 
 #define REPACK_WHOLE 0
 #define REPACK_CACHE_BYTES (64u << 20)
+/* The most tensor bytes a file holds: with its header (at most 100 MB)
+ * its size fits an off_t.  A file whose tensors take more is refused. */
+#define REPACK_DATA_MAX ((uint64_t)1 << 62)
 
 /* Where a piece of a virtual file's bytes comes from. */
 struct repack_seg {
@@ -93,8 +96,9 @@ size_t repack_ntensors(const struct repack *v, size_t id);
 int repack_offered(const struct repack *v, size_t id, int strip);
 
 /* Exact size of file (id, strip) in *size, without rendering it.  0, or
- * -1 with *e when the file is not offered or its header would exceed the
- * reference reader's 100 MB limit. */
+ * -1 with *e when the file is not offered, its header would exceed the
+ * reference reader's 100 MB limit (ERR_HEADER_TOO_LARGE) or its tensors
+ * REPACK_DATA_MAX bytes (ERR_VALIDATION_OVERFLOW). */
 int repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
 		struct err *e);
 

@@ -493,6 +493,55 @@ START_TEST(test_empty_model)
 }
 END_TEST
 
+/* Tensors each far below the limit of one (format/tensor_size.h) whose
+ * sum does not fit a file: four of 2^62 bytes, whose offsets wrapped to 0
+ * (a file of a few bytes claiming [0, 2^62], ...).  The table is written
+ * over after opening, as a remote server may claim such sizes. */
+START_TEST(test_data_too_big)
+{
+	static const struct spec t[] = {
+		{ "a.x", 1 }, { "b.x", 1 }, { "c.x", 1 }, { "d.x", 1 },
+	};
+	struct header *h;
+	struct model *m;
+	struct repack *v;
+	struct repack_file *f;
+	struct err e = { 0 };
+	const char *hdr, *want = "{\"x\":{\"dtype\":\"U8\",\"shape\":[1],"
+				 "\"data_offsets\":[0,4611686018427387904]}}";
+	uint64_t size;
+	size_t i, hl;
+
+	write_st("big.safetensors", t, 4, NULL, 0);
+	m = open_model("big.safetensors");
+	h = m->shards[0].hdr;
+	for (i = 0; i < h->ntensors; i++) {
+		h->tensors[i].begin = (uint64_t)i << 62;
+		h->tensors[i].end = h->tensors[i].begin + (1ull << 62);
+	}
+	ck_assert_int_eq(repack_open(m, &v, &e), 0);
+	ck_assert_int_eq(repack_size(v, REPACK_WHOLE, 0, &size, &e), -1);
+	ck_assert_int_eq(e.code, ERR_VALIDATION_OVERFLOW);
+	ck_assert_msg(strstr(e.detail, "4611686018427387904"), "%s", e.detail);
+	err_clear(&e);
+	ck_assert_int_eq(repack_file_get(v, REPACK_WHOLE, 0, &f, &e), -1);
+	ck_assert_int_eq(e.code, ERR_VALIDATION_OVERFLOW);
+	/* one of them alone is at the limit: a file */
+	err_clear(&e);
+	ck_assert_int_eq(repack_size(v, repack_find(v, "c", 1), 1, &size, &e),
+			 0);
+	ck_assert_int_eq(repack_file_get(v, repack_find(v, "c", 1), 1, &f,
+					 &e), 0);
+	ck_assert_uint_eq(repack_file_size(f), size);
+	hdr = repack_file_header(f, &hl);
+	ck_assert_uint_eq(size, hl + (1ull << 62));
+	ck_assert_ptr_nonnull(memmem(hdr, hl, want, strlen(want)));
+	repack_file_put(v, f);
+	repack_free(v);
+	model_free(m);
+}
+END_TEST
+
 static void
 write_index(const char *json)
 {
@@ -659,6 +708,7 @@ repack_suite(void)
 	tcase_add_test(tc, test_brute_force_prefixes);
 	tcase_add_test(tc, test_no_metadata_and_strip_clash);
 	tcase_add_test(tc, test_empty_model);
+	tcase_add_test(tc, test_data_too_big);
 	tcase_add_test(tc, test_sharded);
 	tcase_add_test(tc, test_threads);
 	suite_add_tcase(s, tc);
