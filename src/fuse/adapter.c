@@ -335,7 +335,7 @@ adapter_statfs(fuse_req_t req, fuse_ino_t ino UNUSED)
 	memset(&sv, 0, sizeof(sv));
 	sv.f_bsize = 4096;
 	sv.f_frsize = 4096;
-	sv.f_blocks = (v->total_bytes + 4095) / 4096;
+	sv.f_blocks = v->total_bytes / 4096 + (v->total_bytes % 4096 != 0);
 	sv.f_files = v->ninodes;
 	sv.f_namemax = VIEW_NAME_MAX;
 	fuse_reply_statfs(req, &sv);

@@ -172,6 +172,16 @@ view_dir_mode(mode_t src)
 	return (src & 0444) | ((src & 0444) >> 2);
 }
 
+/* Add n to v->total_bytes, which stops at UINT64_MAX: a sum over many
+ * tensors of up to 2^62 bytes each (format/tensor_size.h) need not fit,
+ * and statfs then shows the most it can rather than a wrapped sum. */
+static inline void
+view_total_add(struct view *v, uint64_t n)
+{
+	v->total_bytes = n > UINT64_MAX - v->total_bytes ? UINT64_MAX :
+			 v->total_bytes + n;
+}
+
 /* 1 when time a is later than time b (generated files and directories
  * take the newest times of the sources behind them). */
 static inline int

@@ -593,7 +593,7 @@ build_shards(struct view *v, struct err *e)
 		memcpy(f->name + n, NAMES_SUFFIX, NAMES_SUFFIX_LEN + 1);
 		f->name_len = n + NAMES_SUFFIX_LEN;
 		f->len = strlen(f->data);
-		v->total_bytes += f->len;
+		view_total_add(v, f->len);
 		for (n = 0; n < j; n++)
 			if (strcmp(v->shard_files[n].name, f->name) == 0)
 				return err_set(e, ERR_USAGE, "two shards map "
@@ -616,8 +616,8 @@ build_sidecar_sizes(struct view *v, struct err *e)
 			return err_set(e, ERR_NO_MEMORY, "out of memory");
 		}
 		v->sidecar_sizes[i] = (uint32_t)scratch.len;
-		v->total_bytes += scratch.len;
-		v->total_bytes += model_tensor_nbytes(&v->model->tensors[i]);
+		view_total_add(v, scratch.len);
+		view_total_add(v, model_tensor_nbytes(&v->model->tensors[i]));
 	}
 	buf_free(&scratch);
 	return 0;
@@ -675,7 +675,7 @@ view_model_build(const struct model *m, const struct view_opts *opts,
 			goto fail;
 	if (build_sidecar_sizes(v, e) || (m->sharded && build_shards(v, e)))
 		goto fail;
-	v->total_bytes += strlen(m->metadata_json) + v->summary_len;
+	view_total_add(v, strlen(m->metadata_json) + v->summary_len);
 
 	/* Generated files and directories tell about every shard: only
 	 * who may read all of them may read those. */

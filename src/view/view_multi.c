@@ -619,7 +619,7 @@ view_multi_build(const struct view_model *models, size_t n,
 			goto fail;
 		}
 		v->ninodes += s->ninodes;
-		v->total_bytes += s->total_bytes;
+		view_total_add(v, s->total_bytes);
 		v->mode = i ? v->mode & s->mode : s->mode;
 		if (i == 0 || view_newer(&s->mtime, &v->mtime))
 			v->mtime = s->mtime;
@@ -636,7 +636,7 @@ view_multi_build(const struct view_model *models, size_t n,
 	if (build_summary(v, order))
 		goto oom;
 	v->ninodes += m->ndirs + 1;
-	v->total_bytes += m->summary_len;
+	view_total_add(v, m->summary_len);
 	free(order);
 	*out = v;
 	return 0;
