@@ -98,6 +98,9 @@ struct view_mirror {
 	 * clamped to its size, len > 0) to out.  0 or -errno. */
 	int (*read)(const struct view *v, const struct model_tensor *mt,
 		    uint64_t off, size_t len, struct view_segs *out);
+	/* 1: read with direct_io (view_volatile: its first read computes
+	 * over the whole tensor, and must see the reader leave). */
+	int direct;
 };
 
 extern const struct view_mirror view_npy_mirror;	/* view_npy.c */

@@ -95,4 +95,5 @@ const struct view_mirror view_stats_mirror = {
 	.suffix = ".json",
 	.size = stats_file_size,
 	.read = stats_file_read,
+	.direct = 1,
 };

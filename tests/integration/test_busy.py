@@ -8,7 +8,11 @@ byte go), `ls -l` of the mount, stat of its files and a small read must
 answer.  A reader of the sha256 xattr and a reader of a .stats/ file,
 killed with SIGINT, leave while the server still holds the bodies.  Then
 the server lets go, and every .stats/ file and sha256 is compared with
-numpy and hashlib (also the two whose readers left).
+numpy and hashlib (also the two whose readers left).  Last, with the
+server holding again, a .stats/ reader that handles a signal (SIGUSR1)
+gets EINTR: its read reached the mount as a request the kernel
+interrupts, not as readahead, which it never does (so the computation of
+a reader who left went on: issue 30).
 
 No timing is asserted: "blocked" is proven by the server's own count of
 the requests it holds, and every wait has a generous bound.
@@ -34,9 +38,11 @@ PAD = 8 << 20		# a first tensor the mount's header read cannot reach past
 
 
 def write_model(path):
-	"""pad (U8), t0..t9 (F32, 1 MiB each), sha (F32): name -> array."""
+	"""pad (U8), sig, t0..t9 (F32, 1 MiB each), sha (F32): name -> array.
+	sig comes first: reading the others never reads ahead into it."""
 	rng = np.random.default_rng(22)
 	arrays = {"pad": np.zeros(PAD, np.uint8)}
+	arrays["sig"] = rng.standard_normal(ELEMS).astype("<f4")
 	for i in range(N):
 		arrays["t%d" % i] = rng.standard_normal(ELEMS).astype("<f4") * (i + 1)
 	arrays["sha"] = rng.standard_normal(ELEMS).astype("<f4")
@@ -73,6 +79,42 @@ def sigint_leaves(t, p, srv, what):
 		"%s: left while the server still held the bodies" % what)
 	t.check(p.returncode != 0, "%s: ended by the signal (status %s)"
 		% (what, p.returncode))
+
+
+# A reader that handles SIGUSR1: exit 3 when it interrupted the read.
+SIG_READER = """import signal, sys
+class Left(Exception):
+	pass
+def left(signum, frame):
+	raise Left()
+signal.signal(signal.SIGUSR1, left)
+try:
+	with open(sys.argv[1], "rb") as f:
+		f.read()
+except Left:
+	sys.exit(3)
+"""
+
+
+def handled_signal_leaves(t, mnt, srv, arrays, procs):
+	wait_for(lambda: srv.waiting == 0, "the held requests answered", t)
+	srv.hang = True
+	path = os.path.join(mnt, ".stats", "sig.json")
+	p = subprocess.Popen([sys.executable, "-c", SIG_READER, path])
+	procs.append(p)
+	wait_for(lambda: srv.waiting >= 1, "the sig.json reader's request", t)
+	p.send_signal(signal.SIGUSR1)
+	try:
+		p.wait(timeout=15)
+	except subprocess.TimeoutExpired:
+		t.check(False, "a .stats/ reader still in its read 15 s after a "
+			"signal it handles (readahead is never interrupted)")
+		return
+	t.eq(p.returncode, 3, "the .stats/ read was interrupted (EINTR) "
+	     "while the server held the bodies")
+	srv.hang = False
+	with open(path, "rb") as f:
+		check_stats(t, json.loads(f.read()), arrays["sig"], "sig")
 
 
 def want_stats(a):
@@ -165,6 +207,7 @@ def main(t, mnt, srv, arrays, procs):
 		     "sha256 of %s" % name)
 	with open(os.path.join(mnt, "t5"), "rb") as f:
 		t.check(f.read() == arrays["t5"].tobytes(), "t5 byte-exact")
+	handled_signal_leaves(t, mnt, srv, arrays, procs)
 
 
 if __name__ == "__main__":
