@@ -448,10 +448,15 @@ finish_hist(struct tensor_stats_acc *a, struct tensor_stats *out)
 	}
 	out->mean = mean;
 	out->std = sqrt(m2 / (double)n);
-	out->imin = (int64_t)out->min;
-	out->imax = (int64_t)out->max;
-	out->umin = out->min >= 0 ? (uint64_t)out->min : 0;
-	out->umax = out->max >= 0 ? (uint64_t)out->max : 0;
+	/* the exact extremes of integers (16 bits at most here); a float's
+	 * extremes may be past what an int64_t holds (BF16: 3e38) */
+	if (out->kind == TENSOR_STATS_SIGNED) {
+		out->imin = (int64_t)out->min;
+		out->imax = (int64_t)out->max;
+	} else if (out->kind == TENSOR_STATS_UNSIGNED) {
+		out->umin = (uint64_t)out->min;
+		out->umax = (uint64_t)out->max;
+	}
 }
 
 void

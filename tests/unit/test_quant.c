@@ -217,6 +217,28 @@ START_TEST(test_stats_same_as_f32)
 }
 END_TEST
 
+/* A float format counted in a histogram of codes (BF16 here) whose
+ * extremes no int64_t holds: the integer extremes are left alone (the
+ * conversion was undefined; fuzz_render found it under UBSan). */
+START_TEST(test_stats_float_extremes)
+{
+	static const uint8_t bf16[] = { 0x7f, 0x7f, 0xbc, 0xe3, 0, 0 };
+	static const uint64_t shape[] = { 3 };
+	struct tensor t = { .name = "x", .name_len = 1, .dtype = DTYPE_BF16,
+			    .rank = 1, .shape = shape, .begin = 0, .end = 6,
+			    .numel = 3 };
+	struct mem m = { bf16, sizeof(bf16), 0, 0 };
+	struct tensor_stats st;
+
+	ck_assert_int_eq(tensor_stats_compute(&t, read_mem, &m, &st, NULL,
+					      NULL), 0);
+	ck_assert_int_eq(st.kind, TENSOR_STATS_FLOAT);
+	ck_assert(st.max > 3e38 && st.min < -6e21 && st.min > -7e21);
+	ck_assert(st.imin == 0 && st.imax == 0 && st.umin == 0 &&
+		  st.umax == 0);
+}
+END_TEST
+
 /* In a safetensors file: F32, numel * 4 bytes, any window rendered from
  * bounded reads of the blocks. */
 START_TEST(test_render)
@@ -337,6 +359,7 @@ quant_suite(void)
 	tcase_add_loop_test(tc, test_render, 0, NQUANT);
 	tcase_add_test(tc, test_render_refusals);
 	tcase_add_test(tc, test_block_table);
+	tcase_add_test(tc, test_stats_float_extremes);
 	suite_add_tcase(s, tc);
 	return s;
 }
