@@ -55,6 +55,8 @@ struct repack {
 	struct repack_prefix *pfx;	/* id i is pfx[i - 1]; in prefix order */
 	char *meta;		/* "\"__metadata__\":{...}" or NULL */
 	size_t meta_len;
+	int meta_named;		/* a tensor is named "__metadata__" (GGUF
+				   allows it): no whole file */
 	uint64_t *sizes;	/* 2 per id: 0 unknown, SIZE_REFUSED, or size */
 
 	pthread_mutex_t lock;
@@ -419,6 +421,9 @@ build_prefixes(struct repack *v)
 			p->hi = 0;
 			stack[sp++] = (uint32_t)v->np++;
 		}
+		if (t->name_len == META_KEY_LEN &&
+		    memcmp(t->name, META_KEY, META_KEY_LEN) == 0)
+			v->meta_named = 1;
 		/* "P.__metadata__" cannot keep its name once stripped. */
 		if (t->name_len > META_KEY_LEN &&
 		    t->name[t->name_len - META_KEY_LEN - 1] == '.' &&
@@ -561,7 +566,7 @@ int
 repack_offered(const struct repack *v, size_t id, int strip)
 {
 	if (id == REPACK_WHOLE)
-		return 1;
+		return !v->meta_named;
 	if (id > v->np)
 		return 0;
 	return !(strip && (v->pfx[id - 1].len & PFX_NOSTRIP));
@@ -695,9 +700,14 @@ refuse_big(struct err *e)
 		       (unsigned long long)REPACK_DATA_MAX);
 }
 
+/* The file (id, strip) is not offered (repack_offered). */
 static int
-refuse_strip(struct err *e)
+refuse_meta(struct err *e, size_t id)
 {
+	if (id == REPACK_WHOLE)
+		return err_set(e, ERR_USAGE, "a tensor is named "
+			       "\"__metadata__\", which a safetensors file "
+			       "cannot hold (its metadata's key)");
 	return err_set(e, ERR_USAGE, "stripping the prefix would name a "
 		       "tensor \"__metadata__\"");
 }
@@ -716,7 +726,7 @@ repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
 	if (id > v->np)
 		return err_set(e, ERR_USAGE, "no such prefix");
 	if (!repack_offered(v, id, strip))
-		return refuse_strip(e);
+		return refuse_meta(e, id);
 	slot = 2 * id + (strip ? 1 : 0);
 	cached = __atomic_load_n(&v->sizes[slot], __ATOMIC_RELAXED);
 	if (cached != 0 && cached != SIZE_REFUSED) {
@@ -889,7 +899,7 @@ repack_file_get(struct repack *v, size_t id, int strip,
 	if (id > v->np)
 		return err_set(e, ERR_USAGE, "no such prefix");
 	if (!repack_offered(v, id, strip))
-		return refuse_strip(e);
+		return refuse_meta(e, id);
 	pthread_mutex_lock(&v->lock);
 	f = cache_find(v, id, strip);
 	pthread_mutex_unlock(&v->lock);

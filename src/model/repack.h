@@ -92,7 +92,8 @@ size_t repack_ntensors(const struct repack *v, size_t id);
 
 /* 1 when the file (id, strip) exists.  The stripped form of a prefix
  * does not when a tensor "P.__metadata__" would become "__metadata__";
- * strip is ignored for REPACK_WHOLE. */
+ * nor does REPACK_WHOLE when a tensor is named "__metadata__" (a GGUF
+ * file may have one); strip is ignored for REPACK_WHOLE. */
 int repack_offered(const struct repack *v, size_t id, int strip);
 
 /* Exact size of file (id, strip) in *size, without rendering it.  0, or

@@ -313,11 +313,13 @@ safetensors_lookup(const struct view *v, uint64_t parent, const char *name,
 		return 0;
 	if (!strip && len == sizeof(WHOLE_NAME) - 1 &&
 	    memcmp(name, WHOLE_NAME, len) == 0)
-		return file_ino(v, REPACK_WHOLE, 0);
-	id = id_of_name(t, name, len);
-	if (!id || !exists(v, id, strip) ||
-	    safetensors_size(v, file_ino(v, id, strip)) == 0)
-		return 0;	/* (no size: a header over 100 MB) */
+		id = REPACK_WHOLE;
+	else if (!(id = id_of_name(t, name, len)) || !exists(v, id, strip))
+		return 0;
+	/* no size: refused (repack_size: a header over 100 MB, tensors
+	 * past REPACK_DATA_MAX, a tensor named __metadata__) */
+	if (safetensors_size(v, file_ino(v, id, strip)) == 0)
+		return 0;
 	return file_ino(v, id, strip);
 }
 

@@ -405,6 +405,32 @@ def check_served(t, d, name, want):
 	return sides
 
 
+def check_meta_named(t, d):
+	"""A GGUF tensor named __metadata__ (its metadata's key in a
+	safetensors file): the whole-model file is refused, not written with
+	a second "__metadata__"; the other files are served."""
+	p = os.path.join(d, "meta.gguf")
+	gguf_gen.write(p, [("__metadata__", "F32", [2], None),
+			   ("blk.0.w", "F16", [3], None)],
+		       rng=np.random.default_rng(31))
+	out = os.path.join(d, "meta.safetensors")
+	r = run([STFS_INSPECT, "--merge", p, "-o", out])
+	err = r.stderr.decode("utf-8", "replace")
+	t.eq(r.returncode, 2, "meta.gguf: --merge refuses: %r" % err)
+	t.check("\"__metadata__\"" in err and len(err.splitlines()) == 1,
+		"meta.gguf: one line naming the tensor: %r" % err)
+	t.check(not os.path.exists(out), "meta.gguf: no %s left" % out)
+	with harness.Mount(t, p) as m:
+		vst = os.path.join(m.path, ".safetensors")
+		try:
+			os.stat(os.path.join(vst, "model.safetensors"))
+			t.check(False, "meta.gguf: model.safetensors is refused")
+		except FileNotFoundError:
+			pass
+		check_file(t, os.path.join(vst, "blk.0.safetensors"),
+			   "meta.gguf: blk.0.safetensors", whole=True)
+
+
 def check_at_budget(t, sides):
 	side = sides["w"]
 	t.eq(side["nbytes"], 4 * (2**28 + 1), "at-budget.pt: w is served "
@@ -419,6 +445,7 @@ def run_(t):
 		sides = check_served(t, d, name, files[name])
 		if name == "at-budget.pt":
 			check_at_budget(t, sides)
+	check_meta_named(t, d)
 	harness.rmtree_safe(d)
 
 

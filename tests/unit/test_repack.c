@@ -542,6 +542,45 @@ START_TEST(test_data_too_big)
 }
 END_TEST
 
+/* A tensor named "__metadata__" (a GGUF file may have one): the whole
+ * file would be unreadable (its metadata's key), so it is refused; the
+ * prefix files are not touched.  It was written as a second
+ * "__metadata__" entry (fuzz_render). */
+START_TEST(test_tensor_named_metadata)
+{
+	static const struct spec t[] = { { "a.x", 2 }, { "b", 3 } };
+	struct model *m;
+	struct repack *v;
+	struct repack_file *f;
+	struct err e = { 0 };
+	uint64_t size;
+	size_t i;
+
+	write_st("meta.safetensors", t, 2, NULL, 0);
+	m = open_model("meta.safetensors");
+	for (i = 0; i < m->ntensors; i++) {
+		struct tensor *x = &m->shards[0].hdr->tensors[i];
+
+		if (x->name_len == 1) {
+			x->name = "__metadata__";
+			x->name_len = 12;
+		}
+	}
+	ck_assert_int_eq(repack_open(m, &v, &e), 0);
+	ck_assert_int_eq(repack_offered(v, REPACK_WHOLE, 0), 0);
+	ck_assert_int_eq(repack_size(v, REPACK_WHOLE, 0, &size, &e), -1);
+	ck_assert_msg(strstr(e.detail, "\"__metadata__\""), "%s", e.detail);
+	err_clear(&e);
+	ck_assert_int_eq(repack_file_get(v, REPACK_WHOLE, 0, &f, &e), -1);
+	err_clear(&e);
+	ck_assert_int_eq(repack_size(v, repack_find(v, "a", 1), 0, &size, &e),
+			 0);
+	check_file(v, repack_find(v, "a", 1), 0);
+	repack_free(v);
+	model_free(m);
+}
+END_TEST
+
 static void
 write_index(const char *json)
 {
@@ -709,6 +748,7 @@ repack_suite(void)
 	tcase_add_test(tc, test_no_metadata_and_strip_clash);
 	tcase_add_test(tc, test_empty_model);
 	tcase_add_test(tc, test_data_too_big);
+	tcase_add_test(tc, test_tensor_named_metadata);
 	tcase_add_test(tc, test_sharded);
 	tcase_add_test(tc, test_threads);
 	suite_add_tcase(s, tc);
