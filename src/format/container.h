@@ -80,9 +80,10 @@ const struct container_format *container_format(const unsigned char *head,
 						 size_t n, uint64_t size,
 						 const char *name);
 
-/* Read r's table with the format its first bytes name.  0 with *out set,
- * or -1 with *e named after r->name; a file no format accepts has what it
- * is in front of the detail (sniff.h). */
+/* Read r's table with the format its first bytes name, its sizes checked
+ * (tensor_size.h).  0 with *out set, or -1 with *e named after r->name; a
+ * file no format accepts has what it is in front of the detail
+ * (sniff.h). */
 int container_open(const struct reader *r, struct header **out,
 		   struct err *e);
 
