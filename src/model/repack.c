@@ -683,21 +683,19 @@ padded(uint64_t n)
 	return (n + 7) & ~(uint64_t)7;
 }
 
+/* A file whose header (over the reference's limit) or data (over
+ * REPACK_DATA_MAX) emit_json() could not write. */
 static int
-refuse_large(struct err *e, uint64_t json)
+refuse_out(struct err *e, const struct out *o)
 {
+	if (o->big)
+		return err_set(e, ERR_VALIDATION_OVERFLOW, "its tensors would "
+			       "take more than %llu bytes, more than a file "
+			       "can hold", (unsigned long long)REPACK_DATA_MAX);
 	return err_set(e, ERR_HEADER_TOO_LARGE, "the header would take %llu "
 		       "bytes, over the reference reader's limit of %llu",
-		       (unsigned long long)padded(json),
+		       (unsigned long long)padded(o->n),
 		       (unsigned long long)HEADER_MAX_LEN);
-}
-
-static int
-refuse_big(struct err *e)
-{
-	return err_set(e, ERR_VALIDATION_OVERFLOW, "its tensors would take "
-		       "more than %llu bytes, more than a file can hold",
-		       (unsigned long long)REPACK_DATA_MAX);
 }
 
 /* The file (id, strip) is not offered (repack_offered). */
@@ -741,7 +739,7 @@ repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
 	if (o.big || padded(o.n) > HEADER_MAX_LEN) {
 		__atomic_store_n(&v->sizes[slot], SIZE_REFUSED,
 				 __ATOMIC_RELAXED);
-		return o.big ? refuse_big(e) : refuse_large(e, o.n);
+		return refuse_out(e, &o);
 	}
 	*size = 8 + padded(o.n) + data;
 	__atomic_store_n(&v->sizes[slot], *size, __ATOMIC_RELAXED);
@@ -764,10 +762,7 @@ render(struct repack *v, size_t id, int strip, struct err *e)
 	emit_json(v, tix, n, cut, &o);
 	json = o.n;
 	if (o.big || padded(json) > HEADER_MAX_LEN) {
-		if (o.big)
-			refuse_big(e);
-		else
-			refuse_large(e, json);
+		refuse_out(e, &o);
 		goto fail;
 	}
 	f->hdr_len = (size_t)(8 + padded(json));
