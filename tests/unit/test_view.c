@@ -447,6 +447,27 @@ START_TEST(test_attributes)
 }
 END_TEST
 
+/* The total statfs shows stops at UINT64_MAX: eight tensors of 2^62
+ * bytes each (the most format/tensor_size.h lets a tensor have, about;
+ * written over the table after opening, as a remote server may claim
+ * such sizes) summed to 2^65, which wrapped. */
+START_TEST(test_total_saturates)
+{
+	struct header *h = model->shards[0].hdr;
+	struct view *v = NULL;
+	struct err e = { 0 };
+	size_t i;
+
+	for (i = 0; i < h->ntensors; i++) {
+		h->tensors[i].begin = (uint64_t)i << 62;
+		h->tensors[i].end = h->tensors[i].begin + (1ull << 62);
+	}
+	ck_assert_int_eq(view_build(model, NULL, &v, &e), 0);
+	ck_assert_uint_eq(v->total_bytes, UINT64_MAX);
+	view_free(v);
+}
+END_TEST
+
 START_TEST(test_uid_override)
 {
 	struct view_opts o = { .set_uid = 1, .set_gid = 1, .uid = 4242,
@@ -1251,6 +1272,7 @@ view_suite(void)
 	tcase_add_test(tv, test_listing);
 	tcase_add_test(tv, test_attributes);
 	tcase_add_test(tv, test_uid_override);
+	tcase_add_test(tv, test_total_saturates);
 	tcase_add_test(tv, test_sidecars);
 	tcase_add_test(tv, test_blobs_and_data);
 	tcase_add_test(tv, test_inode_stability);
