@@ -230,11 +230,12 @@ enum view_kind view_kind(const struct view *v, uint64_t ino);
 
 /* 1 when ino must be opened with direct_io, its pages never cached: its
  * content changes while mounted (.stfs/stats.json of a remote model), or
- * its first read computes over a whole tensor (.stats/): a read through
+ * its first read computes over a whole tensor from a remote source
+ * (.stats/ of a model that has a file of the first kind): a read through
  * the page cache arrives as readahead, which the kernel never
  * interrupts, so a reader's Ctrl-C would not reach the computation (it
- * went on for as long as the tensor took).  ino 0: 1 when any file is
- * (then opens must reach the file system). */
+ * went on for minutes).  ino 0: 1 when any file is (then opens must
+ * reach the file system). */
 int view_volatile(const struct view *v, uint64_t ino);
 
 /* Inode of name[0..len) in directory parent, or 0 when absent (or when

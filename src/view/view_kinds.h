@@ -98,8 +98,12 @@ struct view_mirror {
 	 * clamped to its size, len > 0) to out.  0 or -errno. */
 	int (*read)(const struct view *v, const struct model_tensor *mt,
 		    uint64_t off, size_t len, struct view_segs *out);
-	/* 1: read with direct_io (view_volatile: its first read computes
-	 * over the whole tensor, and must see the reader leave). */
+	/* 1: read with direct_io (view_volatile) where the mount has a
+	 * volatile file anyway: its first read computes over the whole
+	 * tensor, and only a read that is the reader's own request (not
+	 * readahead) tells stfs when the reader leaves.  Not in a mount
+	 * without one: it would cost every open a round trip (no_open,
+	 * adapter.c), and there its sources are local, read at disk speed. */
 	int direct;
 };
 

@@ -740,14 +740,14 @@ view_model_is_volatile(const struct view *v, uint64_t ino)
 			if (hiddens[j]->is_volatile &&
 			    hiddens[j]->is_volatile(v, 0))
 				return 1;
-		for (j = 0; j < v->nmirrors; j++)
-			if (mirrors[j]->direct)
-				return 1;
 		return 0;
 	}
 	h = hidden_of(v, ino);
+	/* a direct mirror file only where opens reach stfs anyway (see
+	 * view_mirror.direct) */
 	if (!h && classify(v, ino, &n) == 0 && n.kind == VIEW_MIRROR)
-		return mirrors[n.tree - 1]->direct;
+		return mirrors[n.tree - 1]->direct &&
+		       view_model_is_volatile(v, 0);
 	return h && h->is_volatile ? h->is_volatile(v, ino) : 0;
 }
 
