@@ -6,6 +6,8 @@ connection, HTTP/1.1 keep-alive):
   hub   GET  /api/models/{org}/{name}/revision/{rev}      JSON sha, siblings
         GET  /api/models/{org}/{name}/tree/{rev}[/{path}]?recursive=true
         HEAD|GET /{org}/{name}/resolve/{rev}/{file}
+        HEAD|GET /{org}/{name}/raw/{rev}/{file} (what git holds: an LFS
+             file's pointer; huggingface.js asks it whether a file exists)
              LFS files (size > small): 302 to the CDN with a signed query
              that expires after `ttl` seconds, X-Repo-Commit,
              X-Linked-Etag, X-Linked-Size; small files: 200 (ranges too)
@@ -24,7 +26,10 @@ Range, status, start and end times) so that tests can count resolves per
 file, look for tokens at the CDN and measure overlap.  `delay` holds
 resolve and revision answers a little so that overlapping requests
 overlap for sure (the tests count overlap, they never time anything);
-hang() holds resolve/ answers until release() (a hung Hub API).
+`cdn_delay` holds CDN answers (with `delay`: a round trip added to every
+request, for the benchmarks); hang() holds resolve/ answers until
+release() (a hung Hub API).  A file's content is bytes, or a FileData
+read from disk when it is too large to hold (a benchmark's sparse shards).
 
 Also: make_cache() writes a local hub cache (models--ORG--NAME/{blobs,
 snapshots/SHA,refs/REV}) of a repo, as huggingface_hub lays it out.
@@ -45,8 +50,39 @@ import urllib.parse
 HANG_MAX = 20.0		# the longest hang() holds a request, s
 
 
+class FileData:
+	"""A file's content served from disk (a repo too large to hold in
+	memory: scripts/bench-scale's shards are sparse files of GBs).  It
+	stands where a file's bytes go in Repo.commit(): len() and slices read
+	the file.  Hashing GBs of holes is no use to anyone, so the digests the
+	Hub would send (sha256 for LFS, git blob sha) are the caller's: any
+	hex strings that identify the content."""
+
+	def __init__(self, path, sha256, git_sha):
+		self.path = path
+		self.size = os.path.getsize(path)
+		self.sha256 = sha256
+		self.git_sha = git_sha
+
+	def __len__(self):
+		return self.size
+
+	def __getitem__(self, s):
+		a, b, _ = s.indices(self.size)
+		with open(self.path, "rb") as f:
+			return os.pread(f.fileno(), max(0, b - a), a)
+
+
 def git_blob_sha(data):
+	if isinstance(data, FileData):
+		return data.git_sha
 	return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def sha256_hex(data):
+	if isinstance(data, FileData):
+		return data.sha256
+	return hashlib.sha256(data).hexdigest()
 
 
 class Repo:
@@ -66,7 +102,7 @@ class Repo:
 		tree.update(files)
 		h = hashlib.sha1()
 		for p in sorted(tree):
-			h.update(p.encode() + b"\0" + hashlib.sha256(tree[p]).digest())
+			h.update(p.encode() + b"\0" + bytes.fromhex(sha256_hex(tree[p])))
 		h.update(str(len(self.commits)).encode())
 		sha = h.hexdigest()
 		self.commits[sha] = tree
@@ -127,17 +163,18 @@ def overlap(entries):
 class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 	daemon_threads = True
 	allow_reuse_address = True
-	request_queue_size = 64
+	request_queue_size = 1024	# a client opening hundreds of files at once
 
 
 class HubSim:
 	def __init__(self, tokens=("hf_test_token",), ttl=30.0, small=4096,
-		     delay=0.0):
+		     delay=0.0, cdn_delay=0.0):
 		self.repos = {}
 		self.tokens = set(tokens)
 		self.ttl = ttl			# lifetime of a signed CDN URL, s
 		self.small = small		# files up to this size: 200 direct
 		self.delay = delay		# hold resolve/revision answers, s
+		self.cdn_delay = cdn_delay	# hold CDN answers, s
 		self.hung = False		# hold resolve/ until release()
 		self.released = threading.Event()
 		self.secret = os.urandom(16)
@@ -155,7 +192,7 @@ class HubSim:
 		return r
 
 	def _blob(self, data):
-		k = hashlib.sha256(data).hexdigest()
+		k = sha256_hex(data)
 		self.blobs[k] = data
 		return k
 
@@ -302,7 +339,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			self.send_header(k, v)
 		self.end_headers()
 		if body and not head:
-			self.wfile.write(body)
+			if isinstance(body, FileData):
+				for a in range(0, len(body), 1 << 20):
+					self.wfile.write(body[a:a + (1 << 20)])
+			else:
+				self.wfile.write(body)
 
 	def _error(self, status, code, message, head=False):
 		hdrs = {"X-Error-Message": message}
@@ -394,12 +435,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			if m.group(3) == "revision":
 				return self._revision(repo, sha, tree, q, head)
 			return self._tree(sub, tree, q, head)
-		m = re.fullmatch(r"/([^/]+)/([^/]+)/resolve/([^/]+)/(.+)", path)
+		m = re.fullmatch(r"/([^/]+)/([^/]+)/(resolve|raw)/([^/]+)/(.+)",
+				 path)
 		if m:
 			repo_id = m.group(1) + "/" + m.group(2)
-			rev = urllib.parse.unquote(m.group(3))
-			fname = urllib.parse.unquote(m.group(4))
-			self.entry["kind"] = "resolve"
+			rev = urllib.parse.unquote(m.group(4))
+			fname = urllib.parse.unquote(m.group(5))
+			self.entry["kind"] = m.group(3)
 			self.entry["file"] = fname
 			if sim.delay:
 				time.sleep(sim.delay)
@@ -418,7 +460,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 				return self._error(404, "EntryNotFound",
 						   "Entry not found", head)
 			hdrs = {"X-Repo-Commit": sha}
-			if len(data) <= sim.small:
+			if m.group(3) == "raw" and len(data) > sim.small:
+				# what git holds for an LFS file: its pointer
+				data = ("version https://git-lfs.github.com/spec/v1\n"
+					"oid sha256:%s\nsize %d\n" % (
+						sha256_hex(data), len(data))).encode()
+			if len(data) <= sim.small or m.group(3) == "raw":
 				hdrs["ETag"] = '"%s"' % git_blob_sha(data)
 				return self._ranged(data, hdrs, head)
 			key = sim._blob(data)
@@ -469,7 +516,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			e = {"type": "file", "oid": git_blob_sha(data),
 			     "size": len(data), "path": p}
 			if len(data) > self.s.small:
-				e["lfs"] = {"oid": hashlib.sha256(data).hexdigest(),
+				e["lfs"] = {"oid": sha256_hex(data),
 					    "size": len(data),
 					    "pointerSize": 134}
 			out.append(e)
@@ -484,6 +531,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 		m = re.fullmatch(r"/blobs/([0-9a-f]{64})", u.path)
 		q = urllib.parse.parse_qs(u.query)
 		self.entry["kind"] = "blob"
+		if sim.cdn_delay:
+			time.sleep(sim.cdn_delay)
 		if not m or m.group(1) not in sim.blobs:
 			return self._send(404, b"<Error>NoSuchKey</Error>", head=head,
 					  ctype="application/xml")
@@ -523,12 +572,15 @@ def make_cache(cache_dir, repo, sha, refs=("main",), only=None):
 		if only is not None and p not in only:
 			continue
 		data = tree[p]
-		key = hashlib.sha256(data).hexdigest() if len(data) > 4096 \
-			else git_blob_sha(data)
+		key = sha256_hex(data) if len(data) > 4096 else git_blob_sha(data)
 		blob = os.path.join(root, "blobs", key)
 		os.makedirs(os.path.dirname(blob), exist_ok=True)
-		with open(blob, "wb") as f:
-			f.write(data)
+		if isinstance(data, FileData):
+			if not os.path.exists(blob):
+				os.link(data.path, blob)	# GBs of holes: no copy
+		else:
+			with open(blob, "wb") as f:
+				f.write(data)
 		link = os.path.join(root, "snapshots", sha, p)
 		os.makedirs(os.path.dirname(link), exist_ok=True)
 		if not os.path.lexists(link):
