@@ -23,6 +23,7 @@ Suite *s3_client_suite(void);	/* test_s3_client.c */
 Suite *s3_prefix_suite(void);	/* test_s3_prefix.c */
 Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
+Suite *parallel_suite(void);	/* test_parallel.c */
 Suite *pickle_suite(void);	/* test_pickle.c */
 Suite *quant_suite(void);	/* test_quant.c */
 Suite *wquant_suite(void);	/* test_wquant.c */
