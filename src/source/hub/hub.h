@@ -43,11 +43,11 @@ struct hub_listing {
  * message says whether the repo, the revision or a file is missing). */
 int hub_list(const char *uri, struct hub_listing *out, struct err *e);
 
-/* Open the n listed files url names, concurrently (HUB_PARALLEL at once),
- * to be handed out by hub_listing_open, each counted on meter (may be
- * NULL; base/meter.h) with the bytes its open fetched; arg is the struct
- * hub_listing (the shape of catalog_listing's open_ahead).  0, or -1 with
- * *e from the first failure. */
+/* Open the n listed files url names, all at once (up to the HTTP layer's
+ * most requests in flight), to be handed out by hub_listing_open, each
+ * counted on meter (may be NULL; base/meter.h) with the bytes its open
+ * fetched; arg is the struct hub_listing (the shape of catalog_listing's
+ * open_ahead).  0, or -1 with *e from the first failure. */
 struct meter;
 int hub_listing_open_ahead(void *arg, const char *const *url, size_t n,
 			   struct meter *meter, struct err *e);

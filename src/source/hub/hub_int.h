@@ -13,7 +13,6 @@ struct source;
 
 #define HUB_SHA_LEN	40
 #define HUB_JSON_MAX	(64u << 20)	/* API answers */
-#define HUB_PARALLEL	16		/* concurrent opens */
 
 /* The conventions huggingface_hub follows (constants.py), read once. */
 struct hub_cfg {
@@ -72,9 +71,11 @@ struct hub_file {
 	struct err err;
 };
 
-/* Open every file, up to HUB_PARALLEL at once, into files[i]->src (the
- * caller's: nothing is kept here), each counted on meter (may be NULL).
- * 0, or -1 with *e from the first failure in list order. */
+/* Open every file into files[i]->src (the caller's: nothing is kept
+ * here), all at once up to the HTTP layer's most requests in flight
+ * (HTTP_MAX_CONNECTIONS, or http_connections), each counted on meter
+ * (may be NULL).  0, or -1 with *e from the first failure in list
+ * order. */
 struct meter;
 int hub_open_files(struct hub_file *const *files, size_t n,
 		   struct meter *meter, struct err *e);

@@ -8,10 +8,10 @@
  * s3://BUCKET/PREFIX/ and s3://BUCKET/ are listed (ListObjectsV2, all
  * pages): the objects below the prefix whose names may be models
  * (format/naming.h), with the ETags every later request insists on.  The
- * ones the model layer will open are opened concurrently (at most
- * S3_OPENERS at a time), so a mount costs one round trip of headers, not
- * one per object.  Which of them are models, and where each goes, is the
- * model layer's (model/s3_tree.c, catalog.h).
+ * ones the model layer will open are opened concurrently (all at once, up
+ * to the HTTP layer's most requests in flight), so a mount costs one
+ * round trip of headers, not one per object.  Which of them are models,
+ * and where each goes, is the model layer's (model/s3_tree.c, catalog.h).
  */
 #include "source/s3/s3.h"
 #include "source/s3/s3_int.h"
@@ -24,13 +24,12 @@
 #include "base/error.h"
 #include "base/meter.h"
 #include "base/nametab.h"
+#include "base/parallel.h"
 #include "base/text.h"
 #include "format/naming.h"
 #include "source/source.h"
 #include "source/http/http_conf.h"
 #include "source/http/source_http.h"
-
-#define S3_OPENERS	16
 
 static struct s3_options opts;
 
@@ -210,7 +209,7 @@ struct s3_prefix_obj {
 
 struct s3_prefix_priv {
 	struct s3_prefix_obj *objs;
-	size_t n, next;
+	size_t n;
 	struct nametab byurl;	/* url -> index in objs */
 	pthread_mutex_t lock;
 	struct meter *meter;	/* during s3_prefix_open_ahead() */
@@ -351,35 +350,25 @@ out:
 	return rc;
 }
 
-static void *
-open_ahead_worker(void *arg)
+static void
+open_ahead_one(void *arg, size_t i)
 {
 	struct s3_prefix_priv *p = arg;
+	struct s3_prefix_obj *o = &p->objs[i];
+	struct source *s = NULL;
+	struct err e = {0};
 
-	for (;;) {
-		struct s3_prefix_obj *o;
-		struct source *s = NULL;
-		struct err e = {0};
-		size_t i;
-
-		pthread_mutex_lock(&p->lock);
-		while (p->next < p->n && !p->objs[p->next].ahead)
-			p->next++;
-		i = p->next++;
-		pthread_mutex_unlock(&p->lock);
-		if (i >= p->n)
-			return NULL;
-		o = &p->objs[i];
-		/* a header_read of a remote source is served from the 64 KiB
-		 * of the open request for almost every file */
-		open_object(o->url, o->etag, &s, &e);
-		pthread_mutex_lock(&p->lock);
-		o->src = s;
-		o->err = e;
-		o->tried = 1;
-		pthread_mutex_unlock(&p->lock);
-		meter_step(p->meter, source_http_fetched(s));
-	}
+	if (!o->ahead || o->tried)
+		return;	/* not asked for, or opened by an earlier batch */
+	/* a header_read of a remote source is served from the 64 KiB of
+	 * the open request for almost every file */
+	open_object(o->url, o->etag, &s, &e);
+	pthread_mutex_lock(&p->lock);
+	o->src = s;
+	o->err = e;
+	o->tried = 1;
+	pthread_mutex_unlock(&p->lock);
+	meter_step(p->meter, source_http_fetched(s));
 }
 
 int
@@ -387,25 +376,28 @@ s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
 		     struct meter *meter, struct err *e)
 {
 	struct s3_prefix_priv *p = ((struct s3_prefix *)arg)->priv;
-	pthread_t th[S3_OPENERS];
 	struct s3_prefix_obj *o;
-	size_t i, nth = 0, k = 0;
+	struct err conf = {0};
+	size_t i, k = 0;
+	unsigned cap;
 
 	(void)e;	/* a failure is kept for when the object is opened */
 	for (i = 0; i < n; i++)
 		if ((o = find_obj(p, url[i])))
 			o->ahead = 1;
-	for (i = 0; i < p->n; i++)	/* what the workers will open */
-		k += p->objs[i].ahead;
+	for (i = 0; i < p->n; i++)	/* what will be opened */
+		k += p->objs[i].ahead && !p->objs[i].tried;
+	/* An open costs a round trip, not bandwidth: every object at once,
+	 * up to the most requests the HTTP layer keeps in flight.  Without
+	 * its settings nothing is opened ahead: the opener then opens each
+	 * object when asked, and says what is wrong. */
+	if (!k || http_conf_ready(&conf))
+		return 0;
+	cap = http_conf.max_workers ? http_conf.max_workers :
+	      HTTP_MAX_CONNECTIONS;
 	meter_phase(meter, "files opened", k);
 	p->meter = meter;
-	p->next = 0;
-	while (nth < S3_OPENERS && nth < n &&
-	       pthread_create(&th[nth], NULL, open_ahead_worker, p) == 0)
-		nth++;
-	open_ahead_worker(p);
-	for (i = 0; i < nth; i++)
-		pthread_join(th[i], NULL);
+	parallel_run(p->n, k < cap ? (unsigned)k : cap, open_ahead_one, p);
 	p->meter = NULL;
 	return 0;
 }

@@ -45,11 +45,12 @@ struct s3_prefix {
  * the prefix holds no model object: ERR_USAGE). */
 int s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e);
 
-/* Open the n listed objects url names, S3_OPENERS at a time, each pinned
- * to its listed ETag: a source_opener then hands them out (a failure is
- * kept and repeated then), each counted on meter (may be NULL;
- * base/meter.h).  arg is the struct s3_prefix (the shape of
- * catalog_listing's open_ahead); returns 0. */
+/* Open the n listed objects url names, all at once (up to the HTTP
+ * layer's most requests in flight), each pinned to its listed ETag: a
+ * source_opener then hands them out (a failure is kept and repeated
+ * then), each counted on meter (may be NULL; base/meter.h).  arg is the
+ * struct s3_prefix (the shape of catalog_listing's open_ahead); returns
+ * 0. */
 struct meter;
 int s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
 			 struct meter *meter, struct err *e);
