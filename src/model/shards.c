@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,11 @@
 #include "base/meter.h"
 #include "model/model.h"
 #include "base/nametab.h"
+#include "base/parallel.h"
 #include "base/text.h"
 #include "model/display.h"
 #include "format/container.h"
+#include "source/http/http_options.h"
 
 #define INDEX_MAX_BYTES (256u << 20)	/* far above any real index */
 #define SHARDS_MAX 100000
@@ -181,51 +184,89 @@ collect_shards(json_t *wmap, const char ***names, size_t *count,
 	return 0;
 }
 
+/* Opening the shards of one index, on several threads. */
+struct shard_batch {
+	const struct source_opener *op;
+	struct model *m;
+	char **paths;		/* each shard's path or URL */
+	struct err *errs;	/* each shard's failure */
+	size_t failed;		/* the first shard that failed (atomic) */
+};
+
+static void
+open_shard(void *arg, size_t i)
+{
+	struct shard_batch *b = arg;
+	struct shard *sh = &b->m->shards[i];
+	struct err *se = &b->errs[i];
+	size_t first;
+
+	/* Past a failure nothing is opened: the error reported is the
+	 * first in the index's order, as when shards opened one by one. */
+	if (i > __atomic_load_n(&b->failed, __ATOMIC_RELAXED))
+		return;
+	/* Symlinks in the directory are followed, wherever they point (the
+	 * hub cache links every shard into ../../blobs/): they are the
+	 * user's; only the index's names are checked.  source_open_local()
+	 * still wants a regular file. */
+	if (source_opener_open(b->op, b->paths[i], &sh->src, se) == 0 &&
+	    model_read_header(sh->src, b->op->meter, &sh->hdr, se) == 0)
+		return;
+	/* about the shard's own file, whatever the opening left behind */
+	err_at(se, b->paths[i]);
+	first = __atomic_load_n(&b->failed, __ATOMIC_RELAXED);
+	while (i < first && !__atomic_compare_exchange_n(&b->failed, &first,
+			i, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* Open every shard and read its header: for URLs all at once, up to the
+ * most requests the HTTP layer keeps in flight (each costs a round trip
+ * or two, and one after the other they would cost a round trip per
+ * shard); for local files on every CPU (parsing a header is the work). */
 static int
 open_shards(const struct source_opener *op, struct model *m,
 	    const char **names, const char *index_path, struct err *e)
 {
 	int url = source_is_url(index_path);
+	struct shard_batch b = { .op = op, .m = m, .failed = SIZE_MAX };
 	char *base = base_of(index_path);
-	size_t i;
+	size_t i, n = m->nshards;
 	int rc = 0;
 
-	if (!base)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	meter_phase(op->meter, "shards' headers read", m->nshards);
-	for (i = 0; rc == 0 && i < m->nshards; i++) {
-		struct shard *sh = &m->shards[i];
+	b.paths = calloc(n ? n : 1, sizeof(*b.paths));
+	b.errs = calloc(n ? n : 1, sizeof(*b.errs));
+	if (!base || !b.paths || !b.errs) {
+		rc = err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
 		const char *why = bad_shard_name(names[i]);
-		struct err se = { 0 };
-		char *path;
 
 		if (why) {
 			rc = index_error(e, index_path, "shard name `%s` %s",
 					 names[i], why);
-			break;
+			goto out;
 		}
-		sh->name = strdup(names[i]);
-		path = shard_path(base, names[i], url);
-		if (!sh->name || !path) {
-			free(path);
+		m->shards[i].name = strdup(names[i]);
+		b.paths[i] = shard_path(base, names[i], url);
+		if (!m->shards[i].name || !b.paths[i]) {
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
-			break;
+			goto out;
 		}
-		/* Symlinks in the directory are followed, wherever they
-		 * point (the hub cache links every shard into ../../blobs/):
-		 * they are the user's; only the index's names are checked.
-		 * source_open_local() still wants a regular file. */
-		if (source_opener_open(op, path, &sh->src, &se) ||
-		    model_read_header(sh->src, op->meter, &sh->hdr, &se))
-			rc = -1;
-		if (rc) {
-			/* about the shard's own file, whatever an earlier
-			 * shard's opening left behind in *e */
-			err_at(&se, path);
-			*e = se;
-		}
-		free(path);
 	}
+	meter_phase(op->meter, "shards' headers read", n);
+	parallel_run(n, url ? HTTP_MAX_CONNECTIONS : parallel_cpus(),
+		     open_shard, &b);
+	if (b.failed != SIZE_MAX) {
+		*e = b.errs[b.failed];
+		rc = -1;
+	}
+out:
+	for (i = 0; b.paths && i < n; i++)
+		free(b.paths[i]);
+	free(b.paths);
+	free(b.errs);
 	free(base);
 	return rc;
 }

@@ -420,6 +420,58 @@ def case_parallel(t, sim, work, home):
 		verify_model(t, d, m.path, uri, odd=False)
 
 
+def case_wide_headers(t, sim, work, home):
+	"""Shards whose headers do not fit in the open request's 64 KiB: the
+	rest of every header is fetched concurrently too, not one shard
+	after the other."""
+	d = os.path.join(work, "wide")
+	nshards, per = 12, 640
+	ts = [("model.layers.%d.mlp.experts.%d.gate_proj.weight_scale_inv"
+	       % (i // 256, i % 256), "F32", [1], gen.bulk_bytes(i, 4))
+	      for i in range(nshards * per)]
+	gen_sharded.write_sharded(d, ts, nshards)
+	files = {}
+	for f in sorted(os.listdir(d)):
+		with open(os.path.join(d, f), "rb") as fh:
+			files[f] = fh.read()
+	wide = [f for f, b in files.items() if f.endswith(".safetensors") and
+		8 + int.from_bytes(b[:8], "little") > 65536]
+	t.eq(len(wide), nshards, "every shard's header is over 64 KiB")
+	sim.add_repo("org/wide").commit(files)
+	uri = "hf://org/wide"
+	env = env_for(sim, home, HF_TOKEN=TOKEN)
+	sim.log.clear()
+	sim.cdn_delay = 0.3	# each CDN answer is held: overlap is certain
+	try:
+		r = inspect(uri, env)
+	finally:
+		sim.cdn_delay = 0.0
+	if not t.check(r.returncode == 0, "%s: stfs-inspect exits 0: %s"
+		       % (uri, r.stderr)):
+		return
+	t.eq(json.loads(r.stdout)["tensors"], len(ts), "%s: every tensor "
+	     "read from the headers" % uri)
+	index = hubsim.sha256_hex(files["model.safetensors.index.json"])
+	rest = [e for e in sim.requests("cdn") if e["file"] != index and
+		e["range"] != "bytes=0-65535"]
+	t.eq(len(rest), nshards, "%s: one request per shard for the rest of "
+	     "its header" % uri)
+	ov = hubsim.overlap(rest)
+	t.check(ov >= 8, "%s: the requests for the rest of the headers "
+		"overlap (at most %d at once; want >= 8 of %d)"
+		% (uri, ov, nshards))
+	print("int-hub: %s: %d header requests past 64 KiB, up to %d at once"
+	      % (uri, len(rest), ov), flush=True)
+	with harness.Mount(t, uri, env=env) as m:
+		listing = set(os.listdir(m.path))
+		t.check(all(harness.encode_name(x[0]) in listing for x in ts),
+			"%s: every tensor is listed" % uri)
+		for x in ts[::per]:
+			with open(os.path.join(m.path, harness.encode_name(x[0])),
+				  "rb") as fh:
+				t.eq(fh.read(), x[3], "%s: %s" % (uri, x[0]))
+
+
 def case_cache(t, sim, work, home):
 	"""The local hub cache: online (one API request, no data request),
 	offline with the server stopped, and a clear error when not cached."""
@@ -571,6 +623,7 @@ def run_all(t):
 		case_stats(t, sim, work, home)
 		case_hung(t, sim, work, home)
 		case_parallel(t, sim, work, home)
+		case_wide_headers(t, sim, work, home)
 		case_errors(t, sim, work, home)
 		case_cache(t, sim, work, home)
 		repo = sim.repos["org/cached"]

@@ -22,6 +22,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -396,6 +397,8 @@ struct hub_listing_priv {
 	size_t n;
 	char **rel;
 	struct nametab byurl;	/* resolve URL -> index in files */
+	pthread_mutex_t lock;	/* files[].src: the model layer opens the
+				   shards of an index on several threads */
 };
 
 static int
@@ -438,6 +441,7 @@ hub_listing_free(struct hub_listing *l)
 		if (p->byurl.slot)
 			nametab_free(&p->byurl);
 		names_free(&p->all);
+		pthread_mutex_destroy(&p->lock);
 		free(p);
 	}
 	free(l->url);
@@ -453,11 +457,12 @@ hub_listing_open(void *arg, const char *name, struct source **out,
 	struct hub_file *f = find_file(p, name);
 
 	if (f) {
-		if (f->src) {
-			*out = f->src;	/* handed over once */
-			f->src = NULL;
+		pthread_mutex_lock(&p->lock);
+		*out = f->src;	/* handed over once */
+		f->src = NULL;
+		pthread_mutex_unlock(&p->lock);
+		if (*out)
 			return 0;
-		}
 		if (f->local)
 			return source_open_local(f->local, out, e);
 		return hub_src_open(f->url, f->path, out, e);
@@ -502,9 +507,13 @@ hub_listing_keep(void *arg, const char *name, struct source *s)
 	struct hub_listing_priv *p = ((struct hub_listing *)arg)->priv;
 	struct hub_file *f = find_file(p, name);
 
-	if (f && !f->src) {
-		f->src = s;
-		s = NULL;
+	if (f) {
+		pthread_mutex_lock(&p->lock);
+		if (!f->src) {
+			f->src = s;
+			s = NULL;
+		}
+		pthread_mutex_unlock(&p->lock);
 	}
 	source_close(s);
 }
@@ -524,6 +533,7 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 	p = out->priv = calloc(1, sizeof(*p));
 	if (!p)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	pthread_mutex_init(&p->lock, NULL);
 	if (hub_conf_load(e))
 		goto out;
 	if (parse_uri(uri, &r, e))
