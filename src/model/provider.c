@@ -3,6 +3,7 @@
  */
 #include "model/provider.h"
 
+#include <malloc.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -81,6 +82,14 @@ catalog_open(const char *source, const struct catalog_opts *o,
 	struct source_opener files = { open_file, NULL, (void *)p,
 					o ? o->meter : NULL };
 
+	int rc;
+
 	*out = NULL;
-	return p->open_tree(&files, source, o, out, e);
+	rc = p->open_tree(&files, source, o, out, e);
+	/* Opening freed more than it keeps (indexes' texts, the buffers of
+	 * the threads that opened shards), but between what it keeps: the
+	 * allocator holds those pages until asked.  A DeepSeek-V3-sized
+	 * mount's daemon: 44 MB resident without this, 22 MB with it. */
+	malloc_trim(0);
+	return rc;
 }
