@@ -62,6 +62,13 @@ int cscan_dir(struct cscan *s, const char *path, struct cnode **out);
  * without memory), ask; free them all. */
 int cscan_shard_add(struct cscan *s, char *path);
 int cscan_shard_has(const struct cscan *s, const char *path);
+/* Note the files an index's text names (its weight_map's values), each
+ * joined to prefix ("" or a folder ending in '/'): by a scanner, not a
+ * DOM (DeepSeek-V3's index maps 92k tensors onto 163 files).  A text
+ * that is no index notes nothing: opening it says what is wrong.  0, or
+ * -1 without memory. */
+int cscan_note_index(struct cscan *s, const char *prefix, const char *text,
+		     size_t len);
 void cscan_free(struct cscan *s);
 
 /* How the tree builder opens a model it placed: path is the node's path

@@ -15,7 +15,6 @@
  */
 #include "model/catalog.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,37 +153,21 @@ note_index(struct cscan *s, const struct source_opener *op,
 {
 	struct source *src = NULL;
 	struct err scratch = { 0 };
-	json_t *root = NULL, *v;
-	const char *key;
 	char *text = NULL, *folder;
 	int rc = 0;
 
 	if (source_opener_open(op, x->url, &src, &scratch))
 		return 0;
-	if (src->size <= INDEX_MAX && (text = malloc(src->size + 1)) &&
-	    source_pread(src, text, src->size, 0) == 0)
-		root = json_loadb(text, src->size, 0, NULL);
+	folder = folder_of(x->rel);
+	if (!folder)
+		rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
+	else if (src->size <= INDEX_MAX && (text = malloc(src->size + 1)) &&
+		 source_pread(src, text, src->size, 0) == 0)
+		rc = cscan_note_index(s, folder, text, src->size);
 	free(text);
+	free(folder);
 	/* shards.c reads it again: from this source, no second request */
 	source_opener_keep(op, x->url, src);
-	folder = folder_of(x->rel);
-	if (!folder) {
-		json_decref(root);
-		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
-	}
-	json_object_foreach(json_object_get(root, "weight_map"), key, v) {
-		char *path;
-
-		if (!json_is_string(v))
-			continue;
-		if (asprintf(&path, "%s%s", folder, json_string_value(v)) < 0 ||
-		    cscan_shard_add(s, path)) {
-			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
-			break;
-		}
-	}
-	free(folder);
-	json_decref(root);
 	return rc;
 }
 

@@ -6,16 +6,18 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 #include "base/nametab.h"
+#include "base/text.h"
 #include "format/naming.h"
+#include "format/safetensors/jscan.h"
 #include "model/catalog_int.h"
 #include "model/hub_cache.h"
 #include "model/ollama_store.h"
@@ -208,34 +210,101 @@ cscan_free(struct cscan *s)
 		nametab_free(&s->shard_tab);
 }
 
+/* Add prefix + the file a weight_map value names, unless known. */
+static int
+note_shard(struct cscan *s, struct buf *path, size_t plen,
+	   const struct jscan_tok *t)
+{
+	char *copy;
+
+	path->len = plen;
+	if (buf_reserve(path, t->len + 1))
+		return -1;
+	if (t->escaped)
+		path->len += jscan_unescape(t->s, t->len, path->data + plen,
+					    t->len);
+	else
+		buf_add(path, t->s, t->len);
+	path->data[path->len] = '\0';
+	if (cscan_shard_has(s, path->data))
+		return 0;
+	copy = strdup(path->data);
+	return copy ? cscan_shard_add(s, copy) : -1;
+}
+
+/* The members of the index's top object, the scanner past its '{'. */
+static int
+note_members(struct cscan *s, struct jscan *j, struct buf *path, size_t plen)
+{
+	struct jscan_tok t;
+	int wmap;
+
+	while (jscan_next(j, &t) == JSCAN_KEY) {
+		wmap = !t.escaped && t.len == 10 &&
+		       memcmp(t.s, "weight_map", 10) == 0;
+		if (jscan_next(j, &t) != JSCAN_OBJECT || !wmap) {
+			if (jscan_skip_to(j, 1))
+				return 0;
+			continue;
+		}
+		while (jscan_next(j, &t) == JSCAN_KEY) {
+			if (jscan_next(j, &t) == JSCAN_STRING) {
+				if (note_shard(s, path, plen, &t))
+					return -1;
+			} else if (jscan_skip_to(j, 2)) {
+				return 0;
+			}
+		}
+	}
+	return 0;
+}
+
+int
+cscan_note_index(struct cscan *s, const char *prefix, const char *text,
+		 size_t len)
+{
+	struct buf path = BUF_INIT;
+	struct jscan j;
+	struct jscan_tok t;
+	size_t plen = strlen(prefix), bad;
+	unsigned bad_len;
+	int rc = 0;
+
+	if (text_utf8_check(text, len, &bad, &bad_len) != 0)
+		return 0;
+	jscan_init(&j, text, len, JSCAN_MAX_DEPTH);
+	if (buf_add(&path, prefix, plen) ||
+	    (jscan_next(&j, &t) == JSCAN_OBJECT &&
+	     note_members(s, &j, &path, plen)))
+		rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
+	buf_free(&path);
+	return rc;
+}
+
 /* Remember the files an index names.  An index that cannot be read here
  * still counts as a model: opening it says what is wrong. */
 static int
 note_index(struct cscan *s, const char *dir, const char *file)
 {
-	json_t *root, *wmap, *v;
-	const char *key;
-	char *path;
+	char *path = cnode_join(dir, file), *prefix = NULL, *text = NULL;
+	long n = -1;
+	FILE *f;
 	int rc = 0;
 
-	path = cnode_join(dir, file);
-	if (!path)
+	if (!path || asprintf(&prefix, "%s%s", dir, *dir ? "/" : "") < 0) {
+		free(path);
 		return err_set(s->e, ERR_NO_MEMORY, "out of memory");
-	root = json_load_file(path, 0, NULL);
-	free(path);
-	wmap = json_object_get(root, "weight_map");
-	json_object_foreach(wmap, key, v) {
-		char *shard;
-
-		if (!json_is_string(v))
-			continue;
-		shard = cnode_join(dir, json_string_value(v));
-		if (!shard || cscan_shard_add(s, shard)) {
-			rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
-			break;
-		}
 	}
-	json_decref(root);
+	f = fopen(path, "rbe");
+	free(path);
+	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (text = malloc((size_t)n + 1)) &&
+	    fread(text, 1, (size_t)n, f) == (size_t)n)
+		rc = cscan_note_index(s, prefix, text, (size_t)n);
+	if (f)
+		fclose(f);
+	free(text);
+	free(prefix);
 	return rc;
 }
 

@@ -459,6 +459,36 @@ START_TEST(test_bad_model_in_tree)
 }
 END_TEST
 
+/* The scan reads each index's weight_map to know which files are its
+ * shards: escaped names and members around it are read as the model
+ * reads them; an index that is not valid UTF-8 or JSON names no shards
+ * there, and opening it says what is wrong. */
+START_TEST(test_index_scan)
+{
+	struct catalog *c = NULL;
+	struct err e = { 0 };
+
+	mkdirs("%s/esc", tmp);
+	write_set(P("esc"), "m");
+	write_text(P("esc/m.safetensors.index.json"), "{\"x\": {\"weight_map\":"
+		   " {\"a\": \"other.safetensors\"}}, \"weight_map\": {\"a\":"
+		   " \"m-00001-of-0000\\u0032.safetensors\", \"b\": \"m-00002-"
+		   "of-00002.safetensors\"}, \"metadata\": {\"q\": [{}]}}");
+	c = open_ok(P("esc"));
+	ck_assert_str_eq(dirs(c), "");
+	ck_assert_uint_eq(c->entries[0].model->nshards, 2);
+	catalog_free(c);
+
+	mkdirs("%s/utf8", tmp);
+	write_set(P("utf8"), "m");
+	write_text(P("utf8/m.safetensors.index.json"), "{\"weight_map\": {\"a\":"
+		   " \"m-00001-of-00002.safetensors\xff\"}}");
+	ck_assert_int_eq(catalog_open(P("utf8"), NULL, &c, &e), -1);
+	ck_assert_int_eq(e.code, ERR_INVALID_INDEX);
+	ck_assert_ptr_nonnull(strstr(e.detail, "UTF-8"));
+}
+END_TEST
+
 START_TEST(test_symlinks)
 {
 	struct catalog *c;
@@ -686,6 +716,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_listing_split_ahead);
 	tcase_add_test(tc, test_no_models);
 	tcase_add_test(tc, test_bad_model_in_tree);
+	tcase_add_test(tc, test_index_scan);
 	tcase_add_test(tc, test_symlinks);
 	tcase_add_test(tc, test_hub_root);
 	tcase_add_test(tc, test_hub_repo_and_snapshot);
