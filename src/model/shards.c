@@ -1,5 +1,6 @@
-/* shards.c - sharded sets: read model.safetensors.index.json, open and
- * validate every shard, and check the weight_map against their contents.
+/* shards.c - sharded sets: read model.safetensors.index.json (its form:
+ * weight_map.c), open and validate every shard, and check the weight_map
+ * against their contents.
  *
  * The index is an allow-list: every tensor of every shard must be listed,
  * under the shard that holds it, and every listed tensor must exist.
@@ -7,7 +8,6 @@
 #include "model/shards.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +22,7 @@
 #include "base/parallel.h"
 #include "base/text.h"
 #include "model/display.h"
+#include "model/weight_map.h"
 #include "format/container.h"
 #include "source/http/http_options.h"
 
@@ -141,47 +142,6 @@ shard_path(const char *base, const char *name, int url)
 		out = NULL;
 	free(enc);
 	return out;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The distinct shard names of the weight_map, sorted (as transformers). */
-static int
-collect_shards(json_t *wmap, const char ***names, size_t *count,
-	       const char *index_path, struct err *e)
-{
-	size_t n = 0, i, k = 0;
-	const char *key, **v;
-	json_t *val;
-
-	v = malloc((json_object_size(wmap) + 1) * sizeof(*v));
-	if (!v)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	json_object_foreach(wmap, key, val) {
-		if (!json_is_string(val) ||
-		    strlen(json_string_value(val)) != json_string_length(val)) {
-			free(v);
-			return index_error(e, index_path, "weight_map value of "
-					   "`%s` is not a file name%s", key, "");
-		}
-		v[n++] = json_string_value(val);
-	}
-	qsort(v, n, sizeof(*v), cmp_str);
-	for (i = 0; i < n; i++)
-		if (k == 0 || strcmp(v[k - 1], v[i]) != 0)
-			v[k++] = v[i];
-	if (k > SHARDS_MAX) {
-		free(v);
-		return index_error(e, index_path, "too many shards%s%s", "",
-				   "");
-	}
-	*names = v;
-	*count = k;
-	return 0;
 }
 
 /* Opening the shards of one index, on several threads. */
@@ -311,112 +271,69 @@ merge(struct model *m, struct nametab *tab, const char *index_path,
 /* The index is an allow-list: every tensor is listed under the shard that
  * holds it, and every listed tensor exists. */
 static int
-check_weight_map(struct model *m, const struct nametab *tab, json_t *wmap,
-		 const char *index_path, struct err *e)
+check_weight_map(struct model *m, const struct nametab *tab,
+		 const struct weight_map *w, const char *index_path,
+		 struct err *e)
 {
 	size_t i;
-	void *it;
 	char q[160];
 
 	for (i = 0; i < m->ntensors; i++) {
 		const struct tensor *t = m->tensors[i].t;
 		const char *held = m->shards[m->tensors[i].shard].name;
-		json_t *want = json_object_getn(wmap, t->name, t->name_len);
+		const struct weight_map_entry *want =
+			weight_map_find(w, t->name, t->name_len);
 
 		err_quote(q, sizeof(q), t->name, t->name_len);
 		if (!want)
 			return index_error(e, index_path, "tensor %s of shard "
 					   "`%s` is not in the weight_map", q,
 					   held);
-		if (strcmp(json_string_value(want), held) != 0)
+		if (want->file != m->tensors[i].shard)
 			return index_error(e, index_path, "tensor %s is in "
 					   "shard `%s`, but the weight_map "
 					   "says otherwise", q, held);
 	}
-	if (m->ntensors == json_object_size(wmap))
+	if (m->ntensors == w->n)
 		return 0;
-	for (it = json_object_iter(wmap); it;
-	     it = json_object_iter_next(wmap, it)) {
-		const char *key = json_object_iter_key(it);
-		size_t klen = json_object_iter_key_len(it);
+	for (i = 0; i < w->n; i++) {
+		const struct weight_map_entry *x = &w->entries[i];
 		struct nametab_key k;
 
-		nametab_key(&k, 0, key, klen);
+		nametab_key(&k, 0, x->name, x->len);
 		if (nametab_find(tab, &k) < 0) {
-			err_quote(q, sizeof(q), key, klen);
+			err_quote(q, sizeof(q), x->name, x->len);
 			return index_error(e, index_path, "weight_map lists %s "
 					   "in shard `%s`, which has no such "
-					   "tensor", q, json_string_value(
-					   json_object_iter_value(it)));
+					   "tensor", q, w->files[x->file]);
 		}
 	}
 	return 0;
 }
 
-static char *
-render_index_metadata(json_t *meta)
-{
-	struct buf b = BUF_INIT;
-	char *text;
-
-	if (!json_is_object(meta))
-		return strdup("{}\n");
-	text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text || buf_adds(&b, text) || buf_adds(&b, "\n")) {
-		free(text);
-		buf_free(&b);
-		return NULL;
-	}
-	free(text);
-	return buf_steal(&b);
-}
-
+/* Read the index's text (weight_map.h) and open the shards it names, in
+ * the order of their sorted names (as transformers). */
 static int
 parse_index(const struct source_opener *op, struct model *m,
-	    const char *text, size_t len, json_t **wmap_out,
+	    const char *text, size_t len, struct weight_map *w,
 	    const char *index_path, struct err *e)
 {
-	const char **names = NULL;
-	json_t *root, *wmap, *meta;
-	json_error_t je;
-	int rc = -1;
+	struct err we = { 0 };
 
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
-			  &je);
-	if (!root) {
-		err_set(e, ERR_INVALID_INDEX, "not valid JSON: %s "
-			"(line %d, column %d)", je.text, je.line,
-			je.column);
+	if (weight_map_read(text, len, w, &we)) {
+		err_clear(e);	/* the index is at fault, see index_error() */
+		*e = we;
 		return err_at(e, index_path);
 	}
-	wmap = json_object_get(root, "weight_map");
-	meta = json_object_get(root, "metadata");
-	if (!json_is_object(wmap)) {
-		index_error(e, index_path, "no \"weight_map\" object: not a "
-			    "safetensors index%s%s", "", "");
-		goto out;
-	}
-	if (meta && !json_is_object(meta) && !json_is_null(meta)) {
-		index_error(e, index_path, "\"metadata\" is not an "
-			    "object%s%s", "", "");
-		goto out;
-	}
-	m->metadata_json = render_index_metadata(meta);
-	if (collect_shards(wmap, &names, &m->nshards, index_path, e))
-		goto out;
+	if (w->nfiles > SHARDS_MAX)
+		return index_error(e, index_path, "too many shards%s%s", "",
+				   "");
+	m->nshards = w->nfiles;
+	m->metadata_json = strdup(w->metadata_json);
 	m->shards = calloc(m->nshards ? m->nshards : 1, sizeof(*m->shards));
-	if (!m->shards || !m->metadata_json) {
-		err_set(e, ERR_NO_MEMORY, "out of memory");
-		goto out;
-	}
-	if (open_shards(op, m, names, index_path, e))
-		goto out;
-	*wmap_out = json_incref(wmap);
-	rc = 0;
-out:
-	free(names);
-	json_decref(root);
-	return rc;
+	if (!m->shards || !m->metadata_json)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	return open_shards(op, m, w->files, index_path, e);
 }
 
 int
@@ -425,7 +342,7 @@ shards_open_index(const struct source_opener *op, const char *dir,
 {
 	struct model *m;
 	struct nametab tab = { 0 };
-	json_t *wmap = NULL;
+	struct weight_map w;
 	size_t len;
 	char *text;
 
@@ -444,17 +361,17 @@ shards_open_index(const struct source_opener *op, const char *dir,
 		model_free(m);
 		return -1;
 	}
-	if (parse_index(op, m, text, len, &wmap, index_path, e) ||
+	if (parse_index(op, m, text, len, &w, index_path, e) ||
 	    merge(m, &tab, index_path, e) ||
-	    check_weight_map(m, &tab, wmap, index_path, e)) {
+	    check_weight_map(m, &tab, &w, index_path, e)) {
 		free(text);
-		json_decref(wmap);
+		weight_map_free(&w);
 		nametab_free(&tab);
 		model_free(m);
 		return -1;
 	}
 	free(text);
-	json_decref(wmap);
+	weight_map_free(&w);
 	nametab_free(&tab);
 	*out = m;
 	return 0;

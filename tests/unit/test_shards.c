@@ -409,6 +409,55 @@ START_TEST(test_bad_json)
 }
 END_TEST
 
+/* The index is read by a scanner (model/weight_map.c): members it does
+ * not know are skipped, escaped keys are what they decode to, metadata
+ * reads as jansson renders it, a tensor name may hold NUL (as in a
+ * header), a shard in many places of the map counts once. */
+START_TEST(test_index_forms)
+{
+	struct model *m;
+	struct err e;
+
+	write_shard(SHARD1, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],"
+		    "\"data_offsets\":[0,8]},\"b\\u0000x\":{\"dtype\":\"U8\","
+		    "\"shape\":[3],\"data_offsets\":[8,11]}}", 11);
+	write_index("{\"x\": [1, {\"weight_map\": 3}], \"metadata\": "
+		    "{\"b\": 1, \"a\": [true, null, \"\\u00e9\"]},"
+		    " \"weight\\u005fmap\": {\"c\": \"" SHARD2 "\", "
+		    "\"b\\u0000x\": \"" SHARD1 "\", \"a\": \"mod\\u0065l-"
+		    "00001-of-00002.safetensors\"}, \"y\": null}");
+	ck_assert_msg(open_index(&m, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(m->nshards, 2);
+	ck_assert_str_eq(m->shards[0].name, SHARD1);
+	ck_assert_str_eq(m->shards[1].name, SHARD2);
+	ck_assert_uint_eq(m->ntensors, 3);
+	ck_assert_ptr_nonnull(find_model_tensor(m, "b\0x", 3));
+	ck_assert_str_eq(m->metadata_json, "{\n  \"b\": 1,\n  \"a\": [\n"
+			 "    true,\n    null,\n    \"\u00e9\"\n  ]\n}\n");
+	model_free(m);
+
+	write_index("{\"metadata\": null, \"weight_map\": {\"a\": \"" SHARD1
+		    "\", \"b\\u0000x\": \"" SHARD1 "\", \"c\": \"" SHARD2
+		    "\"}}");
+	ck_assert_msg(open_index(&m, &e) == 0, "%s", e.detail);
+	ck_assert_str_eq(m->metadata_json, "{}\n");
+	model_free(m);
+
+	expect_refused("{\"weight_map\": {}, \"weight_map\": {}}",
+		       ERR_INVALID_INDEX, "weight_map", "twice");
+	expect_refused("{\"metadata\": {\"k\": 1, \"k\": 2}, \"weight_map\": "
+		       "{}}", ERR_INVALID_INDEX, "metadata", "duplicate");
+	expect_refused("{\"weight_map\": {\"a\": \"" SHARD1 "\"}} [",
+		       ERR_INVALID_INDEX, "JSON", "line 1");
+	expect_refused("{\"weight_map\": {\"a\": \"\xff\"}}",
+		       ERR_INVALID_INDEX, "UTF-8", NULL);
+	expect_refused("[{\"weight_map\": {}}]", ERR_INVALID_INDEX,
+		       "weight_map", NULL);
+	expect_refused("{\"weight_map\": {\"a\": [\"" SHARD1 "\"]}}",
+		       ERR_INVALID_INDEX, "`a`", "file name");
+}
+END_TEST
+
 START_TEST(test_bad_shard_header)
 {
 	write_shard(SHARD2, "{\"c\":{\"dtype\":\"F16\",\"shape\":[2,2],"
@@ -437,6 +486,7 @@ shards_suite(void)
 	tcase_add_test(tc, test_bad_names);
 	tcase_add_test(tc, test_symlink_escape);
 	tcase_add_test(tc, test_bad_json);
+	tcase_add_test(tc, test_index_forms);
 	tcase_add_test(tc, test_bad_shard_header);
 	suite_add_tcase(s, tc);
 	return s;
