@@ -8,7 +8,8 @@
  * accepted pickle is walked recursively (what the torch container does)
  * and must keep every promise of pickle.h: no path longer than the depth
  * limit, no more values walked than the walk limit, calls of a global or
- * of a call's result with a tuple of arguments and items of their kind,
+ * of a call's result with a tuple of arguments (and a dict of keyword
+ * arguments, NEWOBJ_EX's, only when it has items) and items of their kind,
  * globals named (known ones by their id), strings ending in NUL, wide
  * ints wider than 64 bits and written in decimal up to their limit.
  */
@@ -91,7 +92,7 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	case PICKLE_GLOBAL:
 		CHECK(v->global.module && v->global.name);
 		CHECK(v->global.module[0] && v->global.name[0]);
-		CHECK(v->global.id <= PICKLE_G_DEVICE);
+		CHECK(v->global.id <= PICKLE_G_LAST);
 		break;
 	case PICKLE_CALL:
 		CHECK(v->call.callee->kind == PICKLE_GLOBAL ||
@@ -100,12 +101,17 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 		CHECK(v->call.newobj == 0 || v->call.newobj == 1);
 		CHECK(!v->call.items || v->call.items->kind == PICKLE_DICT ||
 		      v->call.items->kind == PICKLE_LIST);
+		CHECK(!v->call.kwargs || (v->call.kwargs->kind == PICKLE_DICT &&
+					  v->call.kwargs->dict.n > 0));
+		CHECK(!v->call.kwargs || v->call.newobj);
 		walk(w, v->call.callee, depth + 1);
 		walk(w, v->call.args, depth + 1);
 		if (v->call.state)
 			walk(w, v->call.state, depth + 1);
 		if (v->call.items)
 			walk(w, v->call.items, depth + 1);
+		if (v->call.kwargs)
+			walk(w, v->call.kwargs, depth + 1);
 		break;
 	case PICKLE_PERSID:
 		walk(w, v->persid.pid, depth + 1);

@@ -527,6 +527,17 @@ def pickle_seeds(c):
 	P("latin1-shared", b"\x80\x02](c_codecs\nencode\nq\x01"
 	  b"X\x06\x00\x00\x00latin1q\x02X\x02\x00\x00\x00\xc3\xbfq\x00"
 	  + b"h\x01h\x00h\x02\x86R" * 4 + b"e.")
+	# protocols 0 and 1 beyond the kept ones: Python 2's strings and
+	# instances, POP, POP_MARK, DUP, PERSID, every escape; NEWOBJ_EX,
+	# BYTEARRAY8, bytes()
+	P("proto0-ops", b"(lp0\nI01\naI-12\naL123456789012345678901234L\na"
+	  b"F1e-05\naFnan\naS'a\\'\\x41\\101\\n\\q'\naS'\\xff'\np1\na"
+	  b"Vx\\u00e9\\U0001f600\\y\xe9\nag1\naNK\x0100(0(N1K\x012\x86a"
+	  b"Pstorage_0\na(cm\nC\nK\x01oa(K\x02im\nD\na.")
+	P("proto1-strings", b"](T\x02\x00\x00\x00abU\x01\xffU\x02\xc3\xa9e.")
+	P("newobj-ex", b"\x80\x04]\x94(cm\nC\n\x94K\x01\x85}X\x01\x00\x00"
+	  b"\x00kK\x02s\x92h\x01)}\x92\x96\x02\x00\x00\x00\x00\x00\x00\x00ab"
+	  b"c__builtin__\nbytes\n)Re.")
 	# torch 2's new dtypes: _rebuild_tensor_v3 over an untyped storage
 	P("tensor-v3", b"\x80\x02ctorch._utils\n_rebuild_tensor_v3\n"
 	  b"((X\x07\x00\x00\x00storagectorch.storage\nUntypedStorage\n"

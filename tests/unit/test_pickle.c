@@ -117,6 +117,11 @@ dump(struct buf *b, const struct pickle_value *v)
 		if (v->call.newobj)
 			buf_adds(b, "!");
 		dump(b, v->call.args);
+		if (v->call.kwargs) {
+			ck_assert_int_eq(v->call.kwargs->kind, PICKLE_DICT);
+			buf_adds(b, "**");
+			dump(b, v->call.kwargs);
+		}
 		if (v->call.state) {
 			buf_adds(b, "@");
 			dump(b, v->call.state);
@@ -217,6 +222,8 @@ static const char *const good[] = {
 	"state_dict", "model_state_dict", "optimizer", "parameter",
 	"state_dict_proto4", "many", "plain_proto5", "trainer",
 	"trainer_proto4", "os_system", "eval_proto4", "whole_module",
+	"plain_proto0", "plain_proto1", "python2_proto0", "python2_proto1",
+	"newobj_ex",
 };
 
 START_TEST(test_fixture)
@@ -490,13 +497,13 @@ END_TEST
 
 START_TEST(test_refused_opcodes)
 {
-	REFUSE("I1\n.", "opcode INT at byte 0 is not supported");
-	REFUSE("(S'x'\n.", "opcode STRING at byte 1");
-	REFUSE("(cos\nsystem\nX\x02\x00\x00\x00lsi.", "opcode INST");
-	REFUSE("(X\x02\x00\x00\x00lsios\nsystem\n.", "opcode INST");
+	REFUSE("\x82\x01.", "opcode EXT1 at byte 0 names an object by its "
+	       "number in copyreg's extension registry");
+	REFUSE("\x84\x01\0\0\0.", "opcode EXT4");
+	REFUSE("\x97.", "opcode NEXT_BUFFER at byte 0 refers to a buffer "
+	       "passed beside the pickle");
+	REFUSE("N\x98.", "opcode READONLY_BUFFER");
 	REFUSE("\xff.", "byte 0xff at 0 is not a pickle opcode");
-	REFUSE("N0.", "opcode POP");
-	REFUSE("\x82\x01.", "opcode EXT1");
 	REFUSE("\x80\x06N.", "protocol 6");
 	/* names Python could not import */
 	REFUSE("c\x01\x02\nx\n.", "GLOBAL at byte 0 names global "
@@ -512,9 +519,10 @@ START_TEST(test_refused_opcodes)
 	       "_codecs.encode of a string that is not latin-1");
 	REFUSE("N)R.", "calls a None");
 	REFUSE("ccollections\nOrderedDict\nNR.", "passes a None as arguments");
-	REFUSE("STACK.", "opcode STRING");
+	REFUSE("STACK.", "STRING at byte 0 is not a line (truncated?)");
 	REFUSE("K\x01K\x02\x93.", "wants two strings, not a int and a int");
-	REFUSE("ccollections\nOrderedDict", "not two lines");
+	REFUSE("ccollections\nOrderedDict", "GLOBAL at byte 0 is not a line "
+	       "(truncated?)");
 	/* BUILD, APPEND, SETITEM on the wrong things */
 	REFUSE("N}b.", "BUILD at byte 2 sets the state of a None");
 	REFUSE("}}b}b.", "sets a state twice");
@@ -535,6 +543,146 @@ START_TEST(test_refused_opcodes)
 	REFUSE("\x8c\x02\xc0\x80.", "not UTF-8");	/* overlong NUL */
 	ACCEPT("\x8c\x03" "a\0b.", "\"a\\x00b\"");
 	ACCEPT("B\x01\x00\x00\x00\xff.", "b\"\\xff\"");	/* bytes are bytes */
+}
+END_TEST
+
+/* Protocols 0 and 1 (and Python 2's strings, instances and persistent
+ * ids): what Python writes is read, anything else refused in one line. */
+START_TEST(test_protocol0)
+{
+	struct buf pkl = BUF_INIT;
+
+	/* INT, LONG: decimal, no leading zero; 00 and 01 are bools */
+	ACCEPT("I00\n.", "False");
+	ACCEPT("I01\n.", "True");
+	ACCEPT("I-7\n.", "-7");
+	ACCEPT("I0\n.", "0");
+	ACCEPT("I-9223372036854775808\n.", "-9223372036854775808");
+	ACCEPT("I9223372036854775808\n.", "9223372036854775808");
+	ACCEPT("L-1180591620717411303424L\n.", "-1180591620717411303424");
+	ACCEPT("L5\n.", "5");
+	REFUSE("I007\n.", "INT at byte 0 is not an integer in decimal");
+	REFUSE("I 3\n.", "INT at byte 0 is not an integer");
+	REFUSE("I3L\n.", "INT at byte 0 is not an integer");
+	REFUSE("L0x10L\n.", "LONG at byte 0 is not an integer");
+	REFUSE("LL\n.", "LONG at byte 0 is not an integer");
+	REFUSE("I-\n.", "not an integer");
+	REFUSE("I3", "INT at byte 0 is not a line (truncated?)");
+	/* 4,300 digits (Python's limit) are read, 4,301 refused; up to
+	 * 1,785 bytes (4,298 nines) an int is shown in decimal */
+	buf_adds(&pkl, "L");
+	for (int i = 0; i < 4298; i++)
+		buf_adds(&pkl, "9");
+	buf_adds(&pkl, "\n.");
+	{
+		struct err e = { 0 };
+		char *d = load_dump(pkl.data, pkl.len, NULL, &e);
+
+		ck_assert_msg(d != NULL, "%s", e.detail);
+		ck_assert_uint_eq(strlen(d), 4298);
+		ck_assert(strspn(d, "9") == 4298);
+		free(d);
+	}
+	pkl.len -= 2;
+	buf_adds(&pkl, "99\n.");
+	{
+		struct pickle *p = NULL;
+		struct err e = { 0 };
+
+		ck_assert_msg(pickle_load(pkl.data, pkl.len, NULL, &p, &e) == 0,
+			      "%s", e.detail);
+		ck_assert_int_eq(pickle_root(p)->kind, PICKLE_LONG);
+		ck_assert_uint_eq(pickle_root(p)->str.len, 1786);
+		pickle_free(p);
+	}
+	pkl.len -= 2;
+	buf_adds(&pkl, "9\n.");
+	refused(pkl.data, pkl.len, NULL, "more than 4,300 digits");
+	buf_free(&pkl);
+	/* FLOAT: repr()'s text */
+	ACCEPT("F1.5\n.", "f:3ff8000000000000");
+	ACCEPT("F1e-05\n.", "f:3ee4f8b588e368f1");
+	ACCEPT("F-inf\n.", "f:fff0000000000000");
+	ACCEPT("F-0.0\n.", "f:8000000000000000");
+	REFUSE("F1.\n.", "FLOAT at byte 0 is not a float as Python's repr()");
+	REFUSE("F0x1p3\n.", "is not a float");
+	REFUSE("F 1\n.", "is not a float");
+	REFUSE("Finfinity\n.", "is not a float");
+	REFUSE("F1e\n.", "is not a float");
+	/* STRING: a Python 2 str's repr(); UTF-8 is a str, else bytes */
+	ACCEPT("S'a\\'b\\n\\x41\\101\\q'\n.", "\"a'b\\x0aAA\\x5cq\"");
+	ACCEPT("S\"it's\"\n.", "\"it's\"");
+	ACCEPT("S'\\xc3\\xa9'\n.", "\"\\xc3\\xa9\"");
+	ACCEPT("S'\\xff'\n.", "b\"\\xff\"");
+	REFUSE("S'abc\n.", "STRING at byte 0 is not a quoted string");
+	REFUSE("S'\n.", "is not a quoted string");
+	REFUSE("S'\\x4'\n.", "STRING at byte 0 has an escape Python refuses");
+	REFUSE("S'\\777'\n.", "has an escape Python refuses");
+	REFUSE("S'a\\'\n.", "has an escape Python refuses");
+	/* BINSTRING, SHORT_BINSTRING */
+	ACCEPT("T\x02\0\0\0ab.", "\"ab\"");
+	ACCEPT("U\x01\xff.", "b\"\\xff\"");
+	REFUSE("T\xff\xff\xff\xff.", "BINSTRING at byte 0 has a negative length");
+	REFUSE("U\x05" "ab.", "SHORT_BINSTRING at byte 0 needs 5 bytes");
+	/* UNICODE: raw-unicode-escape */
+	ACCEPT("Va\\u00e9\\U0001f600\xe9\n.",
+	       "\"a\\xc3\\xa9\\xf0\\x9f\\x98\\x80\\xc3\\xa9\"");
+	ACCEPT("V\\x41\\\\u0041\n.", "\"\\x5cx41\\x5c\\x5cu0041\"");
+	REFUSE("V\\ud800\n.", "UNICODE at byte 0 has a \\u escape that is no "
+	       "character");
+	REFUSE("V\\U00110000\n.", "is no character");
+	REFUSE("V\\u12\n.", "has a truncated \\u escape");
+	REFUSE("V\\u12g4\n.", "has a \\u escape that is not hex");
+	/* PUT, GET */
+	ACCEPT("Np0\ng0\n\x86.", "(None, None)");
+	REFUSE("g5\n.", "GET at byte 0: memo 5 is not set");
+	REFUSE("Np-1\n.", "PUT at byte 1 is not a memo index in decimal");
+	REFUSE("Np99999999999999999999999\n.", "memo index 18446744073709551615 "
+	       "is more than");
+	/* POP (the value, or the MARK right below), POP_MARK, DUP */
+	ACCEPT("NK\x01" "0.", "None");
+	ACCEPT("(0N.", "None");
+	ACCEPT("N(K\x01K\x02" "1.", "None");
+	ACCEPT("K\x01" "2\x86.", "(1, 1)");
+	REFUSE("0.", "POP at byte 0 needs 1 value");
+	REFUSE("(2.", "DUP at byte 1 needs 1 value");
+	REFUSE("1.", "POP_MARK at byte 0 has no MARK to close");
+	/* PERSID: an ASCII line */
+	ACCEPT("Pstorage_0\n.", "P\"storage_0\"");
+	REFUSE("P\xff\n.", "PERSID at byte 0 is not ASCII");
+	/* OBJ, INST: Python 2's instances, described as calls (or folded) */
+	ACCEPT("(cm\nC\nK\x01o.", "m.C(1,)");
+	ACCEPT("(K\x01im\nC\n.", "m.C(1,)");
+	ACCEPT("(im\nC\n.", "m.C()");
+	ACCEPT("(ccollections\nOrderedDict\no.", "O{}");
+	ACCEPT("(icollections\nOrderedDict\n.", "O{}");
+	REFUSE("(o.", "OBJ at byte 1 has no class above its MARK");
+	REFUSE("(K\x01K\x02o.", "OBJ at byte 5 calls a int");
+	REFUSE("(im\n.", "INST at byte 1 is not a line");
+	REFUSE("im\nC\n.", "INST at byte 0 has no MARK to close");
+	REFUSE("(i\x01\nC\n.", "INST at byte 1 names global");
+}
+END_TEST
+
+/* NEWOBJ_EX: cls.__new__(cls, *args, **kwargs), described with its
+ * keyword arguments; BYTEARRAY8 is bytes, and so is bytes(). */
+START_TEST(test_newobj_ex)
+{
+	ACCEPT("cm\nC\n)}\x92.", "m.C!()");
+	ACCEPT("cm\nC\nK\x01\x85}X\x01\0\0\0kK\x02s\x92.",
+	       "m.C!(1,)**{\"k\": 2}");
+	/* a pure call with keyword arguments is not one stfs folds */
+	ACCEPT("ccollections\nOrderedDict\n)}X\x01\0\0\0kK\x01s\x92.",
+	       "collections.OrderedDict!()**{\"k\": 1}");
+	ACCEPT("ccollections\nOrderedDict\n)}\x92.", "O{}");
+	REFUSE("cm\nC\n)N\x92.", "NEWOBJ_EX at byte 7 passes a None as "
+	       "keyword arguments, not a dict");
+	REFUSE("cm\nC\nN}\x92.", "passes a None as arguments");
+	REFUSE(")}\x92.", "NEWOBJ_EX at byte 2 needs 1 value");
+	ACCEPT("\x96\x02\0\0\0\0\0\0\0ab.", "b\"ab\"");
+	ACCEPT("c__builtin__\nbytes\n)R.", "b\"\"");
+	ACCEPT("cbuiltins\nbytes\n)R.", "b\"\"");
+	ACCEPT("cbuiltins\nbytes\nK\x01\x85R.", "builtins.bytes(1,)");
 }
 END_TEST
 
@@ -694,6 +842,8 @@ pickle_suite(void)
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_latin1_shared);
 	tcase_add_test(tc, test_refused_opcodes);
+	tcase_add_test(tc, test_protocol0);
+	tcase_add_test(tc, test_newobj_ex);
 	tcase_add_test(tc, test_stack_and_memo);
 	tcase_add_test(tc, test_lengths);
 	tcase_add_test(tc, test_depth);

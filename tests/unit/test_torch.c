@@ -265,6 +265,8 @@ static const char pkl_values[] =
 	"X\x03\0\0\0syscposix\nsystem\nX\x02\0\0\0ls\x85R"
 	"X\x03\0\0\0key}(K\x01N\x88NG?\xf8\0\0\0\0\0\0Nu"
 	"X\x03\0\0\0" "emacm\nEMA\n)\x81}(X\x06\0\0\0shadowh\x01ub"
+	"X\x02\0\0\0" "kwcm\nK\nK\x01\x85}(X\x01\0\0\0kK\x02u\x92"
+	"X\x02\0\0\0" "p0(lp0\nI-3\naF0.5\naS'x'\naL5L\na"
 	"X\x03\0\0\0subctorch._tensor\n_rebuild_from_type_v2\n"
 	"(ctorch._utils\n_rebuild_tensor_v2\ncm\nMyTensor\n"
 	P_ARGS("\x02", "\x01") "}tR"
@@ -302,7 +304,10 @@ START_TEST(test_values)
 	META_EQ(h, "key.true", "null");
 	META_EQ(h, "key.1.5", "null");
 	META_EQ(h, "ema.__class__", "m.EMA");
-	ck_assert_uint_eq(h->nmeta, 14);
+	META_EQ(h, "kw", "{\"__class__\": \"m.K\", \"args\": [1], "
+		"\"kwargs\": {\"k\": 2}}");
+	META_EQ(h, "p0", "[-3, 0.5, \"x\", 5]");
+	ck_assert_uint_eq(h->nmeta, 16);
 	container_free(h);
 	buf_free(&z);
 }

@@ -2,12 +2,14 @@
  *
  * The machine follows CPython's _pickle.c where it matters for what is
  * accepted: a MARK fences the stack (values below it cannot be popped
- * until the mark is), BINPUT stores the top value, MEMOIZE stores it at
- * the memo's current size, STOP takes the top.  It is stricter where
- * torch.save never goes: the stack must hold exactly the result at STOP
- * and nothing may follow it, APPEND needs a list, SETITEM a dict, ADDITEMS
- * a set (or, each, an object described by a call), BUILD a dict or a
- * call, and a global must be a name Python could import.
+ * until the mark is; POP right above one pops the mark), BINPUT stores
+ * the top value, MEMOIZE stores it at the memo's current size, STOP takes
+ * the top.  It is stricter where Python's pickles never go: the stack
+ * must hold exactly the result at STOP and nothing may follow it, APPEND
+ * needs a list, SETITEM a dict, ADDITEMS a set (or, each, an object
+ * described by a call), BUILD a dict or a call, a global must be a name
+ * Python could import, and the text of protocol 0 must be what Python
+ * writes (pickle_text.h).
  *
  * The values live in a pickle_store (pickle_store.h), which also checks
  * the finished graph; the names of opcodes and the known globals are in
@@ -24,8 +26,10 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "format/torch/pickle_call.h"
+#include "format/torch/pickle_long.h"
 #include "format/torch/pickle_names.h"
 #include "format/torch/pickle_store.h"
+#include "format/torch/pickle_text.h"
 
 struct pickle {
 	struct pickle_store store;
@@ -188,6 +192,31 @@ arg_uint(struct machine *m, unsigned n, uint64_t *out)
 	return 0;
 }
 
+/* A protocol 0 argument: the bytes up to the next newline (read, not
+ * kept). */
+static int
+arg_line(struct machine *m, const char **p, size_t *n)
+{
+	const char *s = (const char *)m->p + m->pos;
+	const char *nl = memchr(s, '\n', m->len - m->pos);
+
+	if (!nl)
+		return fail(m, "%s at byte %zu is not a line (truncated?)",
+			    cur_op(m), m->at);
+	*p = s;
+	*n = (size_t)(nl - s);
+	m->pos += *n + 1;
+	return 0;
+}
+
+/* "OPCODE at byte N" into at, for messages made elsewhere. */
+static const char *
+where(const struct machine *m, char *at, size_t cap)
+{
+	snprintf(at, cap, "%s at byte %zu", cur_op(m), m->at);
+	return at;
+}
+
 /* ---- making values -------------------------------------------------- */
 
 static struct pickle_value *
@@ -223,15 +252,60 @@ op_str(struct machine *m, enum pickle_kind kind, unsigned n)
 	return push(m, v);
 }
 
+/* BINSTRING, SHORT_BINSTRING: a Python 2 str of n bytes' length (a
+ * BINSTRING's is signed). */
+static int
+op_py2_str(struct machine *m, unsigned n)
+{
+	uint64_t len;
+	struct pickle_value *v;
+
+	if (arg_uint(m, n, &len) < 0)
+		return -1;
+	if (n == 4 && len > INT32_MAX)
+		return fail(m, "BINSTRING at byte %zu has a negative length",
+			    m->at);
+	if (need_bytes(m, len) < 0)
+		return -1;
+	v = pickle_text_py2(&m->pk->store, (const char *)m->p + m->pos,
+			    (size_t)len, m->e);
+	m->pos += (size_t)len;
+	return push(m, v);
+}
+
+/* INT, LONG, FLOAT, STRING, UNICODE: a value written as a line of text
+ * (pickle_text.h). */
+static int
+op_text(struct machine *m, unsigned char op)
+{
+	struct pickle_store *s = &m->pk->store;
+	const char *p;
+	char at[64];
+	size_t n;
+
+	if (arg_line(m, &p, &n) < 0)
+		return -1;
+	where(m, at, sizeof(at));
+	switch (op) {
+	case 'I':
+	case 'L':
+		return push(m, pickle_text_int(s, p, n, op == 'L', at, m->e));
+	case 'F':
+		return push(m, pickle_text_float(s, p, n, at, m->e));
+	case 'S':
+		return push(m, pickle_text_string(s, p, n, at, m->e));
+	default:
+		return push(m, pickle_text_unicode(s, p, n, at, m->e));
+	}
+}
+
 /* LONG1, LONG4: a little-endian two's complement int of n bytes; one
  * wider than 64 bits (a uint64 seed, 2**70) is kept as its bytes. */
 static int
 op_long(struct machine *m, unsigned n)
 {
-	uint64_t len, u = 0;
+	uint64_t len;
 	const unsigned char *p;
-	size_t k;
-	int64_t i;
 
 	if (arg_uint(m, n, &len) < 0)
 		return -1;
@@ -242,20 +316,8 @@ op_long(struct machine *m, unsigned n)
 		return -1;
 	p = m->p + m->pos;
 	m->pos += (size_t)len;
-	/* bytes that only repeat the sign do not count */
-	k = (size_t)len;
-	while (k > 8 && ((p[k - 1] == 0 && p[k - 2] < 0x80) ||
-			 (p[k - 1] == 0xff && p[k - 2] >= 0x80)))
-		k--;
-	if (k > 8)
-		return push(m, pickle_store_str(&m->pk->store, PICKLE_LONG, p,
-						k, m->e));
-	for (size_t j = k; j-- > 0;)
-		u = u << 8 | p[j];
-	if (k && k < 8 && (u >> (k * 8 - 1)) & 1)
-		u |= ~(uint64_t)0 << (k * 8);	/* sign-extend */
-	memcpy(&i, &u, sizeof(i));
-	return push(m, new_int(m, i));
+	return push(m, pickle_long_value(&m->pk->store, p, (size_t)len,
+					 m->e));
 }
 
 /* A tuple, list or set of the stack's values from index from up. */
@@ -357,8 +419,8 @@ python_name(const char *p, size_t n)
 
 /* A global: a known one by its id, any other as its name, never
  * imported. */
-static int
-push_global(struct machine *m, const char *mod, size_t mlen,
+static struct pickle_value *
+make_global(struct machine *m, const char *mod, size_t mlen,
 	    const char *name, size_t nlen)
 {
 	const struct pickle_names_global *a =
@@ -368,43 +430,35 @@ push_global(struct machine *m, const char *mod, size_t mlen,
 
 	if (!a && (!python_name(mod, mlen) || !python_name(name, nlen))) {
 		pickle_names_text(text, sizeof(text), mod, mlen, name, nlen);
-		return fail(m, "%s at byte %zu names global %s, which is no "
-			    "Python name", cur_op(m), m->at, text);
+		fail(m, "%s at byte %zu names global %s, which is no Python "
+		     "name", cur_op(m), m->at, text);
+		return NULL;
 	}
 	v = new_value(m, PICKLE_GLOBAL);
 	if (!v)
-		return -1;
+		return NULL;
 	if (a) {
 		v->global.module = a->module;
 		v->global.name = a->name;
 		v->global.id = a->id;
-		return push(m, v);
+		return v;
 	}
 	v->global.id = PICKLE_G_OTHER;
 	v->global.module = keep_name(m, mod, mlen);
 	v->global.name = v->global.module ? keep_name(m, name, nlen) : NULL;
-	if (!v->global.name)
-		return -1;
-	return push(m, v);
+	return v->global.name ? v : NULL;
 }
 
-/* GLOBAL: "module\nname\n". */
-static int
-op_global(struct machine *m)
+/* GLOBAL and INST: "module\nname\n". */
+static struct pickle_value *
+line_global(struct machine *m)
 {
-	const char *mod = (const char *)m->p + m->pos, *name, *end;
-	size_t left = m->len - m->pos;
+	const char *mod, *name;
+	size_t mlen, nlen;
 
-	name = memchr(mod, '\n', left);
-	end = name ? memchr(name + 1, '\n', left - (size_t)(name + 1 - mod))
-		   : NULL;
-	if (!end)
-		return fail(m, "GLOBAL at byte %zu is not two lines "
-			    "(truncated?)", m->at);
-	name++;
-	m->pos += (size_t)(end + 1 - mod);
-	return push_global(m, mod, (size_t)(name - 1 - mod), name,
-			   (size_t)(end - name));
+	if (arg_line(m, &mod, &mlen) < 0 || arg_line(m, &name, &nlen) < 0)
+		return NULL;
+	return make_global(m, mod, mlen, name, nlen);
 }
 
 static int
@@ -419,20 +473,18 @@ op_stack_global(struct machine *m)
 			    "not a %s and a %s", m->at,
 			    pickle_kind_name(mod->kind),
 			    pickle_kind_name(name->kind));
-	return push_global(m, mod->str.p, mod->str.len, name->str.p,
-			   name->str.len);
+	return push(m, make_global(m, mod->str.p, mod->str.len, name->str.p,
+				   name->str.len));
 }
 
-/* REDUCE and NEWOBJ: the value a pure call makes, or a description of
- * the call (pickle_call.h); never the call. */
+/* The value a pure call makes, or a description of the call
+ * (pickle_call.h); never the call. */
 static int
-op_call(struct machine *m, int newobj)
+push_call(struct machine *m, struct pickle_value *callee,
+	  struct pickle_value *args, struct pickle_value *kwargs, int newobj)
 {
-	struct pickle_value *args = pop(m), *callee = args ? pop(m) : NULL;
 	char at[64];
 
-	if (!callee)
-		return -1;
 	if (callee->kind != PICKLE_GLOBAL && callee->kind != PICKLE_CALL)
 		return fail(m, "%s at byte %zu calls a %s", cur_op(m), m->at,
 			    pickle_kind_name(callee->kind));
@@ -440,9 +492,57 @@ op_call(struct machine *m, int newobj)
 		return fail(m, "%s at byte %zu passes a %s as arguments, not a "
 			    "tuple", cur_op(m), m->at,
 			    pickle_kind_name(args->kind));
-	snprintf(at, sizeof(at), "%s at byte %zu", cur_op(m), m->at);
-	return push(m, pickle_call_make(&m->pk->store, callee, args, newobj,
-					at, m->e));
+	if (kwargs && kwargs->kind != PICKLE_DICT)
+		return fail(m, "%s at byte %zu passes a %s as keyword "
+			    "arguments, not a dict", cur_op(m), m->at,
+			    pickle_kind_name(kwargs->kind));
+	if (kwargs && !kwargs->dict.n)
+		kwargs = NULL;		/* cls.__new__(cls, *args, **{}) */
+	return push(m, pickle_call_make(&m->pk->store, callee, args, kwargs,
+					newobj, where(m, at, sizeof(at)),
+					m->e));
+}
+
+/* REDUCE (callee, args), NEWOBJ (cls, args), NEWOBJ_EX (cls, args,
+ * kwargs). */
+static int
+op_call(struct machine *m, int newobj, int with_kwargs)
+{
+	struct pickle_value *kwargs = with_kwargs ? pop(m) : NULL, *args,
+			    *callee;
+
+	if (with_kwargs && !kwargs)
+		return -1;
+	args = pop(m);
+	callee = args ? pop(m) : NULL;
+	if (!callee)
+		return -1;
+	return push_call(m, callee, args, kwargs, newobj);
+}
+
+/* OBJ (MARK cls args...) and INST (MARK args..., the class named by
+ * its lines): Python 2's instances, callee(*args). */
+static int
+op_instance(struct machine *m, int inst)
+{
+	struct pickle_value *callee = inst ? line_global(m) : NULL, *args;
+	size_t mark, from;
+
+	if ((inst && !callee) || pop_mark(m, &mark) < 0)
+		return -1;
+	from = mark;
+	if (!inst) {
+		if (from == m->sn)
+			return fail(m, "OBJ at byte %zu has no class above its "
+				    "MARK", m->at);
+		callee = m->stack[from++];
+	}
+	args = new_value(m, PICKLE_TUPLE);
+	if (!args || pickle_store_add(args, m->stack + from, m->sn - from,
+				      m->e) < 0)
+		return -1;
+	m->sn = mark;
+	return push_call(m, callee, args, NULL, 0);
 }
 
 static int
@@ -466,10 +566,25 @@ op_build(struct machine *m)
 	return 0;
 }
 
+/* BINPERSID (the id on the stack) and PERSID (an ASCII line). */
 static int
-op_persid(struct machine *m)
+op_persid(struct machine *m, int line)
 {
-	struct pickle_value *pid = pop(m), *v;
+	struct pickle_value *pid, *v;
+	const char *p;
+	size_t n;
+
+	if (!line) {
+		pid = pop(m);
+	} else if (arg_line(m, &p, &n) < 0) {
+		return -1;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)p[i] >= 0x80)
+				return fail(m, "PERSID at byte %zu is not "
+					    "ASCII", m->at);
+		pid = pickle_store_str(&m->pk->store, PICKLE_STR, p, n, m->e);
+	}
 
 	if (!pid)
 		return -1;
@@ -516,7 +631,34 @@ memo_get(struct machine *m, uint64_t idx)
 	return push(m, m->memo[idx]);
 }
 
+/* PUT, GET: the index as a line of decimal digits. */
+static int
+op_memo_text(struct machine *m, int put)
+{
+	const char *p;
+	char at[64];
+	uint64_t idx;
+	size_t n;
+
+	if (arg_line(m, &p, &n) < 0 ||
+	    pickle_text_index(p, n, &idx, where(m, at, sizeof(at)), m->e) < 0)
+		return -1;
+	return put ? memo_put(m, idx) : memo_get(m, idx);
+}
+
 /* ---- the machine ---------------------------------------------------- */
+
+/* POP: the top value, or (as CPython) the MARK right below it. */
+static int
+op_pop(struct machine *m)
+{
+	if (m->mn && m->marks[m->mn - 1] == m->sn) {
+		m->mn--;
+		return 0;
+	}
+	return pop(m) ? 0 : -1;
+}
+
 
 /* Run one opcode; 1 at STOP. */
 static int
@@ -547,6 +689,15 @@ step(struct machine *m)
 			return -1;
 		m->marks[m->mn++] = m->sn;
 		return 0;
+	case '0':	/* POP */
+		return op_pop(m);
+	case '1':	/* POP_MARK */
+		if (pop_mark(m, &from) < 0)
+			return -1;
+		m->sn = from;
+		return 0;
+	case '2':	/* DUP */
+		return push(m, top(m));
 	case '.':	/* STOP */
 		if (m->mn || m->sn != 1)
 			return fail(m, "STOP at byte %zu leaves %zu values and %zu "
@@ -657,6 +808,18 @@ step(struct machine *m)
 		return op_str(m, PICKLE_BYTES, 1);
 	case 0x8e:	/* BINBYTES8 */
 		return op_str(m, PICKLE_BYTES, 8);
+	case 'I':	/* INT */
+	case 'L':	/* LONG */
+	case 'F':	/* FLOAT */
+	case 'S':	/* STRING */
+	case 'V':	/* UNICODE */
+		return op_text(m, op);
+	case 'T':	/* BINSTRING */
+		return op_py2_str(m, 4);
+	case 'U':	/* SHORT_BINSTRING */
+		return op_py2_str(m, 1);
+	case 0x96:	/* BYTEARRAY8: bytes, to what stfs shows */
+		return op_str(m, PICKLE_BYTES, 8);
 	case 'N':	/* NONE */
 		return push(m, new_value(m, PICKLE_NONE));
 	case 0x88:	/* NEWTRUE */
@@ -671,29 +834,50 @@ step(struct machine *m)
 		return arg_uint(m, 4, &u) < 0 ? -1 : memo_put(m, u);
 	case 0x94:	/* MEMOIZE */
 		return memo_put(m, m->memo_count);
+	case 'p':	/* PUT */
+		return op_memo_text(m, 1);
+	case 'g':	/* GET */
+		return op_memo_text(m, 0);
 	case 'h':	/* BINGET */
 		return arg_uint(m, 1, &u) < 0 ? -1 : memo_get(m, u);
 	case 'j':	/* LONG_BINGET */
 		return arg_uint(m, 4, &u) < 0 ? -1 : memo_get(m, u);
 	case 'c':	/* GLOBAL */
-		return op_global(m);
+		return push(m, line_global(m));
 	case 0x93:	/* STACK_GLOBAL */
 		return op_stack_global(m);
 	case 'R':	/* REDUCE */
-		return op_call(m, 0);
+		return op_call(m, 0, 0);
 	case 0x81:	/* NEWOBJ */
-		return op_call(m, 1);
+		return op_call(m, 1, 0);
+	case 0x92:	/* NEWOBJ_EX */
+		return op_call(m, 1, 1);
+	case 'o':	/* OBJ */
+		return op_instance(m, 0);
+	case 'i':	/* INST */
+		return op_instance(m, 1);
 	case 'b':	/* BUILD */
 		return op_build(m);
 	case 'Q':	/* BINPERSID */
-		return op_persid(m);
+		return op_persid(m, 0);
+	case 'P':	/* PERSID */
+		return op_persid(m, 1);
+	case 0x82:	/* EXT1 */
+	case 0x83:	/* EXT2 */
+	case 0x84:	/* EXT4 */
+		return fail(m, "opcode %s at byte %zu names an object by its "
+			    "number in copyreg's extension registry (pickle "
+			    "protocol 2), which is not in the file",
+			    cur_op(m), m->at);
 	default:
 		if (!pickle_names_op(op))
 			return fail(m, "byte 0x%02x at %zu is not a pickle "
 				    "opcode", op, m->at);
-		return fail(m, "opcode %s at byte %zu is not supported (stfs "
-			    "reads the pickles torch.save writes and executes "
-			    "none)", pickle_names_op(op), m->at);
+		/* NEXT_BUFFER, READONLY_BUFFER */
+		return fail(m, "opcode %s at byte %zu refers to a buffer "
+			    "passed beside the pickle (pickle protocol 5's "
+			    "out-of-band data), which is not in the file",
+			    cur_op(m), m->at);
 	}
 }
 

@@ -1,18 +1,22 @@
 /* pickle.h - a pickle reader that executes nothing: the stack machine of
- * Python's pickle over the opcodes torch.save writes, building a tree of
- * values instead of objects.
+ * Python's pickle over the opcodes of protocols 0 to 5, building a tree
+ * of values instead of objects.
  *
  * Loading a PyTorch checkpoint with Python runs its pickle, and a pickle
  * can call any function it names.  This reader calls nothing and imports
- * nothing: a global (GLOBAL, STACK_GLOBAL) is a name, looked up in a short
- * list of the ones torch.save writes (the table in pickle_names.c) so
- * that its calls can be understood; a REDUCE or NEWOBJ is a PICKLE_CALL
- * value saying "a call of X with these arguments" for the caller to
- * interpret (a tensor) or show (an object of a trainer's class, or
- * os.system: nothing runs either way), except for the few pure calls
- * taken as the values they make (pickle_call.h: OrderedDict(), bytes,
- * sets, torch.Size, torch.device); BINPERSID (torch's reference to a
- * storage) is a PICKLE_PERSID value.  Any other opcode is refused by name.
+ * nothing: a global (GLOBAL, STACK_GLOBAL, INST's) is a name, looked up
+ * in a short list of the ones torch.save writes (the table in
+ * pickle_names.c) so that its calls can be understood; a REDUCE, NEWOBJ,
+ * NEWOBJ_EX, OBJ or INST is a PICKLE_CALL value saying "a call of X with
+ * these arguments" for the caller to interpret (a tensor) or show (an
+ * object of a trainer's class, or os.system: nothing runs either way),
+ * except for the few pure calls taken as the values they make
+ * (pickle_call.h: OrderedDict(), bytes, sets, torch.Size, torch.device);
+ * BINPERSID and PERSID (torch's reference to a storage) make a
+ * PICKLE_PERSID value.  Protocols 0 and 1 write numbers and strings as
+ * text (pickle_text.h).  Refused by name: EXT1, EXT2, EXT4 (copyreg's
+ * extension registry) and NEXT_BUFFER, READONLY_BUFFER (buffers passed
+ * beside the pickle), which name things that are not in the file.
  *
  * Hostile input: lengths are checked against the bytes left before
  * anything is allocated, memory is proportional to the input (at most one

@@ -107,6 +107,10 @@ fold(struct pickle_store *s, const struct pickle_value *callee,
 		if (newobj || n > 1)
 			break;
 		return pickle_store_new(s, PICKLE_DICT, e);
+	case PICKLE_G_BYTES:
+		if (newobj || n)
+			break;
+		return pickle_store_str(s, PICKLE_BYTES, "", 0, e);
 	case PICKLE_G_CODECS_ENCODE:
 		if (newobj || n != 2 || a0->kind != PICKLE_STR ||
 		    a1->kind != PICKLE_STR || a1->str.len != 6 ||
@@ -142,13 +146,14 @@ fold(struct pickle_store *s, const struct pickle_value *callee,
 
 struct pickle_value *
 pickle_call_make(struct pickle_store *s, struct pickle_value *callee,
-		 struct pickle_value *args, int newobj, const char *at,
-		 struct err *e)
+		 struct pickle_value *args, struct pickle_value *kwargs,
+		 int newobj, const char *at, struct err *e)
 {
-	struct pickle_value *v;
-	int folded;
+	struct pickle_value *v = NULL;
+	int folded = 0;
 
-	v = fold(s, callee, args, newobj, at, &folded, e);
+	if (!kwargs)
+		v = fold(s, callee, args, newobj, at, &folded, e);
 	if (folded)
 		return v;
 	v = pickle_store_new(s, PICKLE_CALL, e);
@@ -156,6 +161,7 @@ pickle_call_make(struct pickle_store *s, struct pickle_value *callee,
 		return NULL;
 	v->call.callee = callee;
 	v->call.args = args;
+	v->call.kwargs = kwargs;
 	v->call.newobj = newobj;
 	return v;
 }

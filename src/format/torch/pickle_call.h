@@ -4,6 +4,7 @@
  * A few calls of globals stfs knows are pure and taken as the values they
  * make: OrderedDict() and defaultdict(f) are empty dicts,
  * _codecs.encode(s, 'latin1') (how protocol 2 writes bytes) is bytes,
+ * and bytes() empty bytes,
  * set(items) and frozenset(items) are sets, torch.Size(t) is the tuple t,
  * torch.device('cuda', 0) is the string "cuda:0".  Every other call (a
  * tensor's _rebuild function, a class of the trainer's, os.system) is a
@@ -18,15 +19,17 @@
 
 struct err;
 
-/* The value of callee(*args) (newobj 0: REDUCE) or of
- * callee.__new__(callee, *args) (newobj 1: NEWOBJ); callee is a
- * PICKLE_GLOBAL or a PICKLE_CALL, args a PICKLE_TUPLE.  at names the
+/* The value of callee(*args) (newobj 0: REDUCE, OBJ, INST) or of
+ * callee.__new__(callee, *args, **kwargs) (newobj 1: NEWOBJ, NEWOBJ_EX);
+ * callee is a PICKLE_GLOBAL or a PICKLE_CALL, args a PICKLE_TUPLE, kwargs
+ * NULL or a PICKLE_DICT with items (such a call is described).  at names the
  * opcode for messages ("REDUCE at byte 12").  NULL with *e:
  * ERR_INVALID_PICKLE (a call Python would fail too: bytes that are not
  * latin-1, or the store's value limit) or ERR_NO_MEMORY. */
 struct pickle_value *pickle_call_make(struct pickle_store *s,
 				      struct pickle_value *callee,
-				      struct pickle_value *args, int newobj,
+				      struct pickle_value *args,
+				      struct pickle_value *kwargs, int newobj,
 				      const char *at, struct err *e);
 
 #endif

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
+
 #define CHUNK 1000000000u	/* nine decimal digits */
 
 /* The magnitude of the two's complement bytes p[0..n) (little-endian)
@@ -109,4 +111,72 @@ pickle_long_text(const struct pickle_value *v, struct buf *b)
 		rc = add_hex(b, mag, n, neg);
 	free(mag);
 	return rc;
+}
+
+struct pickle_value *
+pickle_long_value(struct pickle_store *s, const unsigned char *p, size_t n,
+		  struct err *e)
+{
+	struct pickle_value *v;
+	uint64_t u = 0;
+	size_t k = n;
+
+	/* bytes that only repeat the sign do not count */
+	while (k > 8 && ((p[k - 1] == 0 && p[k - 2] < 0x80) ||
+			 (p[k - 1] == 0xff && p[k - 2] >= 0x80)))
+		k--;
+	if (k > 8)
+		return pickle_store_str(s, PICKLE_LONG, p, k, e);
+	for (size_t j = k; j-- > 0;)
+		u = u << 8 | p[j];
+	if (k && k < 8 && (u >> (k * 8 - 1)) & 1)
+		u |= ~(uint64_t)0 << (k * 8);	/* sign-extend */
+	v = pickle_store_new(s, PICKLE_INT, e);
+	if (v)
+		memcpy(&v->i, &u, sizeof(v->i));
+	return v;
+}
+
+struct pickle_value *
+pickle_long_decimal(struct pickle_store *s, const char *p, size_t n, int neg,
+		    struct err *e)
+{
+	/* 10^4300 < 2^14285: 447 limbs of 32 bits, and one for the sign */
+	uint32_t limb[(PICKLE_LONG_DIGITS_MAX * 10 / 3 + 31) / 32 + 2];
+	unsigned char bytes[sizeof(limb)];
+	size_t nl = 0, i = 0;
+
+	if (n > PICKLE_LONG_DIGITS_MAX)
+		n = PICKLE_LONG_DIGITS_MAX;	/* (the caller checks) */
+	while (i < n) {
+		/* the next (up to) nine digits: limb = limb * 10^k + chunk */
+		uint64_t mul = 1, carry = 0;
+
+		for (size_t j = 0; j < 9 && i < n; j++, i++) {
+			mul *= 10;
+			carry = carry * 10 + (uint64_t)(p[i] - '0');
+		}
+		for (size_t j = 0; j < nl; j++) {
+			uint64_t cur = (uint64_t)limb[j] * mul + carry;
+
+			limb[j] = (uint32_t)cur;
+			carry = cur >> 32;
+		}
+		if (carry)
+			limb[nl++] = (uint32_t)carry;
+	}
+	limb[nl++] = 0;		/* room for the sign bit */
+	for (size_t j = 0; j < nl * 4; j++)
+		bytes[j] = (unsigned char)(limb[j / 4] >> (8 * (j % 4)));
+	if (neg) {		/* two's complement: invert, add one */
+		unsigned carry = 1;
+
+		for (size_t j = 0; j < nl * 4; j++) {
+			unsigned b = (unsigned char)~bytes[j] + carry;
+
+			bytes[j] = (unsigned char)b;
+			carry = b >> 8;
+		}
+	}
+	return pickle_long_value(s, bytes, nl * 4, e);
 }

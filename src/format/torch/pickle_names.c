@@ -53,6 +53,8 @@ static const struct pickle_names_global known[] = {
 	{ "builtins", "frozenset", PICKLE_G_SET },
 	{ "__builtin__", "set", PICKLE_G_SET },
 	{ "__builtin__", "frozenset", PICKLE_G_SET },
+	{ "builtins", "bytes", PICKLE_G_BYTES },
+	{ "__builtin__", "bytes", PICKLE_G_BYTES },
 	{ "torch", "Size", PICKLE_G_SIZE },
 	{ "torch", "device", PICKLE_G_DEVICE },
 	{ "torch", "DoubleStorage", PICKLE_G_STORAGE },

@@ -180,7 +180,7 @@ child_count(const struct pickle_value *v)
 	case PICKLE_DICT:
 		return 2 * v->dict.n + 1;
 	case PICKLE_CALL:
-		return 4;
+		return 5;
 	case PICKLE_PERSID:
 		return 1;
 	default:
@@ -188,7 +188,7 @@ child_count(const struct pickle_value *v)
 	}
 }
 
-/* Child i of v, or NULL for an absent state or items. */
+/* Child i of v, or NULL for an absent state, items or kwargs. */
 static struct pickle_value *
 child(const struct pickle_value *v, size_t i)
 {
@@ -203,7 +203,8 @@ child(const struct pickle_value *v, size_t i)
 		return i % 2 ? v->dict.values[i / 2] : v->dict.keys[i / 2];
 	case PICKLE_CALL:
 		return i == 0 ? v->call.callee : i == 1 ? v->call.args :
-		       i == 2 ? v->call.state : v->call.items;
+		       i == 2 ? v->call.state : i == 3 ? v->call.items :
+		       v->call.kwargs;
 	default:
 		return v->persid.pid;
 	}

@@ -18,7 +18,9 @@ enum pickle_kind {
 	PICKLE_FLOAT,	/* f */
 	PICKLE_STR,	/* str: UTF-8 (checked: no overlongs, no
 			 * surrogates), a NUL after len, maybe NULs inside */
-	PICKLE_BYTES,	/* str: BINBYTES*, _codecs.encode(s, 'latin1') */
+	PICKLE_BYTES,	/* str: BINBYTES*, BYTEARRAY8, _codecs.encode(s,
+			 * 'latin1'), bytes(); a Python 2 string
+			 * (STRING, BINSTRING) that is not UTF-8 */
 	PICKLE_TUPLE,	/* seq (torch.Size(t) is t) */
 	PICKLE_LIST,	/* seq */
 	PICKLE_SET,	/* seq: a set or frozenset, items in the pickle's
@@ -26,9 +28,10 @@ enum pickle_kind {
 	PICKLE_DICT,	/* dict: pairs in insertion order, keys not merged
 			 * (also OrderedDict() and defaultdict(f)) */
 	PICKLE_GLOBAL,	/* global: a name, never imported */
-	PICKLE_CALL,	/* call: a REDUCE or NEWOBJ that was not folded
-			 * into a value: described, never made */
-	PICKLE_PERSID,	/* persid: BINPERSID's persistent id */
+	PICKLE_CALL,	/* call: a REDUCE, NEWOBJ, NEWOBJ_EX, OBJ or INST
+			 * that was not folded into a value: described,
+			 * never made */
+	PICKLE_PERSID,	/* persid: BINPERSID's or PERSID's persistent id */
 };
 
 /* The globals stfs knows, by what the name is; any other is
@@ -54,7 +57,11 @@ enum pickle_global {
 	PICKLE_G_SET,		/* builtins.set, builtins.frozenset */
 	PICKLE_G_SIZE,		/* torch.Size */
 	PICKLE_G_DEVICE,	/* torch.device */
+	PICKLE_G_BYTES,		/* builtins.bytes: bytes() is b"" */
 };
+
+/* The last of enum pickle_global. */
+#define PICKLE_G_LAST PICKLE_G_BYTES
 
 struct pickle_value {
 	enum pickle_kind kind;
@@ -89,12 +96,16 @@ struct pickle_value {
 			 * the PICKLE_CALL whose result is called */
 			struct pickle_value *callee;
 			struct pickle_value *args;	/* a PICKLE_TUPLE */
+			/* NEWOBJ_EX's keyword arguments: a PICKLE_DICT
+			 * with items, or NULL */
+			struct pickle_value *kwargs;
 			struct pickle_value *state;	/* BUILD's, or NULL */
 			/* SETITEM(S) on it: a PICKLE_DICT; APPEND(S),
 			 * ADDITEMS: a PICKLE_LIST; or NULL */
 			struct pickle_value *items;
-			int newobj;	/* 1: NEWOBJ, cls.__new__(cls, *args);
-					 * 0: REDUCE, callee(*args) */
+			int newobj;	/* 1: NEWOBJ(_EX), cls.__new__(cls,
+					 * *args, **kwargs); 0: REDUCE, OBJ,
+					 * INST, callee(*args) */
 		} call;
 		struct {
 			/* as written; torch: ('storage', GLOBAL storage type,

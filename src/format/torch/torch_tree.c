@@ -602,7 +602,7 @@ walk_under(struct tree *w, const char *text, const struct pickle_value *v)
 
 /* A value that holds a tensor inside, not a dict: a list or tuple by
  * index, an object described by a call by its parts, as torch_value.h
- * shows them ("__class__", "args", "state", "items"). */
+ * shows them ("__class__", "args", "kwargs", "state", "items"). */
 static int
 walk_parts(struct tree *w, const struct pickle_value *v)
 {
@@ -623,6 +623,8 @@ walk_parts(struct tree *w, const struct pickle_value *v)
 				v->call.callee);
 		if (rc == 0 && v->call.args->seq.n)
 			rc = walk_under(w, "args", v->call.args);
+		if (rc == 0)
+			rc = walk_under(w, "kwargs", v->call.kwargs);
 		if (rc == 0)
 			rc = walk_under(w, "state", v->call.state);
 		if (rc == 0)

@@ -307,6 +307,11 @@ emit_call(struct render *r, const struct pickle_value *v)
 		if (rc == 0)
 			rc = emit(r, v->call.args);
 	}
+	if (rc == 0 && v->call.kwargs) {
+		rc = puts_(r, ", \"kwargs\": ");
+		if (rc == 0)
+			rc = emit(r, v->call.kwargs);
+	}
 	if (rc == 0 && v->call.state) {
 		rc = puts_(r, ", \"state\": ");
 		if (rc == 0)

@@ -13,8 +13,9 @@
  *     {"__class__": "argparse.Namespace", "state": {"lr": 0.1}}   NEWOBJ
  *     {"__call__": "posix.system", "args": ["touch x"]}           REDUCE
  *
- * with "args" when there are any, "state" when BUILD gave one, "items"
- * when items were set or appended on the object; a storage outside a
+ * with "args" when there are any, "kwargs" when NEWOBJ_EX passed some,
+ * "state" when BUILD gave one, "items" when items were set or appended
+ * on the object; a storage outside a
  * tensor is {"__persistent_id__": [...]}.
  *
  * Rendering is bounded: by a count of values looked at that the caller

@@ -14,11 +14,15 @@ NAME.expect  the tree stfs must make of it, written by Python's own
              b"bytes" (a, b) (a,) [a] S[a, b] (a set, in the pickle's
              order) {k: v} O{k: v} (an OrderedDict) with @{state} after a
              dict or a call that got BUILD, module.name for a global,
-             callee(args) for a REDUCE, callee!(args) for a NEWOBJ, then
-             +{k: v} or +[a] for the items set or appended on it, P<pid>
+             callee(args) for a REDUCE, OBJ or INST, callee!(args) for a
+             NEWOBJ, callee!(args)**{k: v} for a NEWOBJ_EX with keyword
+             arguments, then +{k: v} or +[a] for the items set or
+             appended on it, P<pid>
              for a persistent id; bytes outside 0x20..0x7e, '"' and '\\'
              as \\xHH.  The few pure calls stfs folds into values are
-             folded here the same way (Global.__call__).
+             folded here the same way (Global.__call__).  Python 2
+             strings (STRING, BINSTRING) are read as UTF-8, as torch.load
+             reads them.
 
 Run it again after changing it; the output is deterministic for a given
 torch (1.13 wrote the committed files).
@@ -44,8 +48,9 @@ class Global:
 
 class Call:
 	"""A call described, not made; items set or appended on it."""
-	def __init__(self, callee, args, newobj):
+	def __init__(self, callee, args, newobj, kwargs=None):
 		self.callee, self.args, self.newobj = callee, args, newobj
+		self.kwargs = kwargs or None
 		self.state, self.items = None, None
 
 	def __call__(self, *args):
@@ -86,10 +91,12 @@ class PSet(list):
 	add = list.append
 
 
-def make_call(callee, args, newobj):
+def make_call(callee, args, newobj, kwargs=None):
 	"""What stfs makes of callee(*args): pickle_call.c's fold()."""
 	name = (callee.module, callee.name) if isinstance(callee, Global) \
 	       else None
+	if kwargs:
+		return Call(callee, args, newobj, kwargs)
 	n = len(args)
 	a0 = args[0] if n > 0 else None
 	a1 = args[1] if n > 1 else None
@@ -100,6 +107,8 @@ def make_call(callee, args, newobj):
 		return Call(callee, args, True)
 	if name == ("collections", "defaultdict") and n <= 1:
 		return PDict()
+	if name in (("builtins", "bytes"), ("__builtin__", "bytes")) and n == 0:
+		return b""
 	if name == ("_codecs", "encode") and n == 2 and \
 	   type(a0) is str and a1 == "latin1":
 		return a0.encode("latin1")
@@ -136,6 +145,13 @@ class Recorder(pickle._Unpickler):
 		cls = self.stack.pop()
 		self.append(make_call(cls, args, True))
 	dispatch[pickle.NEWOBJ[0]] = load_newobj
+
+	def load_newobj_ex(self):
+		kwargs = self.stack.pop()
+		args = self.stack.pop()
+		cls = self.stack.pop()
+		self.append(make_call(cls, args, True, kwargs))
+	dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
 
 	def load_empty_set(self):
 		self.append(PSet())
@@ -185,6 +201,8 @@ def dump(v):
 		return "%s.%s" % (v.module, v.name)
 	if isinstance(v, Call):
 		s = dump(v.callee) + ("!" if v.newobj else "") + dump(v.args)
+		if v.kwargs:
+			s += "**" + dump(v.kwargs)
 		if v.state is not None:
 			s += "@" + dump(v.state)
 		if v.items is not None:
@@ -274,6 +292,42 @@ def trainer_state():
 		"items": Items([1, 2]), "table": Table(k="v")}
 
 
+class KeywordNew:
+	"""An object made with keyword arguments to __new__: NEWOBJ_EX."""
+	def __new__(cls, *args, **kwargs):
+		return object.__new__(cls)
+
+	def __getnewargs_ex__(self):
+		return (1,), {"k": 2, "name": "x"}
+
+
+def plain():
+	"""Values of every kind protocols 0 and 1 write."""
+	return {"a": [1, 2.5, None, True, False, -7, 0.1, 1e-05, 1e300,
+		      float("inf"), float("-inf"), -0.0],
+		"b": b"xy\x00\xff", "empty": b"", "c": (), "t": (1, (2, 3)),
+		"d": collections.OrderedDict(z=1), "e": "é\n\\\r\x1a\0 ✓ 😀",
+		"i": 2**40, "j": -2**70, "k": 2**31 - 1, "m": -2**31,
+		"s": {1, 2}, "shared": [[]] * 3, 7: "int key"}
+
+
+# What Python 2's pickle.dumps writes, by hand (Python 3 writes no STRING,
+# BINSTRING, INST or OBJ): a dict of str, unicode, a long, a float, an
+# old-style instance with its state, a persistent id.
+PYTHON2_PROTO0 = (
+	b"(dp0\nS'epoch'\np1\nI3\nsS'lr'\np2\nF0.1\nsS'name'\np3\n"
+	b"S\"run '1'\\n\\x41\\101\\t\"\np4\nsVkey\\u00fc\\U0001f600\np5\n"
+	b"Vval \xfc \\x\np6\nsS'big'\np7\nL1180591620717411303424L\n"
+	b"sS'neg'\np8\nL-5L\nsS'obj'\np9\n(i__main__\nOld\np10\n"
+	b"(dp11\nS'x'\np12\nI1\nsbsS'again'\np14\ng4\nsS'w'\nPstorage_0\n"
+	b"p13\ns.")
+PYTHON2_PROTO1 = (
+	b"}q\x00(U\x05epochq\x01K\x03U\x02lrq\x02G?\xb9\x99\x99\x99\x99\x99"
+	b"\x9aU\x04nameq\x03T\x08\x00\x00\x00run '1'\nq\x04U\x03objq\x05"
+	b"(c__main__\nOld\nq\x06oq\x07}q\x08U\x01xK\x01sbU\x05tupleq\t"
+	b"(K\x01K\x02tq\nU\x05againh\x04u.")
+
+
 def main():
 	out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
 		os.path.abspath(__file__))
@@ -302,12 +356,21 @@ def main():
 		"eval_proto4": pickle.dumps(EvalEvil(), protocol=4),
 		# a whole module: objects of torch's classes, described
 		"whole_module": data_pkl(torch.nn.Linear(2, 2)),
+		# protocols 0 and 1: text opcodes, INT, LONG, FLOAT, UNICODE,
+		# PUT, GET; and NEWOBJ_EX
+		"plain_proto0": pickle.dumps(plain(), protocol=0),
+		"plain_proto1": pickle.dumps(plain(), protocol=1),
+		"python2_proto0": PYTHON2_PROTO0,
+		"python2_proto1": PYTHON2_PROTO1,
+		"newobj_ex": pickle.dumps([KeywordNew(), KeywordNew()],
+					  protocol=4),
 	}
 	for name, data in good.items():
 		with open(os.path.join(out, name + ".pkl"), "wb") as f:
 			f.write(data)
 		with open(os.path.join(out, name + ".expect"), "w") as f:
-			f.write(dump(Recorder(io.BytesIO(data)).load()) + "\n")
+			f.write(dump(Recorder(io.BytesIO(data),
+					      encoding="utf-8").load()) + "\n")
 
 
 if __name__ == "__main__":
