@@ -2,6 +2,7 @@
  * minifloat.h; view/npy.h describes each format). */
 #include "format/minifloat.h"
 
+#include <math.h>
 #include <string.h>
 
 #define F32_QNAN 0x7fc00000u
@@ -119,4 +120,21 @@ minifloat_f16(uint16_t code)
 
 	memcpy(&f, &bits, sizeof(f));
 	return f;
+}
+
+uint16_t
+minifloat_f16_nearest(double x)
+{
+	unsigned sign = signbit(x) ? 0x8000 : 0;
+	double a = fabs(x);
+	int ex;
+
+	if (a >= 65520.0)	/* 65504 plus half a step: inf */
+		return (uint16_t)(sign | 0x7c00);
+	if (a < 0x1p-14)	/* subnormal steps of 2^-24 (0x400 = 2^-14) */
+		return (uint16_t)(sign | (unsigned)nearbyint(a * 0x1p24));
+	frexp(a, &ex);		/* a in [2^(ex-1), 2^ex) */
+	/* mantissa in [1024, 2048]; 2048 carries into the exponent */
+	return (uint16_t)(sign | ((unsigned)((ex - 1 + 15) << 10) +
+			  ((unsigned)nearbyint(ldexp(a, 11 - ex)) - 1024)));
 }

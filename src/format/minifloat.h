@@ -26,4 +26,8 @@ uint32_t minifloat_bits(enum dtype d, unsigned code);
  * minifloat_bits(DTYPE_F16, code) as a float. */
 float minifloat_f16(uint16_t code);
 
+/* The F16 code nearest to x, ties to even (the rounding numpy uses when
+ * it reads text into float16); finite x only. */
+uint16_t minifloat_f16_nearest(double x);
+
 #endif

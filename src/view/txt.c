@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "format/dequant.h"
+#include "format/minifloat.h"
 #include "format/safetensors/header.h"
 #include "view/npy.h"
 #include "view/element_window.h"
@@ -293,25 +294,6 @@ fmt_f64(double v, char *out)
 	return fmt_g(v, p, out);
 }
 
-/* The binary16 code nearest to x, ties to even (the rounding numpy uses
- * when it reads text into float16); finite x only. */
-static unsigned
-f16_nearest(double x)
-{
-	unsigned sign = signbit(x) ? 0x8000 : 0;
-	double a = fabs(x);
-	int ex;
-
-	if (a >= 65520.0)	/* 65504 plus half a step: inf */
-		return sign | 0x7c00;
-	if (a < 0x1p-14)	/* subnormal steps of 2^-24 (0x400 = 2^-14) */
-		return sign | (unsigned)nearbyint(a * 0x1p24);
-	frexp(a, &ex);		/* a in [2^(ex-1), 2^ex) */
-	/* mantissa in [1024, 2048]; 2048 carries into the exponent */
-	return sign | ((unsigned)((ex - 1 + 15) << 10) +
-		       ((unsigned)nearbyint(ldexp(a, 11 - ex)) - 1024));
-}
-
 static size_t
 fmt_f16(unsigned code, char *out)
 {
@@ -325,7 +307,7 @@ fmt_f16(unsigned code, char *out)
 		return n;
 	for (p = 3; p < 5; p++) {
 		snprintf(tmp, sizeof(tmp), "%.*g", p, v);
-		if (f16_nearest(strtod(tmp, NULL)) == code)
+		if (minifloat_f16_nearest(strtod(tmp, NULL)) == code)
 			break;
 	}
 	return fmt_g(v, p, out);
