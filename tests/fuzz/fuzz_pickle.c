@@ -11,7 +11,8 @@
  * of a call's result with a tuple of arguments (and a dict of keyword
  * arguments, NEWOBJ_EX's, only when it has items) and items of their kind,
  * globals named (known ones by their id), strings ending in NUL, wide
- * ints wider than 64 bits and written in decimal up to their limit.
+ * ints wider than 64 bits and written in decimal up to their limit,
+ * numpy arrays whose bytes are what their shape says.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "base/error.h"
 #include "format/torch/pickle.h"
 #include "format/torch/pickle_long.h"
+#include "format/torch/pickle_numpy.h"
 
 #define CHECK(cond) do { \
 	if (!(cond)) { \
@@ -36,6 +38,31 @@ struct walk {
 	uint64_t visited;
 };
 
+/* A call read as a numpy array has as many bytes as its shape says, and
+ * its first and last elements decode as its kind. */
+static void
+check_array(const struct pickle_value *v)
+{
+	struct pickle_numpy_array a;
+	struct pickle_numpy_number n;
+	char text[4];
+
+	if (!pickle_numpy_array(v, &a))
+		return;
+	CHECK(a.rank <= PICKLE_NUMPY_RANK_MAX);
+	CHECK(a.type.size >= 1 && a.type.size <= 8);
+	CHECK(a.numel * a.type.size == a.len);
+	pickle_numpy_type_text(&a.type, text);
+	CHECK(strlen(text) == 3 && strchr("<>|", text[0]) &&
+	      strchr("biuf", text[1]));
+	if (!a.numel)
+		return;
+	pickle_numpy_element(&a, 0, &n);
+	CHECK(n.kind == a.type.kind);
+	pickle_numpy_element(&a, a.numel - 1, &n);
+	CHECK(n.kind != 'b' || n.u <= 1);
+}
+
 static void
 walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 {
@@ -45,7 +72,9 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	switch (v->kind) {
 	case PICKLE_NONE:
 	case PICKLE_INT:
+		break;
 	case PICKLE_FLOAT:
+		CHECK(v->f_bits == 0 || v->f_bits == 32 || v->f_bits == 16);
 		break;
 	case PICKLE_BOOL:
 		CHECK(v->b == 0 || v->b == 1);
@@ -104,6 +133,7 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 		CHECK(!v->call.kwargs || (v->call.kwargs->kind == PICKLE_DICT &&
 					  v->call.kwargs->dict.n > 0));
 		CHECK(!v->call.kwargs || v->call.newobj);
+		check_array(v);
 		walk(w, v->call.callee, depth + 1);
 		walk(w, v->call.args, depth + 1);
 		if (v->call.state)

@@ -600,6 +600,14 @@ def torch_seeds(c):
 			   "args": argparse.Namespace(lr=0.1, w=m[0]),
 			   "blob": b"\x00\xff", 1.5: "float key",
 			   "list": [m[1], {"x": m.t()}]}))
+	import numpy as np
+	np.random.seed(0)
+	F("numpy", save({"w": m, "metric": np.float64(0.5),
+			 "f32": np.float32(0.1), "epoch": np.int64(3),
+			 "rng": np.random.get_state(),
+			 "grid": np.asfortranarray(np.arange(6, dtype=np.int16)
+						   .reshape(2, 3)),
+			 "empty": np.zeros((2, 0))}))
 
 
 def main(argv):

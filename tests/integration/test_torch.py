@@ -18,7 +18,10 @@ A training checkpoint as trainers write one (issue 30: a seed past 2^63,
 torch.Size, sets, a device, a dtype, empty dicts, an argparse.Namespace
 beside the model, optimizer and scheduler states) mounts with every
 tensor equal to torch.load's, and its other values shown in
-__metadata__.json.
+__metadata__.json.  numpy's values beside a model (a metric, an epoch,
+np.random.get_state(), small arrays in C and Fortran order, one too large
+to show) are numbers and lists there, each reading back as the same value
+of its dtype.
 
 Hostile checkpoints (a GLOBAL os.system, deep nesting, a huge length, a
 deflated entry, the legacy format at each pickle protocol, a dtype
@@ -116,6 +119,7 @@ def fixtures(d):
 			    "loss": 0.25, "note": "run 1",
 			    "history": [1.5, 0.5]}
 	fx["checkpoint.pt"] = training_checkpoint()
+	fx["numpy.pt"] = numpy_checkpoint()
 	for name, obj in fx.items():
 		torch.save(obj, os.path.join(d, name))
 	return fx
@@ -143,6 +147,27 @@ def training_checkpoint():
 		"dtype": torch.bfloat16, "extra": {}, "callbacks": {"ckpt": {}},
 		"hparams": argparse.Namespace(lr=1e-3, layers=[4, 3]),
 		"rng_state": torch.get_rng_state()}
+
+
+def numpy_checkpoint():
+	"""What trainers keep of numpy's beside the model: scalars of each
+	kind, the numpy random state (an array of 624 uint32), small arrays
+	in either order, one too large to show."""
+	np.random.seed(1234)
+	torch.manual_seed(0)
+	model = torch.nn.Sequential(torch.nn.Linear(4, 3),
+				    torch.nn.LayerNorm(3))
+	return {"best_metric": np.float64(0.91), "epoch": np.int64(3),
+		"loss32": np.float32(0.1), "half": np.float16(0.1),
+		"flag": np.bool_(False), "seed": np.uint64(2**64 - 1),
+		"small": np.int8(-5), "nan": np.float64("nan"),
+		"rng": np.random.get_state(), "hist": np.linspace(0, 1, 7),
+		"grid": np.asfortranarray(np.arange(12, dtype=np.int16)
+					  .reshape(3, 4)),
+		"weights32": np.array([0.1, 0.2, 1e-3], dtype=np.float32),
+		"empty": np.zeros((2, 0)), "big": np.zeros((200, 100)),
+		"model": model.state_dict(), "scores": [np.float64(0.5),
+							 np.int32(7)]}
 
 
 def flatten(obj, prefix=""):
@@ -189,12 +214,30 @@ def shown_data(v):
 	if isinstance(v, argparse.Namespace):
 		return {"__class__": "argparse.Namespace",
 			"state": shown_data(vars(v))}
+	if isinstance(v, np.ndarray) and v.nbytes > 65536:
+		return {"__ndarray__": {"dtype": v.dtype.str,
+					"shape": list(v.shape)}}
+	if isinstance(v, (np.ndarray, np.generic)):
+		return v.tolist()
 	return v
 
 
 def check_shown(t, got, v, label):
 	"""got, a value of __metadata__.json, shows v: text for a string,
-	a device, a dtype, bytes, an int; JSON for anything else."""
+	a device, a dtype, bytes, an int; JSON for anything else; a numpy
+	scalar or array as its numbers, each reading back as the same value
+	of its own dtype (a float32 as 0.1, not 0.10000000149011612)."""
+	if isinstance(v, (np.generic, np.ndarray)) and v.nbytes <= 65536:
+		want = np.asarray(v)
+		try:
+			j = np.asarray(json.loads(got), dtype=want.dtype)
+		except (TypeError, ValueError) as x:
+			t.check(False, "%s: numbers: %r (%s)" % (label, got, x))
+			return
+		t.check(j.shape == want.shape and np.array_equal(
+			j, want, equal_nan=want.dtype.kind == "f"),
+			"%s: %r shows %r" % (label, got[:80], v))
+		return
 	if isinstance(v, (str, torch.device, torch.dtype, bytes)) or \
 	   (isinstance(v, int) and not isinstance(v, bool)):
 		t.eq(got, shown_data(v) if not isinstance(v, int) else str(v),

@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "format/torch/pickle.h"
 #include "format/torch/pickle_long.h"
+#include "format/torch/pickle_numpy.h"
 #include "suites.h"
 
 /* ---- the dump (make.py's notation) ----------------------------------- */
@@ -223,7 +224,7 @@ static const char *const good[] = {
 	"state_dict_proto4", "many", "plain_proto5", "trainer",
 	"trainer_proto4", "os_system", "eval_proto4", "whole_module",
 	"plain_proto0", "plain_proto1", "python2_proto0", "python2_proto1",
-	"newobj_ex",
+	"newobj_ex", "numpy", "numpy_proto5",
 };
 
 START_TEST(test_fixture)
@@ -686,6 +687,169 @@ START_TEST(test_newobj_ex)
 }
 END_TEST
 
+/* numpy.dtype(NAME, False, True) with the state (3, ORDER, None, None,
+ * None, -1, -1, 0), as numpy pickles it */
+#define NP_DTYPE(name, order) \
+	"cnumpy\ndtype\nX\x02\0\0\0" name "\x89\x88\x87R" \
+	"(K\x03X\x01\0\0\0" order "NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xff" \
+	"K\x00tb"
+#define NP_SCALAR "cnumpy.core.multiarray\nscalar\n"
+
+/* Load lit and return its root's f_bits (a float's), or -1. */
+static int
+float_bits(const char *lit, size_t len)
+{
+	struct pickle *p = NULL;
+	struct err e = { 0 };
+	int bits;
+
+	ck_assert_msg(pickle_load(lit, len, NULL, &p, &e) == 0, "%s",
+		      e.detail);
+	bits = pickle_root(p)->kind == PICKLE_FLOAT ?
+	       (int)pickle_root(p)->f_bits : -1;
+	pickle_free(p);
+	return bits;
+}
+
+/* numpy scalars are their numbers, read from their bytes by the dtype's
+ * kind, size and byte order; what numpy would not have written stays a
+ * description. */
+START_TEST(test_numpy_scalars)
+{
+	static const char f4_big[] = NP_SCALAR NP_DTYPE("f4", ">")
+				     "C\x04\x3f\xc0\0\0\x86R.";
+	static const char f2[] = "cnumpy._core.multiarray\nscalar\n"
+				 NP_DTYPE("f2", "<") "C\x02\x00\xc1\x86R.";
+
+	ACCEPT(f4_big, "f:3ff8000000000000");
+	ck_assert_int_eq(float_bits(f4_big, sizeof(f4_big) - 1), 32);
+	ACCEPT(f2, "f:c004000000000000");		/* numpy 2's name */
+	ck_assert_int_eq(float_bits(f2, sizeof(f2) - 1), 16);
+	ACCEPT(NP_SCALAR NP_DTYPE("f8", "<") "C\x08\0\0\0\0\0\0\xf8\x3f\x86R.",
+	       "f:3ff8000000000000");
+	ACCEPT(NP_SCALAR NP_DTYPE("i2", "<") "C\x02\xfe\xff\x86R.", "-2");
+	ACCEPT(NP_SCALAR NP_DTYPE("i8", ">") "C\x08\xff\xff\xff\xff\xff\xff"
+	       "\xff\xfd\x86R.", "-3");
+	ACCEPT(NP_SCALAR NP_DTYPE("u2", ">") "C\x02\xff\xfe\x86R.", "65534");
+	ACCEPT(NP_SCALAR NP_DTYPE("u8", "<") "C\x08\xff\xff\xff\xff\xff\xff"
+	       "\xff\xff\x86R.", "18446744073709551615");
+	ACCEPT(NP_SCALAR NP_DTYPE("b1", "|") "C\x01\x02\x86R.", "True");
+	ACCEPT(NP_SCALAR NP_DTYPE("u1", "|") "C\x01\xc8\x86R.", "200");
+	/* not what numpy writes: described */
+	ACCEPT(NP_SCALAR NP_DTYPE("f8", "<") "C\x04\0\0\0\0\x86R.",
+	       "numpy.core.multiarray.scalar(numpy.dtype(\"f8\", False, "
+	       "True)@(3, \"<\", None, None, None, -1, -1, 0), "
+	       "b\"\\x00\\x00\\x00\\x00\")");
+	ACCEPT(NP_SCALAR NP_DTYPE("c8", "<") "C\x08\0\0\0\0\0\0\0\0\x86R.",
+	       "numpy.core.multiarray.scalar(numpy.dtype(\"c8\", False, "
+	       "True)@(3, \"<\", None, None, None, -1, -1, 0), "
+	       "b\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\")");
+	ACCEPT(NP_SCALAR NP_DTYPE("f8", "|") "C\x08\0\0\0\0\0\0\0\0\x86R.",
+	       "numpy.core.multiarray.scalar(numpy.dtype(\"f8\", False, "
+	       "True)@(3, \"|\", None, None, None, -1, -1, 0), "
+	       "b\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\")");
+	ACCEPT(NP_SCALAR NP_DTYPE("f8", "=") "C\x08\0\0\0\0\0\0\0\0\x86R.",
+	       "numpy.core.multiarray.scalar(numpy.dtype(\"f8\", False, "
+	       "True)@(3, \"=\", None, None, None, -1, -1, 0), "
+	       "b\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\")");
+	/* a dtype without its state, with fields, of version 2; a scalar
+	 * made by NEWOBJ */
+	ACCEPT(NP_SCALAR "cnumpy\ndtype\nX\x02\0\0\0" "f8\x85RC\x08"
+	       "\0\0\0\0\0\0\0\0\x86R.", "numpy.core.multiarray.scalar("
+	       "numpy.dtype(\"f8\",), b\"\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+	       "\\x00\")");
+	ACCEPT(NP_SCALAR "cnumpy\ndtype\nX\x02\0\0\0" "u1\x85R(K\x03X\x01\0"
+	       "\0\0|N)}NK\x01K\x01K\x00tbC\x01\x07\x86R.",
+	       "numpy.core.multiarray.scalar(numpy.dtype(\"u1\",)@(3, \"|\", "
+	       "None, (), {}, None, 1, 1, 0), b\"\\x07\")");
+	ACCEPT(NP_SCALAR "cnumpy\ndtype\nX\x02\0\0\0" "u1\x85R(K\x02X\x01\0"
+	       "\0\0|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tbC\x01\x07"
+	       "\x86R.", "numpy.core.multiarray.scalar(numpy.dtype(\"u1\",)@"
+	       "(2, \"|\", None, None, None, -1, -1, 0), b\"\\x07\")");
+	ACCEPT(NP_SCALAR NP_DTYPE("u1", "|") "C\x01\x07\x86\x81.",
+	       "numpy.core.multiarray.scalar!(numpy.dtype(\"u1\", False, "
+	       "True)@(3, \"|\", None, None, None, -1, -1, 0), b\"\\x07\")");
+}
+END_TEST
+
+/* An array's call is kept (the torch container shows it); what it holds
+ * is checked before it is read. */
+static int
+numpy_array(const char *lit, size_t len, struct pickle_numpy_array *a)
+{
+	struct pickle *p = NULL;
+	struct err e = { 0 };
+	int rc;
+
+	ck_assert_msg(pickle_load(lit, len, NULL, &p, &e) == 0, "%s",
+		      e.detail);
+	rc = pickle_numpy_array(pickle_root(p), a);
+	pickle_free(p);
+	a->data = NULL;		/* freed with the pickle */
+	return rc;
+}
+
+#define NP_ARRAY(lit, a) numpy_array(lit, sizeof(lit) - 1, a)
+#define NP_RECONSTRUCT \
+	"cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n" \
+	"K\x00\x85" "C\x01" "b\x87R"
+
+START_TEST(test_numpy_arrays)
+{
+	struct pickle_numpy_array a;
+	char text[4];
+
+	/* (1, (2, 3), '>i2', False, 12 bytes) */
+	ck_assert_int_eq(NP_ARRAY(NP_RECONSTRUCT "(K\x01K\x02K\x03\x86"
+				  NP_DTYPE("i2", ">") "\x89" "C\x0c"
+				  "abcdefghijkltb.", &a), 1);
+	ck_assert_uint_eq(a.rank, 2);
+	ck_assert_uint_eq(a.shape[1], 3);
+	ck_assert_uint_eq(a.numel, 6);
+	ck_assert_int_eq(a.fortran, 0);
+	ck_assert_uint_eq(a.len, 12);
+	pickle_numpy_type_text(&a.type, text);
+	ck_assert_str_eq(text, ">i2");
+	/* the state before version 1: (shape, dtype, fortran, data) */
+	ck_assert_int_eq(NP_ARRAY(NP_RECONSTRUCT "(K\x02\x85" NP_DTYPE("u1", "|")
+				  "\x88" "C\x02" "abtb.", &a), 1);
+	ck_assert_int_eq(a.fortran, 1);
+	pickle_numpy_type_text(&a.type, text);
+	ck_assert_str_eq(text, "|u1");
+	/* protocol 5: _frombuffer(data, dtype, shape, order) */
+	ck_assert_int_eq(NP_ARRAY("cnumpy._core.numeric\n_frombuffer\n("
+				  "\x96\x04\0\0\0\0\0\0\0" "abcd" NP_DTYPE("b1", "|")
+				  "K\x02K\x02\x86X\x01\0\0\0FtR.", &a), 1);
+	ck_assert_int_eq(a.fortran, 1);
+	ck_assert_uint_eq(a.numel, 4);
+	/* refused: bytes that are not the shape's, a negative or huge
+	 * dimension, an ndarray subclass, an order that is neither, a
+	 * dtype stfs does not read, no state */
+	ck_assert_int_eq(NP_ARRAY(NP_RECONSTRUCT "(K\x01K\x02\x85"
+				  NP_DTYPE("i2", "<") "\x89" "C\x03" "abctb.",
+				  &a), 0);
+	ck_assert_int_eq(NP_ARRAY(NP_RECONSTRUCT "(K\x01J\xff\xff\xff\xff\x85"
+				  NP_DTYPE("u1", "|") "\x89" "C\x00tb.", &a), 0);
+	ck_assert_int_eq(NP_ARRAY(NP_RECONSTRUCT "(K\x01\x8a\x08\0\0\0\0\0\0"
+				  "\0\x40\x8a\x08\0\0\0\0\0\0\0\x40K\x00\x87"
+				  NP_DTYPE("u1", "|") "\x89" "C\x00tb.", &a), 0);
+	ck_assert_int_eq(NP_ARRAY("cnumpy.core.multiarray\n_reconstruct\n"
+				  "cnumpy\nmatrix\nK\x00\x85" "C\x01" "b\x87R"
+				  "(K\x01K\x01\x85" NP_DTYPE("u1", "|") "\x89"
+				  "C\x01" "atb.", &a), 0);
+	ck_assert_int_eq(NP_ARRAY("cnumpy.core.numeric\n_frombuffer\n("
+				  "C\x01" "a" NP_DTYPE("u1", "|") "K\x01\x85"
+				  "X\x01\0\0\0AtR.", &a), 0);
+	ck_assert_int_eq(NP_ARRAY("cnumpy.core.numeric\n_frombuffer\n("
+				  "C\x01" "a" NP_DTYPE("u1", "|") "K\x01\x85"
+				  "X\x01\0\0\0CtR.", &a), 1);
+	ck_assert_int_eq(NP_ARRAY(NP_RECONSTRUCT "(K\x01K\x01\x85"
+				  NP_DTYPE("c8", "<") "\x89" "C\x08"
+				  "abcdefghtb.", &a), 0);
+	ck_assert_int_eq(NP_ARRAY(NP_RECONSTRUCT ".", &a), 0);
+}
+END_TEST
+
 START_TEST(test_stack_and_memo)
 {
 	REFUSE(".", "STOP at byte 0 leaves 0 values");
@@ -844,6 +1008,8 @@ pickle_suite(void)
 	tcase_add_test(tc, test_refused_opcodes);
 	tcase_add_test(tc, test_protocol0);
 	tcase_add_test(tc, test_newobj_ex);
+	tcase_add_test(tc, test_numpy_scalars);
+	tcase_add_test(tc, test_numpy_arrays);
 	tcase_add_test(tc, test_stack_and_memo);
 	tcase_add_test(tc, test_lengths);
 	tcase_add_test(tc, test_depth);

@@ -421,6 +421,95 @@ START_TEST(test_budgets)
 }
 END_TEST
 
+/* numpy.dtype(NAME, False, True) with its state, as numpy pickles it */
+#define NP_DTYPE(name, order) \
+	"cnumpy\ndtype\nX\x02\0\0\0" name "\x89\x88\x87R" \
+	"(K\x03X\x01\0\0\0" order "NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xff" \
+	"K\x00tb"
+#define NP_SCALAR(dtype, data) \
+	"cnumpy.core.multiarray\nscalar\n" dtype data "\x86R"
+/* _reconstruct(ndarray, (0,), b'b') with BUILD's (1, (SHAPE), DTYPE,
+ * FORTRAN, data): the data follows, then "tb" */
+#define NP_ARRAY(shape, dtype, fortran) \
+	"cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n" \
+	"K\x00\x85" "C\x01" "b\x87R(K\x01(" shape "t" dtype fortran
+
+/* numpy's scalars are numbers, written with the digits of their own
+ * width; its arrays lists as tolist() makes them, in C order whatever
+ * the order of their bytes; one past 64 KiB is named by dtype and shape
+ * (issue 30). */
+START_TEST(test_numpy)
+{
+	struct buf p = BUF_INIT, z;
+	struct header *h = NULL;
+	struct err e;
+
+	ADD_LIT(&p, "\x80\x02}(X\x01\0\0\0w" P_TENSOR("\x00", "\x01")
+		"X\x03\0\0\0" "f32" NP_SCALAR(NP_DTYPE("f4", "<"),
+					     "C\x04\xcd\xcc\xcc\x3d")
+		"X\x03\0\0\0" "f16" NP_SCALAR(NP_DTYPE("f2", "<"),
+					     "C\x02\x66\x2e")
+		"X\x03\0\0\0" "f64" NP_SCALAR(NP_DTYPE("f8", ">"),
+					     "C\x08\x3f\xed\x1e\xb8\x51\xeb"
+					     "\x85\x1f")
+		"X\x03\0\0\0" "nan" NP_SCALAR(NP_DTYPE("f8", "<"),
+					     "C\x08\0\0\0\0\0\0\xf8\x7f")
+		"X\x03\0\0\0" "inf" NP_SCALAR(NP_DTYPE("f4", "<"),
+					     "C\x04\0\0\x80\xff")
+		"X\x03\0\0\0" "u64" NP_SCALAR(NP_DTYPE("u8", "<"),
+					     "C\x08\xff\xff\xff\xff\xff\xff"
+					     "\xff\xff"));
+	ADD_LIT(&p, "X\x04\0\0\0" "keys}("
+		NP_SCALAR(NP_DTYPE("i8", "<"), "C\x08\x03\0\0\0\0\0\0\0")
+		"X\x01\0\0\0xu"
+		"X\x03\0\0\0" "arr"
+		NP_ARRAY("K\x02K\x03", NP_DTYPE("i2", ">"), "\x89")
+		"C\x0c\0\0\0\x01\0\x02\0\x03\0\x04\0\x05tb");
+	ADD_LIT(&p, "X\x04\0\0\0" "farr"
+		NP_ARRAY("K\x02K\x03", NP_DTYPE("u1", "|"), "\x88")
+		"C\x06\0\x01\x02\x03\x04\x05tb"
+		"X\x04\0\0\0" "zero"
+		NP_ARRAY("K\x02K\x00K\x03", NP_DTYPE("f8", "<"), "\x89")
+		"C\x00tb"
+		"X\x05\0\0\0" "empty"
+		NP_ARRAY("K\x00", NP_DTYPE("f8", "<"), "\x89") "C\x00tb"
+		"X\x04\0\0\0" "wide"
+		NP_ARRAY("\x8a\x06\0\0\0\0\0\x01K\x00", NP_DTYPE("f8", "<"),
+			 "\x89") "C\x00tb");
+	ADD_LIT(&p, "X\x02\0\0\0" "d0"
+		NP_ARRAY("", NP_DTYPE("u1", "|"), "\x89") "C\x01\x07tb"
+		"X\x05\0\0\0" "bools"
+		NP_ARRAY("K\x03", NP_DTYPE("b1", "|"), "\x89")
+		"C\x03\x01\0\x01tb"
+		"X\x03\0\0\0" "big"
+		NP_ARRAY("J\x01\0\x01\0", NP_DTYPE("u1", "|"), "\x89"));
+	put_str(&p, 'B', "\x07", 65537);
+	buf_adds(&p, "tbu.");
+	z = checkpoint_of(&p);
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_ptr_nonnull(find(h, "w"));
+	META_EQ(h, "f32", "0.1");
+	META_EQ(h, "f16", "0.1");
+	META_EQ(h, "f64", "0.91");
+	META_EQ(h, "nan", "NaN");
+	META_EQ(h, "inf", "-Infinity");
+	META_EQ(h, "u64", "18446744073709551615");
+	META_EQ(h, "keys.3", "x");
+	META_EQ(h, "arr", "[[0, 1, 2], [3, 4, 5]]");
+	META_EQ(h, "farr", "[[0, 2, 4], [1, 3, 5]]");
+	META_EQ(h, "zero", "[[], []]");
+	META_EQ(h, "empty", "[]");
+	META_EQ(h, "wide", "{\"__ndarray__\": {\"dtype\": \"<f8\", \"shape\": "
+		"[1099511627776, 0]}}");
+	META_EQ(h, "d0", "7");
+	META_EQ(h, "bools", "[true, false, true]");
+	META_EQ(h, "big", "{\"__ndarray__\": {\"dtype\": \"|u1\", \"shape\": "
+		"[65537]}}");
+	container_free(h);
+	buf_free(&z);
+}
+END_TEST
+
 static const char wide_size[] =
 	"\x80\x02}(X\x01\0\0\0wctorch._utils\n_rebuild_tensor_v2\n"
 	"((X\x07\0\0\0storagectorch\nFloatStorage\nX\x01\0\0\0" "0"
@@ -510,6 +599,7 @@ torch_suite(void)
 	tcase_add_test(tc, test_strided);
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_budgets);
+	tcase_add_test(tc, test_numpy);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "format/torch/pickle_numpy.h"
 
 #define DEVICE_TYPE_MAX 32
 
@@ -129,6 +130,10 @@ fold(struct pickle_store *s, const struct pickle_value *callee,
 		if (newobj || n != 1 || !is_seq(a0) || a0->kind == PICKLE_SET)
 			break;
 		return a0;
+	case PICKLE_G_NUMPY_SCALAR:
+		if (newobj)
+			break;
+		return pickle_numpy_scalar(s, args, folded, e);
 	case PICKLE_G_DEVICE:
 		/* "cuda", "cpu", "privateuseone": a longer one is no
 		 * device type, and would make much text of little input */

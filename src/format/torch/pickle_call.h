@@ -3,13 +3,13 @@
  *
  * A few calls of globals stfs knows are pure and taken as the values they
  * make: OrderedDict() and defaultdict(f) are empty dicts,
- * _codecs.encode(s, 'latin1') (how protocol 2 writes bytes) is bytes,
- * and bytes() empty bytes,
- * set(items) and frozenset(items) are sets, torch.Size(t) is the tuple t,
- * torch.device('cuda', 0) is the string "cuda:0".  Every other call (a
- * tensor's _rebuild function, a class of the trainer's, os.system) is a
- * PICKLE_CALL value that describes it: what is called and with what,
- * for the caller to interpret or to show.
+ * _codecs.encode(s, 'latin1') (how protocol 2 writes bytes) is bytes and
+ * bytes() empty bytes, set(items) and frozenset(items) are sets,
+ * torch.Size(t) is the tuple t, torch.device('cuda', 0) is the string
+ * "cuda:0", a numpy scalar is its number (pickle_numpy.h).  Every other
+ * call (a tensor's _rebuild function, a class of the trainer's,
+ * os.system) is a PICKLE_CALL value that describes it: what is called and
+ * with what, for the caller to interpret or to show.
  */
 #ifndef STFS_PICKLE_CALL_H
 #define STFS_PICKLE_CALL_H

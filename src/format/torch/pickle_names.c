@@ -34,8 +34,10 @@ static const char *const op_names[256] = {
 /* What torch.save writes for state dicts, optimizer states and the
  * values trainers keep beside them (torch 1.13, checked with pickletools;
  * torch 2 adds _rebuild_tensor_v3 over a torch.storage.UntypedStorage for
- * its new dtypes, and _rebuild_parameter_with_state).  These are the
- * globals whose calls stfs interprets (pickle_call.c); the storage types
+ * its new dtypes, and _rebuild_parameter_with_state), and numpy's
+ * scalars and arrays (numpy 1's numpy.core, numpy 2's numpy._core).
+ * These are the globals whose calls stfs interprets (pickle_call.c,
+ * pickle_numpy.c); the storage types
  * and dtypes are inert names; nothing is ever imported or called.  A
  * protocol 2 pickle names Python 3's builtins as __builtin__. */
 static const struct pickle_names_global known[] = {
@@ -55,6 +57,15 @@ static const struct pickle_names_global known[] = {
 	{ "__builtin__", "frozenset", PICKLE_G_SET },
 	{ "builtins", "bytes", PICKLE_G_BYTES },
 	{ "__builtin__", "bytes", PICKLE_G_BYTES },
+	{ "numpy.core.multiarray", "scalar", PICKLE_G_NUMPY_SCALAR },
+	{ "numpy._core.multiarray", "scalar", PICKLE_G_NUMPY_SCALAR },
+	{ "numpy.core.multiarray", "_reconstruct", PICKLE_G_NUMPY_RECONSTRUCT },
+	{ "numpy._core.multiarray", "_reconstruct",
+	  PICKLE_G_NUMPY_RECONSTRUCT },
+	{ "numpy.core.numeric", "_frombuffer", PICKLE_G_NUMPY_FROMBUFFER },
+	{ "numpy._core.numeric", "_frombuffer", PICKLE_G_NUMPY_FROMBUFFER },
+	{ "numpy", "dtype", PICKLE_G_NUMPY_DTYPE },
+	{ "numpy", "ndarray", PICKLE_G_NUMPY_NDARRAY },
 	{ "torch", "Size", PICKLE_G_SIZE },
 	{ "torch", "device", PICKLE_G_DEVICE },
 	{ "torch", "DoubleStorage", PICKLE_G_STORAGE },

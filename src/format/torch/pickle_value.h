@@ -15,7 +15,8 @@ enum pickle_kind {
 	PICKLE_LONG,	/* str: a wider int, as LONG1 and LONG4 write it:
 			 * little-endian two's complement, 9 bytes or more
 			 * (no redundant sign bytes), a NUL after len */
-	PICKLE_FLOAT,	/* f */
+	PICKLE_FLOAT,	/* f; f_bits 0, or 32 or 16 for a numpy float32 or
+			 * float16 (f holds its value exactly) */
 	PICKLE_STR,	/* str: UTF-8 (checked: no overlongs, no
 			 * surrogates), a NUL after len, maybe NULs inside */
 	PICKLE_BYTES,	/* str: BINBYTES*, BYTEARRAY8, _codecs.encode(s,
@@ -58,17 +59,32 @@ enum pickle_global {
 	PICKLE_G_SIZE,		/* torch.Size */
 	PICKLE_G_DEVICE,	/* torch.device */
 	PICKLE_G_BYTES,		/* builtins.bytes: bytes() is b"" */
+	PICKLE_G_NUMPY_SCALAR,	/* numpy.core.multiarray.scalar (numpy 2:
+				 * numpy._core...): (dtype, its bytes) */
+	PICKLE_G_NUMPY_DTYPE,	/* numpy.dtype: ('f8', False, True), then
+				 * BUILD's state (3, '<', ...) */
+	PICKLE_G_NUMPY_RECONSTRUCT,	/* numpy.core.multiarray._reconstruct:
+					 * (ndarray, (0,), b'b'), then BUILD's
+					 * state (1, shape, dtype, fortran,
+					 * data) */
+	PICKLE_G_NUMPY_FROMBUFFER,	/* numpy.core.numeric._frombuffer:
+					 * protocol 5's (data, dtype, shape,
+					 * order) */
+	PICKLE_G_NUMPY_NDARRAY,	/* numpy.ndarray */
 };
 
 /* The last of enum pickle_global. */
-#define PICKLE_G_LAST PICKLE_G_BYTES
+#define PICKLE_G_LAST PICKLE_G_NUMPY_NDARRAY
 
 struct pickle_value {
 	enum pickle_kind kind;
 	union {
 		int b;
 		int64_t i;
-		double f;
+		struct {
+			double f;
+			unsigned f_bits;
+		};
 		struct {
 			const char *p;
 			size_t len;

@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "format/minifloat.h"
 #include "format/torch/pickle_long.h"
+#include "format/torch/pickle_numpy.h"
 
 struct render {
 	struct torch_value *j;
@@ -108,9 +110,25 @@ put_json_string(struct render *r, const char *s, size_t n)
 	return 0;
 }
 
-/* The shortest text that reads back as f, as Python's repr writes it. */
+/* 1 when the text t reads back as f, a float of bits bits (0: a double;
+ * 32 and 16: numpy's float32 and float16, read as numpy reads text or as
+ * a double narrowed). */
+static int
+reads_back(const char *t, double f, unsigned bits)
+{
+	double d = strtod(t, NULL);
+
+	if (bits == 32)
+		return strtof(t, NULL) == (float)f && (float)d == (float)f;
+	if (bits == 16)
+		return minifloat_f16(minifloat_f16_nearest(d)) == f;
+	return d == f;
+}
+
+/* The shortest text that reads back as f, as Python's repr writes it (and
+ * numpy's for its narrower floats). */
 static void
-double_text(char *out, size_t cap, double f)
+double_text(char *out, size_t cap, double f, unsigned bits)
 {
 	int prec;
 
@@ -124,7 +142,7 @@ double_text(char *out, size_t cap, double f)
 	}
 	for (prec = 1; prec < 17; prec++) {
 		snprintf(out, cap, "%.*g", prec, f);
-		if (strtod(out, NULL) == f)
+		if (reads_back(out, f, bits))
 			break;
 	}
 	snprintf(out, cap, "%.*g", prec, f);
@@ -242,7 +260,7 @@ key_text(struct render *r, const struct pickle_value *k)
 		snprintf(tmp, sizeof(tmp), "%" PRId64, k->i);
 		return puts_(r, tmp);
 	case PICKLE_FLOAT:
-		double_text(tmp, sizeof(tmp), k->f);
+		double_text(tmp, sizeof(tmp), k->f, k->f_bits);
 		return puts_(r, tmp);
 	default:
 		return emit(r, k);
@@ -292,6 +310,117 @@ emit_dict(struct render *r, const struct pickle_value *v)
 	return rc ? rc : puts_(r, "}");
 }
 
+static int
+put_number(struct render *r, const struct pickle_numpy_number *n)
+{
+	char tmp[40];
+
+	switch (n->kind) {
+	case 'b':
+		return puts_(r, n->u ? "true" : "false");
+	case 'u':
+		snprintf(tmp, sizeof(tmp), "%" PRIu64, n->u);
+		break;
+	case 'i':
+		snprintf(tmp, sizeof(tmp), "%" PRId64, n->i);
+		break;
+	default:
+		double_text(tmp, sizeof(tmp), n->f, n->f_bits);
+		break;
+	}
+	return puts_(r, tmp);
+}
+
+/* An array too large to show: its dtype and shape. */
+static int
+put_array_name(struct render *r, const struct pickle_numpy_array *a)
+{
+	char tmp[48];
+	int rc;
+
+	pickle_numpy_type_text(&a->type, tmp);
+	rc = puts_(r, "{\"__ndarray__\": {\"dtype\": \"");
+	if (rc == 0)
+		rc = puts_(r, tmp);
+	if (rc == 0)
+		rc = puts_(r, "\", \"shape\": [");
+	for (unsigned d = 0; rc == 0 && d < a->rank; d++) {
+		snprintf(tmp, sizeof(tmp), "%s%" PRIu64, d ? ", " : "",
+			 a->shape[d]);
+		rc = puts_(r, tmp);
+	}
+	return rc ? rc : puts_(r, "]}}");
+}
+
+static int
+put_repeated(struct render *r, const char *s, unsigned n)
+{
+	int rc = 0;
+
+	while (rc == 0 && n--)
+		rc = puts_(r, s);
+	return rc;
+}
+
+/* A numpy array as nested lists, as ndarray.tolist() makes them (its
+ * elements in C order, whatever the order of its bytes), or by its dtype
+ * and shape past TORCH_VALUE_BYTES_SHOWN bytes or as many lists. The
+ * odometer idx runs over the dimensions before the first of size 0
+ * (each place there an empty list) or all of them (each an element). */
+static int
+emit_array(struct render *r, const struct pickle_numpy_array *a)
+{
+	uint64_t idx[PICKLE_NUMPY_RANK_MAX] = { 0 };
+	uint64_t step[PICKLE_NUMPY_RANK_MAX], places = 1, at;
+	unsigned outer = 0;
+	struct pickle_numpy_number n;
+	int rc;
+
+	while (outer < a->rank && a->shape[outer])
+		outer++;
+	for (unsigned d = 0; d < outer; d++)
+		places = a->shape[d] > TORCH_VALUE_BYTES_SHOWN / places ?
+			 TORCH_VALUE_BYTES_SHOWN + 1 : places * a->shape[d];
+	if (a->len > TORCH_VALUE_BYTES_SHOWN ||
+	    places > TORCH_VALUE_BYTES_SHOWN)
+		return put_array_name(r, a);
+	/* each dimension's step between elements in the bytes: in C order
+	 * the last dimension's is 1, in Fortran order the first's (used
+	 * only when there are elements: no product passes their count) */
+	for (unsigned i = 0; i < a->rank; i++) {
+		unsigned d = a->fortran ? i : a->rank - 1 - i;
+		unsigned prev = a->fortran ? d - 1 : d + 1;
+
+		step[d] = i ? step[prev] * a->shape[prev] : 1;
+	}
+	rc = put_repeated(r, "[", outer);
+	while (rc == 0 && !r->over) {
+		unsigned d = outer, closed = 0;
+
+		if (outer < a->rank) {
+			rc = puts_(r, "[]");
+		} else {
+			at = 0;
+			for (unsigned k = 0; k < a->rank; k++)
+				at += idx[k] * step[k];
+			pickle_numpy_element(a, at, &n);
+			rc = put_number(r, &n);
+		}
+		while (d > 0 && ++idx[d - 1] == a->shape[d - 1]) {
+			idx[--d] = 0;
+			closed++;
+		}
+		if (rc == 0)
+			rc = put_repeated(r, "]", closed);
+		if (rc || d == 0)
+			break;
+		rc = puts_(r, ", ");
+		if (rc == 0)
+			rc = put_repeated(r, "[", closed);
+	}
+	return rc;
+}
+
 /* What a call not folded into a value would make: named, not made. */
 static int
 emit_call(struct render *r, const struct pickle_value *v)
@@ -325,10 +454,23 @@ emit_call(struct render *r, const struct pickle_value *v)
 	return rc ? rc : puts_(r, "}");
 }
 
+/* v as a numpy array (*done 1) when it is one stfs reads.  (Apart, so
+ * that the array's 600 bytes are not on the stack at every level of
+ * emit's recursion.) */
+static int __attribute__((noinline))
+emit_numpy(struct render *r, const struct pickle_value *v, int *done)
+{
+	struct pickle_numpy_array a;
+
+	*done = pickle_numpy_array(v, &a);
+	return *done ? emit_array(r, &a) : 0;
+}
+
 static int
 emit(struct render *r, const struct pickle_value *v)
 {
 	char tmp[40];
+	int rc, done;
 
 	if (visit(r))
 		return -1;
@@ -345,7 +487,7 @@ emit(struct render *r, const struct pickle_value *v)
 	case PICKLE_LONG:
 		return put_long(r, v, 1);
 	case PICKLE_FLOAT:
-		double_text(tmp, sizeof(tmp), v->f);
+		double_text(tmp, sizeof(tmp), v->f, v->f_bits);
 		return puts_(r, tmp);
 	case PICKLE_STR:
 		return put_json_string(r, v->str.p, v->str.len);
@@ -364,7 +506,8 @@ emit(struct render *r, const struct pickle_value *v)
 			r->tensor = 1;
 			return 0;
 		}
-		return emit_call(r, v);
+		rc = emit_numpy(r, v, &done);
+		return done ? rc : emit_call(r, v);
 	case PICKLE_PERSID:
 		if (puts_(r, "{\"__persistent_id__\": ") || emit(r, v->persid.pid))
 			return -1;

@@ -3,20 +3,25 @@
  *
  * Data is JSON: None, bools, ints (any width: an int past 64 bits in
  * decimal, and past 4,299 digits in hex as a string, pickle_long.h),
- * floats as Python's repr writes them, strings, bytes as "0x" and their
+ * floats as Python's repr writes them (numpy's float32 and float16 with
+ * the digits numpy writes for them), strings, bytes as "0x" and their
  * hex (a value over TORCH_VALUE_BYTES_SHOWN bytes as {"__bytes__": N}),
  * tuples, lists and sets as arrays, dicts as objects (a key that is not
  * a string as its text: 1, true, null, 1.5), a global as "module.name"
- * (torch.float16).  What the pickle would make by calling something is
- * named, with what it would be made of, never made:
+ * (torch.float16), a numpy array as the nested lists of its tolist() (one
+ * over TORCH_VALUE_BYTES_SHOWN bytes or as many lists as
+ * {"__ndarray__": {"dtype": "<f8", "shape": [300, 300]}}; numpy's scalars
+ * are numbers already, pickle_numpy.h).  What the pickle would make by
+ * calling something else is named, with what it would be made of, never
+ * made:
  *
  *     {"__class__": "argparse.Namespace", "state": {"lr": 0.1}}   NEWOBJ
  *     {"__call__": "posix.system", "args": ["touch x"]}           REDUCE
  *
  * with "args" when there are any, "kwargs" when NEWOBJ_EX passed some,
  * "state" when BUILD gave one, "items" when items were set or appended
- * on the object; a storage outside a
- * tensor is {"__persistent_id__": [...]}.
+ * on the object; a storage outside a tensor is
+ * {"__persistent_id__": [...]}.
  *
  * Rendering is bounded: by a count of values looked at that the caller
  * shares across its walk, and by the bytes of text the caller still

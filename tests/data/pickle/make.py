@@ -109,6 +109,11 @@ def make_call(callee, args, newobj, kwargs=None):
 		return PDict()
 	if name in (("builtins", "bytes"), ("__builtin__", "bytes")) and n == 0:
 		return b""
+	if name in (("numpy.core.multiarray", "scalar"),
+		    ("numpy._core.multiarray", "scalar")) and n == 2:
+		number = numpy_scalar(a0, a1)
+		if number is not None:
+			return number
 	if name == ("_codecs", "encode") and n == 2 and \
 	   type(a0) is str and a1 == "latin1":
 		return a0.encode("latin1")
@@ -124,6 +129,23 @@ def make_call(callee, args, newobj, kwargs=None):
 	   (n == 1 or (type(a1) is int and 0 <= a1 < 2**63)):
 		return a0 if n == 1 else "%s:%d" % (a0, a1)
 	return Call(callee, args, False)
+
+
+def numpy_scalar(dtype, data):
+	"""The number numpy.core.multiarray.scalar(dtype, data) makes, read
+	by numpy from the dtype call's name and state (pickle_numpy.c reads
+	the same), or None."""
+	import numpy
+	if not isinstance(dtype, Call) or not isinstance(dtype.callee, Global) \
+	   or (dtype.callee.module, dtype.callee.name) != ("numpy", "dtype") \
+	   or not isinstance(dtype.state, tuple) or type(data) is not bytes:
+		return None
+	name, order = dtype.args[0], dtype.state[1]
+	if name not in ("b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8",
+			"f2", "f4", "f8") or len(data) != int(name[1]):
+		return None
+	t = numpy.dtype(name).newbyteorder("<" if order == "|" else order)
+	return numpy.frombuffer(data, dtype=t)[0].item()
 
 
 class Persid:
@@ -179,7 +201,7 @@ def dump(v):
 		return "f:" + struct.pack(">d", v).hex()
 	if isinstance(v, str):
 		return '"%s"' % esc(v.encode("utf-8", "surrogatepass"))
-	if isinstance(v, bytes):
+	if isinstance(v, (bytes, bytearray)):	# BYTEARRAY8: bytes to stfs
 		return 'b"%s"' % esc(v)
 	if isinstance(v, PSet):
 		return "S[%s]" % ", ".join(dump(x) for x in v)
@@ -328,6 +350,20 @@ PYTHON2_PROTO1 = (
 	b"(K\x01K\x02tq\nU\x05againh\x04u.")
 
 
+def numpy_values():
+	"""What trainers keep of numpy's: scalars of each kind (folded into
+	numbers), arrays (described: the torch container shows them)."""
+	import numpy as np
+	np.random.seed(0)
+	return {"best_metric": np.float64(0.91), "epoch": np.int64(3),
+		"f32": np.float32(0.1), "f16": np.float16(-2.5),
+		"u64": np.uint64(2**64 - 1), "i8": np.int8(-5),
+		"u8": np.uint8(200), "flag": np.bool_(True),
+		"nan": np.float64("nan"), "c64": np.complex64(1 + 2j),
+		"text": np.str_("x"), "arr": np.arange(6, dtype=">i4").reshape(2, 3),
+		"rng": np.random.get_state()}
+
+
 def main():
 	out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
 		os.path.abspath(__file__))
@@ -364,6 +400,9 @@ def main():
 		"python2_proto1": PYTHON2_PROTO1,
 		"newobj_ex": pickle.dumps([KeywordNew(), KeywordNew()],
 					  protocol=4),
+		# numpy's scalars and arrays beside a state dict
+		"numpy": data_pkl(numpy_values()),
+		"numpy_proto5": pickle.dumps(numpy_values(), protocol=5),
 	}
 	for name, data in good.items():
 		with open(os.path.join(out, name + ".pkl"), "wb") as f:
