@@ -600,6 +600,25 @@ def torch_seeds(c):
 			   "args": argparse.Namespace(lr=0.1, w=m[0]),
 			   "blob": b"\x00\xff", 1.5: "float key",
 			   "list": [m[1], {"x": m.t()}]}))
+	# torch 2's new dtypes (_rebuild_tensor_v3, which torch 1.13 cannot
+	# write): the pickle by hand, the zip as torch.save lays it out
+	v3 = (b"ctorch._utils\n_rebuild_tensor_v3\n((X\x07\x00\x00\x00storage"
+	      b"ctorch.storage\nUntypedStorage\nX\x01\x00\x00\x000X\x03\x00"
+	      b"\x00\x00cpuK\x08tQK%cK%c\x85K\x01\x85\x89ccollections\n"
+	      b"OrderedDict\n)Rctorch\n%s\ntR")
+	pkl = (b"\x80\x02}(X\x03\x00\x00\x00u16" + v3 % (0, 4, b"uint16") +
+	       b"X\x02\x00\x00\x00f8" + v3 % (2, 6, b"float8_e4m3fn") +
+	       b"X\x01\x00\x00\x00b" + b"ctorch._utils\n_rebuild_tensor_v2\n"
+	       b"((X\x07\x00\x00\x00storagectorch\nByteStorage\nX\x01\x00"
+	       b"\x00\x000X\x03\x00\x00\x00cpuK\x08tQK\x00K\x08\x85K\x01\x85"
+	       b"\x89}tRu.")
+	out = io.BytesIO()
+	with zipfile.ZipFile(out, "w") as zo:
+		zo.writestr("archive/data.pkl", pkl)
+		zo.writestr("archive/byteorder", b"little")
+		zo.writestr("archive/data/0", bytes(range(8)))
+		zo.writestr("archive/version", b"3\n")
+	F("v3", out.getvalue())
 	import numpy as np
 	np.random.seed(0)
 	F("numpy", save({"w": m, "metric": np.float64(0.5),

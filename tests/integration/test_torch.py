@@ -21,7 +21,9 @@ tensor equal to torch.load's, and its other values shown in
 __metadata__.json.  numpy's values beside a model (a metric, an epoch,
 np.random.get_state(), small arrays in C and Fortran order, one too large
 to show) are numbers and lists there, each reading back as the same value
-of its dtype.
+of its dtype.  Tensors of torch 2's own dtypes (uint16 to uint64, the
+float8s: _rebuild_tensor_v3, which torch 1.13 cannot write) are pickled
+as torch 2's torch.save does, and mount with their bytes and dtypes.
 
 Hostile checkpoints (a GLOBAL os.system, deep nesting, a huge length, a
 deflated entry, the legacy format at each pickle protocol, a dtype
@@ -35,6 +37,7 @@ without either bound), each with a deadline.
 """
 
 import argparse
+import collections
 import io
 import json
 import os
@@ -751,6 +754,153 @@ def check_remote(t, d):
 		srv.stop()
 
 
+# ---- torch 2's tensors of its new dtypes ------------------------------------
+
+class _Dtype:
+	"""torch.NAME of torch 2 (torch.uint16, ...): pickled as the global
+	torch.NAME, as torch.dtype's __reduce__ makes it."""
+	def __init__(self, name):
+		self.name = name
+		self.__module__ = "torch"
+
+	def __reduce__(self):
+		return self.name
+
+
+class _Storage:
+	def __init__(self, key, data, kind):
+		self.key, self.data, self.kind = key, data, kind
+
+
+class _Tensor:
+	"""What Tensor.__reduce_ex__ returns: torch 2's for its new dtypes
+	(_rebuild_tensor_v3 over the UntypedStorage, the dtype last), or
+	_rebuild_tensor_v2 over a typed storage."""
+	def __init__(self, rebuild, storage, offset, size, stride, dtype=None):
+		self.args = (storage, offset, tuple(size), tuple(stride), False,
+			     collections.OrderedDict())
+		if dtype is not None:
+			self.args += (dtype,)
+		self.rebuild = rebuild
+
+	def __reduce__(self):
+		return self.rebuild, self.args
+
+
+def torch2_checkpoint(path):
+	"""Write, as torch 2.x's torch.save would, tensors of the dtypes torch
+	1.13 lacks: uint16 (and a transpose of it, and the same bytes as a
+	uint8 tensor beside it), uint32, uint64 past 2^63, float8_e4m3fn and
+	float8_e5m2; Python's own Pickler at protocol 2 over the reduce tuples
+	of torch 2's Tensor.__reduce_ex__, the persistent ids of its
+	torch.save (an UntypedStorage's numel is its bytes), in a zip laid
+	out as torch.save lays one out.  {name: (dtype, shape, bytes in C
+	order)}"""
+	names = ("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2")
+	dtypes = {n: _Dtype(n) for n in names}
+
+	def _rebuild_tensor_v3(*args):
+		raise AssertionError("never called")
+	_rebuild_tensor_v3.__module__ = "torch._utils"
+	_rebuild_tensor_v3.__qualname__ = "_rebuild_tensor_v3"
+	v2 = torch._utils._rebuild_tensor_v2
+	rng = np.random.default_rng(3)
+	u16 = np.arange(12, dtype="<u2").reshape(3, 4) * 4099
+	u32 = rng.integers(0, 2**32, 5, dtype=np.uint32)
+	u64 = np.array([2**64 - 1, 2**63 + 5], dtype="<u8")
+	f8 = rng.integers(0, 256, 8, dtype=np.uint8)
+	f8b = rng.integers(0, 256, 6, dtype=np.uint8)
+	st = [_Storage("0", u16.tobytes(), torch.storage.UntypedStorage),
+	      _Storage("1", u32.tobytes(), torch.storage.UntypedStorage),
+	      _Storage("2", u64.tobytes(), torch.storage.UntypedStorage),
+	      _Storage("3", f8.tobytes(), torch.storage.UntypedStorage),
+	      _Storage("4", f8b.tobytes(), torch.storage.UntypedStorage)]
+	obj = {"u16": _Tensor(_rebuild_tensor_v3, st[0], 0, (3, 4), (4, 1),
+			      dtypes["uint16"]),
+	       "u16_t": _Tensor(_rebuild_tensor_v3, st[0], 0, (4, 3), (1, 4),
+				dtypes["uint16"]),
+	       "u16_bytes": _Tensor(v2, _Storage("0", None, torch.ByteStorage),
+				    0, (24,), (1,)),
+	       "u32": _Tensor(_rebuild_tensor_v3, st[1], 1, (4,), (1,),
+			      dtypes["uint32"]),
+	       "u64": _Tensor(_rebuild_tensor_v3, st[2], 0, (2,), (1,),
+			      dtypes["uint64"]),
+	       "f8": _Tensor(_rebuild_tensor_v3, st[3], 0, (2, 4), (4, 1),
+			     dtypes["float8_e4m3fn"]),
+	       "f8_e5m2": _Tensor(_rebuild_tensor_v3, st[4], 2, (2, 2), (2, 1),
+				  dtypes["float8_e5m2"]),
+	       "step": 7}
+	want = {"u16": ("U16", [3, 4], u16.tobytes()),
+		"u16_t": ("U16", [4, 3], np.ascontiguousarray(u16.T).tobytes()),
+		"u16_bytes": ("U8", [24], u16.tobytes()),
+		"u32": ("U32", [4], u32[1:].tobytes()),
+		"u64": ("U64", [2], u64.tobytes()),
+		"f8": ("F8_E4M3", [2, 4], f8.tobytes()),
+		"f8_e5m2": ("F8_E5M2", [2, 2], f8b[2:].tobytes())}
+	sizes = {"0": 24}
+
+	class Saver(pickle.Pickler):
+		def persistent_id(self, o):
+			if not isinstance(o, _Storage):
+				return None
+			if o.kind is torch.storage.UntypedStorage:
+				sizes[o.key] = len(o.data)	# numel: bytes
+			return ("storage", o.kind, o.key, "cpu", sizes[o.key])
+
+	saved = {n: getattr(torch, n, None) for n in names}
+	saved["_rebuild_tensor_v3"] = getattr(torch._utils,
+					      "_rebuild_tensor_v3", None)
+	try:
+		for n, d in dtypes.items():
+			setattr(torch, n, d)
+		torch._utils._rebuild_tensor_v3 = _rebuild_tensor_v3
+		b = io.BytesIO()
+		Saver(b, protocol=2).dump(obj)
+	finally:
+		for n in names:
+			if saved[n] is None:
+				delattr(torch, n)
+		if saved["_rebuild_tensor_v3"] is None:
+			del torch._utils._rebuild_tensor_v3
+	with open(path, "wb") as f:
+		f.write(zip_of(b.getvalue(), [("byteorder", b"little")] +
+			       [("data/" + s.key, s.data) for s in st]))
+	return want
+
+
+def check_torch2(t, d):
+	path = os.path.join(d, "torch2.pt")
+	want = torch2_checkpoint(path)
+	with open(path, "rb") as f:
+		pkl = zipfile.ZipFile(f).read("archive/data.pkl")
+	t.check(b"ctorch._utils\n_rebuild_tensor_v3\n" in pkl and
+		b"ctorch.storage\nUntypedStorage\n" in pkl and
+		b"ctorch\nuint16\n" in pkl, "torch2.pt: the pickle names "
+		"_rebuild_tensor_v3, UntypedStorage and torch.uint16")
+	with harness.Mount(t, path) as m:
+		for name, (dt, shape, data) in want.items():
+			with open(os.path.join(m.path, name), "rb") as f:
+				t.check(f.read() == data, "torch2.pt: %s bytes" % name)
+			with open(os.path.join(m.path, name + ".json")) as f:
+				j = json.load(f)
+			t.eq((j["dtype"], j["shape"]), (dt, shape),
+			     "torch2.pt: %s dtype and shape" % name)
+		npy = np.load(os.path.join(m.path, ".npy", "u16_t.npy"))
+		t.check(npy.dtype == np.uint16 and np.array_equal(
+			npy, np.frombuffer(want["u16"][2], "<u2").reshape(3, 4).T),
+			"torch2.pt: .npy of the uint16 transpose")
+		with open(os.path.join(m.path, "__metadata__.json")) as f:
+			t.eq(json.load(f), {"step": "7"}, "torch2.pt: metadata")
+		st = os.path.join(m.path, ".safetensors", "model.safetensors")
+		r = run([STFS_INSPECT, st])
+		t.eq(r.returncode, 0, "torch2.pt: its safetensors file is valid: "
+		     "%r" % r.stderr)
+		got, _ = read_safetensors(st)
+		t.eq({k: (v[0], v[1], v[2]) for k, v in got.items()},
+		     {k: (v[0], v[1], v[2]) for k, v in want.items()},
+		     "torch2.pt: the safetensors file holds each tensor")
+
+
 def run_(t):
 	d = harness.tmpdir("torch")
 	fx = fixtures(d)
@@ -761,6 +911,7 @@ def run_(t):
 	check_sharded(t, d)
 	check_trees(t, d)
 	check_remote(t, d)
+	check_torch2(t, d)
 	check_hostile(t, d)
 	check_memory(t, d)
 	harness.rmtree_safe(d)

@@ -149,6 +149,12 @@ open_buf(const struct buf *z, struct header **h, struct err *e)
 	"K\x02\x85K" stride "\x85\x89" "ccollections\nOrderedDict\n)Rt"
 #define P_TENSOR(off, stride) \
 	"ctorch._utils\n_rebuild_tensor_v2\n" P_ARGS(off, stride) "R"
+/* a _rebuild_tensor_v2 tensor over storage '0' of TYPE and NUMEL, of
+ * SIZE elements from 0 */
+#define P_STORAGE_TENSOR(type, numel, size) \
+	"ctorch._utils\n_rebuild_tensor_v2\n((X\x07\0\0\0storage" \
+	"ctorch\n" type "\nX\x01\0\0\0" "0X\x03\0\0\0cpuK" numel "tQ" \
+	"K\x00K" size "\x85K\x01\x85\x89}tR"
 static const char pkl[] =
 	"\x80\x02}(X\x01\0\0\0w" P_TENSOR("\x01", "\x01") "q\x01"
 	"X\x01\0\0\0n}(X\x01\0\0\0eK\x03X\x02\0\0\0lrG?\xe0\0\0\0\0\0\0u"
@@ -510,6 +516,93 @@ START_TEST(test_numpy)
 }
 END_TEST
 
+/* torch 2's _rebuild_tensor_v3(storage, offset, size, stride,
+ * requires_grad, hooks, DTYPE) over an UntypedStorage of 16 bytes (its
+ * numel in bytes), as torch 2's torch.save writes it */
+#define V3(offset, size, stride, dtype) \
+	"ctorch._utils\n_rebuild_tensor_v3\n" \
+	"((X\x07\0\0\0storage" "ctorch.storage\nUntypedStorage\n" \
+	"X\x01\0\0\0" "0X\x03\0\0\0cpuK\x10tQK" offset size stride \
+	"\x89" "ccollections\nOrderedDict\n)R" "ctorch\n" dtype "\ntR"
+
+static const char pkl_v3[] =
+	"\x80\x02}(X\x02\0\0\0" "f8" V3("\x00", "K\x04\x85", "K\x01\x85",
+				       "float8_e4m3fn")
+	"X\x03\0\0\0" "u16" V3("\x02", "K\x03\x85", "K\x01\x85", "uint16")
+	"X\x03\0\0\0" "u32" V3("\x00", "K\x02\x85", "K\x02\x85", "uint32")
+	"X\x03\0\0\0" "u64" V3("\x01", ")", ")", "uint64")
+	"X\x03\0\0\0" "e5m" V3("\x0f", "K\x01\x85", "K\x01\x85", "float8_e5m2")
+	/* a parameter, and a subclass, around v3 tensors */
+	"X\x01\0\0\0p" "ctorch._utils\n_rebuild_parameter\n("
+	V3("\x00", "K\x08\x85", "K\x01\x85", "uint16") "\x88}tR"
+	"X\x01\0\0\0s" "ctorch._tensor\n_rebuild_from_type_v2\n"
+	"(ctorch._utils\n_rebuild_tensor_v3\ncm\nMyTensor\n"
+	"((X\x07\0\0\0storage" "ctorch.storage\nUntypedStorage\n"
+	"X\x01\0\0\0" "0X\x03\0\0\0cpuK\x10tQK\x00K\x10\x85K\x01\x85\x89}"
+	"ctorch\nuint8\nt}tR"
+	/* the same bytes as a ByteStorage (torch 2 writes both when a
+	 * uint8 tensor and a uint16 view of it are saved) */
+	"X\x01\0\0\0" "b" P_STORAGE_TENSOR("ByteStorage", "\x10", "\x10")
+	"u.";
+
+START_TEST(test_tensor_v3)
+{
+	struct buf z = checkpoint(pkl_v3, sizeof(pkl_v3) - 1, 16, 0);
+	struct header *h = NULL;
+	const struct tensor *t;
+	struct err e;
+	uint64_t data = (uint64_t)((const char *)memmem(z.data, z.len,
+				   storage, 16) - z.data);
+
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(h->ntensors, 8);
+	t = find(h, "f8");
+	ck_assert_int_eq(t->dtype, DTYPE_F8_E4M3);
+	ck_assert_uint_eq(t->begin, data);
+	ck_assert_uint_eq(t->end, data + 4);
+	t = find(h, "u16");
+	ck_assert_int_eq(t->dtype, DTYPE_U16);
+	ck_assert_uint_eq(t->begin, data + 4);		/* 2 elements in */
+	ck_assert_uint_eq(t->end, data + 10);
+	t = find(h, "u32");
+	ck_assert_int_eq(t->dtype, DTYPE_U32);
+	ck_assert_ptr_nonnull(t->strides);		/* elements 0 and 2 */
+	ck_assert_uint_eq(t->end - t->begin, 12);
+	t = find(h, "u64");
+	ck_assert_int_eq(t->dtype, DTYPE_U64);
+	ck_assert_uint_eq(t->rank, 0);
+	ck_assert_uint_eq(t->begin, data + 8);
+	ck_assert_uint_eq(t->end, data + 16);
+	t = find(h, "e5m");
+	ck_assert_int_eq(t->dtype, DTYPE_F8_E5M2);
+	ck_assert_uint_eq(t->begin, data + 15);
+	t = find(h, "p");
+	ck_assert_int_eq(t->dtype, DTYPE_U16);
+	ck_assert_uint_eq(t->end - t->begin, 16);
+	t = find(h, "s");
+	ck_assert_int_eq(t->dtype, DTYPE_U8);
+	ck_assert_ptr_eq(t->storage, find(h, "b")->storage);
+	ck_assert_int_eq(find(h, "b")->dtype, DTYPE_U8);
+	container_free(h);
+	buf_free(&z);
+}
+END_TEST
+
+static const char v3_past_end[] =
+	"\x80\x02}(X\x01\0\0\0w" V3("\x00", "K\x03\x85", "K\x01\x85", "uint64")
+	"u.";
+static const char v3_no_dtype[] =
+	"\x80\x02}(X\x01\0\0\0wctorch._utils\n_rebuild_tensor_v3\n"
+	"((X\x07\0\0\0storage" "ctorch.storage\nUntypedStorage\n"
+	"X\x01\0\0\0" "0X\x03\0\0\0cpuK\x10tQK\x00K\x01\x85K\x01\x85\x89}tR"
+	"u.";
+static const char v3_float4[] =
+	"\x80\x02}(X\x01\0\0\0w" V3("\x00", "K\x01\x85", "K\x01\x85",
+				    "float4_e2m1fn_x2") "u.";
+static const char v3_complex32[] =
+	"\x80\x02}(X\x01\0\0\0w" V3("\x00", "K\x01\x85", "K\x01\x85",
+				    "complex32") "u.";
+
 static const char wide_size[] =
 	"\x80\x02}(X\x01\0\0\0wctorch._utils\n_rebuild_tensor_v2\n"
 	"((X\x07\0\0\0storagectorch\nFloatStorage\nX\x01\0\0\0" "0"
@@ -520,11 +613,6 @@ static const char wide_offset[] =
 	"((X\x07\0\0\0storagectorch\nFloatStorage\nX\x01\0\0\0" "0"
 	"X\x03\0\0\0cpuK\x04tQ\x8a\x09\0\0\0\0\0\0\0\0\x01K\x01\x85"
 	"K\x01\x85\x89}tRu.";
-static const char tensor_v3[] =
-	"\x80\x02}(X\x01\0\0\0wctorch._utils\n_rebuild_tensor_v3\n"
-	"((X\x07\0\0\0storagectorch.storage\nUntypedStorage\n"
-	"X\x01\0\0\0" "0X\x03\0\0\0cpuK\x10tQK\x00K\x04\x85K\x01\x85\x89}"
-	"ctorch\nfloat8_e4m3fn\ntRu.";
 static const char tensor_key[] =
 	"\x80\x02}(X\x01\0\0\0d}(" P_TENSOR("\x00", "\x01") "K\x01uu.";
 static const char not_dict[] = "\x80\x02" "cargparse\nNamespace\n)\x81.";
@@ -566,14 +654,24 @@ START_TEST(test_refused)
 	/* a zip that is no checkpoint: the safetensors reader's error, and
 	 * what the file is */
 	refused(zip_of(npz, 1, NULL), ERR_HEADER_TOO_LARGE, ".npz");
-	/* only tensor geometry needs 64 bits; torch 2's tensors; a tensor
-	 * as a key; a root that is not a dict */
+	/* only tensor geometry needs 64 bits; a tensor as a key; a root
+	 * that is not a dict */
 	refused(checkpoint(wide_size, sizeof(wide_size) - 1, 16, 0),
 		ERR_INVALID_PICKLE, "`w` has a size wider than 64 bits");
 	refused(checkpoint(wide_offset, sizeof(wide_offset) - 1, 16, 0),
 		ERR_INVALID_PICKLE, "`w` has a storage offset wider than 64");
-	refused(checkpoint(tensor_v3, sizeof(tensor_v3) - 1, 16, 0),
-		ERR_INVALID_PICKLE, "`w` is a tensor of torch 2's");
+	/* torch 2's tensors: past the storage's bytes, without a dtype, of
+	 * a dtype safetensors lacks */
+	refused(checkpoint(v3_past_end, sizeof(v3_past_end) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "`w` reaches past the end of its storage");
+	refused(checkpoint(v3_no_dtype, sizeof(v3_no_dtype) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "`w` is a _rebuild_tensor_v3 tensor without "
+		"its dtype");
+	refused(checkpoint(v3_float4, sizeof(v3_float4) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "`w` is a torch.float4_e2m1fn_x2 tensor, "
+		"which has no safetensors dtype");
+	refused(checkpoint(v3_complex32, sizeof(v3_complex32) - 1, 16, 0),
+		ERR_INVALID_PICKLE, "`w` is a torch.complex32 tensor");
 	refused(checkpoint(tensor_key, sizeof(tensor_key) - 1, 16, 0),
 		ERR_INVALID_PICKLE, "`d` has a tensor as a key");
 	refused(checkpoint(not_dict, sizeof(not_dict) - 1, 16, 0),
@@ -600,6 +698,7 @@ torch_suite(void)
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_budgets);
 	tcase_add_test(tc, test_numpy);
+	tcase_add_test(tc, test_tensor_v3);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -33,6 +33,34 @@ static const struct {
 	{ "LongStorage", DTYPE_I64 },
 	{ "BoolStorage", DTYPE_BOOL },
 	{ "ComplexFloatStorage", DTYPE_C64 },
+	{ "UntypedStorage", DTYPE_U8 },	/* bytes: _rebuild_tensor_v3's */
+};
+
+/* torch 2's dtypes, which _rebuild_tensor_v3 names (the others too,
+ * should a v3 call name one), and their safetensors dtypes. */
+static const struct {
+	const char *name;
+	enum dtype dtype;
+} torch_dtypes[] = {
+	{ "float32", DTYPE_F32 },
+	{ "float64", DTYPE_F64 },
+	{ "float16", DTYPE_F16 },
+	{ "bfloat16", DTYPE_BF16 },
+	{ "uint8", DTYPE_U8 },
+	{ "int8", DTYPE_I8 },
+	{ "int16", DTYPE_I16 },
+	{ "int32", DTYPE_I32 },
+	{ "int64", DTYPE_I64 },
+	{ "bool", DTYPE_BOOL },
+	{ "complex64", DTYPE_C64 },
+	{ "uint16", DTYPE_U16 },
+	{ "uint32", DTYPE_U32 },
+	{ "uint64", DTYPE_U64 },
+	{ "float8_e4m3fn", DTYPE_F8_E4M3 },
+	{ "float8_e5m2", DTYPE_F8_E5M2 },
+	{ "float8_e4m3fnuz", DTYPE_F8_E4M3FNUZ },
+	{ "float8_e5m2fnuz", DTYPE_F8_E5M2FNUZ },
+	{ "float8_e8m0fnu", DTYPE_F8_E8M0 },
 };
 
 struct storage {
@@ -395,19 +423,18 @@ int_tuple(struct tree *w, const struct pickle_value *v, uint64_t *out,
 	return 0;
 }
 
-/* The arguments of the _rebuild_tensor_v2 call a tensor comes down to,
- * through a parameter (_rebuild_parameter(tensor, ...)) or a subclass
- * (_rebuild_from_type_v2(_rebuild_tensor_v2, type, args, state)). */
+/* The arguments of the _rebuild_tensor_v2 or _v3 call a tensor comes down
+ * to, through a parameter (_rebuild_parameter(tensor, ...)) or a subclass
+ * (_rebuild_from_type_v2(_rebuild_tensor_v2, type, args, state)); *v3
+ * set when it is _v3's (torch 2's dtypes: the dtype is an argument). */
 static const struct pickle_value *
-tensor_args(struct tree *w, const struct pickle_value *v)
+tensor_args(struct tree *w, const struct pickle_value *v, int *v3)
 {
-	const struct pickle_value *a;
+	const struct pickle_value *a, *f;
 
 	for (int i = 0; i < UNWRAP_MAX; i++) {
 		a = v->call.args;
 		switch (v->call.callee->global.id) {
-		case PICKLE_G_REBUILD_TENSOR_V2:
-			return a;
 		case PICKLE_G_REBUILD_PARAMETER:
 			if (a->seq.n < 1 ||
 			    !torch_value_is_tensor(a->seq.items[0])) {
@@ -417,31 +444,53 @@ tensor_args(struct tree *w, const struct pickle_value *v)
 			v = a->seq.items[0];
 			break;
 		case PICKLE_G_REBUILD_FROM_TYPE:
-			if (a->seq.n < 3 ||
-			    a->seq.items[0]->kind != PICKLE_GLOBAL ||
-			    a->seq.items[0]->global.id !=
-			    PICKLE_G_REBUILD_TENSOR_V2 ||
+			f = a->seq.n >= 3 ? a->seq.items[0] : NULL;
+			if (!f || f->kind != PICKLE_GLOBAL ||
+			    (f->global.id != PICKLE_G_REBUILD_TENSOR_V2 &&
+			     f->global.id != PICKLE_G_REBUILD_TENSOR_V3) ||
 			    a->seq.items[2]->kind != PICKLE_TUPLE) {
 				bad(w, "is a tensor of a subclass that is not "
-				    "rebuilt by _rebuild_tensor_v2");
+				    "rebuilt by _rebuild_tensor_v2 or _v3");
 				return NULL;
 			}
+			*v3 = f->global.id == PICKLE_G_REBUILD_TENSOR_V3;
 			return a->seq.items[2];
-		default:
-			bad(w, "is a tensor of torch 2's (_rebuild_tensor_v3: "
-			    "uint16, float8, ...), which stfs does not read "
-			    "yet");
-			return NULL;
+		default:	/* _rebuild_tensor_v2, _v3 */
+			*v3 = v->call.callee->global.id ==
+			      PICKLE_G_REBUILD_TENSOR_V3;
+			return a;
 		}
 	}
 	bad(w, "is a parameter of a parameter of ...");
 	return NULL;
 }
 
-/* Checks the view stays in its storage; *contiguous when its elements
- * are the storage's run from the offset on, in C order. */
+/* The dtype of a _rebuild_tensor_v3 call: its 7th argument, torch.NAME. */
 static int
-check_view(struct tree *w, const struct storage *s, uint64_t offset,
+v3_dtype(struct tree *w, const struct pickle_value *a, enum dtype *out)
+{
+	const struct pickle_value *g = a->seq.n >= 7 ? a->seq.items[6] : NULL;
+	char msg[200];
+	size_t i;
+
+	if (!g || g->kind != PICKLE_GLOBAL || strcmp(g->global.module, "torch"))
+		return bad(w, "is a _rebuild_tensor_v3 tensor without its "
+			   "dtype");
+	for (i = 0; i < sizeof(torch_dtypes) / sizeof(torch_dtypes[0]); i++)
+		if (strcmp(torch_dtypes[i].name, g->global.name) == 0) {
+			*out = torch_dtypes[i].dtype;
+			return 0;
+		}
+	snprintf(msg, sizeof(msg), "is a torch.%.60s tensor, which has no "
+		 "safetensors dtype", g->global.name);
+	return bad(w, msg);
+}
+
+/* Checks the view stays in its storage of avail elements; *contiguous
+ * when its elements are the storage's run from the offset on, in C
+ * order. */
+static int
+check_view(struct tree *w, uint64_t avail, uint64_t offset,
 	   const uint64_t *size, const uint64_t *stride, uint32_t rank,
 	   uint64_t *numel, uint64_t *lastp, int *contiguous)
 {
@@ -457,7 +506,7 @@ check_view(struct tree *w, const struct storage *s, uint64_t offset,
 	*numel = n;
 	*lastp = offset;
 	if (n == 0)
-		return offset <= s->numel ? 0 :
+		return offset <= avail ? 0 :
 		       bad(w, "starts past the end of its storage");
 	for (i = rank; i-- > 0;) {
 		uint64_t step = size[i] - 1;
@@ -469,7 +518,7 @@ check_view(struct tree *w, const struct storage *s, uint64_t offset,
 			*contiguous = 0;
 		want *= size[i];
 	}
-	if (last >= s->numel)
+	if (last >= avail)
 		return bad(w, "reaches past the end of its storage");
 	*lastp = last;
 	return 0;
@@ -478,15 +527,17 @@ check_view(struct tree *w, const struct storage *s, uint64_t offset,
 static int
 add_tensor(struct tree *w, const struct pickle_value *v)
 {
-	const struct pickle_value *a = tensor_args(w, v);
 	uint64_t size[RANK_MAX], stride[RANK_MAX], numel = 0, last = 0, *keep;
-	uint64_t bytes, offset = 0;
+	uint64_t bytes, offset = 0, avail;
+	const struct pickle_value *a;
 	uint32_t rank, srank;
 	const struct storage *s;
 	struct tensor *t;
-	int contiguous;
+	int contiguous, v3 = 0;
+	enum dtype d;
 	unsigned bits;
 
+	a = tensor_args(w, v, &v3);
 	if (!a)
 		return -1;
 	if (a->seq.n < 4 || a->seq.items[0]->kind != PICKLE_PERSID)
@@ -499,8 +550,18 @@ add_tensor(struct tree *w, const struct pickle_value *v)
 	if (srank != rank)
 		return bad(w, "has a different number of strides and sizes");
 	s = storage_of(w, a->seq.items[0]->persid.pid);
-	if (!s || check_view(w, s, offset, size, stride, rank, &numel, &last,
-			     &contiguous))
+	if (!s)
+		return -1;
+	/* _v2: the storage's type is the tensor's; _v3: the dtype is an
+	 * argument, the storage's bytes (an UntypedStorage) hold the
+	 * elements */
+	d = s->dtype;
+	if (v3 && v3_dtype(w, a, &d))
+		return -1;
+	bits = dtype_info(d)->bits;
+	avail = d == s->dtype ? s->numel : s->len * 8 / bits;
+	if (check_view(w, avail, offset, size, stride, rank, &numel, &last,
+		       &contiguous))
 		return -1;
 	if (grow((void **)&w->t, &w->capt, w->nt, sizeof(*w->t)))
 		return oom(w);
@@ -511,8 +572,7 @@ add_tensor(struct tree *w, const struct pickle_value *v)
 		return oom(w);
 	memcpy(keep, size, rank * sizeof(*keep));
 	memcpy(keep + rank, stride, rank * sizeof(*keep));
-	bits = dtype_info(s->dtype)->bits;
-	t->dtype = s->dtype;
+	t->dtype = d;
 	t->rank = rank;
 	t->shape = keep;
 	t->numel = numel;

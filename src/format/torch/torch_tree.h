@@ -7,7 +7,9 @@
  * torch._utils._rebuild_tensor_v2 (or _rebuild_parameter around one) is a
  * tensor: its storage (a persistent id naming FOLDER/data/KEY and the
  * storage type, which says the dtype), its storage offset, sizes and
- * strides.  A list or tuple holding tensors is flattened by index; any
+ * strides; torch 2's _rebuild_tensor_v3 (its own dtypes: uint16 to
+ * uint64, the float8s) names the dtype last, over an UntypedStorage of
+ * bytes.  A list or tuple holding tensors is flattened by index; any
  * other value (epoch, step, lr, betas, param_groups) is a metadata pair,
  * its value as text: a string as itself, anything else as JSON.
  *
