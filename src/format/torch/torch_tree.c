@@ -10,58 +10,13 @@
 #include "base/error.h"
 #include "base/nametab.h"
 #include "format/dtype.h"
+#include "format/torch/torch_dtype.h"
 #include "format/torch/torch_value.h"
 
 #define RANK_MAX 64		/* torch allows 64 dimensions */
 #define VISITS_MAX ((uint64_t)1 << 25)	/* values looked at, all passes */
 #define META_ID 0x80000000u	/* nametab ids of metadata pairs */
 #define UNWRAP_MAX 4		/* parameter and subclass layers of a tensor */
-
-/* Storage types (the persistent id's GLOBAL) and their dtypes. */
-static const struct {
-	const char *name;
-	enum dtype dtype;
-} storage_types[] = {
-	{ "FloatStorage", DTYPE_F32 },
-	{ "DoubleStorage", DTYPE_F64 },
-	{ "HalfStorage", DTYPE_F16 },
-	{ "BFloat16Storage", DTYPE_BF16 },
-	{ "ByteStorage", DTYPE_U8 },
-	{ "CharStorage", DTYPE_I8 },
-	{ "ShortStorage", DTYPE_I16 },
-	{ "IntStorage", DTYPE_I32 },
-	{ "LongStorage", DTYPE_I64 },
-	{ "BoolStorage", DTYPE_BOOL },
-	{ "ComplexFloatStorage", DTYPE_C64 },
-	{ "UntypedStorage", DTYPE_U8 },	/* bytes: _rebuild_tensor_v3's */
-};
-
-/* torch 2's dtypes, which _rebuild_tensor_v3 names (the others too,
- * should a v3 call name one), and their safetensors dtypes. */
-static const struct {
-	const char *name;
-	enum dtype dtype;
-} torch_dtypes[] = {
-	{ "float32", DTYPE_F32 },
-	{ "float64", DTYPE_F64 },
-	{ "float16", DTYPE_F16 },
-	{ "bfloat16", DTYPE_BF16 },
-	{ "uint8", DTYPE_U8 },
-	{ "int8", DTYPE_I8 },
-	{ "int16", DTYPE_I16 },
-	{ "int32", DTYPE_I32 },
-	{ "int64", DTYPE_I64 },
-	{ "bool", DTYPE_BOOL },
-	{ "complex64", DTYPE_C64 },
-	{ "uint16", DTYPE_U16 },
-	{ "uint32", DTYPE_U32 },
-	{ "uint64", DTYPE_U64 },
-	{ "float8_e4m3fn", DTYPE_F8_E4M3 },
-	{ "float8_e5m2", DTYPE_F8_E5M2 },
-	{ "float8_e4m3fnuz", DTYPE_F8_E4M3FNUZ },
-	{ "float8_e5m2fnuz", DTYPE_F8_E5M2FNUZ },
-	{ "float8_e8m0fnu", DTYPE_F8_E8M0 },
-};
 
 struct storage {
 	char *key;
@@ -288,19 +243,6 @@ key_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 	       memcmp(w->st[id].key, k->name, k->len) == 0;
 }
 
-static int
-storage_dtype(const char *name, enum dtype *out)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(storage_types) / sizeof(storage_types[0]); i++)
-		if (strcmp(storage_types[i].name, name) == 0) {
-			*out = storage_types[i].dtype;
-			return 0;
-		}
-	return -1;
-}
-
 /* The storage a persistent id names: ('storage', TYPE, KEY, LOCATION,
  * NUMEL), located in the archive the first time it is met. */
 static struct storage *
@@ -332,7 +274,7 @@ storage_of(struct tree *w, const struct pickle_value *pid)
 		    "NUL");
 		return NULL;
 	}
-	if (storage_dtype(it[1]->global.name, &d)) {
+	if (torch_dtype_of_storage(it[1]->global.name, &d)) {
 		char msg[200];
 
 		snprintf(msg, sizeof(msg), "is a torch.%.60s tensor, which has "
@@ -471,16 +413,12 @@ v3_dtype(struct tree *w, const struct pickle_value *a, enum dtype *out)
 {
 	const struct pickle_value *g = a->seq.n >= 7 ? a->seq.items[6] : NULL;
 	char msg[200];
-	size_t i;
 
 	if (!g || g->kind != PICKLE_GLOBAL || strcmp(g->global.module, "torch"))
 		return bad(w, "is a _rebuild_tensor_v3 tensor without its "
 			   "dtype");
-	for (i = 0; i < sizeof(torch_dtypes) / sizeof(torch_dtypes[0]); i++)
-		if (strcmp(torch_dtypes[i].name, g->global.name) == 0) {
-			*out = torch_dtypes[i].dtype;
-			return 0;
-		}
+	if (torch_dtype_of_name(g->global.name, out) == 0)
+		return 0;
 	snprintf(msg, sizeof(msg), "is a torch.%.60s tensor, which has no "
 		 "safetensors dtype", g->global.name);
 	return bad(w, msg);
