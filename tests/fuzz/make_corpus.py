@@ -586,6 +586,7 @@ def torch_seeds(c):
 	opt.step()
 	F("optimizer", save(opt.state_dict()))
 	F("module", save(lin.state_dict()))
+	F("whole-module", save(torch.nn.Sequential(lin, torch.nn.BatchNorm1d(2))))
 	plain = save({"w": m})
 	F("deflated", rezip(plain, zipfile.ZIP_DEFLATED))
 	F("big-endian", rezip(plain, extra=[("archive/byteorder", b"big")]))

@@ -25,6 +25,9 @@ of its dtype.  Tensors of torch 2's own dtypes (uint16 to uint64, the
 float8s: _rebuild_tensor_v3, which torch 1.13 cannot write) are pickled
 as torch 2's torch.save does, and mount with their bytes and dtypes.
 
+A whole model (torch.save(model), alone and in a dict) mounts the tensors
+of torch.load(...).state_dict() under its names.
+
 Hostile checkpoints (a GLOBAL os.system, deep nesting, a huge length, a
 deflated entry, the legacy format at each pickle protocol, a dtype
 safetensors lacks) are refused in one line; an __reduce__ payload that
@@ -370,11 +373,11 @@ def hostile(d, witness):
 				  b"trueq\x01\x85q\x02Rq\x03."),
 			   "InvalidPickle", ["holds a call of os.system, not a "
 					     "dict"])
-	b = io.BytesIO()
-	torch.save(torch.nn.Linear(2, 2), b)
-	fx["module.pt"] = (b.getvalue(), "InvalidPickle",
-			   ["an object of class torch.nn.modules.linear.Linear",
-			    "state_dict()"])
+	fx["namespace.pt"] = (zip_of(pickle.dumps(argparse.Namespace(lr=0.1),
+						   protocol=2)),
+			      "InvalidPickle", ["an object of class "
+						"argparse.Namespace, not a dict",
+						"torch.save(model)"])
 	fx["deep.pt"] = (zip_of(b"\x80\x02" + b"]" * 5000 + b"a" * 4999 + b"."),
 			 "InvalidPickle", ["deeper"])
 	fx["huge.pt"] = (zip_of(b"\x80\x02X\xff\xff\xff\x7fabc."),
@@ -754,6 +757,67 @@ def check_remote(t, d):
 		srv.stop()
 
 
+# ---- whole modules ------------------------------------------------------------
+
+class Net(torch.nn.Module):
+	"""A model saved whole (torch.save(model)): parameters, a Linear
+	without bias, BatchNorm's buffers, a non-persistent buffer, a None
+	submodule, a weight tied between two modules."""
+	def __init__(self):
+		super().__init__()
+		self.embed = torch.nn.Embedding(10, 4)
+		self.body = torch.nn.Sequential(
+			torch.nn.Linear(4, 6), torch.nn.ReLU(),
+			torch.nn.BatchNorm1d(6), torch.nn.Linear(6, 3, bias=False))
+		self.out = torch.nn.Linear(4, 10, bias=False)
+		self.out.weight = self.embed.weight
+		self.register_buffer("mask", torch.tensor([True, False, True]))
+		self.register_buffer("cache", torch.zeros(2), persistent=False)
+		self.register_module("gone", None)
+
+	def forward(self, x):
+		return self.body(self.embed(x).sum(1))
+
+
+def check_module(t, d):
+	"""torch.save(model), alone and in a dict, mounts the tensors of
+	torch.load(...).state_dict() under its names, byte for byte."""
+	torch.manual_seed(5)
+	net = Net()
+	net(torch.randint(0, 10, (8, 2))).sum().backward()	# BatchNorm's stats
+	for name, obj, prefix in (("model.pt", net, ""),
+				  ("trainer-model.pt", {"model": net, "epoch": 3},
+				   "model.")):
+		path = os.path.join(d, name)
+		torch.save(obj, path)
+		loaded = torch.load(path)
+		sd = (loaded["model"] if prefix else loaded).state_dict()
+		want = {prefix + k: v for k, v in sd.items()}
+		with harness.Mount(t, path) as m:
+			names = {harness.decode_name(f) for f in os.listdir(m.path)
+				 if not f.endswith(".json")}
+			t.eq(names, set(want), "%s: the names of state_dict()" % name)
+			for k, x in want.items():
+				with open(os.path.join(m.path, harness.encode_name(k)),
+					  "rb") as f:
+					t.check(f.read() == raw_bytes(x),
+						"%s: %s bytes equal torch.load's" % (name, k))
+				with open(os.path.join(m.path, harness.encode_name(k)
+						       + ".json")) as f:
+					j = json.load(f)
+				t.eq((j["dtype"], j["shape"]),
+				     (DTYPES[x.dtype], list(x.shape)),
+				     "%s: %s dtype and shape" % (name, k))
+			with open(os.path.join(m.path, "__metadata__.json")) as f:
+				meta = json.load(f)
+			t.eq(meta, dict({prefix + "__class__": "__main__.Net"},
+					**({"epoch": "3"} if prefix else {})),
+			     "%s: metadata" % name)
+			check_safetensors(t, os.path.join(
+				m.path, ".safetensors", "model.safetensors"), want,
+				name)
+
+
 # ---- torch 2's tensors of its new dtypes ------------------------------------
 
 class _Dtype:
@@ -912,6 +976,7 @@ def run_(t):
 	check_trees(t, d)
 	check_remote(t, d)
 	check_torch2(t, d)
+	check_module(t, d)
 	check_hostile(t, d)
 	check_memory(t, d)
 	harness.rmtree_safe(d)

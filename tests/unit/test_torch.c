@@ -9,6 +9,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -424,6 +425,27 @@ START_TEST(test_budgets)
 	}
 	buf_adds(&p, "u.");
 	refused(checkpoint_of(&p), ERR_INVALID_PICKLE, "is one name too many");
+
+	/* a module of 60,000 buffers beside a set of 60,000 other names
+	 * that are not persistent: each name looked for in the set counts,
+	 * or the module would take 3.6 * 10^9 steps */
+	ADD_LIT(&p, "\x80\x02" "cm\nM\n)\x81}(X\x0b\0\0\0_parameters}"
+		"X\x08\0\0\0_modules}X\x08\0\0\0_buffers}(");
+	for (int i = 0; i < 60000; i++) {
+		char k[16];
+
+		snprintf(k, sizeof(k), "X\x06%c%c%ck%05dK", 0, 0, 0, i);
+		buf_add(&p, k, 13);
+	}
+	ADD_LIT(&p, "uX\x1b\0\0\0_non_persistent_buffers_set\x8f(");
+	for (int i = 0; i < 60000; i++) {
+		char k[16];
+
+		snprintf(k, sizeof(k), "X\x06%c%c%cn%05d", 0, 0, 0, i);
+		buf_add(&p, k, 11);
+	}
+	buf_adds(&p, "\x90ub.");
+	refused(checkpoint_of(&p), ERR_INVALID_PICKLE, "values to interpret");
 }
 END_TEST
 
@@ -603,6 +625,59 @@ static const char v3_complex32[] =
 	"\x80\x02}(X\x01\0\0\0w" V3("\x00", "K\x01\x85", "K\x01\x85",
 				    "complex32") "u.";
 
+/* A whole nn.Module as torch.save(model) pickles one: m.Net() with its
+ * __dict__ (parameters, a bias of None, a persistent and a
+ * non-persistent buffer, a submodule and a None one, plain attributes) */
+#define P_MODULE \
+	"cm\nNet\n)\x81}(X\x08\0\0\0training\x88" \
+	"X\x0b\0\0\0_parameters" "ccollections\nOrderedDict\n)R(" \
+	"X\x06\0\0\0weight" "ctorch._utils\n_rebuild_parameter\n(" \
+	P_TENSOR("\x00", "\x01") "\x88}tR" "X\x04\0\0\0" "biasNu" \
+	"X\x08\0\0\0_buffers}(X\x02\0\0\0rm" P_TENSOR("\x02", "\x01") \
+	"X\x02\0\0\0np" P_TENSOR("\x01", "\x01") "u" \
+	"X\x1b\0\0\0_non_persistent_buffers_set" \
+	"c__builtin__\nset\n]X\x02\0\0\0npa\x85R" \
+	"X\x08\0\0\0_modules}(X\x03\0\0\0sub" \
+	"cm\nLin\n)\x81}(X\x0b\0\0\0_parameters}(X\x06\0\0\0weight" \
+	P_TENSOR("\x01", "\x01") "uX\x08\0\0\0_modules}ub" \
+	"X\x04\0\0\0noneNu" "X\x0b\0\0\0in_featuresK\x04ub"
+static const char pkl_module[] = "\x80\x02" P_MODULE ".";
+static const char pkl_module_in_dict[] =
+	"\x80\x02}(X\x05\0\0\0model" P_MODULE "X\x05\0\0\0" "epochK\x03u.";
+
+/* torch.save(model): the tensors by the names model.state_dict() gives
+ * (no None, no non-persistent buffer), the class as __class__, alone or
+ * inside a dict. */
+START_TEST(test_module)
+{
+	struct buf z = checkpoint(pkl_module, sizeof(pkl_module) - 1, 16, 0);
+	struct header *h = NULL;
+	struct err e;
+
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(h->ntensors, 3);
+	ck_assert_uint_eq(find(h, "weight")->storage_offset, 0);
+	ck_assert_uint_eq(find(h, "rm")->storage_offset, 2);
+	ck_assert_uint_eq(find(h, "sub.weight")->storage_offset, 1);
+	ck_assert_uint_eq(h->nmeta, 1);
+	META_EQ(h, "__class__", "m.Net");
+	container_free(h);
+	buf_free(&z);
+	z = checkpoint(pkl_module_in_dict, sizeof(pkl_module_in_dict) - 1, 16,
+		       0);
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(h->ntensors, 3);
+	ck_assert_ptr_nonnull(find(h, "model.weight"));
+	ck_assert_ptr_nonnull(find(h, "model.rm"));
+	ck_assert_ptr_nonnull(find(h, "model.sub.weight"));
+	ck_assert_uint_eq(h->nmeta, 2);
+	META_EQ(h, "model.__class__", "m.Net");
+	META_EQ(h, "epoch", "3");
+	container_free(h);
+	buf_free(&z);
+}
+END_TEST
+
 static const char wide_size[] =
 	"\x80\x02}(X\x01\0\0\0wctorch._utils\n_rebuild_tensor_v2\n"
 	"((X\x07\0\0\0storagectorch\nFloatStorage\nX\x01\0\0\0" "0"
@@ -676,7 +751,8 @@ START_TEST(test_refused)
 		ERR_INVALID_PICKLE, "`d` has a tensor as a key");
 	refused(checkpoint(not_dict, sizeof(not_dict) - 1, 16, 0),
 		ERR_INVALID_PICKLE, "holds an object of class "
-		"argparse.Namespace, not a dict");
+		"argparse.Namespace, not a dict of tensors (a state dict) or a "
+		"module");
 	for (size_t i = 0; i < 4; i++) {
 		struct buf b = BUF_INIT;
 
@@ -699,6 +775,7 @@ torch_suite(void)
 	tcase_add_test(tc, test_budgets);
 	tcase_add_test(tc, test_numpy);
 	tcase_add_test(tc, test_tensor_v3);
+	tcase_add_test(tc, test_module);
 	tcase_add_test(tc, test_refused);
 	suite_add_tcase(s, tc);
 	return s;

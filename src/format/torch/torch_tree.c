@@ -39,6 +39,7 @@ struct tree {
 	uint64_t visits;
 	struct torch_tree_budget left;	/* what may still be made */
 	struct torch_value val;		/* renders values (its left: metadata) */
+	unsigned in_module;	/* walking the modules of a whole module */
 
 	struct tensor *t;
 	size_t nt, capt;
@@ -635,15 +636,100 @@ walk_parts(struct tree *w, const struct pickle_value *v)
 	}
 }
 
+/* --- whole modules ---------------------------------------------------------- */
+
+/* The state of an nn.Module pickled whole (torch.save(model)): the
+ * __dict__ BUILD gave the object, with the _parameters and _modules dicts
+ * (and _buffers) that state_dict() walks; NULL for anything else. */
+static const struct pickle_value *
+module_state(const struct pickle_value *v)
+{
+	const struct pickle_value *st = v->kind == PICKLE_CALL ?
+					v->call.state : NULL, *p, *m, *b;
+
+	if (!st || st->kind != PICKLE_DICT)
+		return NULL;
+	p = pickle_dict_get(st, "_parameters");
+	m = pickle_dict_get(st, "_modules");
+	b = pickle_dict_get(st, "_buffers");
+	if (!p || p->kind != PICKLE_DICT || !m || m->kind != PICKLE_DICT ||
+	    (b && b->kind != PICKLE_DICT))
+		return NULL;
+	return st;
+}
+
+/* 1 when the set of names (a module's _non_persistent_buffers_set)
+ * holds the string key. */
+static int
+in_names(const struct pickle_value *set, const struct pickle_value *key)
+{
+	for (size_t i = 0; set && key->kind == PICKLE_STR && i < set->seq.n;
+	     i++) {
+		const struct pickle_value *x = set->seq.items[i];
+
+		if (x->kind == PICKLE_STR && x->str.len == key->str.len &&
+		    memcmp(x->str.p, key->str.p, key->str.len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A whole module by the names its state_dict() gives: its parameters,
+ * its persistent buffers, then each submodule's under its name; None
+ * entries (a Linear without bias) have none.  The outermost module's
+ * class is the metadata __class__. */
+static int
+walk_module(struct tree *w, const struct pickle_value *v,
+	    const struct pickle_value *st)
+{
+	static const char *const parts[] = { "_parameters", "_buffers",
+					     "_modules" };
+	const struct pickle_value *skip, *d;
+	size_t mark;
+	int rc = 0;
+
+	skip = pickle_dict_get(st, "_non_persistent_buffers_set");
+	if (skip && skip->kind != PICKLE_SET)
+		skip = NULL;
+	/* the lookups in the state: values looked at too (a state of a
+	 * million keys shared by a million modules must not cost 10^12) */
+	w->visits += 3 * st->dict.n;
+	if (!w->in_module && walk_under(w, "__class__", v->call.callee))
+		return -1;
+	w->in_module++;
+	for (size_t p = 0; rc == 0 && p < 3; p++) {
+		d = pickle_dict_get(st, parts[p]);
+		for (size_t i = 0; rc == 0 && d && i < d->dict.n; i++) {
+			if (d->dict.values[i]->kind == PICKLE_NONE)
+				continue;
+			if (p == 1 && skip) {
+				w->visits += skip->seq.n;
+				if (in_names(skip, d->dict.keys[i]))
+					continue;
+			}
+			if (push_key(w, d->dict.keys[i], &mark))
+				return -1;
+			rc = walk(w, d->dict.values[i]);
+			w->name.len = mark;
+		}
+	}
+	w->in_module--;
+	return rc;
+}
+
 static int
 walk(struct tree *w, const struct pickle_value *v)
 {
+	const struct pickle_value *st;
 	struct buf text = BUF_INIT;
 	size_t i, mark;
 	int rc = 0;
 
 	if (visit(w))
 		return -1;
+	st = module_state(v);
+	if (st)
+		return walk_module(w, v, st);
 	if (v->kind == PICKLE_DICT && v->dict.n) {
 		for (i = 0; rc == 0 && i < v->dict.n; i++) {
 			if (push_key(w, v->dict.keys[i], &mark))
@@ -716,8 +802,9 @@ not_a_dict(struct tree *w, const struct pickle_value *root)
 			 pickle_kind_name(root->kind));
 	tree_free(w);
 	return err_set(w->e, ERR_INVALID_PICKLE, "the pickle holds %s, not a "
-		       "dict of tensors (a state dict): stfs mounts state "
-		       "dicts (torch.save(model.state_dict()))", what);
+		       "dict of tensors (a state dict) or a module: stfs mounts "
+		       "state dicts (torch.save(model.state_dict())) and whole "
+		       "modules (torch.save(model))", what);
 }
 
 struct torch_tree_budget
@@ -758,7 +845,7 @@ torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
 		tree_free(&w);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	if (root->kind != PICKLE_DICT)
+	if (root->kind != PICKLE_DICT && !module_state(root))
 		return not_a_dict(&w, root);
 	h = calloc(1, sizeof(*h));
 	if (!h || walk(&w, root)) {

@@ -2,14 +2,18 @@
  * (pickle.h) interpreted as the table of table.h.
  *
  * The root is a dict (a state dict, an optimizer state, a Trainer's
- * dict of both).  Dicts are flattened with dots ("state.0.exp_avg"; an
- * integer key is written in decimal); a call of
+ * dict of both) or a whole nn.Module (torch.save(model)).  Dicts are
+ * flattened with dots ("state.0.exp_avg"; an integer key is written in
+ * decimal); a call of
  * torch._utils._rebuild_tensor_v2 (or _rebuild_parameter around one) is a
  * tensor: its storage (a persistent id naming FOLDER/data/KEY and the
  * storage type, which says the dtype), its storage offset, sizes and
  * strides; torch 2's _rebuild_tensor_v3 (its own dtypes: uint16 to
  * uint64, the float8s) names the dtype last, over an UntypedStorage of
- * bytes.  A list or tuple holding tensors is flattened by index; any
+ * bytes.  A whole module, wherever it is, is named as its state_dict()
+ * names its tensors (parameters, persistent buffers, submodules; its
+ * other attributes are not kept), with the outermost one's class as
+ * __class__.  A list or tuple holding tensors is flattened by index; any
  * other value (epoch, step, lr, betas, param_groups) is a metadata pair,
  * its value as text: a string as itself, anything else as JSON.
  *
