@@ -229,48 +229,44 @@ new_int(struct machine *m, int64_t i)
 	return v;
 }
 
+/* The bytes of a counted argument: an n-byte length (signed for
+ * BINSTRING and LONG4: a 4-byte one past INT32_MAX is negative), then
+ * that many bytes. */
+static int
+arg_counted(struct machine *m, unsigned n, int is_signed,
+	    const unsigned char **p, size_t *len)
+{
+	uint64_t u;
+
+	if (arg_uint(m, n, &u) < 0)
+		return -1;
+	if (is_signed && u > INT32_MAX)
+		return fail(m, "%s at byte %zu has a negative length",
+			    cur_op(m), m->at);
+	if (need_bytes(m, u) < 0)
+		return -1;
+	*p = m->p + m->pos;
+	*len = (size_t)u;
+	m->pos += (size_t)u;
+	return 0;
+}
+
 /* A string or bytes value whose length is an n-byte argument. */
 static int
 op_str(struct machine *m, enum pickle_kind kind, unsigned n)
 {
-	uint64_t len;
-	struct pickle_value *v;
-	size_t bad;
+	const unsigned char *p = NULL;
+	size_t len = 0, bad;
 	unsigned bad_len;
 
-	if (arg_uint(m, n, &len) < 0 || need_bytes(m, len) < 0)
+	if (arg_counted(m, n, 0, &p, &len) < 0)
 		return -1;
 	/* Python decodes it or fails; names and JSON need UTF-8 too */
 	if (kind == PICKLE_STR &&
-	    text_utf8_check((const char *)m->p + m->pos, (size_t)len, &bad,
-			    &bad_len) < 0)
+	    text_utf8_check((const char *)p, len, &bad, &bad_len) < 0)
 		return fail(m, "%s at byte %zu is not UTF-8 (at byte %zu of "
 			    "the string)", cur_op(m), m->at, bad);
-	v = pickle_store_str(&m->pk->store, kind, m->p + m->pos, (size_t)len,
-			     m->e);
-	m->pos += (size_t)len;
-	return push(m, v);
-}
-
-/* BINSTRING, SHORT_BINSTRING: a Python 2 str of n bytes' length (a
- * BINSTRING's is signed). */
-static int
-op_py2_str(struct machine *m, unsigned n)
-{
-	uint64_t len;
-	struct pickle_value *v;
-
-	if (arg_uint(m, n, &len) < 0)
-		return -1;
-	if (n == 4 && len > INT32_MAX)
-		return fail(m, "BINSTRING at byte %zu has a negative length",
-			    m->at);
-	if (need_bytes(m, len) < 0)
-		return -1;
-	v = pickle_text_py2(&m->pk->store, (const char *)m->p + m->pos,
-			    (size_t)len, m->e);
-	m->pos += (size_t)len;
-	return push(m, v);
+	return push(m, pickle_store_str(&m->pk->store, kind, p, len, m->e));
 }
 
 /* INT, LONG, FLOAT, STRING, UNICODE: a value written as a line of text
@@ -299,25 +295,21 @@ op_text(struct machine *m, unsigned char op)
 	}
 }
 
-/* LONG1, LONG4: a little-endian two's complement int of n bytes; one
- * wider than 64 bits (a uint64 seed, 2**70) is kept as its bytes. */
+/* LONG1, LONG4 (py2 0): a little-endian two's complement int of n
+ * bytes' length, one wider than 64 bits (a uint64 seed, 2**70) kept as
+ * its bytes; BINSTRING, SHORT_BINSTRING (py2 1): a Python 2 str. */
 static int
-op_long(struct machine *m, unsigned n)
+op_counted(struct machine *m, unsigned n, int py2)
 {
-	uint64_t len;
-	const unsigned char *p;
+	const unsigned char *p = NULL;
+	size_t len = 0;
 
-	if (arg_uint(m, n, &len) < 0)
+	if (arg_counted(m, n, n == 4, &p, &len) < 0)
 		return -1;
-	if (n == 4 && len > INT32_MAX)
-		return fail(m, "LONG4 at byte %zu has a negative length",
-			    m->at);
-	if (need_bytes(m, len) < 0)
-		return -1;
-	p = m->p + m->pos;
-	m->pos += (size_t)len;
-	return push(m, pickle_long_value(&m->pk->store, p, (size_t)len,
-					 m->e));
+	if (py2)
+		return push(m, pickle_text_py2(&m->pk->store, (const char *)p,
+					       len, m->e));
+	return push(m, pickle_long_value(&m->pk->store, p, len, m->e));
 }
 
 /* A tuple, list or set of the stack's values from index from up. */
@@ -782,9 +774,9 @@ step(struct machine *m)
 			return -1;
 		return push(m, new_int(m, (int64_t)u));
 	case 0x8a:	/* LONG1 */
-		return op_long(m, 1);
+		return op_counted(m, 1, 0);
 	case 0x8b:	/* LONG4 */
-		return op_long(m, 4);
+		return op_counted(m, 4, 0);
 	case 'G':	/* BINFLOAT: big-endian */
 		if (need_bytes(m, 8) < 0)
 			return -1;
@@ -815,9 +807,9 @@ step(struct machine *m)
 	case 'V':	/* UNICODE */
 		return op_text(m, op);
 	case 'T':	/* BINSTRING */
-		return op_py2_str(m, 4);
+		return op_counted(m, 4, 1);
 	case 'U':	/* SHORT_BINSTRING */
-		return op_py2_str(m, 1);
+		return op_counted(m, 1, 1);
 	case 0x96:	/* BYTEARRAY8: bytes, to what stfs shows */
 		return op_str(m, PICKLE_BYTES, 8);
 	case 'N':	/* NONE */
