@@ -20,11 +20,13 @@
  *
  * Hostile input: lengths are checked against the bytes left before
  * anything is allocated, memory is proportional to the input (at most one
- * value per opcode, three for a global named by its text; a memo no
- * larger than the input; a string passed to _codecs.encode again and
- * again makes its bytes once), nothing recurses, and the finished graph
- * is checked for cycles, depth and the size it has walked as a tree
- * (pickle_limits), so callers may walk it recursively.
+ * value per opcode, three for a global named by its text, five for an
+ * INST: never more than one per byte; a memo no larger than the input;
+ * protocol 0's text makes at most twice its bytes; a string passed to
+ * _codecs.encode again and again makes its bytes once), nothing recurses,
+ * and the finished graph is checked for cycles, depth and the size it
+ * has walked as a tree (pickle_limits), so callers may walk it
+ * recursively.
  */
 #ifndef STFS_PICKLE_H
 #define STFS_PICKLE_H
