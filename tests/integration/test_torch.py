@@ -31,11 +31,13 @@ of torch.load(...).state_dict() under its names.
 Hostile checkpoints (a GLOBAL os.system, deep nesting, a huge length, a
 deflated entry, the legacy format at each pickle protocol, a dtype
 safetensors lacks) are refused in one line; an __reduce__ payload that
-would create a file is shown as what it would call, and the file does not
-exist.  Pickles built to make memory far beyond their size (a string
-encoded again and again, one referenced again and again, a long key over
-many values, a long bytes value) stay under 64 MB of RSS and ulimit -v
-256 MB (under ASan, which maps huge shadow memory, the outcome is checked
+would create a file (at protocol 2, at protocol 0, as Python 2's INST) is
+shown as what it would call, and the file does not exist.  Pickles built
+to make memory far beyond their size (a string encoded again and again,
+one referenced again and again, a long key over many values, a long
+bytes value, a numpy array referenced again and again, ints of 4,300
+digits in protocol 0's text) stay under 64 MB of RSS and ulimit -v 256 MB
+(under ASan, which maps huge shadow memory, the outcome is checked
 without either bound), each with a deadline.
 """
 
@@ -420,15 +422,25 @@ def check_hostile(t, d):
 	witness = os.path.join(d, "payload-ran")
 	fx = hostile(d, witness)
 	# an __reduce__ payload is shown as what it would call, never called
-	src = os.path.join(d, "reduce.pt")
-	with open(src, "wb") as f:
-		f.write(zip_of(pickle.dumps({"w": Payload(witness)}, protocol=2)))
-	with harness.Mount(t, src) as m:
-		with open(os.path.join(m.path, "__metadata__.json")) as f:
-			shown = json.load(f).get("w")
-		t.eq(json.loads(shown) if shown else None,
-		     {"__call__": "posix.system", "args": ["touch " + witness]},
-		     "reduce.pt: the payload is shown as a call of os.system")
+	# (at protocol 2, at protocol 0, and as Python 2's INST writes it)
+	payloads = {
+		"reduce.pt": (pickle.dumps({"w": Payload(witness)}, protocol=2),
+			      "posix.system"),
+		"reduce0.pt": (pickle.dumps({"w": Payload(witness)}, protocol=0),
+			       "posix.system"),
+		"inst.pt": (b"(dp0\nVw\n(Vtouch " + witness.encode() +
+			    b"\nios\nsystem\ns.", "os.system"),
+	}
+	for name, (pkl, callee) in payloads.items():
+		src = os.path.join(d, name)
+		with open(src, "wb") as f:
+			f.write(zip_of(pkl))
+		with harness.Mount(t, src) as m:
+			with open(os.path.join(m.path, "__metadata__.json")) as f:
+				shown = json.load(f).get("w")
+			t.eq(json.loads(shown) if shown else None,
+			     {"__call__": callee, "args": ["touch " + witness]},
+			     "%s: the payload is shown as a call of os.system" % name)
 	mnt = harness.tmpdir("mnt")
 	for name, (_, code, words) in sorted(fx.items()):
 		p = os.path.join(d, name)
@@ -504,6 +516,28 @@ def hostile_bytes(size=16 << 20):
 		struct.pack("<Q", size) + b"\xab" * size + b"u."
 
 
+def hostile_ndarray(size=1 << 20):
+	"""{"a": [A, A, ...]}: A a numpy array of 60,000 uint8 (shown, 300 KB
+	of text), then a reference to it per 2 bytes"""
+	dtype = (b"cnumpy\ndtype\nX\x02\x00\x00\x00u1\x89\x88\x87R(K\x03"
+		 b"X\x01\x00\x00\x00|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tb")
+	arr = (b"cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n"
+	       b"K\x00\x85C\x01b\x87R(K\x01J" + struct.pack("<i", 60000) +
+	       b"\x85" + dtype + b"\x89B" + struct.pack("<I", 60000) +
+	       b"\xc8" * 60000 + b"tb")
+	p = [b"\x80\x02}q\x00(", binunicode("a"), b"](", arr, b"q\x02"]
+	n = (size - sum(map(len, p))) // 2
+	return b"".join(p) + b"h\x02" * n + b"eu."
+
+
+def hostile_longtext(size=1 << 20):
+	"""{"l": [L, L, ...]}: protocol 0's LONG of 4,300 digits again and
+	again (each quadratic in its digits to read), n times"""
+	one = b"L" + b"9" * 4300 + b"L\na"
+	n = size // len(one)
+	return b"(dp0\nVl\np1\n(lp2\n" + one * n + b"s.", n
+
+
 # Runs a command under ulimit -v and reports its peak RSS.  A child of
 # this test's process would inherit the RSS of its torch (a fork counts
 # it, and exec keeps the high-water mark): a small interpreter forks it.
@@ -543,7 +577,8 @@ def run_bounded(t, cmd, asan):
 def check_memory(t, d):
 	asan = sanitized()
 	fx = {"encode.pt": hostile_encode(), "repeat.pt": hostile_repeat(),
-	      "names.pt": hostile_names(), "bytes.pt": hostile_bytes()}
+	      "names.pt": hostile_names(), "bytes.pt": hostile_bytes(),
+	      "ndarray.pt": hostile_ndarray(), "longtext.pt": hostile_longtext()}
 	paths = {}
 	for name, pkl in fx.items():
 		paths[name] = os.path.join(d, name)
@@ -567,6 +602,16 @@ def check_memory(t, d):
 	     '1 MiB"}', "repeat.pt: the list of references is elided")
 	t.eq(meta("bytes.pt").get("b"), '{"__bytes__": %d}' % (16 << 20),
 	     "bytes.pt: shown by its length")
+	# a shared numpy array is shown while the metadata has room, then
+	# the list of its references is elided
+	t.check(meta("ndarray.pt").get("a", "").startswith('{"__elided__"'),
+		"ndarray.pt: the list of references is elided")
+	# 4,300 digits of protocol 0 read again and again (hex past 1,785
+	# bytes, as a LONG4's)
+	n = fx["longtext.pt"][1]
+	got = meta("longtext.pt").get("l")
+	t.eq(json.loads(got) if got else None, [hex(10**4300 - 1)] * n,
+	     "longtext.pt: %d ints of 4,300 digits" % n)
 	rc, out, err = run_bounded(t, [STFS_INSPECT, paths["names.pt"]], asan)
 	t.eq(rc, 1, "names.pt: refused")
 	t.check("InvalidPickle" in err and "is one name too many" in err and
