@@ -63,7 +63,7 @@ struct stfs_opts {
 #ifdef STFS_HAVE_HTTP
 	struct {		/* for http(s):// sources, see source_http.h */
 		char *header_file, *ca_file;
-		int insecure;
+		int insecure, no_validator;
 		unsigned cache_mb, timeout_s, tries, readahead_mb, connections;
 		int disk;	/* -o cache=on (1) / off (-1) */
 		char *cache_dir, *cache_max, *max_throughput;
@@ -105,6 +105,7 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("header_file=%s", http.header_file, 0),
 	STFS_OPT("ca_file=%s", http.ca_file, 0),
 	STFS_OPT("insecure", http.insecure, 1),
+	STFS_OPT("http_no_validator", http.no_validator, 1),
 	STFS_OPT("http_cache_mb=%u", http.cache_mb, 0),
 	STFS_OPT("http_timeout=%u", http.timeout_s, 0),
 	STFS_OPT("http_tries=%u", http.tries, 0),
@@ -329,6 +330,9 @@ STFS_DOCDIR "/remote.md):\n"
 "                       token for \"Authorization: Bearer\" (never logged)\n"
 "  -o ca_file=PATH      CA bundle (PEM) instead of the system store\n"
 "  -o insecure          do not verify TLS certificates\n"
+"  -o http_no_validator mount a server that sends neither ETag nor\n"
+"                       Last-Modified (a change of the file during the\n"
+"                       mount could not be seen: reads could mix versions)\n"
 "  -o http_cache_mb=N   block cache size, 1-65536 (default %u)\n"
 "  -o http_timeout=S    connect/stall timeout per attempt, 1-3600 (default %u)\n"
 "  -o http_tries=N      a read waits at most N x http_timeout, N 1-100\n"
@@ -738,6 +742,7 @@ setup_http(const struct stfs_opts *o, struct err *e)
 	ho.header_file = o->http.header_file;
 	ho.ca_file = o->http.ca_file;
 	ho.insecure = o->http.insecure;
+	ho.no_validator = o->http.no_validator;
 	ho.cache_mb = o->http.cache_mb;
 	ho.timeout_s = o->http.timeout_s;
 	ho.tries = o->http.tries;

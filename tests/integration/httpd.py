@@ -21,6 +21,19 @@ receive, kept across the keep-alive requests of the connection, as a CDN
 edge caps it; 0: no cap), srv.latency (seconds every answer waits
 before its headers) and srv.delays (path -> seconds the answers for that
 path wait on top, at most 5).
+Faults of a server that misbehaves (issue 29).  "Data answers" are those
+to any request but the open request (bytes=0-65535):
+  srv.etag          the ETag of every answer (default: from size and mtime)
+  srv.validators    False: no ETag and no Last-Modified at all
+  srv.data_from     a directory: data answers serve the file of the same
+                    name there instead (other bytes), ignoring If-Match,
+                    with the ETag srv.data_etag (None: no ETag and no
+                    Last-Modified)
+  srv.truncate      N > 0: a data answer's body stops after N bytes and
+                    the connection is closed (Content-Length says more)
+  srv.endless       data answers are 206, chunked, with a body that never
+                    ends (until the client leaves, or 60 s)
+  srv.header_bytes  N > 0: every answer carries a header line of N bytes
 Everything is bounded: handler threads are daemons, waits time out.
 """
 
@@ -30,6 +43,7 @@ import os
 import socket
 import socketserver
 import ssl
+import sys
 import threading
 import time
 import urllib.parse
@@ -98,16 +112,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			badtotal = True
 			path = path[len("/badtotal"):]
 		f = os.path.join(srv.root, path.lstrip("/"))
+		rng = self.headers.get("Range")
+		data_answer = rng != "bytes=0-65535"
+		validators = srv.validators
 		try:
 			st = os.stat(f)
 		except OSError:
 			return self._simple(404)
 		size = st.st_size
-		etag = '"%x-%x"' % (st.st_mtime_ns, size)
+		etag = srv.etag or '"%x-%x"' % (st.st_mtime_ns, size)
 		im = self.headers.get("If-Match")
-		if im is not None and im != etag and im != "*":
+		if data_answer and srv.data_from:
+			# another version behind the same name, and a server
+			# that does not check If-Match
+			f = os.path.join(srv.data_from, path.lstrip("/"))
+			etag = srv.data_etag
+			validators = validators and etag is not None
+		elif im is not None and im != etag and im != "*":
 			return self._simple(412)
-		rng = self.headers.get("Range")
 		first, last = 0, size - 1
 		status = 200
 		if rng and rng.startswith("bytes="):
@@ -119,10 +141,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 							   "bytes */%d" % size)])
 			status = 206
 		self.send_response(status)
-		self.send_header("ETag", etag)
-		self.send_header("Last-Modified",
-				 email.utils.formatdate(st.st_mtime, usegmt=True))
-		self.send_header("Content-Length", str(last - first + 1))
+		if validators:
+			self.send_header("ETag", etag)
+			self.send_header("Last-Modified", email.utils.formatdate(
+				st.st_mtime, usegmt=True))
+		if srv.header_bytes:
+			self.send_header("X-Padding", "p" * srv.header_bytes)
+		endless = data_answer and srv.endless
+		if endless:
+			self.send_header("Transfer-Encoding", "chunked")
+		else:
+			self.send_header("Content-Length", str(last - first + 1))
 		if status == 206:
 			total = size - 1000 if badtotal else size
 			self.send_header("Content-Range", "bytes %d-%d/%d"
@@ -131,9 +160,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 		# the last byte must find its request in the log (as s3proxy)
 		self._record(status, last - first + 1)
 		self.end_headers()
+		if endless:
+			return self._endless()
+		cut = srv.truncate if data_answer else 0
 		with open(f, "rb") as fh:
 			fh.seek(first)
 			left = last - first + 1
+			if cut and cut < left:
+				self.wfile.write(fh.read(cut))
+				self.wfile.flush()
+				self.close_connection = True
+				return
 			while left > 0:
 				chunk = fh.read(min(left, 1 << 20 if not srv.rate
 						    else 1 << 16))
@@ -145,6 +182,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 				except OSError:
 					break
 				left -= len(chunk)
+
+	def _endless(self):
+		"""A chunked body without end: 64 KiB chunks until the client
+		goes away (or 60 s pass)."""
+		chunk = b"%x\r\n" % 65536 + b"e" * 65536 + b"\r\n"
+		t_end = time.monotonic() + 60
+		self.close_connection = True
+		while time.monotonic() < t_end:
+			try:
+				self.wfile.write(chunk)
+			except OSError:
+				return
 
 	def _pace(self, rate, n):
 		"""A token bucket per connection (this handler serves one
@@ -166,6 +215,11 @@ class _TCPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
 	allow_reuse_address = True
 	request_queue_size = 128	# stfs opens up to 64 connections at once
 
+	def handle_error(self, request, client_address):
+		# a client that hangs up on an answer it refuses is no error
+		if not isinstance(sys.exc_info()[1], ConnectionError):
+			super().handle_error(request, client_address)
+
 
 class Server:
 	def __init__(self, root, tls=None, host="127.0.0.1"):
@@ -181,6 +235,13 @@ class Server:
 		self.rate = 0
 		self.latency = 0.0
 		self.delays = {}
+		self.etag = None
+		self.validators = True
+		self.data_from = None
+		self.data_etag = None
+		self.truncate = 0
+		self.endless = False
+		self.header_bytes = 0
 		self.signature = "sig-" + os.urandom(8).hex()
 		self.redirect_base = None
 		self.httpd = None

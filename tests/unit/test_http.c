@@ -46,6 +46,7 @@ static struct {
 	int auth_at_cdn;	/* the token reached the CDN */
 	int auth_at_origin;
 	int downgrade;		/* the origin redirects https -> http */
+	int no_etag;		/* answers carry no validator */
 	unsigned delay_ms;	/* every data answer takes this long */
 	unsigned inflight, max_inflight;	/* data requests at once */
 	uint64_t starts[64], lens[64];	/* the first data requests */
@@ -151,7 +152,8 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 	F.data_reqs++;
 	if (++F.inflight > F.max_inflight)
 		F.max_inflight = F.inflight;
-	snprintf(r->etag, sizeof(r->etag), "%s", F.etag);
+	if (!F.no_etag)
+		snprintf(r->etag, sizeof(r->etag), "%s", F.etag);
 	pthread_mutex_unlock(&F.lock);
 	if (F.delay_ms)
 		usleep(F.delay_ms * 1000);
@@ -193,6 +195,8 @@ setup(void)
 	F.requests = F.data_reqs = F.resolves = F.fail503 = F.cdn_refuse = 0;
 	F.refuse_until = 0;
 	F.hang = F.auth_at_cdn = F.auth_at_origin = F.downgrade = 0;
+	F.no_etag = 0;
+	http_conf.no_validator = 0;
 	F.delay_ms = F.inflight = F.max_inflight = 0;
 	F.data = malloc(OBJ_SIZE);
 	for (i = 0; i < OBJ_SIZE; i++)
@@ -470,6 +474,42 @@ START_TEST(changed_etag_fails)
 	ck_assert_int_eq(source_http_verify(s), -ESTALE);
 	/* even cached bytes are not handed out any more */
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 2 << 20), -EIO);
+	source_close(s);
+}
+END_TEST
+
+/* issue 29.3: an answer without the ETag is a change too, never taken */
+START_TEST(answer_without_etag_fails)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char buf[4096];
+
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 2 << 20), 0);
+	F.no_etag = 1;
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 15 << 20), -EIO);
+	ck_assert_int_eq(source_http_verify(s), -ESTALE);
+	source_close(s);
+}
+END_TEST
+
+/* ... and a server with no validator at all is refused, unless the user
+ * accepts it (-o http_no_validator) */
+START_TEST(no_validator_refused)
+{
+	struct source_http_opts o = { 0 };
+	struct source *s = NULL;
+	struct err e = { 0 };
+	char buf[4096];
+
+	F.no_etag = 1;
+	ck_assert_int_eq(source_open_http_opts(
+		"http://origin.test/m.safetensors", &o, &s, &e), -1);
+	ck_assert_msg(strstr(e.detail, "neither ETag nor Last-Modified") &&
+		      strstr(e.detail, "http_no_validator"), "%s", e.detail);
+	http_conf.no_validator = 1;
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 9 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (9 << 20), sizeof(buf)) == 0);
 	source_close(s);
 }
 END_TEST
@@ -1016,6 +1056,8 @@ http_suite(void)
 	tcase_add_test(tc, redirect_resolved_once);
 	tcase_add_test(tc, no_https_downgrade);
 	tcase_add_test(tc, changed_etag_fails);
+	tcase_add_test(tc, answer_without_etag_fails);
+	tcase_add_test(tc, no_validator_refused);
 	tcase_add_test(tc, known_size_no_probe);
 	tcase_add_test(tc, stats_count);
 	tcase_add_test(tc, hint_fetches_ahead);

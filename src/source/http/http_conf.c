@@ -196,6 +196,7 @@ conf_init(void)
 	const char *mt = getenv("STFS_HTTP_MAX_THROUGHPUT");
 
 	http_conf.insecure = env_bool("STFS_HTTP_INSECURE", 0);
+	http_conf.no_validator = env_bool("STFS_HTTP_NO_VALIDATOR", 0);
 	if (ca && *ca)
 		http_conf.ca_file = strdup(ca);
 	http_conf.cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
@@ -383,6 +384,8 @@ http_options_set(const struct http_options *o, struct err *e)
 	}
 	if (o->insecure)
 		http_conf.insecure = 1;
+	if (o->no_validator)
+		http_conf.no_validator = 1;
 	if (o->cache_mb)
 		http_conf.cache_bytes = (uint64_t)o->cache_mb << 20;
 	if (http_conf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)

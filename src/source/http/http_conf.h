@@ -21,6 +21,7 @@ struct http_conf {
 	struct curl_slist *headers;	/* header file lines (may hold a token) */
 	char *ca_file;
 	int insecure;
+	int no_validator;		/* accept objects without validators */
 	uint64_t cache_bytes;
 	unsigned timeout_s;
 	unsigned tries;

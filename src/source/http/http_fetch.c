@@ -3,8 +3,10 @@
  * Every response is checked: status 206, the exact range asked for, the
  * same total size and validators.  A data request carries If-Match with
  * the strong ETag seen at open (If-Range with Last-Modified without one);
- * 412, 200, another size or ETag mean the object changed: the object turns
- * stale and every later read fails, so bytes of two versions never mix.
+ * 412, 200, another size or ETag, or an answer without the validator the
+ * object had, mean the object changed: the object turns stale and every
+ * later read fails, so bytes of two versions never mix (nor reach the
+ * disk cache: the answer is judged before its first byte is taken).
  *
  * Transient failures (connect errors, timeouts, resets, 5xx, 408, 429) are
  * retried with exponential backoff (at most 2 s apart) until the deadline
@@ -207,9 +209,17 @@ vet(struct http_fetch_object *o, struct http_fetch_range *g,
 	if (!r->total_known || r->r_total != o->size)
 		return verdict(g, HTTP_CHANGED, "the size is not %llu any more",
 			       (unsigned long long)o->size);
-	if (o->etag[0] && r->etag[0] && strcmp(o->etag, r->etag) != 0)
+	/* An answer without the validator is no proof of the version:
+	 * taken as a change, as another value is. */
+	if (o->etag[0] && !r->etag[0])
+		return verdict(g, HTTP_CHANGED, "an answer without the ETag "
+			       "%s", o->etag);
+	if (o->etag[0] && strcmp(o->etag, r->etag) != 0)
 		return verdict(g, HTTP_CHANGED, "the ETag changed");
-	if (!o->etag[0] && o->lastmod[0] && r->lastmod[0] &&
+	if (!o->etag[0] && o->lastmod[0] && !r->lastmod[0])
+		return verdict(g, HTTP_CHANGED, "an answer without the "
+			       "Last-Modified %s", o->lastmod);
+	if (!o->etag[0] && o->lastmod[0] &&
 	    strcmp(o->lastmod, r->lastmod) != 0)
 		return verdict(g, HTTP_CHANGED, "Last-Modified changed");
 	if (!r->have_range || r->r_first != g->start ||

@@ -37,6 +37,9 @@ struct http_options {
 				   or the system store */
 	int insecure;		/* 1: do not verify TLS certificates or host
 				   names (also $STFS_HTTP_INSECURE=1) */
+	int no_validator;	/* 1: open a server that sends neither ETag
+				   nor Last-Modified, whose changes cannot
+				   be seen (also $STFS_HTTP_NO_VALIDATOR=1) */
 	unsigned cache_mb;	/* block cache size; 0: default */
 	unsigned timeout_s;	/* connect timeout and stall timeout of one
 				   attempt; 0: default */

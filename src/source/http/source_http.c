@@ -399,6 +399,16 @@ probe(struct http_src *hs, struct err *e)
 	}
 	if (hs->obj.etag[0])
 		return 0;	/* known, and the answer matched it */
+	/* Without a validator a change during the mount cannot be seen:
+	 * the reads would mix two versions.  Unless this answer held the
+	 * whole object, nothing is left to fetch then. */
+	if (!g.resp.etag[0] && !g.resp.lastmod[0] &&
+	    hs->head_len < hs->obj.size && !http_conf.no_validator)
+		return err_set(e, ERR_IO, "the server sends neither ETag nor "
+			       "Last-Modified, so a change of the file during "
+			       "the mount could not be seen and reads could "
+			       "mix two versions; to mount it anyway: -o "
+			       "http_no_validator (STFS_HTTP_NO_VALIDATOR=1)");
 	if (http_fetch_validators(&hs->obj, g.resp.etag, g.resp.lastmod))
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	return 0;
