@@ -12,8 +12,6 @@
 #include "source/http/http_pace.h"
 #include "source/http/http_transport.h"
 
-#define SEQ_BACK	(1u << 20)	/* reordering a stream tolerates */
-#define SEQ_GAP		(2u << 20)	/* forward skip still "sequential" */
 #define SPLIT_PART	8		/* a large demand run: 8 MiB requests */
 #define SPLIT_BLOCKS	32		/* demand runs above 32 MiB go parallel */
 #define MAX_WORKERS	PACE_MAX
@@ -387,42 +385,10 @@ active_streams(uint64_t now)
 	int i;
 
 	TAILQ_FOREACH(ps, &P.srcs, link)
-		for (i = 0; i < HTTP_PREFETCH_STREAMS; i++) {
-			struct http_prefetch_stream *s = &ps->streams[i];
-
-			if (s->live && s->window > HTTP_BLOCK_BYTES &&
-			    s->read_at + 1000 > now)
-				n++;
-		}
+		for (i = 0; i < HTTP_STREAMS; i++)
+			n += (unsigned)http_stream_reading(&ps->streams[i],
+							   now);
 	return n ? n : 1;
-}
-
-/* The stream a read at off continues, or NULL after starting a new one
- * in the least recently used slot. */
-static struct http_prefetch_stream *
-find_stream(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
-	    uint64_t now)
-{
-	struct http_prefetch_stream *victim = &ps->streams[0];
-	int i;
-
-	for (i = 0; i < HTTP_PREFETCH_STREAMS; i++) {
-		struct http_prefetch_stream *s = &ps->streams[i];
-
-		if (s->live && off + SEQ_BACK >= s->next &&
-		    off <= s->next + SEQ_GAP)
-			return s;
-		if (!s->live || (victim->live && s->used < victim->used))
-			victim = s;
-	}
-	/* A new stream: no read-ahead until it proves sequential. */
-	victim->live = 1;
-	victim->next = end;
-	victim->window = HTTP_BLOCK_BYTES;
-	victim->ra_end = end;
-	victim->used = now;
-	victim->read_at = now;
-	return NULL;
 }
 
 /* The largest window a stream may have now: a share of half the cache. */
@@ -444,31 +410,22 @@ static void
 readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 	  uint64_t now, int missed, unsigned *njobs)
 {
-	struct http_prefetch_stream *st = find_stream(ps, off, end, now);
+	struct http_stream *st = http_stream_read(ps->streams, off, end, now,
+						  missed);
 	uint64_t target, cap;
 
 	if (!st)
 		return;
-	/* A block the stream had queued was missing: evicted before it was
-	 * read (or never queued, the cache being full).  Queue again from
-	 * here rather than leave the reader to fetch block after block. */
-	if (missed && st->ra_end > end)
-		st->ra_end = end;
-	st->used = now;
-	st->read_at = now;
-	if (end > st->next)
-		st->next = end;
-	if (st->ra_end < st->next)
-		st->ra_end = st->next;
 	/* The window doubles with every sequential read up to what the
-	 * cache allows; it is topped up by an eighth of it at least, so that
-	 * requests stay whole parts rather than a read's size each. */
+	 * cache allows. */
 	cap = window_cap(now);
 	st->window = st->window * 2 < cap ? st->window * 2 : cap;
 	if (ps->stats)
 		http_stats_max(&ps->stats->ra_window, st->window);
 	if (http_conf.ra_max == 0 || st->ra_end >= ps->size)
 		return;
+	/* Topped up by an eighth of the window at least, so that requests
+	 * stay whole parts rather than a read's size each. */
 	target = st->next + st->window;
 	target = (target + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
 		 HTTP_BLOCK_BYTES;
@@ -481,43 +438,17 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 				 njobs);
 }
 
-/* The stream whose read-ahead reaches, or nearly reaches, off; else a new
- * one in the least recently used slot, starting at off. */
-static struct http_prefetch_stream *
-hint_stream(struct http_prefetch_src *ps, uint64_t off, uint64_t now)
-{
-	struct http_prefetch_stream *victim = &ps->streams[0];
-	int i;
-
-	for (i = 0; i < HTTP_PREFETCH_STREAMS; i++) {
-		struct http_prefetch_stream *s = &ps->streams[i];
-
-		if (s->live && off + SEQ_BACK >= s->next &&
-		    off <= s->ra_end + SEQ_GAP)
-			return s;
-		if (!s->live || (victim->live && s->used < victim->used))
-			victim = s;
-	}
-	victim->live = 1;
-	victim->next = off;
-	victim->window = HTTP_BLOCK_BYTES;
-	victim->ra_end = off / HTTP_BLOCK_BYTES * HTTP_BLOCK_BYTES;
-	victim->used = now;
-	victim->read_at = 0;
-	return victim;
-}
-
 void
 http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 {
 	uint64_t now = http_conf_now_ms(), cap, end, from;
-	struct http_prefetch_stream *st;
+	struct http_stream *st;
 	unsigned njobs = 0;
 
 	if (off >= ps->size || len == 0 || http_conf.ra_max == 0)
 		return;
 	http_cache_lock();
-	st = hint_stream(ps, off, now);
+	st = http_stream_hinted(ps->streams, off, now);
 	cap = window_cap(now);
 	if (len > cap)
 		len = cap;

@@ -27,8 +27,7 @@
 #include "source/http/http_cache.h"
 #include "source/http/http_pace.h"
 #include "source/http/http_stats.h"
-
-#define HTTP_PREFETCH_STREAMS	8	/* tracked read streams per source */
+#include "source/http/http_stream.h"
 
 struct http_prefetch_src;
 
@@ -45,16 +44,6 @@ struct http_prefetch_ops {
 	int (*held)(struct http_prefetch_src *ps, uint64_t start, uint64_t end);
 };
 
-struct http_prefetch_stream {
-	int live;
-	uint64_t next;		/* end of the last read */
-	uint64_t window;	/* read-ahead bytes wanted past next */
-	uint64_t ra_end;	/* read-ahead queued up to here */
-	uint64_t used;		/* http_conf_now_ms() of its last read or
-				   hint (which slot a new stream takes) */
-	uint64_t read_at;	/* ... of its last read (0: hinted only) */
-};
-
 struct http_prefetch_src {
 	const struct http_prefetch_ops *ops;
 	uint64_t size;
@@ -62,7 +51,7 @@ struct http_prefetch_src {
 	/* under the cache lock */
 	unsigned running;		/* jobs being transferred */
 	struct http_pace_conn conn;	/* what its connections deliver */
-	struct http_prefetch_stream streams[HTTP_PREFETCH_STREAMS];
+	struct http_stream streams[HTTP_STREAMS];
 	TAILQ_ENTRY(http_prefetch_src) link;
 };
 
