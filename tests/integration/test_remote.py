@@ -501,7 +501,7 @@ def case_server_down(t, srv, www):
 			t.check(f.read() == want, "b.middle byte-exact at the end")
 		out = m.output()
 		if front_end_wired():
-			t.check("failed" in out and "answers again" in out,
+			t.check("fails with EIO" in out and "answers again" in out,
 				"failure and recovery are logged: %r" % out[-600:])
 
 

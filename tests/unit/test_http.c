@@ -47,6 +47,9 @@ static struct {
 	int auth_at_origin;
 	int downgrade;		/* the origin redirects https -> http */
 	int no_etag;		/* answers carry no validator */
+	uint64_t cut;		/* data answers break off after this many
+				   bytes (0: whole) */
+	unsigned chunk_ms;	/* each 64 KiB of an answer takes this long */
 	unsigned delay_ms;	/* every data answer takes this long */
 	unsigned inflight, max_inflight;	/* data requests at once */
 	uint64_t starts[64], lens[64];	/* the first data requests */
@@ -107,11 +110,12 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 	}
 	pthread_mutex_unlock(&F.lock);
 	if (hang) {
-		uint64_t ms = q->connect_ms < q->timeout_ms ? q->connect_ms :
-			      q->timeout_ms;
+		/* accepted, never answered: the stall limit ends it */
+		uint64_t ms = q->timeout_ms && q->timeout_ms < q->stall_ms ?
+			      q->timeout_ms : q->stall_ms;
 
 		usleep((useconds_t)(ms * 1000));
-		snprintf(why, whylen, "Operation timed out");
+		snprintf(why, whylen, "no byte of the answer");
 		return HTTP_AGAIN;
 	}
 	if (refuse) {
@@ -172,13 +176,31 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 		size_t n = last + 1 - off < 65536 ? (size_t)(last + 1 - off) :
 			   65536;
 
+		if (F.cut && off + n > first + F.cut)
+			n = (size_t)(first + F.cut - off);
+		/* as libcurl does: the whole exchange, and the stall limit
+		 * (which a chunk every chunk_ms never reaches) */
+		if (F.chunk_ms)
+			usleep(F.chunk_ms * 1000);
+		if (q->timeout_ms && http_conf_now_ms() > now + q->timeout_ms) {
+			snprintf(why, whylen, "Operation timed out");
+			mode = -1;
+			break;
+		}
 		if (mode == HTTP_SINK_TAKE &&
 		    sink->body(sink->ud, F.data + off, n) != HTTP_SINK_TAKE)
 			mode = HTTP_SINK_STOP;
+		if (F.cut && off + n == first + F.cut && off + n <= last) {
+			snprintf(why, whylen, "transfer closed");
+			mode = -1;
+			break;
+		}
 	}
 	pthread_mutex_lock(&F.lock);
 	F.inflight--;
 	pthread_mutex_unlock(&F.lock);
+	if (mode < 0)
+		return HTTP_AGAIN;
 	return mode == HTTP_SINK_STOP ? HTTP_STOPPED : HTTP_OK;
 }
 
@@ -196,6 +218,7 @@ setup(void)
 	F.refuse_until = 0;
 	F.hang = F.auth_at_cdn = F.auth_at_origin = F.downgrade = 0;
 	F.no_etag = 0;
+	F.cut = F.chunk_ms = 0;
 	http_conf.no_validator = 0;
 	F.delay_ms = F.inflight = F.max_inflight = 0;
 	F.data = malloc(OBJ_SIZE);
@@ -393,6 +416,48 @@ START_TEST(refused_until_restart)
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 9 << 20), 0);
 	ck_assert(memcmp(buf, F.data + (9 << 20), sizeof(buf)) == 0);
 	ck_assert_uint_gt(F.requests - before, 2);	/* it kept trying */
+	source_close(s);
+}
+END_TEST
+
+/* issue 29.1: a transfer that keeps moving is never cut, however long it
+ * takes (1 MiB in 16 chunks 250 ms apart: 4 s, longer than the bound) */
+START_TEST(slow_transfer_runs_to_its_end)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char *buf = malloc(1 << 20);
+
+	http_conf.ra_max = 0;	/* the read's own request only */
+	F.chunk_ms = 250;
+	F.data_reqs = 0;	/* not the open request */
+	ck_assert_int_eq(source_pread(s, buf, 1 << 20, 4 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (4 << 20), 1 << 20) == 0);
+	ck_assert_uint_eq(F.data_reqs, 1);
+	free(buf);
+	source_close(s);
+}
+END_TEST
+
+/* issue 29.1: a server that cuts answers short: a retry asks for the
+ * rest, so answers of 200 KiB bring the bytes in a few requests; answers
+ * of 1000 bytes fail the read after http_tries of them, not a bound's
+ * worth of retries */
+START_TEST(truncating_server_costs_few_requests)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char *buf = malloc(2 << 20);
+
+	http_conf.ra_max = 0;
+	F.cut = 200 << 10;
+	F.data_reqs = 0;	/* not the open request */
+	ck_assert_int_eq(source_pread(s, buf, 2 << 20, 3 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (3 << 20), 2 << 20) == 0);
+	ck_assert_uint_le(F.data_reqs, 11);
+	F.data_reqs = 0;
+	F.cut = 1000;
+	ck_assert_int_eq(source_pread(s, buf, 2 << 20, 9 << 20), -EIO);
+	ck_assert_uint_le(F.data_reqs, 3);
+	free(buf);
 	source_close(s);
 }
 END_TEST
@@ -1053,6 +1118,8 @@ http_suite(void)
 	tcase_add_test(tc, transient_errors_are_retried);
 	tcase_add_test(tc, refused_until_restart);
 	tcase_add_test(tc, hung_server_one_wait);
+	tcase_add_test(tc, slow_transfer_runs_to_its_end);
+	tcase_add_test(tc, truncating_server_costs_few_requests);
 	tcase_add_test(tc, redirect_resolved_once);
 	tcase_add_test(tc, no_https_downgrade);
 	tcase_add_test(tc, changed_etag_fails);

@@ -277,12 +277,14 @@ START_TEST(test_expiries_leave_nothing)
 			.kind = HTTP_STATS_REQ_DATA, .start = (k % 50) * 4096,
 			.len = sizeof(buf), .data = keep, .ud = buf,
 		};
+		struct http_fetch_budget b = {
+			.quiet_until = http_conf_now_ms() + 2000, .demand = 1,
+		};
 
 		if (k == 2)
 			before = mallinfo2().uordblks;
-		ck_assert_msg(http_fetch_get(&o, &g,
-					     http_conf_now_ms() + 2000) ==
-			      HTTP_OK, "fetch %u: %s", k, g.why);
+		ck_assert_msg(http_fetch_get(&o, &g, &b) == HTTP_OK,
+			      "fetch %u: %s", k, g.why);
 		ck_assert_mem_eq(buf, obj + g.start, sizeof(buf));
 	}
 	ck_assert_uint_ge(http_stats_get(

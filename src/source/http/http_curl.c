@@ -3,8 +3,15 @@
  * libcurl easy handles may not be used by two threads at once and sharing
  * the connection cache between threads is a known libcurl bug (KNOWN_BUGS
  * "A shared connection cache is not thread-safe"), so each thread keeps
- * its own easy handle, and with it its own keep-alive connection; DNS and
- * TLS sessions are shared through a CURLSH.
+ * its own easy handle and multi handle, and with them its own keep-alive
+ * connection; DNS and TLS sessions are shared through a CURLSH.
+ *
+ * The multi handle is there for the deadlines: an exchange fails when no
+ * byte of the answer came for the stall limit, however long the transfer
+ * takes as a whole.  libcurl's own low-speed limit averages the speed over
+ * seconds and, like its progress callback, looks only about once a second
+ * while nothing arrives; the loop here polls until the moment the answer
+ * would be late instead.
  */
 #include "source/http/http_transport.h"
 
@@ -17,6 +24,9 @@
 #include <curl/curl.h>
 
 #include "source/http/http_conf.h"
+
+#define CONNECT_POLL_MS	100	/* until the request is out */
+#define IDLE_POLL_MS	1000	/* without a stall limit */
 
 static struct {
 	pthread_once_t once;
@@ -47,10 +57,20 @@ share_unlock(CURL *h, curl_lock_data data, void *u)
 	pthread_mutex_unlock(&K.share_lock[data]);
 }
 
+/* One thread's handles (its connection lives in the multi handle). */
+struct handles {
+	CURL *easy;
+	CURLM *multi;
+};
+
 static void
-handle_free(void *h)
+handles_free(void *p)
 {
-	curl_easy_cleanup(h);
+	struct handles *t = p;
+
+	curl_multi_cleanup(t->multi);
+	curl_easy_cleanup(t->easy);
+	free(t);
 }
 
 static void
@@ -59,7 +79,7 @@ curl_init(void)
 	int i;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    pthread_key_create(&K.handle_key, handle_free) != 0) {
+	    pthread_key_create(&K.handle_key, handles_free) != 0) {
 		K.failed = 1;
 		return;
 	}
@@ -75,24 +95,29 @@ curl_init(void)
 	}
 }
 
-/* This thread's easy handle, with the options that never change: the
- * one TLS policy of stfs (http_conf: ca_file, insecure) among them.  Proxies
- * come from the environment (http_proxy, https_proxy, no_proxy), as
- * libcurl reads them. */
-static CURL *
-thread_handle(void)
+/* This thread's handles, the easy one with the options that never
+ * change: the one TLS policy of stfs (http_conf: ca_file, insecure) among
+ * them.  Proxies come from the environment (http_proxy, https_proxy,
+ * no_proxy), as libcurl reads them. */
+static struct handles *
+thread_handles(void)
 {
-	CURL *h = pthread_getspecific(K.handle_key);
+	struct handles *t = pthread_getspecific(K.handle_key);
+	CURL *h;
 
-	if (h)
-		return h;
-	h = curl_easy_init();
-	if (!h)
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
 		return NULL;
-	if (pthread_setspecific(K.handle_key, h) != 0) {
-		curl_easy_cleanup(h);
+	t->easy = curl_easy_init();
+	t->multi = curl_multi_init();
+	if (!t->easy || !t->multi ||
+	    pthread_setspecific(K.handle_key, t) != 0) {
+		handles_free(t);
 		return NULL;
 	}
+	h = t->easy;
 	if (K.share)
 		curl_easy_setopt(h, CURLOPT_SHARE, K.share);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -104,14 +129,13 @@ thread_handle(void)
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "stfs/" STFS_VERSION);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 256L << 10);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	if (http_conf.insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	if (http_conf.ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, http_conf.ca_file);
-	return h;
+	return t;
 }
 
 struct xchg {
@@ -119,6 +143,10 @@ struct xchg {
 	const struct http_transport_sink *sink;
 	int headed;		/* sink->head() called */
 	int mode;		/* its answer */
+	uint64_t last_ms;	/* the last byte came then (0: none yet) */
+	size_t header_bytes;	/* of the answer so far */
+	int header_too_big;	/* over HTTP_HEADER_MAX: refused */
+	int stalled;		/* no byte for the stall limit */
 };
 
 static void
@@ -198,6 +226,12 @@ header_cb(char *p, size_t size, size_t nmemb, void *ud)
 	char line[HTTP_LOCATION_MAX + 64];
 	char *colon, *v, *end;
 
+	x->last_ms = http_conf_now_ms();
+	x->header_bytes += n;
+	if (x->header_bytes > HTTP_HEADER_MAX) {
+		x->header_too_big = 1;
+		return 0;	/* abort: CURLE_WRITE_ERROR */
+	}
 	if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {
 		status_line(r, p, n);
 		return n;
@@ -243,6 +277,7 @@ write_cb(char *p, size_t size, size_t nmemb, void *ud)
 	struct xchg *x = ud;
 	size_t n = size * nmemb;
 
+	x->last_ms = http_conf_now_ms();
 	if (!x->headed) {
 		x->headed = 1;
 		x->mode = x->sink->head(x->sink->ud, x->r);
@@ -280,25 +315,79 @@ curl_transient(CURLcode rc)
 	}
 }
 
+/* The request has gone out (connected, TLS done, sent). */
 static int
-curl_get(const struct http_transport *t, const struct http_transport_request *q,
+request_out(CURL *h)
+{
+	curl_off_t t = 0;
+
+	return curl_easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &t) ==
+	       CURLE_OK && t > 0;
+}
+
+/* curl_easy_perform(), with a stall limit measured from the request's
+ * going out and from every byte of the answer (see the top). */
+static CURLcode
+perform(struct handles *t, struct xchg *x, uint64_t stall_ms)
+{
+	CURLcode rc = CURLE_OK;
+	CURLMsg *msg;
+	int running = 1, left;
+
+	if (curl_multi_add_handle(t->multi, t->easy) != CURLM_OK)
+		return CURLE_FAILED_INIT;
+	while (running) {
+		uint64_t now, wait = stall_ms ? CONNECT_POLL_MS : IDLE_POLL_MS;
+
+		if (curl_multi_perform(t->multi, &running) != CURLM_OK) {
+			rc = CURLE_FAILED_INIT;
+			break;
+		}
+		if (!running)
+			break;
+		now = http_conf_now_ms();
+		if (!x->last_ms && stall_ms && request_out(t->easy))
+			x->last_ms = now;
+		if (x->last_ms && stall_ms) {
+			if (now - x->last_ms >= stall_ms) {
+				x->stalled = 1;
+				break;
+			}
+			wait = x->last_ms + stall_ms - now;
+		}
+		/* libcurl's own timers (connect, whole exchange) shorten it */
+		curl_multi_poll(t->multi, NULL, 0, (int)wait, NULL);
+	}
+	while ((msg = curl_multi_info_read(t->multi, &left)) != NULL)
+		if (msg->msg == CURLMSG_DONE)
+			rc = msg->data.result;
+	/* a transfer cut off here leaves with its connection */
+	curl_multi_remove_handle(t->multi, t->easy);
+	return rc;
+}
+
+static int
+curl_get(const struct http_transport *tr,
+	 const struct http_transport_request *q,
 	 struct http_transport_response *r,
 	 const struct http_transport_sink *sink, char *why,
 	 size_t whylen)
 {
 	struct xchg x = { .r = r, .sink = sink };
 	char errbuf[CURL_ERROR_SIZE] = "";
+	struct handles *t;
 	char range[64];
 	CURL *h;
 	CURLcode rc;
 
-	(void)t;
+	(void)tr;
 	memset(r, 0, sizeof(*r));
-	h = thread_handle();
-	if (!h) {
+	t = thread_handles();
+	if (!t) {
 		snprintf(why, whylen, "cannot create a libcurl handle");
 		return HTTP_FAIL;
 	}
+	h = t->easy;
 	snprintf(range, sizeof(range), "%llu-%llu",
 		 (unsigned long long)q->start,
 		 (unsigned long long)(q->start + q->len - 1));
@@ -322,9 +411,7 @@ curl_get(const struct http_transport *t, const struct http_transport_request *q,
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)q->timeout_ms);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)q->connect_ms);
-	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
-			 (long)((q->connect_ms + 999) / 1000));
-	rc = curl_easy_perform(h);
+	rc = perform(t, &x, q->stall_ms);
 	/* Do not leave pointers to this stack frame in the handle. */
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
@@ -332,6 +419,24 @@ curl_get(const struct http_transport *t, const struct http_transport_request *q,
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, NULL);
 	if (x.mode == HTTP_SINK_STOP)
 		return HTTP_STOPPED;
+	if (x.stalled) {
+		snprintf(why, whylen, "no byte of the answer for %.1f s",
+			 (double)q->stall_ms / 1000);
+		return HTTP_AGAIN;
+	}
+	if (x.header_too_big) {
+		snprintf(why, whylen, "the answer's headers are larger than "
+			 "%u KiB (a server fault)", HTTP_HEADER_MAX >> 10);
+		return HTTP_FAIL;
+	}
+	if (rc == CURLE_OUT_OF_MEMORY && r->status && !x.headed) {
+		/* libcurl 7.x says so of a header line over its own limit
+		 * (CURL_MAX_HTTP_HEADER), before it reaches header_cb */
+		snprintf(why, whylen, "a header line of the answer is larger "
+			 "than libcurl takes (%u KiB; a server fault)",
+			 CURL_MAX_HTTP_HEADER >> 10);
+		return HTTP_FAIL;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(why, whylen, "%s", errbuf[0] ? errbuf :
 			 curl_easy_strerror(rc));

@@ -8,10 +8,17 @@
  * later read fails, so bytes of two versions never mix (nor reach the
  * disk cache: the answer is judged before its first byte is taken).
  *
- * Transient failures (connect errors, timeouts, resets, 5xx, 408, 429) are
- * retried with exponential backoff (at most 2 s apart) until the deadline
- * the caller gives, the per-read bound: a server restart shorter than the
- * bound costs only latency.
+ * Deadlines measure stalls, not transfers: an attempt fails when the
+ * connection is not made, or no byte comes, within http_timeout (the
+ * transport watches that), never because the transfer as a whole takes
+ * long.  Transient failures (connect errors, stalls, resets, 5xx, 408,
+ * 429) are retried with exponential backoff (at most 2 s apart); a retry
+ * asks only for the bytes that did not come.  A GET gives up when no
+ * attempt made progress for the read bound (http_tries x http_timeout:
+ * a server restart shorter than that costs only latency), after
+ * http_tries answers in a row that were cut short before bringing
+ * anything worth it (a server that is up but broken), or, for read-ahead
+ * no one waits for, after a few attempts.
  *
  * Redirects are followed here, not by libcurl: the user's headers, tokens
  * and SigV4 signatures go only to the origin (scheme, host, port) of the
@@ -33,8 +40,9 @@
 
 #include "source/http/http_conf.h"
 
-#define HOLD_MS		1000	/* a failed range fails at once this long */
-#define TROUBLE_MS	2000	/* after a failure, other ranges ... */
+#define HOLD_MS		1000	/* a failed read's range fails at once this
+				   long */
+#define TROUBLE_MS	2000	/* after a failed read, other ranges ... */
 #define QUICK_MS	500	/* ... get this long, not a whole bound */
 #define MAX_HOPS	10
 #define BACKOFF_MAX_MS	2000
@@ -320,10 +328,11 @@ same_origin(const struct http_fetch_object *o, const char *url)
 }
 
 /* One attempt: the request and the redirects it leads to (an
- * enum http_outcome). */
+ * enum http_outcome).  hard: a deadline for all of it (0: none, only the
+ * transport's connect and stall limits). */
 static int
 attempt(struct http_fetch_object *o, struct http_fetch_range *g,
-	uint64_t deadline)
+	uint64_t hard)
 {
 	struct hop h = { .o = o, .g = g };
 	int cached, hops, redirected = 0, refused = 0, r = HTTP_FAIL;
@@ -345,22 +354,36 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 		int tr;
 		char *next;
 
-		if (now >= deadline) {
-			r = verdict(g, HTTP_FAIL, "no answer within %u s",
-				    http_options_read_bound_s());
+		if (hard && now >= hard) {
+			r = verdict(g, HTTP_AGAIN, "no answer within %.1f s",
+				    (double)QUICK_MS / 1000);
 			break;
 		}
-		q.timeout_ms = deadline - now;
-		q.connect_ms = http_conf.timeout_s * 1000ull;
-		if (q.connect_ms > q.timeout_ms)
-			q.connect_ms = q.timeout_ms;
+		q.connect_ms = q.stall_ms = http_conf.timeout_s * 1000ull;
+		q.timeout_ms = hard ? hard - now : 0;
+		if (hard && q.connect_ms > q.timeout_ms)
+			q.connect_ms = q.stall_ms = q.timeout_ms;
 		g->got = 0;
+		g->cut = 0;
 		g->verdict = HTTP_OK;
 		h.taken = 0;
 		tr = o->tr->get(o->tr, &q, &resp, &sink, g->why,
 				sizeof(g->why));
 		if (tr == HTTP_AGAIN) {
 			http_stats_add(&o->stats.errors[HTTP_STATS_ERR_NET], 1);
+			if (h.taken && g->verdict == HTTP_OK)
+				http_stats_add(&o->stats.requests[g->kind], 1);
+			/* a good answer, cut off */
+			g->cut = h.taken && g->verdict == HTTP_OK;
+			if (g->cut) {
+				char why[sizeof(g->why)];
+
+				snprintf(why, sizeof(why), "%s", g->why);
+				verdict(g, HTTP_AGAIN, "the answer broke off "
+					"after %llu of %llu bytes (%s)",
+					(unsigned long long)g->got,
+					(unsigned long long)g->len, why);
+			}
 			r = HTTP_AGAIN;
 			break;
 		}
@@ -417,16 +440,20 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 	if (!url)
 		r = verdict(g, HTTP_FAIL, "out of memory");
 	free(url);
-	if (r == HTTP_OK && !g->probe && g->got != g->len)
-		r = verdict(g, HTTP_AGAIN, "short body (%llu of %llu bytes)",
-			    (unsigned long long)g->got,
+	if (r == HTTP_OK && !g->probe && g->got != g->len) {
+		r = verdict(g, HTTP_AGAIN, "the answer broke off after %llu "
+			    "of %llu bytes", (unsigned long long)g->got,
 			    (unsigned long long)g->len);
+		g->cut = 1;
+	}
 	if (r == HTTP_OK && g->probe) {
 		const struct http_transport_response *p = &g->resp;
 
 		if ((p->status == 206 && g->got != p->r_last + 1) ||
-		    (p->status == 200 && p->have_clen && p->clen != g->got))
+		    (p->status == 200 && p->have_clen && p->clen != g->got)) {
 			r = verdict(g, HTTP_AGAIN, "short body");
+			g->cut = 1;
+		}
 	}
 	if (r == HTTP_AGAIN && g->resp.status &&
 	    http_transport_status_transient(g->resp.status))
@@ -510,8 +537,7 @@ http_fetch_held(struct http_fetch_object *o, uint64_t start, uint64_t end)
 
 static void
 note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
-	    uint64_t start,
-	    uint64_t end)
+	    uint64_t start, uint64_t end, int demand)
 {
 	if (r == HTTP_OK) {
 		__atomic_store_n(&o->trouble_until, 0, __ATOMIC_RELAXED);
@@ -528,26 +554,55 @@ note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
 				      "fails with EIO", o->display, g->why);
 		return;
 	}
-	if (g->probe)
-		return;		/* the open reports it */
+	/* The open reports its own failure; read-ahead no one waited for
+	 * fails no read (a reader that needs the bytes asks itself). */
+	if (g->probe || !demand)
+		return;
 	hold(o, start, end);
 	__atomic_store_n(&o->trouble_until, http_conf_now_ms() + TROUBLE_MS,
 			 __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&o->failing, 1, __ATOMIC_RELAXED))
-		http_conf_log(HTTP_LOG_ERR,
-			      "%s: GET bytes %llu-%llu failed: %s; "
-			      "reads fail with EIO until the server answers",
-			      o->display, (unsigned long long)start,
+		http_conf_log(HTTP_LOG_ERR, "%s: a read of bytes %llu-%llu fails "
+			      "with EIO: %s", o->display,
+			      (unsigned long long)start,
 			      (unsigned long long)(end - 1), g->why);
+}
+
+struct http_fetch_budget
+http_fetch_budget_now(unsigned tries, int demand)
+{
+	struct http_fetch_budget b = {
+		.quiet_until = http_conf_now_ms() + http_conf_bound_ms(),
+		.tries = tries, .demand = demand,
+	};
+
+	return b;
+}
+
+/* After a failed attempt: skip what arrived when the range resumes.  1
+ * when nothing is left to fetch. */
+static int
+resume(struct http_fetch_range *g)
+{
+	if (!g->resume || !g->got)
+		return 0;
+	g->start += g->got;
+	g->len -= g->got;
+	g->got = 0;
+	return g->len == 0;
 }
 
 int
 http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
-	       uint64_t deadline)
+	       const struct http_fetch_budget *b)
 {
 	uint64_t start = g->start, end = g->start + g->len;
-	uint64_t now = http_conf_now_ms();
-	unsigned n;
+	uint64_t now = http_conf_now_ms(), until = b->quiet_until, hard = 0;
+	/* failed attempts of the object's GETs before this one, and of
+	 * this one */
+	unsigned long seen = __atomic_load_n(&o->attempts_failed,
+					     __ATOMIC_RELAXED), mine = 0;
+	unsigned fails = 0, cuts = 0;
 	int r;
 
 	/* The kernel follows a failed read with read-ahead of the ranges
@@ -556,37 +611,65 @@ http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 	 * so that a reader waits one bound in total. */
 	if (!g->probe && now < __atomic_load_n(&o->trouble_until,
 					       __ATOMIC_RELAXED) &&
-	    deadline > now + QUICK_MS)
-		deadline = now + QUICK_MS;
-	for (n = 0; ; n++) {
+	    until > now + QUICK_MS)
+		until = hard = now + QUICK_MS;
+	for (;;) {
 		uint64_t pause;
+		unsigned long others;
+		int progress;
 
-		if (__atomic_load_n(&o->stale, __ATOMIC_RELAXED)) {
-			r = verdict(g, HTTP_CHANGED, "the object changed");
-			return r;	/* logged once already */
+		if (__atomic_load_n(&o->stale, __ATOMIC_RELAXED))
+			return verdict(g, HTTP_CHANGED, "the object changed");
+		if (now >= until) {
+			/* a reader that waited for others' requests */
+			r = verdict(g, HTTP_FAIL, "no byte came for %u s",
+				    http_options_read_bound_s());
+			break;
 		}
-		r = attempt(o, g, deadline);
+		r = attempt(o, g, hard);
 		if (r != HTTP_AGAIN)
 			break;
-		/* Retry until the deadline, not a number of times: a
-		 * restarting server costs latency, not an error. */
-		pause = (250ull << (n < 3 ? n : 3)) + http_conf_now_ms() % 100;
-		if (pause > BACKOFF_MAX_MS)
-			pause = BACKOFF_MAX_MS;
-		now = http_conf_now_ms();
-		if (now + LAST_TRY_MS >= deadline) {
-			r = HTTP_FAIL;
-			break;
-		}
-		if (now + pause + LAST_TRY_MS > deadline)
-			pause = deadline - LAST_TRY_MS - now;
-		http_conf_sleep_ms(pause);
-		http_stats_add(&o->stats.retries, 1);
-		if (g->again && g->again(g)) {
+		progress = g->got >= HTTP_FETCH_PROGRESS;
+		if (g->cut && !progress)
+			cuts++;
+		mine++;
+		others = __atomic_add_fetch(&o->attempts_failed, 1,
+					    __ATOMIC_RELAXED) - seen - mine;
+		if (resume(g)) {
 			r = HTTP_OK;	/* everything arrived after all */
 			break;
 		}
+		now = http_conf_now_ms();
+		if (progress) {
+			fails = cuts = 0;
+			if (!hard)
+				until = now + http_conf_bound_ms();
+		} else {
+			fails++;
+		}
+		if ((b->tries && fails >= b->tries) || cuts >= http_conf.tries ||
+		    now + LAST_TRY_MS >= until ||
+		    /* read-ahead, and other GETs fail too: a broken
+		     * server, not a hiccup; no one waits for these bytes */
+		    (!b->demand && !progress && others)) {
+			r = HTTP_FAIL;	/* g->why says why */
+			break;
+		}
+		/* Retry while the server may come back, not a number of
+		 * times: a restarting server costs latency, not an error. */
+		pause = 0;
+		if (fails) {
+			pause = (250ull << (fails < 4 ? fails - 1 : 3)) +
+				now % 100;
+			if (pause > BACKOFF_MAX_MS)
+				pause = BACKOFF_MAX_MS;
+			if (now + pause + LAST_TRY_MS > until)
+				pause = until - LAST_TRY_MS - now;
+			http_conf_sleep_ms(pause);
+			now = http_conf_now_ms();
+		}
+		http_stats_add(&o->stats.retries, 1);
 	}
-	note_result(o, g, r, start, end);
+	note_result(o, g, r, start, end, b->demand);
 	return r;
 }

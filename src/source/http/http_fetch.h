@@ -1,8 +1,9 @@
 /* http_fetch.h - ranged GETs of one remote object, with everything that
- * makes them trustworthy: response checks, retries with backoff within a
- * deadline, redirects followed by hand (headers stay with their origin,
- * no https -> http), the redirect target cached until it expires or is
- * refused, validators (If-Match) so that two versions never mix.
+ * makes them trustworthy: response checks, retries with backoff while they
+ * make progress or the server may come back, redirects followed by hand
+ * (headers stay with their origin, no https -> http), the redirect target
+ * cached until it expires or is refused, validators (If-Match) so that two
+ * versions never mix.
  */
 #ifndef STFS_HTTP_FETCH_H
 #define STFS_HTTP_FETCH_H
@@ -19,6 +20,10 @@
 struct curl_slist;
 
 #define HTTP_FETCH_HOLDS	16
+/* An attempt that brought this much (or the rest) made progress: a server
+ * that cuts every answer short after that costs at most 16 requests per
+ * MiB; one that cuts them shorter fails the read after a few. */
+#define HTTP_FETCH_PROGRESS	(64u << 10)
 
 struct http_fetch_object {
 	const struct http_transport *tr;
@@ -33,9 +38,11 @@ struct http_fetch_object {
 	char etag[HTTP_VALIDATOR_MAX];
 	char lastmod[HTTP_VALIDATOR_MAX];
 	int stale;		/* atomic: object changed, every read fails */
-	int failing;		/* atomic: last transfer failed (for logs) */
-	uint64_t trouble_until;	/* atomic: after a failure, new requests
+	int failing;		/* atomic: a read failed and no request has
+				   succeeded since (one log line each) */
+	uint64_t trouble_until;	/* atomic: after a read failed, new requests
 				   get a short deadline until then */
+	unsigned long attempts_failed;	/* atomic: all GETs' together */
 	pthread_mutex_t lock;	/* target, holds */
 	char *target;		/* where the URL redirects to, or NULL */
 	time_t target_until;	/* realtime: resolve again after this */
@@ -50,17 +57,37 @@ struct http_fetch_object {
 struct http_fetch_range {
 	int probe;		/* the open request: any answer may size it */
 	int kind;		/* HTTP_STATS_REQ_*, for the counters */
-	uint64_t start, len;	/* asked for; again() may shrink it */
-	/* Before a retry: move start/len past what arrived; 1 when
-	 * nothing is left to fetch.  NULL: fetch it all again. */
-	int (*again)(struct http_fetch_range *g);
+	int resume;		/* a retry asks only for the bytes that did
+				   not arrive (start and len move past
+				   them); else for everything again */
+	uint64_t start, len;	/* asked for */
 	/* Body bytes at start + got (got grows after the call). */
 	void (*data)(struct http_fetch_range *g, const char *p, size_t n);
 	void *ud;
 	uint64_t got;
+	int cut;		/* the last attempt's answer was good but
+				   ended short */
 	struct http_transport_response resp;	/* the answer that was taken */
 	int verdict;
 	char why[200];
+};
+
+/* How long a GET goes on (http_fetch_get()). */
+struct http_fetch_budget {
+	/* Give up once no attempt has made progress (HTTP_FETCH_PROGRESS)
+	 * by then (http_conf_now_ms() clock); each one that did moves it to
+	 * now + the read bound.  A slow answer whose bytes keep coming is
+	 * never cut: only a stall is (http_transport_request). */
+	uint64_t quiet_until;
+	/* At most this many attempts in a row without progress (0: as many
+	 * as quiet_until allows).  Answers that were good but cut short
+	 * count against http_conf.tries in any case: such a server is up,
+	 * and waiting for it to change helps nothing. */
+	unsigned tries;
+	/* A reader waits for these bytes: a failure holds the range, makes
+	 * the next reads quick, and is logged (once, until a success).  A
+	 * failed read-ahead does none of it: a reader asks again itself. */
+	int demand;
 };
 
 /* 0, or -1 (no memory).  url and display are copied; headers are the
@@ -77,17 +104,21 @@ void http_fetch_fini(struct http_fetch_object *o);
 int http_fetch_validators(struct http_fetch_object *o, const char *etag,
 			  const char *lastmod);
 
-/* The GET, retried until deadline (http_conf_now_ms() clock): HTTP_OK,
- * HTTP_FAIL or HTTP_CHANGED (enum http_outcome); g->why
- * says what went wrong.  Updates stale/failing/holds and logs. */
+/* The GET, retried within budget b: HTTP_OK, HTTP_FAIL or HTTP_CHANGED
+ * (enum http_outcome); g->why says what went wrong.  Updates stale,
+ * failing and the holds, and logs. */
 int http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
-		   uint64_t deadline);
+		   const struct http_fetch_budget *b);
+
+/* A budget that starts now: the read bound of quiet, tries attempts in a
+ * row without progress at most (0: no count), demand as above. */
+struct http_fetch_budget http_fetch_budget_now(unsigned tries, int demand);
 
 /* 1 when the server sends bytes at offset size, i.e. the total its
  * Content-Range gave is wrong (one request, no retries); 0 otherwise. */
 int http_fetch_serves_past(struct http_fetch_object *o);
 
-/* 1 when [start, end) overlaps a range that failed within the last
+/* 1 when [start, end) overlaps a range a read failed on within the last
  * second: the kernel retries a failed read at once, and that retry
  * should not wait for a dead server again. */
 int http_fetch_held(struct http_fetch_object *o, uint64_t start, uint64_t end);

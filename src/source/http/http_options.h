@@ -14,7 +14,7 @@ struct err;
 #define HTTP_BLOCK_BYTES	(1u << 20)	/* cache granularity */
 #define HTTP_DEFAULT_CACHE_MB	512u
 #define HTTP_DEFAULT_TIMEOUT_S	10u	/* connect / stall, per attempt */
-#define HTTP_DEFAULT_TRIES	3	/* attempts per request */
+#define HTTP_DEFAULT_TRIES	3	/* the read bound is tries x timeout */
 #define HTTP_DEFAULT_READAHEAD_MB 256u	/* read-ahead window cap */
 #define HTTP_MAX_CONNECTIONS	64u	/* requests in flight, at most */
 
@@ -41,10 +41,12 @@ struct http_options {
 				   nor Last-Modified, whose changes cannot
 				   be seen (also $STFS_HTTP_NO_VALIDATOR=1) */
 	unsigned cache_mb;	/* block cache size; 0: default */
-	unsigned timeout_s;	/* connect timeout and stall timeout of one
-				   attempt; 0: default */
-	unsigned tries;		/* attempts per request (transient failures
-				   are retried); 0: default */
+	unsigned timeout_s;	/* connect timeout, and the longest an
+				   attempt waits for a byte of the answer;
+				   0: default */
+	unsigned tries;		/* a read fails once no progress came for
+				   tries x timeout_s, or after tries answers
+				   in a row that broke off early; 0: default */
 	unsigned readahead_mb;	/* largest read-ahead window; 0: default */
 	unsigned connections;	/* most requests in flight; 0: as many as
 				   raise the throughput (http_pace.h), up
@@ -69,8 +71,9 @@ struct http_options {
  * fall back to the environment, then to the defaults. */
 int http_options_set(const struct http_options *o, struct err *e);
 
-/* The longest a single read waits for a server that does not answer,
- * in seconds: tries * timeout_s, backoff included. */
+/* The longest a single read waits for a server that sends nothing, in
+ * seconds: tries * timeout_s, backoff included (a read whose bytes keep
+ * coming waits as long as they do). */
 unsigned http_options_read_bound_s(void);
 
 #endif

@@ -15,12 +15,22 @@
 #define SPLIT_PART	8		/* a large demand run: 8 MiB requests */
 #define SPLIT_BLOCKS	32		/* demand runs above 32 MiB go parallel */
 #define MAX_WORKERS	PACE_MAX
+#define AHEAD_TRIES	3		/* attempts of read-ahead no one waits
+					   for, in a row without progress */
+#define AHEAD_PAUSE_MIN	1000		/* ms without read-ahead after it
+					   failed, doubling ... */
+#define AHEAD_PAUSE_MAX	30000		/* ... up to this */
+#define AHEAD_UNPROVEN	4		/* read-ahead requests in flight at
+					   a source not proven to answer */
+#define READ_PASSES	3		/* a read asks again after read-ahead
+					   it waited for failed */
 
 enum { JOB_QUEUED, JOB_RUNNING };
 
 struct http_prefetch_job {
 	struct http_prefetch_src *ps;
 	int state;
+	int demand;			/* a reader asked for (or took) it */
 	TAILQ_ENTRY(http_prefetch_job) q;
 	unsigned n;
 	struct http_cache_block *blocks[];	/* consecutive */
@@ -40,6 +50,7 @@ static struct {
 	pid_t pid;			/* the process the workers belong to */
 	struct hsrcs srcs;		/* open sources (for their streams) */
 	unsigned running;		/* requests in flight, all sources */
+	unsigned demand;		/* demand jobs queued or in flight */
 	struct http_pace pace;		/* how many may be in flight */
 } P = {
 	.once = PTHREAD_ONCE_INIT,
@@ -100,11 +111,14 @@ job_finish(struct http_prefetch_job *j, int ok)
 		b->job = NULL;
 		if (b->state == HTTP_CACHE_READY)
 			continue;	/* filled while the transfer went on */
+		b->failed_ahead = !j->demand;
 		if (ok)
 			http_cache_ready(b);
 		else
 			http_cache_failed(b);
 	}
+	if (j->demand)
+		P.demand--;
 	if (j->state == JOB_RUNNING) {
 		j->ps->running--;
 		P.running--;
@@ -117,17 +131,29 @@ job_finish(struct http_prefetch_job *j, int ok)
 	free(j);
 }
 
-/* Failed: the queued read-ahead of the same source would wait for the
- * same dead server; drop it (later reads queue it again). */
+/* Drop the queued read-ahead of ps (all: its demand too).  After a
+ * failure it would wait for the same dead server; later reads queue it
+ * again, or fetch what they need themselves (queued demand stays: its
+ * readers decide). */
 static void
-cancel_queued(struct http_prefetch_src *ps)
+cancel_queued(struct http_prefetch_src *ps, int all)
 {
 	struct http_prefetch_job *j, *next;
 
 	for (j = TAILQ_FIRST(&P.queue); j; j = next) {
 		next = TAILQ_NEXT(j, q);
-		if (j->ps == ps)
+		if (j->ps == ps && (all || !j->demand))
 			job_finish(j, 0);
+	}
+}
+
+/* A job becomes a reader's: it goes first and counts as demand. */
+static void
+job_demand(struct http_prefetch_job *j)
+{
+	if (!j->demand) {
+		j->demand = 1;
+		P.demand++;
 	}
 }
 
@@ -165,19 +191,37 @@ received(void)
 	return n;
 }
 
-/* Transfer a RUNNING job's range (lock not held), then settle it; what
- * the transfer took teaches the pace (the level, the source's request
- * size). */
+/* A request of ps failed, or succeeded: whether its read-ahead pauses
+ * (and how long), and how much of it may be in flight. */
 static void
-job_run(struct http_prefetch_job *j, uint64_t deadline)
+ahead_result(struct http_prefetch_src *ps, int ok, uint64_t now)
+{
+	ps->proven = ok;
+	if (ok) {
+		ps->ra_backoff_ms = 0;
+		return;
+	}
+	ps->ra_backoff_ms = ps->ra_backoff_ms ? ps->ra_backoff_ms * 2 :
+			    AHEAD_PAUSE_MIN;
+	if (ps->ra_backoff_ms > AHEAD_PAUSE_MAX)
+		ps->ra_backoff_ms = AHEAD_PAUSE_MAX;
+	ps->ra_pause_until = now + ps->ra_backoff_ms;
+}
+
+/* Transfer a RUNNING job's range within budget b (lock not held), then
+ * settle it; what the transfer took teaches the pace (the level, the
+ * source's request size). */
+static void
+job_run(struct http_prefetch_job *j, const struct http_fetch_budget *b)
 {
 	struct http_prefetch_src *ps = j->ps;
 	uint64_t t0 = http_conf_now_ms(), first = 0, t1;
-	int ok = ps->ops->fetch(ps, j->blocks, j->n, deadline, &first) ==
-		 HTTP_OK;
+	int ok = ps->ops->fetch(ps, j->blocks, j->n, b, &first) == HTTP_OK;
 
 	t1 = http_conf_now_ms();
 	http_cache_lock();
+	/* a failed read pauses read-ahead as a failed read-ahead does */
+	ahead_result(ps, ok, t1);
 	if (ok && first) {
 		uint64_t bytes = job_bytes(j);
 		unsigned limit = P.pace.limit;
@@ -191,7 +235,7 @@ job_run(struct http_prefetch_job *j, uint64_t deadline)
 	}
 	job_finish(j, ok);
 	if (!ok)
-		cancel_queued(ps);
+		cancel_queued(ps, 0);
 	http_cache_unlock();
 }
 
@@ -205,15 +249,19 @@ job_start(struct http_prefetch_job *j)
 	P.running++;
 }
 
-/* The next job for a worker: the first queued one of the source with
- * the fewest requests in flight, so that several readers share the
- * connections (the first few of the queue are looked at). */
+/* The next job for a worker: a reader's first; else the first queued one
+ * of the source with the fewest requests in flight, so that several
+ * readers share the connections (the first few of the queue are looked
+ * at). */
 static struct http_prefetch_job *
 pick_job(void)
 {
 	struct http_prefetch_job *j, *best = NULL;
 	unsigned seen = 0;
 
+	TAILQ_FOREACH(j, &P.queue, q)
+		if (j->demand)
+			return j;
 	TAILQ_FOREACH(j, &P.queue, q) {
 		if (!best || j->ps->running < best->ps->running)
 			best = j;
@@ -221,6 +269,24 @@ pick_job(void)
 			break;
 	}
 	return best;
+}
+
+/* May a worker start j now?  A reader's job always (a reader never waits
+ * for the level; it counts against a throughput cap); read-ahead when the
+ * pace admits it, no reader's request is queued or in flight, and its
+ * source has answered since its last failure or has few requests out (a
+ * broken server costs a few requests, not the whole level's). */
+static int
+may_start(struct http_prefetch_job *j, uint64_t now, uint64_t *wait)
+{
+	*wait = 0;
+	if (j->demand) {
+		http_pace_demand(&P.pace, job_bytes(j), now);
+		return 1;
+	}
+	return P.demand == 0 &&
+	       (j->ps->proven || j->ps->running < AHEAD_UNPROVEN) &&
+	       http_pace_admit(&P.pace, P.running, job_bytes(j), now, wait);
 }
 
 static void *
@@ -232,10 +298,10 @@ worker_main(void *arg)
 	http_cache_lock();
 	for (;;) {
 		uint64_t wait = 0, now = http_conf_now_ms();
+		struct http_fetch_budget b;
 
 		j = P.stop || TAILQ_EMPTY(&P.queue) ? NULL : pick_job();
-		if (j && !http_pace_admit(&P.pace, P.running, job_bytes(j),
-					  now, &wait))
+		if (j && !may_start(j, now, &wait))
 			j = NULL;
 		if (P.stop)
 			break;
@@ -250,7 +316,9 @@ worker_main(void *arg)
 		}
 		job_start(j);
 		http_cache_unlock();
-		job_run(j, http_conf_now_ms() + http_conf_bound_ms());
+		b = http_fetch_budget_now(j->demand ? 0 : AHEAD_TRIES,
+					  j->demand);
+		job_run(j, &b);
 		http_cache_lock();
 	}
 	http_cache_unlock();
@@ -422,7 +490,8 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 	st->window = st->window * 2 < cap ? st->window * 2 : cap;
 	if (ps->stats)
 		http_stats_max(&ps->stats->ra_window, st->window);
-	if (http_conf.ra_max == 0 || st->ra_end >= ps->size)
+	if (http_conf.ra_max == 0 || st->ra_end >= ps->size ||
+	    now < ps->ra_pause_until)
 		return;
 	/* Topped up by an eighth of the window at least, so that requests
 	 * stay whole parts rather than a read's size each. */
@@ -448,6 +517,10 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 	if (off >= ps->size || len == 0 || http_conf.ra_max == 0)
 		return;
 	http_cache_lock();
+	if (now < ps->ra_pause_until) {
+		http_cache_unlock();
+		return;		/* its read-ahead failed a moment ago */
+	}
 	st = http_stream_hinted(ps->streams, off, now);
 	cap = window_cap(now);
 	if (len > cap)
@@ -481,7 +554,7 @@ struct rd {
 	struct http_prefetch_src *ps;
 	int missed;		/* some block was not in the cache */
 	uint64_t off, end, b0, n;
-	uint64_t deadline;
+	uint64_t quiet_until;	/* no progress for the read by then: fail */
 	struct http_cache_block **blks;
 	struct http_prefetch_job *mine;	/* fetched by this thread first */
 	unsigned njobs;		/* jobs queued for the workers */
@@ -499,7 +572,10 @@ demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 		while (nrun)
 			http_cache_failed(run[--nrun]);
 		r->rc = -ENOMEM;
-	} else if (!r->mine) {
+		return;
+	}
+	job_demand(j);
+	if (!r->mine) {
 		/* a reader never waits for the level, but its request counts
 		 * against a throughput cap */
 		r->mine = j;
@@ -513,9 +589,10 @@ demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 	}
 }
 
-/* Reference every block of the read, creating the missing ones (lock
- * held).  Runs of missing blocks become one request each, split for
- * parallelism only when large (a header read stays one request). */
+/* Reference every block of the read not referenced yet (or FAILED: a read
+ * asking again), creating the missing ones (lock held).  Runs of missing
+ * blocks become one request each, split for parallelism only when large
+ * (a header read stays one request). */
 static void
 pin_blocks(struct rd *r)
 {
@@ -526,29 +603,41 @@ pin_blocks(struct rd *r)
 
 	for (i = 0; i < r->n && r->rc == 0; i++) {
 		uint64_t idx = r->b0 + i;
-		struct http_cache_block *b = http_cache_lookup(r->ps, idx);
+		struct http_cache_block *b = r->blks[i];
 		int fresh = 0;
 
-		if (b) {
-			if (r->ps->stats)
-				http_stats_add(&r->ps->stats->hits, 1);
-		} else if (r->ps->ops->held(r->ps, idx * HTTP_BLOCK_BYTES,
-					    (idx + 1) * HTTP_BLOCK_BYTES)) {
-			r->rc = -EIO;	/* the server just failed us here */
-		} else if (!(b = http_cache_new(r->ps, idx, block_len(r->ps,
-								      idx),
-						0))) {
-			r->rc = -ENOMEM;
+		if (b && b->state != HTTP_CACHE_FAILED) {
+			b = NULL;	/* kept from the pass before */
 		} else {
-			fresh = 1;
-			r->missed = 1;
-			run[nrun++] = b;
-			if (r->ps->stats)
-				http_stats_add(&r->ps->stats->misses, 1);
-		}
-		if (b) {
-			b->refs++;
-			r->blks[i] = b;
+			if (b)
+				http_cache_unref(b);
+			r->blks[i] = NULL;
+			b = http_cache_lookup(r->ps, idx);
+			if (b) {
+				if (r->ps->stats)
+					http_stats_add(&r->ps->stats->hits, 1);
+			} else if (r->ps->ops->held(r->ps,
+						    idx * HTTP_BLOCK_BYTES,
+						    (idx + 1) *
+						    HTTP_BLOCK_BYTES)) {
+				r->rc = -EIO;	/* the server just failed a
+						   read here */
+			} else if (!(b = http_cache_new(r->ps, idx,
+							block_len(r->ps, idx),
+							0))) {
+				r->rc = -ENOMEM;
+			} else {
+				fresh = 1;
+				r->missed = 1;
+				run[nrun++] = b;
+				if (r->ps->stats)
+					http_stats_add(&r->ps->stats->misses,
+						       1);
+			}
+			if (b) {
+				b->refs++;
+				r->blks[i] = b;
+			}
 		}
 		if (nrun && r->rc) {
 			while (nrun)	/* the read fails: fetch nothing */
@@ -580,19 +669,47 @@ queued_job(struct rd *r, int *loading)
 	return NULL;
 }
 
+/* The last time a byte came for a request that fills one of our LOADING
+ * blocks (lock held; 0: none). */
+static uint64_t
+last_progress(const struct rd *r)
+{
+	uint64_t i, t, latest = 0;
+	unsigned k;
+
+	for (i = 0; i < r->n; i++) {
+		const struct http_cache_block *b = r->blks[i];
+
+		if (!b || b->state != HTTP_CACHE_LOADING || !b->job)
+			continue;
+		for (k = 0; k < b->job->n; k++) {
+			t = __atomic_load_n(&b->job->blocks[k]->fed_ms,
+					    __ATOMIC_RELAXED);
+			if (t > latest)
+				latest = t;
+		}
+	}
+	return latest;
+}
+
 /* Until every block settled (lock held): fetch queued ones ourselves
- * rather than wait behind other work, wait for the others. */
+ * rather than wait behind other work, wait for the others as long as the
+ * requests filling them move. */
 static void
 wait_blocks(struct rd *r)
 {
-	uint64_t i;
+	uint64_t i, bound = http_conf_bound_ms();
 
 	while (r->rc == 0) {
 		int loading;
 		struct http_prefetch_job *j = queued_job(r, &loading);
+		uint64_t now, fed;
 
 		if (j) {
 			uint64_t s = j->blocks[0]->idx * HTTP_BLOCK_BYTES;
+			struct http_fetch_budget b = {
+				.quiet_until = r->quiet_until, .demand = 1,
+			};
 
 			if (r->ps->ops->held(r->ps, s, s + (uint64_t)j->n *
 					     HTTP_BLOCK_BYTES)) {
@@ -600,10 +717,11 @@ wait_blocks(struct rd *r)
 				break;
 			}
 			job_start(j);
+			job_demand(j);
 			http_pace_demand(&P.pace, job_bytes(j),
 					 http_conf_now_ms());
 			http_cache_unlock();
-			job_run(j, r->deadline);
+			job_run(j, &b);
 			http_cache_lock();
 			continue;
 		}
@@ -613,14 +731,40 @@ wait_blocks(struct rd *r)
 		 * allowed is busy, more of them (and smaller parts of the
 		 * window) would have had it sooner. */
 		http_pace_waiting(&P.pace, P.running);
-		/* Someone else is fetching it with a deadline of its own;
-		 * ours bounds the wait whatever happens. */
-		if (http_cache_wait(r->deadline + 1000) == ETIMEDOUT)
+		/* Someone else is fetching it, within a budget of its own:
+		 * ours moves with the bytes that come for it. */
+		fed = last_progress(r);
+		if (fed && fed + bound > r->quiet_until)
+			r->quiet_until = fed + bound;
+		now = http_conf_now_ms();
+		/* A safety net: that request ends within about one bound
+		 * without progress. */
+		if (now >= r->quiet_until + bound) {
 			r->rc = -EIO;
+			break;
+		}
+		/* a broadcast comes with every block settled; bytes within
+		 * a block only show every second */
+		http_cache_wait(now + 1000 < r->quiet_until + bound ?
+				now + 1000 : r->quiet_until + bound);
 	}
 	for (i = 0; i < r->n && r->rc == 0; i++)
 		if (!r->blks[i] || r->blks[i]->state != HTTP_CACHE_READY)
 			r->rc = -EIO;
+}
+
+/* Some block of the read failed as read-ahead no one waited for: the
+ * reader asks for it itself. */
+static int
+ahead_failed(const struct rd *r)
+{
+	uint64_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->blks[i] && r->blks[i]->state == HTTP_CACHE_FAILED &&
+		    r->blks[i]->failed_ahead)
+			return 1;
+	return 0;
 }
 
 /* The bytes of the read in its i-th block.  READY blocks are immutable
@@ -682,31 +826,46 @@ static int
 acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 {
 	uint64_t now = http_conf_now_ms();
+	int pass, again;
 
 	*r = (struct rd){
 		.ps = ps, .off = off, .end = off + len,
 		.b0 = off / HTTP_BLOCK_BYTES,
-		.deadline = now + http_conf_bound_ms(),
+		.quiet_until = now + http_conf_bound_ms(),
 	};
 	r->n = span(off, len);
 	r->blks = calloc((size_t)r->n, sizeof(*r->blks));
 	if (!r->blks)
 		return r->rc = -ENOMEM;
-	http_cache_lock();
-	pin_blocks(r);
-	if (r->rc == 0)
-		readahead(ps, r->off, r->end, now, r->missed, &r->njobs);
-	if (r->njobs)
-		kick_workers(r->njobs);
-	http_cache_unlock();
+	for (pass = 0; ; pass++) {
+		http_cache_lock();
+		r->rc = 0;
+		r->mine = NULL;
+		r->njobs = 0;
+		pin_blocks(r);
+		if (pass == 0 && r->rc == 0)
+			readahead(ps, r->off, r->end, now, r->missed,
+				  &r->njobs);
+		if (r->njobs)
+			kick_workers(r->njobs);
+		http_cache_unlock();
 
-	if (r->mine)
-		job_run(r->mine, r->deadline);
+		if (r->mine) {
+			struct http_fetch_budget b = {
+				.quiet_until = r->quiet_until, .demand = 1,
+			};
 
-	http_cache_lock();
-	wait_blocks(r);
-	http_cache_unlock();
-	return r->rc;
+			job_run(r->mine, &b);
+		}
+
+		http_cache_lock();
+		wait_blocks(r);
+		again = r->rc == -EIO && pass + 1 < READ_PASSES &&
+			ahead_failed(r);
+		http_cache_unlock();
+		if (!again)
+			return r->rc;
+	}
 }
 
 static void
@@ -796,7 +955,7 @@ http_prefetch_remove(struct http_prefetch_src *ps)
 {
 	http_cache_lock();
 	TAILQ_REMOVE(&P.srcs, ps, link);
-	cancel_queued(ps);
+	cancel_queued(ps, 1);
 	while (ps->running)
 		http_cache_wait(http_conf_now_ms() + 1000);
 	http_cache_drop(ps);

@@ -6,7 +6,19 @@
  * stream doubles the stream's read-ahead window (1 MiB up to a cap) and
  * queues the blocks ahead of it for a pool of worker threads, which fetch
  * them in parallel: as many requests at once, and as large, as the pace
- * (http_pace.h) finds the link wants.  A view that knows what a loader
+ * (http_pace.h) finds the link wants.
+ *
+ * Demand comes first (issue 29.1): the requests of blocks a reader asked
+ * for that were not on their way go before read-ahead in the queue and
+ * are not held back by the pace's level, and no read-ahead request starts
+ * while one of them is queued or in flight, so that on a saturated link
+ * read-ahead does not take the bandwidth from the block a reader waits
+ * for.  A reader waits as long as the request filling its block moves;
+ * read-ahead no one waits for is tried three times at most (once when
+ * other requests of the source fail too), a source whose request failed
+ * queues none for a while (1 s, doubling up to 30 s), and until one of
+ * its requests succeeds again it has no more than four read-ahead
+ * requests in flight; a reader that needs the bytes fetches them itself.  A view that knows what a loader
  * reads next hints it (http_prefetch_hint()), and the hinted bytes are
  * queued the same way.  A block can be read as soon as its last byte has
  * arrived, before the rest of its request.  Worker threads start on the
@@ -25,6 +37,7 @@
 #include <sys/uio.h>
 
 #include "source/http/http_cache.h"
+#include "source/http/http_fetch.h"
 #include "source/http/http_pace.h"
 #include "source/http/http_stats.h"
 #include "source/http/http_stream.h"
@@ -32,14 +45,15 @@
 struct http_prefetch_src;
 
 struct http_prefetch_ops {
-	/* Fill n consecutive LOADING blocks before deadline (without the
+	/* Fill n consecutive LOADING blocks within budget b (without the
 	 * cache lock), calling http_prefetch_block_done() on each as it
-	 * completes; *first_ms: http_conf_now_ms() when the first byte came
-	 * from the network (left 0 when none did).  HTTP_OK, or the enum
+	 * completes and setting each one's fed_ms as its bytes come;
+	 * *first_ms: http_conf_now_ms() when the first byte came from the
+	 * network (left 0 when none did).  HTTP_OK, or the enum
 	 * http_outcome of the failure. */
 	int (*fetch)(struct http_prefetch_src *ps,
 		     struct http_cache_block **blocks, unsigned n,
-		     uint64_t deadline, uint64_t *first_ms);
+		     const struct http_fetch_budget *b, uint64_t *first_ms);
 	/* 1 when bytes [start, end) just failed: fail at once. */
 	int (*held)(struct http_prefetch_src *ps, uint64_t start, uint64_t end);
 };
@@ -50,6 +64,10 @@ struct http_prefetch_src {
 	struct http_stats *stats;	/* hits, misses, ra_window */
 	/* under the cache lock */
 	unsigned running;		/* jobs being transferred */
+	uint64_t ra_pause_until;	/* read-ahead failed: none before */
+	uint64_t ra_backoff_ms;		/* the last such pause */
+	int proven;			/* a request succeeded since the last
+					   failure (or the open) */
 	struct http_pace_conn conn;	/* what its connections deliver */
 	struct http_stream streams[HTTP_STREAMS];
 	TAILQ_ENTRY(http_prefetch_src) link;

@@ -109,10 +109,13 @@ attempt(const struct http_request *q, struct http_request_answer *a,
 	int r;
 
 	answer_reset(a);
+	/* small answers: the bound (HF_HUB_ETAG_TIMEOUT) is for the whole
+	 * call, as huggingface_hub has it */
 	x.timeout_ms = deadline > now ? deadline - now : 1;
 	x.connect_ms = http_conf.timeout_s * 1000ull;
 	if (x.connect_ms > x.timeout_ms)
 		x.connect_ms = x.timeout_ms;
+	x.stall_ms = x.connect_ms;
 	r = tr->get(tr, &x, &resp, &sink, a->why, sizeof(a->why));
 	if (c.no_memory) {
 		snprintf(a->why, sizeof(a->why), "out of memory");

@@ -27,6 +27,9 @@ struct curl_slist;
 
 #define HTTP_VALIDATOR_MAX	256
 #define HTTP_LOCATION_MAX	8192
+/* The most header bytes an answer may have: S3, the Hub and CDNs send a
+ * few KiB; more is a server fault, refused rather than buffered. */
+#define HTTP_HEADER_MAX		(64u << 10)
 
 /* What one response said (reset for every exchange). */
 struct http_transport_response {
@@ -84,14 +87,19 @@ struct http_transport_sigv4 {
 	const char *secret_key;
 };
 
+/* The deadlines of one exchange measure stalls, not transfers: a slow
+ * answer whose bytes keep coming runs to its end (issue 29.1). */
 struct http_transport_request {
 	const char *url;
 	uint64_t start, len;		/* Range: bytes=start-(start+len-1);
 					   len 0: no Range, the whole body */
 	const struct curl_slist *headers;	/* sent as given */
 	const struct http_transport_sigv4 *sigv4;	/* NULL: unsigned */
-	uint64_t timeout_ms;		/* the whole exchange */
-	uint64_t connect_ms;		/* connecting; also the stall limit */
+	uint64_t connect_ms;		/* connecting, TLS handshake included */
+	uint64_t stall_ms;		/* once the request is out: no byte of
+					   the answer (the first one too) for
+					   this long fails the exchange */
+	uint64_t timeout_ms;		/* the whole exchange; 0: no limit */
 };
 
 struct http_transport {

@@ -45,12 +45,13 @@ struct http_src {
 /* ---- fetching blocks ----------------------------------------------------- */
 
 /* A ranged GET filling consecutive blocks; a retry asks only for the
- * blocks not complete yet (the others are READY and may be being read). */
+ * bytes that did not come (the blocks before are READY and may be being
+ * read; a block's first part stays where it arrived). */
 struct blockget {
 	struct http_fetch_range g;
 	struct http_src *hs;
 	struct http_cache_block **blocks;
-	unsigned n, done;
+	unsigned n;
 	uint64_t *first_ms;	/* set by the first byte */
 };
 
@@ -58,10 +59,10 @@ static void
 blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 {
 	struct blockget *bg = (struct blockget *)g;
-	uint64_t pos = g->start + g->got;
+	uint64_t pos = g->start + g->got, now = http_conf_now_ms();
 
 	if (!*bg->first_ms)
-		*bg->first_ms = http_conf_now_ms();
+		*bg->first_ms = now;
 	while (n) {
 		struct http_cache_block *b = bg->blocks[pos / HTTP_BLOCK_BYTES -
 					      bg->blocks[0]->idx];
@@ -69,6 +70,8 @@ blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 		size_t k = b->len - bo < n ? b->len - bo : n;
 
 		memcpy(b->data + bo, p, k);
+		/* a reader waiting for this request sees it move */
+		__atomic_store_n(&b->fed_ms, now, __ATOMIC_RELAXED);
 		p += k;
 		n -= k;
 		pos += k;
@@ -77,45 +80,26 @@ blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 			 * waits for it) */
 			http_spool_put(bg->hs->disk, b);
 			http_prefetch_block_done(b);	/* immutable from here on */
-			bg->done++;
 		}
 	}
-}
-
-static void
-blocks_range(struct blockget *bg)
-{
-	struct http_cache_block *f = bg->blocks[bg->done];
-	struct http_cache_block *l = bg->blocks[bg->n - 1];
-
-	bg->g.start = f->idx * HTTP_BLOCK_BYTES;
-	bg->g.len = (l->idx - f->idx) * HTTP_BLOCK_BYTES + l->len;
-}
-
-static int
-blocks_again(struct http_fetch_range *g)
-{
-	struct blockget *bg = (struct blockget *)g;
-
-	if (bg->done == bg->n)
-		return 1;
-	blocks_range(bg);
-	return 0;
 }
 
 /* One ranged GET for n consecutive blocks: an enum http_outcome. */
 static int
 fetch_run(struct http_src *hs, struct http_cache_block **blocks, unsigned n,
-	  uint64_t deadline, uint64_t *first_ms)
+	  const struct http_fetch_budget *b, uint64_t *first_ms)
 {
+	struct http_cache_block *l = blocks[n - 1];
 	struct blockget bg = {
-		.g = { .kind = HTTP_STATS_REQ_DATA, .again = blocks_again,
-		       .data = blocks_data },
+		.g = { .kind = HTTP_STATS_REQ_DATA, .resume = 1,
+		       .data = blocks_data,
+		       .start = blocks[0]->idx * HTTP_BLOCK_BYTES,
+		       .len = (l->idx - blocks[0]->idx) * HTTP_BLOCK_BYTES +
+			      l->len },
 		.hs = hs, .blocks = blocks, .n = n, .first_ms = first_ms,
 	};
 
-	blocks_range(&bg);
-	return http_fetch_get(&hs->obj, &bg.g, deadline);
+	return http_fetch_get(&hs->obj, &bg.g, b);
 }
 
 /* From the disk cache into b: 1 on a hit (b is READY then). */
@@ -132,7 +116,7 @@ from_disk(struct http_src *hs, struct http_cache_block *b)
  * costs one request.  An enum http_outcome. */
 static int
 pf_fetch(struct http_prefetch_src *ps, struct http_cache_block **blocks,
-	 unsigned n, uint64_t deadline, uint64_t *first_ms)
+	 unsigned n, const struct http_fetch_budget *b, uint64_t *first_ms)
 {
 	struct http_src *hs = SRC_OF(ps);
 	unsigned i = 0, j;
@@ -145,7 +129,7 @@ pf_fetch(struct http_prefetch_src *ps, struct http_cache_block **blocks,
 		}
 		for (j = i + 1; j < n && !from_disk(hs, blocks[j]); j++)
 			;
-		r = fetch_run(hs, blocks + i, j - i, deadline, first_ms);
+		r = fetch_run(hs, blocks + i, j - i, b, first_ms);
 		if (r != HTTP_OK)
 			return r;
 		if (j < n)
@@ -378,14 +362,13 @@ probe(struct http_src *hs, struct err *e)
 		.probe = 1, .kind = HTTP_STATS_REQ_HEADER, .start = 0,
 		.len = HTTP_HEAD_BYTES, .data = head_data,
 	};
+	struct http_fetch_budget b = http_fetch_budget_now(0, 1);
 
 	hs->head = malloc(HTTP_HEAD_BYTES);
 	if (!hs->head)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	g.ud = hs->head;
-	if (http_fetch_get(&hs->obj, &g,
-			   http_conf_now_ms() + http_conf_bound_ms()) !=
-	    HTTP_OK)
+	if (http_fetch_get(&hs->obj, &g, &b) != HTTP_OK)
 		return err_set(e, ERR_IO, "cannot fetch: %s", g.why);
 	if (g.resp.status == 206) {
 		hs->obj.size = g.resp.r_total;
