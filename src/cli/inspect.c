@@ -96,21 +96,29 @@ usage(FILE *out)
 	      out);
 }
 
-/* Remote settings; the token file is read here, never echoed. */
+/* Remote settings; the token file is read here, never echoed.  Also
+ * for remote sources without options: a malformed STFS_HTTP_* setting is
+ * reported as such here, before a listing (s3://, hf://) could take it
+ * for a server that cannot be reached. */
 static int
-set_http(const char *header_file, const char *ca_file, int insecure,
-	 struct err *e)
+set_http(const struct inspect_opts *io, const char *header_file,
+	 const char *ca_file, int insecure, struct err *e)
 {
 #ifdef STFS_HAVE_HTTP
 	struct http_options o = { 0 };
+	int i, remote = 0;
 
-	if (!header_file && !ca_file && !insecure)
+	for (i = 0; i < io->nsources; i++)
+		remote |= provider_for(io->sources[i])->flags &
+			  PROVIDER_REMOTE;
+	if (!header_file && !ca_file && !insecure && !remote)
 		return 0;
 	o.header_file = header_file;
 	o.ca_file = ca_file;
 	o.insecure = insecure;
 	return http_options_set(&o, e);
 #else
+	(void)io;
 	(void)ca_file;
 	if (!header_file && !ca_file && !insecure)
 		return 0;
@@ -268,7 +276,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (set_http(header_file, ca_file, insecure, &e) ||
+	if (set_http(&o, header_file, ca_file, insecure, &e) ||
 	    check_hub(&o, header_file, &e)) {
 		if (!o.quiet)
 			err_print("stfs-inspect", &e);

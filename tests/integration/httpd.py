@@ -31,8 +31,9 @@ to any request but the open request (bytes=0-65535):
                     Last-Modified)
   srv.truncate      N > 0: a data answer's body stops after N bytes and
                     the connection is closed (Content-Length says more)
-  srv.endless       data answers are 206, chunked, with a body that never
-                    ends (until the client leaves, or 60 s)
+  srv.endless       data answers are 206, chunked: the bytes asked for,
+                    then more that never end (until the client leaves,
+                    or 60 s)
   srv.header_bytes  N > 0: every answer carries a header line of N bytes
 Everything is bounded: handler threads are daemons, waits time out.
 """
@@ -161,7 +162,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 		self._record(status, last - first + 1)
 		self.end_headers()
 		if endless:
-			return self._endless()
+			with open(f, "rb") as fh:
+				fh.seek(first)
+				return self._endless(fh.read(last - first + 1))
 		cut = srv.truncate if data_answer else 0
 		with open(f, "rb") as fh:
 			fh.seek(first)
@@ -183,12 +186,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 					break
 				left -= len(chunk)
 
-	def _endless(self):
-		"""A chunked body without end: 64 KiB chunks until the client
-		goes away (or 60 s pass)."""
+	def _endless(self, data):
+		"""A chunked body without end: data, then 64 KiB chunks until
+		the client goes away (or 60 s pass)."""
 		chunk = b"%x\r\n" % 65536 + b"e" * 65536 + b"\r\n"
 		t_end = time.monotonic() + 60
 		self.close_connection = True
+		try:
+			self.wfile.write(b"%x\r\n" % len(data) + data + b"\r\n")
+		except OSError:
+			return
 		while time.monotonic() < t_end:
 			try:
 				self.wfile.write(chunk)

@@ -46,7 +46,10 @@ struct http_src {
 
 /* A ranged GET filling consecutive blocks; a retry asks only for the
  * bytes that did not come (the blocks before are READY and may be being
- * read; a block's first part stays where it arrived). */
+ * read; a block's first part stays where it arrived).  A block is ready
+ * with its last byte, before the rest of the request, except the last
+ * one: that waits for the answer's end, so that an answer longer than
+ * its Content-Range said (a body that never ends) fails it. */
 struct blockget {
 	struct http_fetch_range g;
 	struct http_src *hs;
@@ -54,6 +57,15 @@ struct blockget {
 	unsigned n;
 	uint64_t *first_ms;	/* set by the first byte */
 };
+
+/* Block b has all its bytes: on to disk (off this transfer; closing the
+ * source waits for it) and to the readers. */
+static void
+block_complete(struct http_src *hs, struct http_cache_block *b)
+{
+	http_spool_put(hs->disk, b);
+	http_prefetch_block_done(b);	/* immutable from here on */
+}
 
 static void
 blocks_data(struct http_fetch_range *g, const char *p, size_t n)
@@ -75,12 +87,8 @@ blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 		p += k;
 		n -= k;
 		pos += k;
-		if (bo + k == b->len) {
-			/* to disk off this transfer (closing the source
-			 * waits for it) */
-			http_spool_put(bg->hs->disk, b);
-			http_prefetch_block_done(b);	/* immutable from here on */
-		}
+		if (bo + k == b->len && b != bg->blocks[bg->n - 1])
+			block_complete(bg->hs, b);
 	}
 }
 
@@ -98,8 +106,11 @@ fetch_run(struct http_src *hs, struct http_cache_block **blocks, unsigned n,
 			      l->len },
 		.hs = hs, .blocks = blocks, .n = n, .first_ms = first_ms,
 	};
+	int r = http_fetch_get(&hs->obj, &bg.g, b);
 
-	return http_fetch_get(&hs->obj, &bg.g, b);
+	if (r == HTTP_OK)
+		block_complete(hs, l);
+	return r;
 }
 
 /* From the disk cache into b: 1 on a hit (b is READY then). */
