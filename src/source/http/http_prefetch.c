@@ -31,6 +31,8 @@ struct http_prefetch_job {
 	struct http_prefetch_src *ps;
 	int state;
 	int demand;			/* a reader asked for (or took) it */
+	int missed;			/* for blocks a reader missed (not on
+					   their way): read-ahead waits */
 	TAILQ_ENTRY(http_prefetch_job) q;
 	unsigned n;
 	struct http_cache_block *blocks[];	/* consecutive */
@@ -50,7 +52,7 @@ static struct {
 	pid_t pid;			/* the process the workers belong to */
 	struct hsrcs srcs;		/* open sources (for their streams) */
 	unsigned running;		/* requests in flight, all sources */
-	unsigned demand;		/* demand jobs queued or in flight */
+	unsigned missed;		/* such jobs queued or in flight */
 	struct http_pace pace;		/* how many may be in flight */
 } P = {
 	.once = PTHREAD_ONCE_INIT,
@@ -117,8 +119,8 @@ job_finish(struct http_prefetch_job *j, int ok)
 		else
 			http_cache_failed(b);
 	}
-	if (j->demand)
-		P.demand--;
+	if (j->missed)
+		P.missed--;
 	if (j->state == JOB_RUNNING) {
 		j->ps->running--;
 		P.running--;
@@ -147,13 +149,17 @@ cancel_queued(struct http_prefetch_src *ps, int all)
 	}
 }
 
-/* A job becomes a reader's: it goes first and counts as demand. */
+/* A job becomes a reader's: it goes first.  missed: for blocks that were
+ * not on their way; read-ahead does not start while it is queued or in
+ * flight (a queued read-ahead job a reader takes over was waiting for a
+ * connection anyway). */
 static void
-job_demand(struct http_prefetch_job *j)
+job_demand(struct http_prefetch_job *j, int missed)
 {
-	if (!j->demand) {
-		j->demand = 1;
-		P.demand++;
+	j->demand = 1;
+	if (missed && !j->missed) {
+		j->missed = 1;
+		P.missed++;
 	}
 }
 
@@ -273,9 +279,10 @@ pick_job(void)
 
 /* May a worker start j now?  A reader's job always (a reader never waits
  * for the level; it counts against a throughput cap); read-ahead when the
- * pace admits it, no reader's request is queued or in flight, and its
- * source has answered since its last failure or has few requests out (a
- * broken server costs a few requests, not the whole level's). */
+ * pace admits it, no request for blocks a reader missed is queued or in
+ * flight, and its source has answered since its last failure or has few
+ * requests out (a broken server costs a few requests, not the whole
+ * level's). */
 static int
 may_start(struct http_prefetch_job *j, uint64_t now, uint64_t *wait)
 {
@@ -284,7 +291,7 @@ may_start(struct http_prefetch_job *j, uint64_t now, uint64_t *wait)
 		http_pace_demand(&P.pace, job_bytes(j), now);
 		return 1;
 	}
-	return P.demand == 0 &&
+	return P.missed == 0 &&
 	       (j->ps->proven || j->ps->running < AHEAD_UNPROVEN) &&
 	       http_pace_admit(&P.pace, P.running, job_bytes(j), now, wait);
 }
@@ -574,7 +581,7 @@ demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 		r->rc = -ENOMEM;
 		return;
 	}
-	job_demand(j);
+	job_demand(j, 1);
 	if (!r->mine) {
 		/* a reader never waits for the level, but its request counts
 		 * against a throughput cap */
@@ -717,7 +724,7 @@ wait_blocks(struct rd *r)
 				break;
 			}
 			job_start(j);
-			job_demand(j);
+			job_demand(j, 0);
 			http_pace_demand(&P.pace, job_bytes(j),
 					 http_conf_now_ms());
 			http_cache_unlock();

@@ -6,24 +6,24 @@
  * stream doubles the stream's read-ahead window (1 MiB up to a cap) and
  * queues the blocks ahead of it for a pool of worker threads, which fetch
  * them in parallel: as many requests at once, and as large, as the pace
- * (http_pace.h) finds the link wants.
- *
- * Demand comes first (issue 29.1): the requests of blocks a reader asked
- * for that were not on their way go before read-ahead in the queue and
- * are not held back by the pace's level, and no read-ahead request starts
- * while one of them is queued or in flight, so that on a saturated link
- * read-ahead does not take the bandwidth from the block a reader waits
- * for.  A reader waits as long as the request filling its block moves;
- * read-ahead no one waits for is tried three times at most (once when
- * other requests of the source fail too), a source whose request failed
- * queues none for a while (1 s, doubling up to 30 s), and until one of
- * its requests succeeds again it has no more than four read-ahead
- * requests in flight; a reader that needs the bytes fetches them itself.  A view that knows what a loader
+ * (http_pace.h) finds the link wants.  A view that knows what a loader
  * reads next hints it (http_prefetch_hint()), and the hinted bytes are
  * queued the same way.  A block can be read as soon as its last byte has
  * arrived, before the rest of its request.  Worker threads start on the
  * first read-ahead (stfs forks into the background before it opens any
  * source: threads do not follow a fork).
+ *
+ * Demand comes first (issue 29.1): a reader's requests go before
+ * read-ahead in the queue and are not held back by the pace's level, and
+ * while one for blocks that were not on their way is queued or in flight
+ * no read-ahead request starts, so that on a saturated link read-ahead
+ * does not take the bandwidth from the block a reader waits for.  A reader
+ * waits as long as the request filling its block moves.  Read-ahead no
+ * one waits for is tried three times at most (once when other requests of
+ * the source fail too); a source whose request failed queues none for a
+ * while (1 s, doubling up to 30 s), and until one of its requests
+ * succeeds again it has no more than four read-ahead requests in flight;
+ * a reader that needs the bytes fetches them itself.
  *
  * How blocks are fetched is the owner's business (struct http_prefetch_ops): the
  * HTTP source plugs in its ranged GETs, the unit tests a fake.
