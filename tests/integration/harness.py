@@ -322,10 +322,12 @@ class Mount:
 
 	def _stop_daemon(self):
 		"""After the unmount: the daemon must exit, and with status 0."""
-		for p in daemon_pids(self.path):
-			if p != self.pid:	# a stray from a failed start
-				os.kill(p, signal.SIGKILL)
 		if self.pid is None:
+			# a failed start may have left one behind (not after a
+			# good start: LeakSanitizer's tracer, a child of the
+			# daemon, has its command line while it exits)
+			for p in daemon_pids(self.path):
+				os.kill(p, signal.SIGKILL)
 			return
 		deadline = time.monotonic() + 10
 		while time.monotonic() < deadline:
