@@ -1,15 +1,14 @@
 /* repack.c - virtual safetensors files (see repack.h). */
 #include "model/repack.h"
 
-#include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "format/dtype.h"
 #include "base/error.h"
 #include "format/safetensors/header.h"
 #include "model/model.h"
+#include "model/repack_json.h"
 #include "model/tensor_render.h"
 
 /* A prefix is the first len bytes of tensor tix's name; its tensors are
@@ -67,244 +66,6 @@ struct repack {
 #define SIZE_REFUSED UINT64_MAX
 #define META_KEY "__metadata__"
 #define META_KEY_LEN 12
-
-/* --- one writer for counting and rendering ------------------------------ */
-
-/* With p == NULL only n advances: the size pass and the render pass run
- * the same code, so a size given to stat is the size the bytes have. */
-struct out {
-	char *p;
-	uint64_t n;
-	int big;	/* the data would pass REPACK_DATA_MAX */
-};
-
-static void
-put(struct out *o, const char *s, size_t len)
-{
-	if (o->p)
-		memcpy(o->p + o->n, s, len);
-	o->n += len;
-}
-
-#define PUTS(o, lit) put(o, lit, sizeof(lit) - 1)
-
-static void
-put_u64(struct out *o, uint64_t v)
-{
-	char tmp[20];
-	size_t i = sizeof(tmp);
-
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(o, tmp + i, sizeof(tmp) - i);
-}
-
-/* A JSON string literal: '"', '\\' and bytes < 0x20 or 0x7f escaped (the
- * rules of buf_add_json_string), every other byte copied. */
-static void
-put_str(struct out *o, const char *s, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0;
-
-	PUTS(o, "\"");
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[6];
-
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
-			continue;
-		put(o, s + run, i - run);
-		run = i + 1;
-		switch (c) {
-		case '"': PUTS(o, "\\\""); break;
-		case '\\': PUTS(o, "\\\\"); break;
-		case '\n': PUTS(o, "\\n"); break;
-		case '\t': PUTS(o, "\\t"); break;
-		case '\r': PUTS(o, "\\r"); break;
-		default:
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			put(o, esc, 6);
-		}
-	}
-	put(o, s + run, len - run);
-	PUTS(o, "\"");
-}
-
-/* --- __metadata__ --------------------------------------------------------- */
-
-static int
-cmp_pair(const void *a, const void *b)
-{
-	const struct meta_pair *x = *(const struct meta_pair *const *)a;
-	const struct meta_pair *y = *(const struct meta_pair *const *)b;
-	size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
-	int c = memcmp(x->key, y->key, n);
-
-	if (c)
-		return c;
-	return (x->key_len > y->key_len) - (x->key_len < y->key_len);
-}
-
-/* The pairs of h sorted by key, for comparing shards as maps. */
-static const struct meta_pair **
-sorted_pairs(const struct header *h)
-{
-	const struct meta_pair **p;
-	size_t i;
-
-	p = malloc((h->nmeta ? h->nmeta : 1) * sizeof(*p));
-	if (!p)
-		return NULL;
-	for (i = 0; i < h->nmeta; i++)
-		p[i] = &h->meta[i];
-	qsort(p, h->nmeta, sizeof(*p), cmp_pair);
-	return p;
-}
-
-/* 1 when every shard has the same __metadata__ as shard 0, 0 when not,
- * -1 when out of memory. */
-static int
-shards_agree(const struct model *m)
-{
-	const struct header *h0 = m->shards[0].hdr;
-	const struct meta_pair **a, **b = NULL;
-	size_t k, i;
-	int agree = 1;
-
-	a = sorted_pairs(h0);
-	if (!a)
-		return -1;
-	for (k = 1; agree && k < m->nshards; k++) {
-		const struct header *h = m->shards[k].hdr;
-
-		if (h->has_metadata != h0->has_metadata ||
-		    h->nmeta != h0->nmeta) {
-			agree = 0;
-			break;
-		}
-		free(b);
-		b = sorted_pairs(h);
-		if (!b) {
-			agree = -1;
-			break;
-		}
-		for (i = 0; i < h->nmeta; i++) {
-			if (a[i]->key_len != b[i]->key_len ||
-			    a[i]->val_len != b[i]->val_len ||
-			    memcmp(a[i]->key, b[i]->key, a[i]->key_len) ||
-			    memcmp(a[i]->val, b[i]->val, a[i]->val_len)) {
-				agree = 0;
-				break;
-			}
-		}
-	}
-	free(a);
-	free(b);
-	return agree;
-}
-
-static void
-emit_header_meta(struct out *o, const struct header *h)
-{
-	size_t i;
-
-	put_str(o, META_KEY, META_KEY_LEN);
-	PUTS(o, ":{");
-	for (i = 0; i < h->nmeta; i++) {
-		if (i)
-			PUTS(o, ",");
-		put_str(o, h->meta[i].key, h->meta[i].key_len);
-		PUTS(o, ":");
-		put_str(o, h->meta[i].val, h->meta[i].val_len);
-	}
-	PUTS(o, "}");
-}
-
-/* The index's "metadata" (m->metadata_json, as shards.c rendered it). */
-static int
-emit_index_meta(struct out *o, json_t *obj)
-{
-	const char *key;
-	json_t *val;
-	int first = 1;
-
-	put_str(o, META_KEY, META_KEY_LEN);
-	PUTS(o, ":{");
-	json_object_foreach(obj, key, val) {
-		if (!first)
-			PUTS(o, ",");
-		first = 0;
-		put_str(o, key, strlen(key));
-		PUTS(o, ":");
-		if (json_is_string(val)) {
-			put_str(o, json_string_value(val),
-				json_string_length(val));
-		} else {
-			char *t = json_dumps(val, JSON_COMPACT |
-					     JSON_ENCODE_ANY);
-
-			if (!t)
-				return -1;
-			put_str(o, t, strlen(t));
-			free(t);
-		}
-	}
-	PUTS(o, "}");
-	return 0;
-}
-
-static int
-build_meta(struct repack *v)
-{
-	const struct model *m = v->m;
-	const struct header *h0;
-	json_t *obj = NULL;
-	struct out o = { NULL, 0, 0 };
-	int agree, pass;
-
-	if (m->nshards == 0)
-		return 0;
-	h0 = m->shards[0].hdr;
-	agree = m->sharded ? shards_agree(m) : 1;
-	if (agree < 0)
-		return -1;
-	if (agree && !h0->has_metadata)
-		return 0;
-	if (!agree) {
-		obj = json_loads(m->metadata_json ? m->metadata_json : "{}",
-				 JSON_ALLOW_NUL, NULL);
-		if (!json_is_object(obj) || json_object_size(obj) == 0) {
-			json_decref(obj);
-			return 0;
-		}
-	}
-	for (pass = 0; pass < 2; pass++) {
-		if (pass) {
-			v->meta = malloc(o.n ? o.n : 1);
-			if (!v->meta)
-				break;
-			v->meta_len = o.n;
-			o.p = v->meta;
-			o.n = 0;
-		}
-		if (agree)
-			emit_header_meta(&o, h0);
-		else if (emit_index_meta(&o, obj))
-			break;
-	}
-	json_decref(obj);
-	if (pass < 2) {
-		free(v->meta);
-		v->meta = NULL;
-		return -1;
-	}
-	return 0;
-}
 
 /* --- prefixes ------------------------------------------------------------- */
 
@@ -464,7 +225,8 @@ repack_open(const struct model *m, struct repack **out, struct err *e)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	v->m = m;
 	pthread_mutex_init(&v->lock, NULL);
-	if (build_prefixes(v) || build_meta(v))
+	if (build_prefixes(v) ||
+	    repack_json_meta(m, &v->meta, &v->meta_len))
 		goto oom;
 	v->sizes = calloc(2 * (v->np + 1), sizeof(*v->sizes));
 	if (!v->sizes)
@@ -623,52 +385,12 @@ served(const struct model_tensor *mt)
 	return r;
 }
 
-/* The JSON header (without length and padding) of tensors tix[0..n),
- * names cut by cut bytes; returns the data section's length. */
+/* The JSON header of tensors tix[0..n) (repack_json.h). */
 static uint64_t
 emit_json(const struct repack *v, const uint32_t *tix, size_t n, size_t cut,
-	  struct out *o)
+	  struct repack_json *o)
 {
-	uint64_t off = 0;
-	size_t i, d;
-
-	PUTS(o, "{");
-	if (v->meta) {
-		put(o, v->meta, v->meta_len);
-		if (n)
-			PUTS(o, ",");
-	}
-	for (i = 0; i < n; i++) {
-		const struct model_tensor *mt = &v->m->tensors[tix[i]];
-		const struct tensor *t = mt->t;
-		const struct tensor_render r = served(mt);
-		const char *dt = dtype_info(r.dtype)->name;
-
-		if (i)
-			PUTS(o, ",");
-		put_str(o, t->name + cut, t->name_len - cut);
-		PUTS(o, ":{\"dtype\":\"");
-		put(o, dt, strlen(dt));
-		PUTS(o, "\",\"shape\":[");
-		for (d = 0; d < t->rank; d++) {
-			if (d)
-				PUTS(o, ",");
-			put_u64(o, t->shape[d]);
-		}
-		PUTS(o, "],\"data_offsets\":[");
-		put_u64(o, off);
-		PUTS(o, ",");
-		/* each tensor is below 2^62 (format/tensor_size.h), their
-		 * sum need not be */
-		if (r.nbytes > REPACK_DATA_MAX - off)
-			o->big = 1;
-		else
-			off += r.nbytes;
-		put_u64(o, off);
-		PUTS(o, "]}");
-	}
-	PUTS(o, "}");
-	return off;
+	return repack_json_header(v->m, v->meta, v->meta_len, tix, n, cut, o);
 }
 
 static size_t
@@ -686,7 +408,7 @@ padded(uint64_t n)
 /* A file whose header (over the reference's limit) or data (over
  * REPACK_DATA_MAX) emit_json() could not write. */
 static int
-refuse_out(struct err *e, const struct out *o)
+refuse_out(struct err *e, const struct repack_json *o)
 {
 	if (o->big)
 		return err_set(e, ERR_VALIDATION_OVERFLOW, "its tensors would "
@@ -714,7 +436,7 @@ int
 repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
 	    struct err *e)
 {
-	struct out o = { NULL, 0, 0 };
+	struct repack_json o = { NULL, 0, 0 };
 	uint64_t data, cached;
 	uint32_t *tix;
 	size_t n, slot;
@@ -749,7 +471,7 @@ repack_size(struct repack *v, size_t id, int strip, uint64_t *size,
 static struct repack_file *
 render(struct repack *v, size_t id, int strip, struct err *e)
 {
-	struct out o = { NULL, 0, 0 };
+	struct repack_json o = { NULL, 0, 0 };
 	struct repack_file *f;
 	uint32_t *tix;
 	size_t n, cut = cut_of(v, id, strip), i;

@@ -44,6 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/repack_json.h"	/* REPACK_DATA_MAX */
+
 struct err;
 struct model;
 struct model_tensor;
@@ -52,9 +54,6 @@ struct repack_file;
 
 #define REPACK_WHOLE 0
 #define REPACK_CACHE_BYTES (64u << 20)
-/* The most tensor bytes a file holds: with its header (at most 100 MB)
- * its size fits an off_t.  A file whose tensors take more is refused. */
-#define REPACK_DATA_MAX ((uint64_t)1 << 62)
 
 /* Where a piece of a virtual file's bytes comes from. */
 struct repack_seg {
