@@ -322,32 +322,35 @@ read_failed(struct diff *d, const struct item *bad, int rc)
 	return 2;
 }
 
+/* "DIR: KEY" in a tree, "KEY" for one model (a key of kl bytes, which
+ * may hold a NUL). */
 static json_t *
-metadata_of(const struct model *m)
-{
-	json_t *j = json_loads(m->metadata_json, JSON_ALLOW_NUL, NULL);
-
-	if (!json_is_object(j)) {
-		json_decref(j);
-		j = json_object();
-	}
-	return j;
-}
-
-/* "DIR: KEY" in a tree, "KEY" for one model. */
-static json_t *
-meta_key(const char *dir, const char *k)
+meta_key(const char *dir, const char *k, size_t kl)
 {
 	char *s;
 	json_t *j;
+	size_t dl = strlen(dir);
 
-	if (!*dir)
-		return json_string(k);
-	if (asprintf(&s, "%s: %s", dir, k) < 0)
+	if (!dl)
+		return json_stringn(k, kl);
+	s = malloc(dl + 2 + kl);
+	if (!s)
 		return NULL;
-	j = json_string(s);
+	memcpy(s, dir, dl);
+	memcpy(s + dl, ": ", 2);
+	memcpy(s + dl + 2, k, kl);
+	j = json_stringn(s, dl + 2 + kl);
 	free(s);
 	return j;
+}
+
+static void
+print_meta_key(const char *what, const json_t *v)
+{
+	printf("metadata %s: ", what);
+	summary_print_value(stdout, json_string_value(v),
+			    json_string_length(v));
+	putchar('\n');
 }
 
 /* __metadata__ keys only in A, only in B, or with another value, for
@@ -365,23 +368,27 @@ diff_metadata(struct diff *d, json_t **out)
 		for (j = 0; j < cb->n; j++) {
 			const char *dir = ca->entries[i].dir, *k;
 			json_t *ma, *mb;
+			size_t kl;
 
 			if (strcmp(dir, cb->entries[j].dir))
 				continue;
-			ma = metadata_of(ca->entries[i].model);
-			mb = metadata_of(cb->entries[j].model);
-			json_object_foreach(ma, k, v) {
-				json_t *w = json_object_get(mb, k);
+			ma = summary_metadata(ca->entries[i].model);
+			mb = summary_metadata(cb->entries[j].model);
+			json_object_keylen_foreach(ma, k, kl, v) {
+				json_t *w = json_object_getn(mb, k, kl);
 
 				if (!w || !json_equal(v, w)) {
 					json_array_append_new(w ? ch : oa,
-							      meta_key(dir, k));
+							      meta_key(dir, k,
+								       kl));
 					n++;
 				}
 			}
-			json_object_foreach(mb, k, v)
-				if (!json_object_get(ma, k)) {
-					json_array_append_new(ob, meta_key(dir, k));
+			json_object_keylen_foreach(mb, k, kl, v)
+				if (!json_object_getn(ma, k, kl)) {
+					json_array_append_new(ob, meta_key(dir,
+									   k,
+									   kl));
 					n++;
 				}
 			json_decref(ma);
@@ -394,11 +401,11 @@ diff_metadata(struct diff *d, json_t **out)
 	}
 	if (!d->o->quiet) {
 		json_array_foreach(oa, i, v)
-			printf("metadata only in A: %s\n", json_string_value(v));
+			print_meta_key("only in A", v);
 		json_array_foreach(ob, i, v)
-			printf("metadata only in B: %s\n", json_string_value(v));
+			print_meta_key("only in B", v);
 		json_array_foreach(ch, i, v)
-			printf("metadata changed: %s\n", json_string_value(v));
+			print_meta_key("changed", v);
 	}
 	json_decref(oa);
 	json_decref(ob);

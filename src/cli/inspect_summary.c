@@ -24,10 +24,8 @@
 static json_t *
 model_json(const struct inspect_opts *o, const struct model *m)
 {
-	char *text = summary_json(m, 0);
-	json_t *root = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL;
+	json_t *root = summary_value(m);
 
-	free(text);
 	if (!root || inspect_add_json(o, m, root)) {
 		json_decref(root);
 		return NULL;

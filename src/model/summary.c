@@ -61,7 +61,8 @@ meta_json(const struct meta_pair *p)
 	if (p->val_len > SUMMARY_JSON_MAX)
 		return json_sprintf("(%u bytes of JSON: see __metadata__.json)",
 				    p->val_len);
-	return json_loadb(p->val, p->val_len, JSON_DECODE_ANY, NULL);
+	return json_loadb(p->val, p->val_len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+			  NULL);
 }
 
 static json_t *
@@ -102,7 +103,8 @@ meta_value(const struct header *h, const char *k)
 
 		if (p->key_len == strlen(k) && memcmp(p->key, k, p->key_len) == 0)
 			return p->json ? json_loadb(p->val, p->val_len,
-						    JSON_DECODE_ANY, NULL) :
+						    JSON_DECODE_ANY |
+						    JSON_ALLOW_NUL, NULL) :
 			       json_stringn(p->val, p->val_len);
 	}
 	return NULL;
@@ -196,6 +198,23 @@ shard_object(const struct model *m, size_t i)
 	return s;
 }
 
+json_t *
+summary_metadata(const struct model *m)
+{
+	json_t *o;
+
+	/* a header's pairs are set from their bytes: a GGUF key may hold
+	 * a NUL, which jansson keeps but will not parse back */
+	if (m->nshards && (!m->sharded || model_is_gguf(m)))
+		return header_metadata(m->shards[0].hdr);
+	o = json_loads(m->metadata_json ? m->metadata_json : "{}",
+		       JSON_ALLOW_NUL, NULL);
+	if (json_is_object(o))
+		return o;
+	json_decref(o);
+	return json_object();
+}
+
 static json_t *
 summary_object(const struct model *m, const char *source)
 {
@@ -209,10 +228,7 @@ summary_object(const struct model *m, const char *source)
 	root = totals_json(&all);
 	if (!root)
 		return NULL;
-	if (m->sharded)
-		meta = json_loads(m->metadata_json, JSON_ALLOW_NUL, NULL);
-	else
-		meta = header_metadata(m->shards[0].hdr);
+	meta = summary_metadata(m);
 	json_object_set_new(root, "metadata", meta ? meta : json_object());
 	json_object_set_new(root, "source", json_string(source));
 	if (model_is_gguf(m)) {
@@ -263,6 +279,12 @@ dump_root(json_t *root, int pretty)
 	return out;
 }
 
+json_t *
+summary_value(const struct model *m)
+{
+	return summary_object(m, m->arg);
+}
+
 char *
 summary_json(const struct model *m, int pretty)
 {
@@ -310,18 +332,17 @@ control_len(const unsigned char *p, size_t left)
 	return 0;
 }
 
-/* A name for a terminal: as is, or a JSON string literal with every
- * control character escaped when it holds anything that would break a
- * line-per-tensor listing or drive the terminal. */
-void
-summary_print_name(FILE *out, const char *s, size_t len)
+/* s as is, or as a JSON string literal with every control character
+ * escaped when it holds one, or (strict) a quote, space or backslash. */
+static void
+print_text(FILE *out, const char *s, size_t len, int strict)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i, k;
 
 	for (i = 0; i < len; i++)
-		if (control_len(p + i, len - i) || p[i] == '"' || p[i] == ' ' ||
-		    p[i] == '\\')
+		if (control_len(p + i, len - i) || (strict &&
+		    (p[i] == '"' || p[i] == ' ' || p[i] == '\\')))
 			break;
 	if (i == len && len > 0) {
 		fwrite(s, 1, len, out);
@@ -342,13 +363,26 @@ summary_print_name(FILE *out, const char *s, size_t len)
 	fputc('"', out);
 }
 
+void
+summary_print_name(FILE *out, const char *s, size_t len)
+{
+	print_text(out, s, len, 1);
+}
+
+void
+summary_print_value(FILE *out, const char *s, size_t len)
+{
+	print_text(out, s, len, 0);
+}
+
 /* "metadata:" then one "  key: value" line per entry (values as JSON
  * when they are not strings, as in a sharded index). */
 static void
 print_metadata(FILE *out, const struct model *m)
 {
-	json_t *o = json_loads(m->metadata_json, JSON_ALLOW_NUL, NULL);
+	json_t *o = summary_metadata(m);
 	const char *key;
+	size_t key_len;
 	json_t *v;
 
 	if (!json_is_object(o) || json_object_size(o) == 0) {
@@ -357,12 +391,12 @@ print_metadata(FILE *out, const struct model *m)
 		return;
 	}
 	fputs("metadata:\n", out);
-	json_object_foreach(o, key, v) {
+	json_object_keylen_foreach(o, key, key_len, v) {
 		char *text = json_is_string(v) ? NULL :
 			json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 
 		fputs("  ", out);
-		summary_print_name(out, key, strlen(key));
+		summary_print_name(out, key, key_len);
 		fputs(": ", out);
 		if (json_is_array(v) && json_array_size(v) > 8)
 			fprintf(out, "[%zu values]", json_array_size(v));
@@ -407,9 +441,14 @@ summary_print_text(FILE *out, const struct model *m)
 		json_t *a = json_object_get(g, "architecture");
 		json_t *q = json_object_get(g, "quantization");
 
-		fprintf(out, "gguf:        architecture %s, quantization %s, "
-			"alignment %" JSON_INTEGER_FORMAT "\n",
-			json_is_string(a) ? json_string_value(a) : "?",
+		fputs("gguf:        architecture ", out);
+		if (json_is_string(a))
+			summary_print_value(out, json_string_value(a),
+					    json_string_length(a));
+		else
+			fputc('?', out);
+		fprintf(out, ", quantization %s, alignment %"
+			JSON_INTEGER_FORMAT "\n",
 			json_is_string(q) ? json_string_value(q) : "?",
 			json_integer_value(json_object_get(g, "alignment")));
 		json_decref(g);

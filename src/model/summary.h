@@ -4,6 +4,7 @@
 #ifndef STFS_SUMMARY_H
 #define STFS_SUMMARY_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -18,6 +19,17 @@ struct model;
  * line).  pretty != 0 indents with 2 spaces.  NULL on allocation
  * failure. */
 char *summary_json(const struct model *m, int pretty);
+
+/* The same as a JSON value (NULL when out of memory), for a caller that
+ * adds to it: text would not parse back when a GGUF metadata key holds
+ * a NUL byte, which JSON can write (\u0000) but jansson does not read in
+ * a key. */
+json_t *summary_value(const struct model *m);
+
+/* The model's __metadata__ as a JSON object, from its header's pairs
+ * (a NUL in a key kept) or a sharded set's index; empty when it has
+ * none, NULL when out of memory. */
+json_t *summary_metadata(const struct model *m);
 
 /* The same, pretty, with "source" saying source (NULL: m->arg). */
 char *summary_json_source(const struct model *m, const char *source);
@@ -34,5 +46,10 @@ void summary_print_text(FILE *out, const struct model *m);
  * with controls escaped when it holds anything that would break a
  * line-per-tensor listing (controls, quotes, spaces, backslashes). */
 void summary_print_name(FILE *out, const char *s, size_t len);
+
+/* The same for text whose spaces, quotes and backslashes are its own (a
+ * metadata key, a value): a JSON string literal only when it holds a
+ * control character, a NUL byte included. */
+void summary_print_value(FILE *out, const char *s, size_t len);
 
 #endif

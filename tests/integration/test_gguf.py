@@ -445,6 +445,7 @@ def run(t):
 		with open(os.path.join(m.path, "__metadata__.json")) as f:
 			t.eq(json.load(f), {"": "", "k": [""]},
 			     "empty key and strings")
+	check_nul_keys(t, d)
 	for name, data, words in gguf_gen.hostile_files(good):
 		p = os.path.join(d, "bad-%s.gguf" % name)
 		with open(p, "wb") as f:
@@ -475,6 +476,53 @@ def run(t):
 			code in err, "%s: %s, got %r" % (name, code, err))
 	refuse_mount(t, os.path.join(d, "bad-magic.gguf"),
 		     ["InvalidGguf", 'magic is "GGUX"'])
+
+
+def check_nul_keys(t, d):
+	"""NUL bytes in metadata keys and strings, which GGUF allows: JSON
+	writes them (\\u0000), jansson will not read one back in a key.
+	stfs-inspect --json said "out of memory", the text listed no
+	metadata at all, a string array holding one vanished from the
+	summary, and --diff saw no key.  Every place keeps every key."""
+	meta = {"a\0b": "v\0x", "general.architecture": "ll\0ama",
+		"arr": ["p\0q"]}
+	paths = []
+	for name, key in (("nul-a.gguf", "a\0b"), ("nul-b.gguf", "a\0c")):
+		p = os.path.join(d, name)
+		gguf_gen.write(p, [("w", "F32", [4], None)], metadata=[
+			(key, "str", "v\0x"),
+			("general.architecture", "str", "ll\0ama"),
+			("arr", "array", ("str", ["p\0q"]))])
+		paths.append(p)
+	r = harness.run([harness.STFS_INSPECT, "--json", paths[0]])
+	t.eq((r.returncode, r.stderr), (0, b""), "--json of NUL keys")
+	j = json.loads(r.stdout or b"{}")
+	t.eq(j.get("metadata"), meta, "--json: the metadata, NULs kept")
+	t.eq((j.get("gguf") or {}).get("architecture"), "ll\0ama",
+	     "--json: the architecture, NUL kept")
+	r = harness.run([harness.STFS_INSPECT, paths[0]])
+	out = r.stdout.decode("utf-8", "replace")
+	for line in ('  "a\\u0000b": "v\\u0000x"\n',
+		     '  general.architecture: "ll\\u0000ama"\n',
+		     '  arr: ["p\\u0000q"]\n',
+		     'gguf:        architecture "ll\\u0000ama", '):
+		t.check(r.returncode == 0 and line in out,
+			"text: the line %r, NUL escaped, in %r" % (line, out))
+	r = harness.run([harness.STFS_INSPECT, "--diff", "--json"] + paths)
+	t.eq(json.loads(r.stdout or b"{}").get("metadata"),
+	     {"only_in_a": ["a\0b"], "only_in_b": ["a\0c"], "changed": []},
+	     "--diff --json: the keys that differ after their NUL")
+	r = harness.run([harness.STFS_INSPECT, "--diff"] + paths)
+	t.check(r.returncode == 1 and b'metadata only in A: "a\\u0000b"\n'
+		in r.stdout, "--diff: the key named, NUL escaped: %r"
+		% r.stdout)
+	with harness.Mount(t, paths[0]) as m:
+		with open(os.path.join(m.path, "__summary__.json")) as f:
+			summ = json.load(f)
+		with open(os.path.join(m.path, "__metadata__.json")) as f:
+			t.eq(json.load(f), meta, "__metadata__.json, NULs kept")
+		t.eq(summ.get("metadata"), meta, "__summary__.json's metadata")
+	t.eq(summ, j, "__summary__.json is what --json prints")
 
 
 def refuse_mount(t, src, words, env=None):
