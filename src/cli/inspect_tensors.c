@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/count.h"
 #include "cli/inspect.h"
 #include "model/model.h"
 #include "model/summary.h"
@@ -176,8 +177,9 @@ make_groups(const struct model *m, int depth, int key, size_t *n)
 			ng++;
 		}
 		g[ng - 1].tensors++;
-		g[ng - 1].params += mt->t->numel;
-		g[ng - 1].bytes += model_tensor_nbytes(mt);
+		g[ng - 1].params = count_add(g[ng - 1].params, mt->t->numel);
+		g[ng - 1].bytes = count_add(g[ng - 1].bytes,
+					    model_tensor_nbytes(mt));
 		if (cmp_offset(mt, g[ng - 1].first) < 0)
 			g[ng - 1].first = mt;
 	}
@@ -263,8 +265,8 @@ inspect_print_groups(const struct inspect_opts *o, const struct model *m)
 		summary_print_name(stdout, g[i].key, g[i].key_len);
 		putchar('\n');
 		tt += g[i].tensors;
-		tp += g[i].params;
-		tb += g[i].bytes;
+		tp = count_add(tp, g[i].params);
+		tb = count_add(tb, g[i].bytes);
 	}
 	printf("%9s %17s %19s  (total)\n", grouped(a, tt), grouped(b, tp),
 	       grouped(c, tb));
@@ -330,11 +332,11 @@ inspect_add_json(const struct inspect_opts *o, const struct model *m,
 		}
 		for (i = 0; i < n; i++)
 			json_array_append_new(a, json_pack(
-				"{s:s%, s:I, s:I, s:I}",
+				"{s:s%, s:I, s:o, s:o}",
 				"group", g[i].key, g[i].key_len,
 				"tensors", (json_int_t)g[i].tensors,
-				"parameters", (json_int_t)g[i].params,
-				"bytes", (json_int_t)g[i].bytes));
+				"parameters", summary_count_json(g[i].params),
+				"bytes", summary_count_json(g[i].bytes)));
 		free(g);
 		json_object_set_new(root, "groups", a);
 		if (o->group_depth > 0)

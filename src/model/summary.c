@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/count.h"
 #include "format/dtype.h"
 #include "format/gguf/gguf.h"
 #include "model/model.h"
@@ -23,15 +24,19 @@ add_shard(struct totals *tt, const struct shard *sh)
 {
 	size_t i;
 
-	tt->header_bytes += sh->hdr->header_len;
-	tt->file_bytes += sh->hdr->file_size;
+	/* bytes and parameters saturate (base/count.h): tensors that share
+	 * a storage (PyTorch) or pack many elements in a byte (GGUF's
+	 * i-quants) may sum past 2^64 */
+	tt->header_bytes = count_add(tt->header_bytes, sh->hdr->header_len);
+	tt->file_bytes = count_add(tt->file_bytes, sh->hdr->file_size);
 	for (i = 0; i < sh->hdr->ntensors; i++) {
 		const struct tensor *t = &sh->hdr->tensors[i];
 
 		tt->tensors++;
-		tt->bytes += t->end - t->begin;
-		tt->params += t->numel;
-		tt->params_by[t->dtype] += t->numel;
+		tt->bytes = count_add(tt->bytes, t->end - t->begin);
+		tt->params = count_add(tt->params, t->numel);
+		tt->params_by[t->dtype] = count_add(tt->params_by[t->dtype],
+						    t->numel);
 		tt->count_by[t->dtype]++;
 	}
 }
@@ -46,7 +51,7 @@ per_dtype(const uint64_t *v, const uint64_t *present)
 	for (d = DTYPE__COUNT - 1; o && d >= 0; d--)
 		if (present[d])
 			json_object_set_new(o, dtype_info((enum dtype)d)->name,
-					    json_integer((json_int_t)v[d]));
+					    summary_count_json(v[d]));
 	return o;
 }
 
@@ -134,16 +139,24 @@ gguf_object(const struct header *h)
 	return o;
 }
 
+json_t *
+summary_count_json(uint64_t n)
+{
+	if (n > (uint64_t)INT64_MAX)
+		return json_real((double)n);
+	return json_integer((json_int_t)n);
+}
+
 static json_t *
 totals_json(const struct totals *tt)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:I, s:o}",
-			 "tensors", (json_int_t)tt->tensors,
-			 "bytes", (json_int_t)tt->bytes,
-			 "header_bytes", (json_int_t)tt->header_bytes,
-			 "file_bytes", (json_int_t)tt->file_bytes,
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "tensors", summary_count_json(tt->tensors),
+			 "bytes", summary_count_json(tt->bytes),
+			 "header_bytes", summary_count_json(tt->header_bytes),
+			 "file_bytes", summary_count_json(tt->file_bytes),
 			 "parameters", per_dtype(tt->params_by, tt->count_by),
-			 "parameters_total", (json_int_t)tt->params,
+			 "parameters_total", summary_count_json(tt->params),
 			 "dtypes", per_dtype(tt->count_by, tt->count_by));
 }
 

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct model;
@@ -38,6 +39,12 @@ char *summary_json_source(const struct model *m, const char *source);
  * of shard i of a sharded set: its own totals, "name" and the
  * __metadata__ of its header.  NULL on allocation failure. */
 char *summary_shard_json(const struct model *m, size_t shard);
+
+/* A count or a size as JSON: an integer, or past the 2^63 - 1 a JSON
+ * integer holds here (only sums over a crafted file's tensors get there;
+ * they stop at 2^64 - 1, base/count.h) a number written in floating
+ * point, which is not exact.  NULL when out of memory. */
+json_t *summary_count_json(uint64_t n);
 
 /* Human-readable summary (the --tensors listing is inspect_tensors.c's). */
 void summary_print_text(FILE *out, const struct model *m);

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/count.h"
 #include "view/view.h"
 
 struct buf;
@@ -185,8 +186,7 @@ view_dir_mode(mode_t src)
 static inline void
 view_total_add(struct view *v, uint64_t n)
 {
-	v->total_bytes = n > UINT64_MAX - v->total_bytes ? UINT64_MAX :
-			 v->total_bytes + n;
+	v->total_bytes = count_add(v->total_bytes, n);
 }
 
 /* 1 when time a is later than time b (generated files and directories

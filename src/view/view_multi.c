@@ -19,10 +19,12 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/count.h"
 #include "format/dtype.h"
 #include "base/error.h"
 #include "format/safetensors/header.h"
 #include "model/model.h"
+#include "model/summary.h"
 #include "base/nametab.h"
 #include "view/view.h"
 #include "view/view_kinds.h"
@@ -475,6 +477,8 @@ build_summary(struct view *v, const size_t *order)
 		const struct multi_model *vm = &m->models[order[i]];
 		const struct model *md = vm->view->model;
 		json_t *o = json_object(), *params = json_object();
+		uint64_t by[DTYPE__COUNT] = { 0 };
+		int seen[DTYPE__COUNT] = { 0 }, d;
 
 		if (!o || !params) {
 			json_decref(o);
@@ -483,12 +487,19 @@ build_summary(struct view *v, const size_t *order)
 		}
 		for (j = 0; j < md->ntensors; j++) {
 			const struct tensor *t = md->tensors[j].t;
-			const char *dn = dtype_info(t->dtype)->name;
-			json_t *c = json_object_get(params, dn);
 
-			json_object_set_new(params, dn, json_integer(
-				(json_int_t)(t->numel +
-				(c ? (uint64_t)json_integer_value(c) : 0))));
+			by[t->dtype] = count_add(by[t->dtype], t->numel);
+			seen[t->dtype] = 1;
+		}
+		/* in the order the first tensor of each dtype comes */
+		for (j = 0; j < md->ntensors; j++) {
+			d = md->tensors[j].t->dtype;
+			if (seen[d]) {
+				json_object_set_new(params,
+						    dtype_info((enum dtype)d)->name,
+						    summary_count_json(by[d]));
+				seen[d] = 0;
+			}
 		}
 		tensors += md->ntensors;
 		json_object_set_new(o, "path", json_string(vm->dir));

@@ -431,6 +431,99 @@ def check_meta_named(t, d):
 			   "meta.gguf: blk.0.safetensors", whole=True)
 
 
+def sparse_gguf(path, n, typ, numel):
+	"""A GGUF file of n tensors of numel elements of typ, its data a hole
+	of the size they take (gguf_gen's header, written by hand to skip
+	their bytes)."""
+	_, block, bb = gguf_gen.TYPES[typ]
+	tensors, offs, pos = [], [], 0
+	for i in range(n):
+		tensors.append(("blk.%d.w" % i, typ, [numel], None))
+		offs.append(pos)
+		pos += numel // block * bb
+		pos += -pos % 32
+	head = gguf_gen.header_bytes(tensors, offs, [])
+	with open(path, "wb") as f:
+		f.write(head + b"\0" * (-len(head) % 32))
+		f.truncate(len(head) + (-len(head) % 32) + pos)
+
+
+def sparse_safetensors(path, n, dtype, numel, bits):
+	"""A safetensors file of n tensors of numel elements, the data a
+	hole."""
+	size = numel * bits // 8
+	h = {"t%03d" % i: {"dtype": dtype, "shape": [numel],
+			   "data_offsets": [i * size, (i + 1) * size]}
+	     for i in range(n)}
+	b = json.dumps(h).encode()
+	b += b" " * (-len(b) % 8)
+	with open(path, "wb") as f:
+		f.write(struct.pack("<Q", len(b)) + b)
+		f.truncate(8 + len(b) + n * size)
+
+
+def check_sums(t, d):
+	"""Sums over a model's tensors: each tensor's numbers are bounded
+	(at most 2^56 elements), their sums were not.  300 Q1_0 tensors of
+	2^56 elements (a sparse file of 3 EB) hold 2.2e19 parameters: the
+	summary said 3.2e18, wrapped; 128 F4 tensors of 2^56
+	elements hold 2^63, which --json wrote as -9223372036854775808.  A
+	sum now stops at 2^64 - 1; JSON writes one past 2^63 - 1 as a
+	number in floating point.  The files live in a tmpfs of our own,
+	whose files may be that large (ext4's stop at 16 TiB)."""
+	shm = os.path.join(d, "shm")
+	os.mkdir(shm)
+	r = run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs",
+		 shm])
+	t.eq(r.returncode, 0, "a tmpfs for sparse files: %r" % r.stderr)
+	try:
+		q = os.path.join(shm, "q1.gguf")
+		f4 = os.path.join(shm, "f4.safetensors")
+		sparse_gguf(q, 300, "Q1_0", 2**56)
+		sparse_safetensors(f4, 128, "F4", 2**56, 4)
+		big = 2**64 - 1
+		r = run([STFS_INSPECT, q])
+		out = r.stdout.decode()
+		t.check(r.returncode == 0 and "parameters:  18,446,744,073,709,"
+			"551,615\n" in out, "q1.gguf: the parameters stop at "
+			"2^64 - 1: %r %r" % (out, r.stderr))
+		r = run([STFS_INSPECT, "--json", "--group=1", q])
+		j = json.loads(r.stdout or b"{}")
+		t.check(j.get("parameters_total", 0) >= big and
+			j.get("parameters", {}).get("Q1_0", 0) >= big,
+			"q1.gguf --json: parameters at 2^64 - 1: %r"
+			% {k: j.get(k) for k in ("parameters",
+						 "parameters_total")})
+		t.check([g.get("parameters", 0) >= big for g in
+			 j.get("groups", [])] == [True], "q1.gguf --group: "
+			"the group's parameters: %r" % j.get("groups"))
+		r = run([STFS_INSPECT, "--group=1", q])
+		t.check(b"18,446,744,073,709,551,615" in r.stdout.split(
+			b"(total)")[0].splitlines()[-1], "q1.gguf --group: the "
+			"total's parameters: %r" % r.stdout)
+		r = run([STFS_INSPECT, "--json", f4])
+		j = json.loads(r.stdout or b"{}")
+		t.eq((j.get("parameters_total"), j.get("parameters")),
+		     (2**63, {"F4": 2**63}), "f4.safetensors --json: 2^63 "
+		     "parameters, not negative")
+		with harness.Mount(t, shm) as m:
+			with open(os.path.join(m.path, "__summary__.json")) as f:
+				root = json.load(f)
+			with open(os.path.join(m.path, "q1", "__summary__.json")) \
+					as f:
+				one = json.load(f)
+		t.check(one.get("parameters_total", 0) >= big, "q1.gguf "
+			"mounted: __summary__.json's parameters_total %r"
+			% one.get("parameters_total"))
+		got = {x.get("path"): x.get("parameters") for x in
+		       root.get("model_list", [])}
+		t.check(got.get("q1", {}).get("Q1_0", 0) >= big and
+			got.get("f4") == {"F4": 2**63}, "the tree's "
+			"__summary__.json: parameters per model %r" % got)
+	finally:
+		run(["umount", "-l", shm])
+
+
 def check_at_budget(t, sides):
 	side = sides["w"]
 	t.eq(side["nbytes"], 4 * (2**28 + 1), "at-budget.pt: w is served "
@@ -446,6 +539,7 @@ def run_(t):
 		if name == "at-budget.pt":
 			check_at_budget(t, sides)
 	check_meta_named(t, d)
+	check_sums(t, d)
 	harness.rmtree_safe(d)
 
 
