@@ -19,6 +19,7 @@
 #include "base/nametab.h"
 #include "format/dtype.h"
 #include "format/quant/qscalar.h"
+#include "format/tensor_size.h"
 #include "model/model.h"
 #include "model/quant_config.h"
 
@@ -853,6 +854,7 @@ find(const struct model *m, int probe, struct quant **out, int *found,
 {
 	struct find f;
 	size_t i, k, base;
+	uint64_t data = 0;
 
 	*out = NULL;
 	*found = 0;
@@ -884,13 +886,26 @@ find(const struct model *m, int probe, struct quant **out, int *found,
 				matchers[k].match(&f, i, base);
 				break;
 			}
-	/* an empty weight has no bytes to compute: left as stored */
+	/* an empty weight has no bytes to compute, one of more elements
+	 * than any stored tensor may have (format/tensor_size.h: its views'
+	 * sizes would not fit a file size) or past what the computed shard
+	 * holds none that fits: left as stored */
 	for (i = k = 0; i < f.q->n; i++) {
-		if (f.q->w[i].numel == 0) {
+		const char *why = NULL;
+
+		if (f.q->w[i].numel == 0)
+			why = "an empty weight";
+		else if (f.q->w[i].numel > TENSOR_SIZE_NUMEL_MAX)
+			why = "more than the 2^56 values stfs serves";
+		else if (4 * f.q->w[i].numel > QUANT_DATA_MAX - data)
+			why = "the weights before it take all the 2^62 bytes "
+			      "of float32 values stfs serves";
+		if (why) {
 			refuse(&f, f.names.data + (uintptr_t)f.q->w[i].name,
-			       f.q->w[i].name_len, "an empty weight");
+			       f.q->w[i].name_len, "%s", why);
 			continue;
 		}
+		data += 4 * f.q->w[i].numel;
 		f.q->w[k++] = f.q->w[i];
 	}
 	f.q->n = k;

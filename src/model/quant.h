@@ -68,6 +68,10 @@ enum quant_scheme {
 /* Values in a logical row of a transposed layout (GPTQ's and AWQ's
  * inputs, MXFP4's R), which is computed whole: more is refused. */
 #define QUANT_ROW_MAX (1u << 24)
+/* The float32 bytes of every weight computed (the computed shard of the
+ * dequantized model, quant_model.h) stay a file size: a weight past it,
+ * like one of more than 2^56 values, is refused. */
+#define QUANT_DATA_MAX ((uint64_t)1 << 62)
 
 /* Parts, by scheme (quant_role() names them):
  *   fp8    0 weight, 1 scale

@@ -29,11 +29,13 @@ serves; the tensors of the whole-model file equal torch.load's (the
 source's for the others).
 """
 
+import contextlib
 import json
 import os
 import resource
 import struct
 import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -471,12 +473,7 @@ def check_sums(t, d):
 	sum now stops at 2^64 - 1; JSON writes one past 2^63 - 1 as a
 	number in floating point.  The files live in a tmpfs of our own,
 	whose files may be that large (ext4's stop at 16 TiB)."""
-	shm = os.path.join(d, "shm")
-	os.mkdir(shm)
-	r = run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs",
-		 shm])
-	t.eq(r.returncode, 0, "a tmpfs for sparse files: %r" % r.stderr)
-	try:
+	with own_tmpfs(t, d) as shm:
 		q = os.path.join(shm, "q1.gguf")
 		f4 = os.path.join(shm, "f4.safetensors")
 		sparse_gguf(q, 300, "Q1_0", 2**56)
@@ -520,6 +517,106 @@ def check_sums(t, d):
 		t.check(got.get("q1", {}).get("Q1_0", 0) >= big and
 			got.get("f4") == {"F4": 2**63}, "the tree's "
 			"__summary__.json: parameters per model %r" % got)
+
+
+def sparse_gptq(path, n, rows, cols):
+	"""n GPTQ weights (4 bits, one group, v1: a stored zero of 0 is 1)
+	of cols x rows values, their data a hole but for weight k's first
+	scale, k + 1: its first values are -(k + 1)."""
+	h, off, scales = {}, 0, []
+	for k in range(n):
+		p = "model.layers.%d.mlp.up_proj." % k
+		for name, dt, shape, size in (
+				(p + "qweight", "I32", [rows // 8, cols], 4),
+				(p + "qzeros", "I32", [1, cols // 8], 4),
+				(p + "scales", "F16", [1, cols], 2),
+				(p + "g_idx", "I32", [rows], 4)):
+			for x in shape:
+				size *= x
+			h[name] = {"dtype": dt, "shape": shape,
+				   "data_offsets": [off, off + size]}
+			if name.endswith("scales"):
+				scales.append(off)
+			off += size
+	b = json.dumps(h).encode()
+	b += b" " * (-len(b) % 8)
+	with open(path, "wb") as f:
+		f.write(struct.pack("<Q", len(b)) + b)
+		f.truncate(8 + len(b) + off)
+		for k, at in enumerate(scales):
+			f.seek(8 + len(b) + at)
+			f.write(np.float16(k + 1).tobytes())
+	with open(os.path.join(os.path.dirname(path), "config.json"), "w") as f:
+		json.dump({"quantization_config": {
+			"quant_method": "gptq", "bits": 4, "group_size": -1,
+			"desc_act": False}}, f)
+
+
+def check_dequant(t, d):
+	"""The logical tensors of .dequant/ (quantized weights as their
+	values) are made, not read from a table format/tensor_size.h
+	checked: a GPTQ weight of 2^57 values was served, its .txt/ file's
+	size failing stat with EIO; 70 weights of 2^56 values (4 bytes each
+	as float32) ran the computed shard's offsets past 2^64, and a read
+	of weight 69 gave weight 5's values, one of weight 15 EIO.  A weight
+	of more than 2^56 values, or past 2^62 bytes of them all, is now
+	left as stored and named with the reason."""
+	with own_tmpfs(t, d) as shm:
+		for name, n, cols in (("one", 1, 2**47), ("many", 70, 2**46)):
+			os.mkdir(os.path.join(shm, name))
+			sparse_gptq(os.path.join(shm, name, "model.safetensors"),
+				    n, 1024, cols)
+		with harness.Mount(t, os.path.join(shm, "one",
+						   "model.safetensors")) as m:
+			dq = os.path.join(m.path, ".dequant")
+			with open(os.path.join(dq, "__summary__.json")) as f:
+				qs = json.load(f).get("quantization", {})
+			t.eq((qs.get("weights"), qs.get("refused_list")),
+			     (0, ["model.layers.0.mlp.up_proj.weight: more "
+				  "than the 2^56 values stfs serves"]),
+			     "one: the weight of 2^57 values is refused")
+			t.check(not os.path.exists(os.path.join(
+				dq, ".txt", "model.layers.0.mlp.up_proj.weight"
+				".txt")), "one: no .txt/ of it")
+		with harness.Mount(t, os.path.join(shm, "many",
+						   "model.safetensors")) as m:
+			dq = os.path.join(m.path, ".dequant")
+			with open(os.path.join(dq, "__summary__.json")) as f:
+				qs = json.load(f).get("quantization", {})
+			t.eq((qs.get("weights"), qs.get("refused")), (16, 54),
+			     "many: 16 weights of 2^58 bytes fill the 2^62")
+			t.check(len(qs.get("refused_list", [])) == 54 and
+				all(("layers.%d.mlp" % k) in x and "2^62" in x
+				    for k, x in zip(range(16, 70),
+						    qs.get("refused_list", []))),
+				"many: the others named, with the reason: %r"
+				% qs.get("refused_list", [])[:2])
+			for k in (0, 5, 15):
+				p = os.path.join(dq, "model.layers.%d.mlp.up_proj."
+						 "weight" % k)
+				try:
+					with open(p, "rb") as f:
+						v = np.frombuffer(f.read(8),
+								  "<f4").tolist()
+				except OSError as e:
+					v = str(e)
+				t.eq(v, [-(k + 1.0)] * 2, "many: weight %d's first "
+				     "values" % k)
+			t.check(not os.path.exists(os.path.join(
+				dq, "model.layers.69.mlp.up_proj.weight")),
+				"many: weight 69 stays as stored")
+
+
+@contextlib.contextmanager
+def own_tmpfs(t, d):
+	"""A tmpfs of our own, whose files may be as large as 2^63 bytes of
+	holes (ext4's stop at 16 TiB); unmounted after."""
+	shm = tempfile.mkdtemp(prefix="shm-", dir=d)
+	r = run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0755", "tmpfs",
+		 shm])
+	t.eq(r.returncode, 0, "a tmpfs for sparse files: %r" % r.stderr)
+	try:
+		yield shm
 	finally:
 		run(["umount", "-l", shm])
 
@@ -540,6 +637,7 @@ def run_(t):
 			check_at_budget(t, sides)
 	check_meta_named(t, d)
 	check_sums(t, d)
+	check_dequant(t, d)
 	harness.rmtree_safe(d)
 
 
