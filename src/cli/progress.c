@@ -141,8 +141,12 @@ figures(const struct progress *p, double t, int average, char *out,
 }
 
 /* "PROG: LABEL: WHAT: FIGURES", cut to the terminal's width: the label
- * loses its head first (a URL's end names the file), then the line its
- * end (not inside a UTF-8 sequence). */
+ * loses its head first (a URL's end names the file), and goes when not
+ * even LABEL_MIN bytes of it fit, so that the rate and the time left
+ * stay (an 80-column terminal has no room for a path next to them);
+ * then the line loses its end (not inside a UTF-8 sequence). */
+#define LABEL_MIN 8
+
 static void
 draw(struct progress *p, double t, int average, const char *end)
 {
@@ -150,23 +154,24 @@ draw(struct progress *p, double t, int average, const char *end)
 	size_t fixed, cols = 80, n, ll = p->label ? strlen(p->label) : 0;
 	const char *label = p->label;
 	struct winsize ws;
+	int cut = 0;
 
 	figures(p, t, average, fig, sizeof(fig));
 	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
 		cols = ws.ws_col;
 	fixed = strlen(p->prog) + 2 + strlen(p->what) + 2 + strlen(fig);
 	if (label && fixed + ll + 2 > cols - 1) {
-		size_t room = cols - 1 > fixed + 2 + 3 + 8 ?
-			      cols - 1 - fixed - 2 - 3 : 8;
-
-		if (room < ll) {
-			label += ll - room;
+		if (cols - 1 < fixed + 2 + 3 + LABEL_MIN) {
+			label = NULL;
+		} else {
+			label += ll - (cols - 1 - fixed - 2 - 3);
 			while (*label && ((unsigned char)*label & 0xc0) == 0x80)
 				label++;
+			cut = 1;
 		}
 	}
 	snprintf(line, sizeof(line), "%s: %s%s%s%s: %s", p->prog,
-		 label != p->label ? "..." : "", label ? label : "",
+		 cut ? "..." : "", label ? label : "",
 		 label ? ": " : "", p->what, fig);
 	n = strlen(line);
 	if (n > cols - 1) {

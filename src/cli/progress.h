@@ -3,7 +3,8 @@
  *
  * On a terminal it says how far long work has got, at what rate and how
  * long it has left, as curl, rsync --info=progress2 and pv do: redrawn in
- * place at most five times a second, cut to the terminal's width, and
+ * place at most five times a second, cut to the terminal's width (the
+ * label, a path or URL, gives way before the figures do), and
  * erased (or, for work that leaves a result, kept) when the work is done.
  * Nothing at all when stderr is not a terminal or the user asked for
  * quiet, so logs and pipes never see it.

@@ -98,6 +98,26 @@ def check_inspect(t, url, local, d):
 			"--merge: tensor %s as in the source" % x.name)
 
 
+def check_narrow(t, url, d):
+	"""--merge of 48 MiB (three copies of 16 MiB) on 80 columns, the
+	terminal's default: the path gives way to the rate and the time
+	left, which the line's cut end lost before ("..., 0:0")."""
+	out_path = os.path.join(d, "narrow", "merged.safetensors")
+	os.makedirs(os.path.dirname(out_path))
+	rc, out, tty = harness.run_pty([STFS_INSPECT, "--merge", "-o",
+					out_path, url], env=env(), timeout=120,
+				       cols=80)
+	drawn = lines(tty)
+	t.eq(rc, 0, "--merge on 80 columns: exit status")
+	t.check(drawn and all(len(x.strip("\n")) <= 79 for x in drawn),
+		lambda: "--merge on 80 columns: every state fits: %r" % drawn)
+	t.check(any(re.match(r"^stfs-inspect: (.*: )?written: .* of 48\.0 "
+			     r"MiB \([0-9]+%\), [0-9.]+ [KMG]?i?B/s, "
+			     r"[0-9]+:[0-9]{2} left$", x) for x in drawn),
+		lambda: "--merge on 80 columns: the rate and the time left "
+		"shown: %r" % drawn)
+
+
 def check_mount(t, srv, www, d):
 	url = srv.url("set/model.safetensors.index.json")
 	srv.delays["/set/model.safetensors.index.json"] = HOLD
@@ -172,6 +192,10 @@ def run_(t):
 	gen.write_safetensors(big, [("w.%d" % i, "U8", [4 << 20],
 				     gen.bulk_bytes(i, 4 << 20))
 				    for i in range(4)], {"format": "pt"})
+	wide = os.path.join(www, "wide.safetensors")
+	gen.write_safetensors(wide, [("w.%d" % i, "U8", [16 << 20],
+				      gen.bulk_bytes(i, 16 << 20))
+				     for i in range(3)], {"format": "pt"})
 	gen_sharded.write_sharded(os.path.join(www, "set"),
 				  gen_sharded.mixed_tensors(40, 32), 20)
 	srv = httpd.Server(www)
@@ -179,6 +203,8 @@ def run_(t):
 	try:
 		srv.rate = RATE
 		check_inspect(t, srv.url("big.safetensors"), big, d)
+		srv.rate = 3 * RATE
+		check_narrow(t, srv.url("wide.safetensors"), d)
 		srv.rate = 0
 		check_mount(t, srv, www, d)
 	finally:
