@@ -76,6 +76,17 @@ open_part(const struct source_opener *op, const char *path,
 	return 0;
 }
 
+/* A split.no or split.count for a message: the number, or "absent"
+ * (meta_int()'s -1). */
+static const char *
+meta_text(char *buf, size_t cap, long long v)
+{
+	if (v == -1)
+		return "absent";
+	snprintf(buf, cap, "%lld", v);
+	return buf;
+}
+
 /* Open the n parts at paths into m->shards in split.no order.  named: the
  * paths are the set's names, in order, which the parts must confirm;
  * else they come in any order (a manifest's) and each part's split.no
@@ -94,9 +105,16 @@ open_parts(const struct source_opener *op, const char *const *paths,
 		if (open_part(op, paths[i], &sh, &no, &count, e))
 			goto fail;
 		if (named && (no != (long long)i || count != (long long)n)) {
-			err_set(e, ERR_INVALID_GGUF, "split.no %lld and "
-				"split.count %lld (-1: absent) do not say part "
-				"%u of %u as its name does", no, count, i, n);
+			char a[24], b[24];
+
+			err_set(e, ERR_INVALID_GGUF, "its name says part %u of "
+				"%u (split.no %u, split.count %u), its metadata "
+				"split.no %s and split.count %s: a whole model "
+				"or a part of another set, renamed? rename it to "
+				"what its metadata says (a whole model: no "
+				"-KKKKK-of-NNNNN in its name)", i + 1, n, i, n,
+				meta_text(a, sizeof(a), no),
+				meta_text(b, sizeof(b), count));
 			goto fail_named;
 		}
 		if (!named && (count != (long long)n || no < 0 ||

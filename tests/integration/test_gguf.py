@@ -250,6 +250,30 @@ def check_lone_parts(t, d, tensors, meta):
 	refuse_mount(t, os.path.join(ld, "renamed-0.gguf"),
 		     ["InvalidGguf", "part 1 of 3"])
 	refuse_mount(t, alone, ["InvalidGguf", "part 2 of 3"])
+	# named as parts, but not these: a whole model, a part of a set of 3
+	# named as one of 2.  The message counted parts from 0 ("do not say
+	# part 0 of 2 as its name does") and said neither what nor how.
+	named = os.path.join(ld, "named")
+	os.makedirs(named)
+	for k in (1, 2):
+		shutil.copy(paths[k - 1],
+			    os.path.join(named, "x-%05d-of-00002.gguf" % k))
+	whole = os.path.join(ld, "whole")
+	os.makedirs(whole)
+	gguf_gen.write(os.path.join(whole, "w-00001-of-00002.gguf"),
+		       [("a", "F32", [4], None)])
+	shutil.copy(os.path.join(whole, "w-00001-of-00002.gguf"),
+		    os.path.join(whole, "w-00002-of-00002.gguf"))
+	for p, words in (
+			(os.path.join(whole, "w-00001-of-00002.gguf"),
+			 ["its name says part 1 of 2", "split.no absent and "
+			  "split.count absent", "a whole model",
+			  "no -KKKKK-of-NNNNN in its name"]),
+			(os.path.join(named, "x-00001-of-00002.gguf"),
+			 ["its name says part 1 of 2", "split.no 0 and "
+			  "split.count 3", "rename it"])):
+		inspect_refuses(t, p, ["InvalidGguf"] + words,
+				os.path.basename(p))
 
 	om = os.path.join(d, "ollama-split")
 	ollama_store(om, {("library", "big", "latest"):
