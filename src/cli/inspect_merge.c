@@ -240,7 +240,7 @@ write_out(const struct inspect_opts *o, struct repack *v, size_t id,
 		return -1;
 	if (repack_size(v, id, o->strip, &pr.total, e) ||
 	    repack_file_get(v, id, o->strip, &f, e))
-		return -1;
+		return err_at(e, o->sources[0]);
 	if (to_stdout) {
 		fd = STDOUT_FILENO;
 	} else {

@@ -406,17 +406,23 @@ padded(uint64_t n)
 }
 
 /* A file whose header (over the reference's limit) or data (over
- * REPACK_DATA_MAX) emit_json() could not write. */
+ * REPACK_DATA_MAX) emit_json() could not write.  The messages say what
+ * to do in stfs-inspect's words: only it prints them (a mount's
+ * .safetensors/ has no such file). */
+#define PART_HINT "write a module's file instead (stfs-inspect --extract " \
+		  "PREFIX)"
+
 static int
 refuse_out(struct err *e, const struct repack_json *o)
 {
 	if (o->big)
 		return err_set(e, ERR_VALIDATION_OVERFLOW, "its tensors would "
 			       "take more than %llu bytes, more than a file "
-			       "can hold", (unsigned long long)REPACK_DATA_MAX);
+			       "can hold: " PART_HINT,
+			       (unsigned long long)REPACK_DATA_MAX);
 	return err_set(e, ERR_HEADER_TOO_LARGE, "the header would take %llu "
-		       "bytes, over the reference reader's limit of %llu",
-		       (unsigned long long)padded(o->n),
+		       "bytes, over the reference reader's limit of %llu: "
+		       PART_HINT, (unsigned long long)padded(o->n),
 		       (unsigned long long)HEADER_MAX_LEN);
 }
 
@@ -427,9 +433,11 @@ refuse_meta(struct err *e, size_t id)
 	if (id == REPACK_WHOLE)
 		return err_set(e, ERR_USAGE, "a tensor is named "
 			       "\"__metadata__\", which a safetensors file "
-			       "cannot hold (its metadata's key)");
+			       "cannot hold (its metadata's key): "
+			       PART_HINT);
 	return err_set(e, ERR_USAGE, "stripping the prefix would name a "
-		       "tensor \"__metadata__\"");
+		       "tensor \"__metadata__\": keep the names (no "
+		       "--strip)");
 }
 
 int

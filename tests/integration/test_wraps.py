@@ -419,8 +419,10 @@ def check_meta_named(t, d):
 	r = run([STFS_INSPECT, "--merge", p, "-o", out])
 	err = r.stderr.decode("utf-8", "replace")
 	t.eq(r.returncode, 2, "meta.gguf: --merge refuses: %r" % err)
-	t.check("\"__metadata__\"" in err and len(err.splitlines()) == 1,
-		"meta.gguf: one line naming the tensor: %r" % err)
+	t.check("\"__metadata__\"" in err and len(err.splitlines()) == 1 and
+		err.startswith("stfs-inspect: %s: UsageError: " % p) and
+		"--extract PREFIX" in err, "meta.gguf: one line naming the "
+		"file, the tensor and what to do: %r" % err)
 	t.check(not os.path.exists(out), "meta.gguf: no %s left" % out)
 	with harness.Mount(t, p) as m:
 		vst = os.path.join(m.path, ".safetensors")
@@ -498,6 +500,16 @@ def check_sums(t, d):
 		t.check(b"18,446,744,073,709,551,615" in r.stdout.split(
 			b"(total)")[0].splitlines()[-1], "q1.gguf --group: the "
 			"total's parameters: %r" % r.stdout)
+		# its float32 values take 300 x 2^58 bytes: no whole file
+		out = os.path.join(d, "q1.safetensors")
+		r = run([STFS_INSPECT, "--merge", q, "-o", out])
+		err = r.stderr.decode()
+		t.check(r.returncode == 1 and err.startswith(
+			"stfs-inspect: %s: ValidationOverflow: " % q) and
+			"--extract PREFIX" in err and len(err.splitlines()) == 1,
+			"q1.gguf --merge: one line naming the file, the error and "
+			"what to do: %r" % err)
+		t.check(not os.path.exists(out), "q1.gguf --merge: no %s" % out)
 		r = run([STFS_INSPECT, "--json", f4])
 		j = json.loads(r.stdout or b"{}")
 		t.eq((j.get("parameters_total"), j.get("parameters")),
