@@ -87,10 +87,21 @@ naming_of(const char *path, struct naming *out)
 }
 
 int
+naming_config(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+
+	return strcmp(base, "config.json") == 0 ||
+	       strcmp(base, "quantize_config.json") == 0;
+}
+
+int
 naming_listed(const char *path)
 {
 	struct naming n;
 	enum naming_role r = naming_of(path, &n);
 
-	return r == NAMING_MODEL || r == NAMING_INDEX || r == NAMING_PART;
+	return r == NAMING_MODEL || r == NAMING_INDEX || r == NAMING_PART ||
+	       naming_config(path);
 }

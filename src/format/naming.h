@@ -55,8 +55,15 @@ struct naming {
 enum naming_role naming_of(const char *path, struct naming *out);
 
 /* 1 when a listing of files (hf://, s3://) keeps the file at path: a
- * model, an index or a split set's part (opened by its first part). */
+ * model, an index or a split set's part (opened by its first part), or
+ * a config beside models (naming_config). */
 int naming_listed(const char *path);
+
+/* 1 when the last component of path is a file beside models that says
+ * how to read their tensors: config.json (its quantization_config,
+ * tie_word_embeddings) or quantize_config.json (AutoGPTQ's, AutoAWQ's).
+ * Never a model itself. */
+int naming_config(const char *path);
 
 /* The names of models, for messages: "no model (NAMING_WHAT) under ...". */
 #define NAMING_WHAT "*.safetensors, *.gguf, pytorch_model*.bin or " \

@@ -82,6 +82,8 @@ END_TEST
 
 START_TEST(test_listed)
 {
+	struct naming n;
+
 	ck_assert_int_eq(naming_listed("a.safetensors"), 1);
 	ck_assert_int_eq(naming_listed("a.safetensors.index.json"), 1);
 	ck_assert_int_eq(naming_listed("a.gguf"), 1);
@@ -90,6 +92,13 @@ START_TEST(test_listed)
 	ck_assert_int_eq(naming_listed("pytorch_model.bin.index.json"), 1);
 	ck_assert_int_eq(naming_listed("optimizer.pt"), 0);
 	ck_assert_int_eq(naming_listed("README.md"), 0);
+	/* the configs beside models, never models themselves */
+	ck_assert_int_eq(naming_listed("a/config.json"), 1);
+	ck_assert_int_eq(naming_listed("quantize_config.json"), 1);
+	ck_assert_int_eq(naming_config("a/b/quantize_config.json"), 1);
+	ck_assert_int_eq(naming_config("generation_config.json"), 0);
+	ck_assert_int_eq(naming_config("config.json.bak"), 0);
+	ck_assert_int_eq(naming_of("config.json", &n), NAMING_NONE);
 }
 END_TEST
 

@@ -221,7 +221,9 @@ START_TEST(test_model_keys)
 	ck_assert_int_eq(s3_key_listed("a/pytorch_model.bin"), 1);
 	ck_assert_int_eq(s3_key_listed("a/optimizer.pt"), 0);
 	ck_assert_int_eq(s3_key_listed("a/.hidden.safetensors"), 0);
-	ck_assert_int_eq(s3_key_listed("a/config.json"), 0);
+	ck_assert_int_eq(s3_key_listed("a/tokenizer.json"), 0);
+	ck_assert_int_eq(s3_key_listed("a/config.json"), 1);
+	ck_assert_int_eq(s3_key_listed("a/.config.json"), 0);
 	ck_assert_int_eq(s3_key_listed("a/b.safetensors/"), 0);
 }
 END_TEST

@@ -6,14 +6,16 @@
  * then per file the model layer opens (its models, indexes and shards)
  * one GET of resolve/SHA/FILE (with the token; a redirect for large files)
  * and one ranged GET of the first 64 KiB at the signed location (the
- * header), all files at once.  Files in the local hub cache cost nothing;
- * HF_HUB_OFFLINE=1 costs nothing at all.
+ * header), and per config beside a model (config.json,
+ * quantize_config.json: small files the Hub serves itself) one GET of
+ * resolve/, all files at once.  Files in the local hub cache cost
+ * nothing; HF_HUB_OFFLINE=1 costs nothing at all.
  *
  * Which files are models and where each goes is the model layer's
  * (model/hub_tree.c, the one tree builder of catalog.h): the listing here
- * holds every file under SUBDIR whose name may be a model's
- * (format/naming.h), its files handed out by resolve URL (a keyed
- * nametab, one lookup each).
+ * holds every file under SUBDIR whose name may be a model's or a config
+ * beside one (format/naming.h), its files handed out by resolve URL (a
+ * keyed nametab, one lookup each).
  */
 #include "source/hub/hub.h"
 #include "source/hub/hub_conf.h"
@@ -463,6 +465,10 @@ hub_listing_open(void *arg, const char *name, struct source **out,
 		pthread_mutex_unlock(&p->lock);
 		if (*out)
 			return 0;
+		if (f->rc) {	/* an optional file that failed ahead */
+			*e = f->err;
+			return -1;
+		}
 		if (f->local)
 			return source_open_local(f->local, out, e);
 		return hub_src_open(f->url, f->path, out, e);
@@ -525,7 +531,7 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 	struct hub_resp resp = { 0 };
 	struct hub_listing_priv *p;
 	char sha[HUB_SHA_LEN + 1], *snap = NULL;
-	size_t i, n = 0, under = 0;
+	size_t i, n = 0, under = 0, models = 0;
 	int rc = -1, offline, named;
 
 	memset(out, 0, sizeof(*out));
@@ -590,6 +596,8 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 			continue;
 		out->file |= named;
 		f->path = p->all.v[i];
+		f->optional = !named && naming_config(f->path);
+		models += !f->optional;
 		f->url = hub_resolve_url(r.repo, sha, f->path);
 		if (asprintf(&local, "%s/%s", snap, f->path) < 0 || !f->url) {
 			free(local);
@@ -613,7 +621,7 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 		err_at(e, uri);
 		goto out;
 	}
-	if (n == 0) {
+	if (models == 0) {
 		err_set(e, ERR_IO, "no model (" NAMING_WHAT ") in %s%s%s "
 			"at %s%s",
 			r.repo, *r.sub ? "/" : "", r.sub, r.rev, offline ?

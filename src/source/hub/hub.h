@@ -24,7 +24,8 @@ struct err;
 struct source;
 
 /* What an hf:// URI lists at the commit REV pins: the files under SUBDIR
- * whose names may be models' (format/naming.h: naming_listed), or the one
+ * whose names may be models' or the configs beside them (format/naming.h:
+ * naming_listed; a listing without a model is refused), or the one
  * file SUBDIR names, each read from the local hub cache when there.  Which
  * of them are models, and where each goes, is the model layer's
  * (model/hub_tree.c). */
@@ -47,13 +48,15 @@ int hub_list(const char *uri, struct hub_listing *out, struct err *e);
  * most requests in flight), to be handed out by hub_listing_open, each
  * counted on meter (may be NULL; base/meter.h) with the bytes its open
  * fetched; arg is the struct hub_listing (the shape of catalog_listing's
- * open_ahead).  0, or -1 with *e from the first failure. */
+ * open_ahead).  0, or -1 with *e from the first failure of a file that
+ * is not a config (a config's failure is repeated when it is opened). */
 struct meter;
 int hub_listing_open_ahead(void *arg, const char *const *url, size_t n,
 			   struct meter *meter, struct err *e);
 
 /* A struct source_opener's open and keep, arg the struct hub_listing: a
- * file opened ahead is handed out once; other files under the endpoint's
+ * file opened ahead is handed out once (a config that failed ahead fails
+ * again, without a request); other files under the endpoint's
  * resolve/ are opened now (an index may name a shard the listing did not
  * have: the Hub then says what is missing). */
 int hub_listing_open(void *arg, const char *url, struct source **out,

@@ -67,6 +67,8 @@ struct hub_file {
 	char *url;		/* resolve URL: the name it is opened by */
 	char *local;		/* snapshot path, or NULL */
 	struct source *src;	/* after hub_open_files(), until taken */
+	int optional;		/* a config beside models (naming_config):
+				   its failure is no failure of the mount */
 	int rc;
 	struct err err;
 };
@@ -74,8 +76,9 @@ struct hub_file {
 /* Open every file into files[i]->src (the caller's: nothing is kept
  * here), all at once up to the HTTP layer's most requests in flight
  * (HTTP_MAX_CONNECTIONS, or http_connections), each counted on meter
- * (may be NULL).  0, or -1 with *e from the first failure in list
- * order. */
+ * (may be NULL).  0, or -1 with *e from the first failure of a file that
+ * is not optional, in list order (an optional one keeps its rc and
+ * err). */
 struct meter;
 int hub_open_files(struct hub_file *const *files, size_t n,
 		   struct meter *meter, struct err *e);

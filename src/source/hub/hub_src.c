@@ -129,7 +129,7 @@ hub_open_files(struct hub_file *const *files, size_t n, struct meter *meter,
 	meter_phase(meter, "files opened", n);
 	parallel_run(n, remote < cap ? (unsigned)remote : cap, open_one, &b);
 	for (i = 0; i < n; i++)
-		if (files[i]->rc) {
+		if (files[i]->rc && !files[i]->optional) {
 			*e = files[i]->err;
 			return -1;
 		}

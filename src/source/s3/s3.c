@@ -265,7 +265,7 @@ s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e)
 	struct s3_listing l = {0};
 	struct s3_prefix_priv *p = NULL;
 	char *bucket = NULL, *key = NULL;
-	size_t i, pl;
+	size_t i, pl, models = 0;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -320,8 +320,9 @@ s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e)
 			goto out;
 		}
 		p->n++;
+		models += !naming_config(o->rel);
 	}
-	if (p->n == 0) {
+	if (models == 0) {
 		err_set(e, ERR_USAGE, "no model object (" NAMING_WHAT ") "
 			"under this prefix (%zu keys listed); check the prefix",
 			l.n);

@@ -32,7 +32,8 @@ int source_open_s3(const char *url, struct source **out, struct err *e);
 /* What a prefix (s3://BUCKET/PREFIX/, s3://BUCKET/, or a key whose name
  * is no model file's (format/naming.h) nor a .json, as `aws s3 ls` reads
  * it) holds: the objects a listing keeps (naming_listed: models, indexes,
- * split sets' parts), in key order, names starting with '.' left out. */
+ * split sets' parts, the configs beside them), in key order, names
+ * starting with '.' left out. */
 struct s3_prefix {
 	size_t n;
 	const char **rel;	/* key below the prefix */
@@ -42,7 +43,7 @@ struct s3_prefix {
 
 /* List source.  0 with *out filled; 1 when source names one object
  * (nothing listed: open it as a file or an index); -1 with *e (also when
- * the prefix holds no model object: ERR_USAGE). */
+ * the prefix holds no model object, configs aside: ERR_USAGE). */
 int s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e);
 
 /* Open the n listed objects url names, all at once (up to the HTTP
