@@ -113,9 +113,11 @@ int catalog_open_url(const struct source_opener *files, const char *url,
  * format/naming.h's naming_listed() keeps the ones that matter) and the
  * name op opens it by.  Which are models and where each goes follow the
  * rules above, as for a local directory; every file the tree needs is
- * handed to open_ahead (op's arg; NULL: none) at once, each file it
+ * handed to open_ahead (op's arg; NULL: none) at once, with the configs
+ * beside its models (format/naming.h's naming_config), each file it
  * opens counted on op's meter (may be NULL), then every model is opened
- * through op and added to c (then catalog_finish).  0 or -1 with *e. */
+ * through op, given its configs (model/model_beside.h) and added to c
+ * (then catalog_finish).  0 or -1 with *e. */
 struct catalog_listing {
 	size_t n;
 	const char *const *rel;

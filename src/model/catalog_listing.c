@@ -9,12 +9,16 @@
  * parts are opened through its first.  An index that cannot be read here
  * still counts as a model: opening it says what is wrong.  What the tree
  * will open is opened ahead at once (the provider's open_ahead), before
- * the indexes are read.  The listing is sorted once (O(n log n)), the
+ * the indexes are read, with the configs beside its models (config.json,
+ * quantize_config.json), which each model then keeps: a local folder
+ * gives them when asked, a listing only at mount (model/model_beside.h).
+ * The listing is sorted once (O(n log n)), the
  * shard names kept in a keyed nametab, and the folders built in one pass
  * over the sorted paths.
  */
 #include "model/catalog.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +27,7 @@
 #include "model/catalog_int.h"
 #include "model/display.h"
 #include "model/model.h"
+#include "model/model_beside.h"
 #include "model/shards.h"
 #include "source/source.h"
 
@@ -33,7 +38,14 @@ struct entry {
 	const char *url;
 	enum naming_role role;	/* what its name says (format/naming.h) */
 	int shown;		/* a model or index of its folder */
+	int ahead;		/* handed to open_ahead */
 };
+
+/* The configs a model's folder may hold (format/naming.h's
+ * naming_config), fetched with it (model/model_beside.h). */
+static const char *const configs[] = { "config.json",
+				       "quantize_config.json" };
+#define NCONFIGS (sizeof(configs) / sizeof(configs[0]))
 
 static int
 cmp_entry(const void *a, const void *b)
@@ -119,24 +131,54 @@ part_opened(const struct entry *x, const struct entry *v, size_t n)
 	return first && first->shown;
 }
 
+/* The index in v (sorted, n entries) of config c (configs[]) in the
+ * folder of rel, or SIZE_MAX (*oom set when out of memory). */
+static size_t
+config_at(const char *rel, size_t c, const struct entry *v, size_t n,
+	  int *oom)
+{
+	struct entry key = { .rel = NULL };
+	const struct entry *x;
+	size_t fl = folder_len(rel);
+	char *path = malloc(fl + strlen(configs[c]) + 1);
+
+	if (!path) {
+		*oom = 1;
+		return SIZE_MAX;
+	}
+	memcpy(path, rel, fl);
+	strcpy(path + fl, configs[c]);
+	key.rel = path;
+	x = bsearch(&key, v, n, sizeof(*v), cmp_entry);
+	free(path);
+	return x ? (size_t)(x - v) : SIZE_MAX;
+}
+
 /* Hand the provider every file the tree will open (the models and
- * indexes shown, their split sets' other parts), to open them at once. */
+ * indexes shown, their split sets' other parts, the configs beside
+ * them), to open them at once. */
 static int
-open_ahead(const struct catalog_listing *l, const struct entry *v,
-	   struct err *e)
+open_ahead(const struct catalog_listing *l, struct entry *v, struct err *e)
 {
 	const char **url;
-	size_t i, k = 0;
-	int rc = 0;
+	size_t i, c, x, k = 0;
+	int rc = 0, oom = 0;
 
 	if (!l->open_ahead)
 		return 0;
 	url = calloc(l->n ? l->n : 1, sizeof(*url));
-	for (i = 0; url && i < l->n && rc >= 0; i++)
+	for (i = 0; url && i < l->n && rc >= 0; i++) {
 		if (v[i].shown || (v[i].role == NAMING_PART &&
 				   (rc = part_opened(&v[i], v, l->n)) > 0))
 			url[k++] = v[i].url;
-	if (!url || rc < 0) {
+		for (c = 0; v[i].shown && c < NCONFIGS; c++)
+			if ((x = config_at(v[i].rel, c, v, l->n, &oom)) !=
+			    SIZE_MAX && !v[x].ahead) {
+				v[x].ahead = 1;
+				url[k++] = v[x].url;
+			}
+	}
+	if (!url || rc < 0 || oom) {
 		free(url);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
@@ -212,6 +254,26 @@ struct listing_open {
 	const struct source_opener *op;
 };
 
+/* The configs beside model x, fetched into m: what its folder would
+ * give a local model (model/model_beside.h). */
+static int
+fetch_configs(const struct listing_open *lo, const struct entry *x,
+	      struct model *m, struct err *e)
+{
+	size_t k, c;
+	int oom = 0;
+
+	for (k = 0; k < NCONFIGS; k++) {
+		c = config_at(x->rel, k, lo->v, lo->n, &oom);
+		if (oom)
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		if (model_beside_fetch(m, lo->op, configs[k], c == SIZE_MAX ?
+				       NULL : lo->v[c].url, e))
+			return -1;
+	}
+	return 0;
+}
+
 /* catalog_opener: the model at a listed path, by its URL. */
 static int
 open_listed(void *arg, const char *path, struct model **m, char **label,
@@ -231,6 +293,11 @@ open_listed(void *arg, const char *path, struct model **m, char **label,
 		rc = model_open_url(lo->op, x->url, m, e);
 	if (rc)
 		return err_at(e, x->url);
+	if (fetch_configs(lo, x, *m, e)) {
+		model_free(*m);
+		*m = NULL;
+		return -1;
+	}
 	/* a URL without user info and query (issue 14.5) */
 	*label = display_name(x->url);
 	return 0;

@@ -219,5 +219,13 @@ model_free(struct model *m)
 	free(m->metadata_json);
 	free(m->index_path);
 	free(m->arg);
+	while (m->beside) {
+		struct model_beside *b = m->beside;
+
+		m->beside = b->next;
+		free(b->name);
+		free(b->text);
+		free(b);
+	}
 	free(m);
 }

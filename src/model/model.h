@@ -23,6 +23,15 @@ struct shard {
 				   model/quant_model.h): not closed here */
 };
 
+/* A config beside a model of a listing, fetched at mount
+ * (model/model_beside.h). */
+struct model_beside {
+	struct model_beside *next;
+	char *name;		/* "config.json", "quantize_config.json" */
+	char *text;		/* its bytes */
+	size_t len;
+};
+
 struct model_tensor {
 	const struct tensor *t;	/* owned by shards[shard].hdr */
 	uint32_t shard;
@@ -43,6 +52,10 @@ struct model {
 	 * ("{}" when absent) or, for a sharded set, the index's "metadata". */
 	char *metadata_json;
 
+	/* listed: a model of a listing (hf://, s3://), whose configs are
+	 * beside, fetched at mount, and nothing else (model_beside.h). */
+	int listed;
+	struct model_beside *beside;
 };
 
 /* Open SOURCE: a .safetensors file, an index file, or a directory holding

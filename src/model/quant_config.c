@@ -1,50 +1,14 @@
 /* quant_config.c - config.json's quantization_config and
- * quantize_config.json next to a local model (see quant_config.h). */
+ * quantize_config.json beside a model (see quant_config.h). */
 #include "model/quant_config.h"
 
 #include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
-#include "model/model.h"
-#include "source/source.h"
-
-/* A configuration is a few KiB: a huge file is not loaded by mistake. */
-#define CONFIG_MAX (1 << 24)
-
-/* The JSON object of file name in m's directory, or NULL. */
-static json_t *
-load_next_to(const struct model *m, const char *name)
-{
-	const char *path, *slash;
-	struct stat st;
-	json_t *j;
-	char *full;
-
-	if (!m->nshards || !m->shards[0].src || !m->shards[0].src->name)
-		return NULL;
-	path = m->shards[0].src->name;
-	if (source_is_url(path))
-		return NULL;
-	slash = strrchr(path, '/');
-	if (asprintf(&full, "%.*s%s", slash ? (int)(slash - path + 1) : 0,
-		     path, name) < 0)
-		return NULL;
-	j = NULL;
-	if (stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size <= CONFIG_MAX)
-		j = json_load_file(full, 0, NULL);
-	free(full);
-	if (j && !json_is_object(j)) {
-		json_decref(j);
-		j = NULL;
-	}
-	return j;
-}
+#include "model/model_beside.h"
 
 static int64_t
 int_of(json_t *o, const char *k1, const char *k2)
@@ -123,14 +87,14 @@ quant_config_read(const struct model *m, struct quant_config *c)
 	json_t *cfg, *q;
 
 	memset(c, 0, sizeof(*c));
-	cfg = load_next_to(m, "config.json");
+	cfg = model_beside_json(m, "config.json");
 	q = json_object_get(cfg, "quantization_config");
 	if (json_is_object(q)) {
 		take(q, c);
 		c->file = "config.json";
 	} else {
 		json_decref(cfg);
-		cfg = load_next_to(m, "quantize_config.json");
+		cfg = model_beside_json(m, "quantize_config.json");
 		if (cfg) {
 			take(cfg, c);
 			c->file = "quantize_config.json";

@@ -1,10 +1,11 @@
 /* quant_config.h - what a model's configuration says about its quantized
- * weights: `quantization_config` of config.json next to the model, and
- * quantize_config.json (AutoGPTQ's and AutoAWQ's own file), for local
- * models only (a folder, the Hugging Face hub cache).  Remote models
- * (http(s)://, hf://, s3://) are recognised from their tensors' names,
- * dtypes and shapes alone (model/quant.h says what that cannot know):
- * reading a config there would cost a request per model at mount time.
+ * weights: `quantization_config` of config.json beside the model, and
+ * quantize_config.json (AutoGPTQ's and AutoAWQ's own file), as
+ * model/model_beside.h gives them: from a local folder (the Hugging Face
+ * hub cache too), or fetched at mount from an hf:// or s3:// listing.  A
+ * model named by its URL has none: it is recognised from its tensors'
+ * names, dtypes and shapes alone (model/quant.h says what that cannot
+ * know).
  *
  * Only the few settings the tensors do not tell are kept; a missing,
  * unreadable or odd file says nothing (it is never an error: the tensors
@@ -32,8 +33,8 @@ struct quant_config {
 				   0 unknown */
 };
 
-/* Read the configuration next to m's first shard into c (zeroed first).
- * Never fails: what cannot be read says nothing. */
+/* Read the configuration beside m into c (zeroed first).  Never fails:
+ * what cannot be read says nothing. */
 void quant_config_read(const struct model *m, struct quant_config *c);
 
 #endif

@@ -12,6 +12,7 @@
 #include "format/container.h"
 #include "format/dtype.h"
 #include "model/model.h"
+#include "model/model_beside.h"
 #include "model/quant.h"
 #include "model/quant_source.h"
 #include "source/source.h"
@@ -201,6 +202,8 @@ derive(struct model *m, int own, struct model **out, struct err *e)
 	d->sharded = m->sharded;
 	if (oom || !d->shards || !d->tensors)
 		goto oom;
+	if (model_beside_copy(d, m, e))
+		goto fail;
 	for (k = 0; k < q->n; k++)
 		for (i = 0; i < QUANT_PARTS; i++)
 			if (q->w[k].part[i] != QUANT_ABSENT)

@@ -5,12 +5,12 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/count.h"
 #include "format/dtype.h"
 #include "format/gguf/gguf.h"
 #include "model/model.h"
+#include "model/model_beside.h"
 #include "model/quant_model.h"
 
 struct totals {
@@ -160,36 +160,16 @@ totals_json(const struct totals *tt)
 			 "dtypes", per_dtype(tt->count_by, tt->count_by));
 }
 
-/* 1 when config.json next to the model (the directory of its file or
- * index) says "tie_word_embeddings": true: the file then stores the input
- * embeddings once and loaders re-tie lm_head to them.  Local sources only;
- * a missing, unreadable or odd config says nothing. */
+/* 1 when config.json beside the model (model_beside.h) says
+ * "tie_word_embeddings": true: the file then stores the input embeddings
+ * once and loaders re-tie lm_head to them.  A missing, unreadable or odd
+ * config says nothing. */
 static int
 summary_tied(const struct model *m)
 {
-	const char *name, *slash;
-	struct stat st;
-	json_t *cfg;
-	char *path;
-	int tied;
+	json_t *cfg = model_beside_json(m, "config.json");
+	int tied = json_is_true(json_object_get(cfg, "tie_word_embeddings"));
 
-	if (!m->nshards || !m->shards[0].src || !m->shards[0].src->name ||
-	    !m->arg || source_is_url(m->arg))
-		return 0;
-	name = m->shards[0].src->name;
-	slash = strrchr(name, '/');
-	if (asprintf(&path, "%.*sconfig.json", slash ? (int)(slash - name + 1) : 0,
-		     name) < 0)
-		return 0;
-	/* a config is a few KiB: do not load a huge file by mistake */
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > (1 << 24)) {
-		free(path);
-		return 0;
-	}
-	cfg = json_load_file(path, 0, NULL);
-	free(path);
-	tied = json_is_true(json_object_get(cfg, "tie_word_embeddings"));
 	json_decref(cfg);
 	return tied;
 }

@@ -15,9 +15,9 @@ struct model;
  *   {"source", "format": "safetensors", "tensors", "bytes", "header_bytes",
  *    "parameters": {dtype: elements}, "parameters_total", "dtypes": {dtype:
  *    tensors}, "metadata", "shards": [...] (sharded only)}
- * and "tie_word_embeddings": true when config.json in the model's
- * directory says so (local sources only; the text then has a "tied:"
- * line).  pretty != 0 indents with 2 spaces.  NULL on allocation
+ * and "tie_word_embeddings": true when config.json beside the model
+ * says so (model/model_beside.h: a local folder, an hf:// or s3://
+ * listing; the text then has a "tied:" line).  pretty != 0 indents with 2 spaces.  NULL on allocation
  * failure. */
 char *summary_json(const struct model *m, int pretty);
 
