@@ -225,11 +225,12 @@ ceil_div(uint64_t a, uint64_t b)
 /* --- fp8: W + W_scale_inv / W_scale ------------------------------------- */
 
 /* The scale grid of an FP8 weight [rows, cols] from the scale's shape
- * (and the config's block); 0, or -1 with *why. */
+ * (and the config's block; *assumed notes a block no config told); 0, or
+ * -1 with *why. */
 static int
 fp8_grid(const struct find *f, const struct tensor *wt,
 	 const struct tensor *st, struct fp8_scaled *p, const char **label,
-	 const char **why)
+	 unsigned *assumed, const char **why)
 {
 	uint64_t R, C, sr, sc;
 	const uint64_t *blk = f->cfg.block;
@@ -262,6 +263,7 @@ fp8_grid(const struct find *f, const struct tensor *wt,
 	} else if (!blk[0] && sr == ceil_div(R, FP8_DEFAULT_BLOCK) &&
 		   sc == ceil_div(C, FP8_DEFAULT_BLOCK)) {
 		p->brow = p->bcol = FP8_DEFAULT_BLOCK;
+		*assumed = QUANT_ASSUMED_BLOCK;
 	} else if (sr == R && f->cfg.group_size > 0 &&
 		   sc == ceil_div(C, (uint64_t)f->cfg.group_size)) {
 		p->brow = 1;
@@ -270,6 +272,7 @@ fp8_grid(const struct find *f, const struct tensor *wt,
 	} else if (sr && sc && R % sr == 0 && C % sc == 0) {
 		p->brow = R / sr;
 		p->bcol = C / sc;
+		*assumed = QUANT_ASSUMED_BLOCK;
 		if (p->brow == 1)
 			*label = "fp8-group";
 	} else {
@@ -286,6 +289,7 @@ match_fp8(struct find *f, size_t i, size_t base)
 	const char *why = NULL, *label = "fp8-block";
 	struct quant_weight *w;
 	struct fp8_scaled p;
+	unsigned assumed = 0;
 	size_t wi = lookup(f, st->name, base, "");
 
 	if (wi == QUANT_ABSENT || !fp8_scaled_is_weight(tensor(f, wi)->dtype))
@@ -301,7 +305,7 @@ match_fp8(struct find *f, size_t i, size_t base)
 	else if (lookup(f, st->name, base, "_zero_point") != QUANT_ABSENT)
 		why = "FP8 with a zero point is not decoded";
 	else
-		fp8_grid(f, wt, st, &p, &label, &why);
+		fp8_grid(f, wt, st, &p, &label, &assumed, &why);
 	if (!why && !parts_free(f, (size_t[]){ wi, i }, 2))
 		why = "its tensors belong to another weight";
 	if (why) {
@@ -314,6 +318,7 @@ match_fp8(struct find *f, size_t i, size_t base)
 	w->part[0] = wi;
 	w->part[1] = i;
 	w->replaces = wi;
+	w->assumed = assumed;
 	w->rank = wt->rank;
 	memcpy(w->shape, wt->shape, wt->rank * sizeof(*w->shape));
 	w->numel = wt->numel;
@@ -454,11 +459,11 @@ gptq_fit(const struct find *f, const struct tensor *qw,
 	return 0;
 }
 
-/* The group size of a weight without g_idx (or for its sidecar); 0 or
- * -1 with *why. */
+/* The group size of a weight without g_idx (or for its sidecar; *assumed
+ * notes one no config told that changes values); 0 or -1 with *why. */
 static int
 group_fit(const struct find *f, struct int_packed *p, int have_gidx,
-	  const char **why)
+	  unsigned *assumed, const char **why)
 {
 	int64_t gs = f->cfg.group_size;
 
@@ -470,6 +475,8 @@ group_fit(const struct find *f, struct int_packed *p, int have_gidx,
 	}
 	if (p->groups && p->in % p->groups == 0) {
 		p->group_size = p->in / p->groups;
+		if (!have_gidx && p->groups > 1)
+			*assumed |= QUANT_ASSUMED_GROUP;
 		return 0;
 	}
 	if (have_gidx) {	/* the groups come from g_idx */
@@ -490,6 +497,7 @@ match_qweight(struct find *f, size_t i, size_t base)
 	size_t gidx = lookup(f, qw->name, base, "g_idx");
 	struct quant_weight *w;
 	struct int_packed p;
+	unsigned assumed = 0;
 	int awq;
 
 	if (zi == QUANT_ABSENT || si == QUANT_ABSENT)
@@ -530,13 +538,16 @@ match_qweight(struct find *f, size_t i, size_t base)
 			 qz->shape[1] != ceil_div(p.out, 8))
 			why = "qweight or qzeros do not fit AWQ's packing";
 		else
-			group_fit(f, &p, 0, &why);
+			group_fit(f, &p, 0, &assumed, &why);
 	} else {
 		p.kind = INT_PACKED_GPTQ;
+		/* a config that does not say means v1, as for its
+		 * reference */
+		assumed = f->cfg.file ? 0 : QUANT_ASSUMED_FORMAT;
 		if (qw->shape[1] != p.out)
 			why = "qweight's columns are not scales' columns";
 		else if (!gptq_fit(f, qw, qz, gi, &p, &why))
-			group_fit(f, &p, gi != NULL, &why);
+			group_fit(f, &p, gi != NULL, &assumed, &why);
 	}
 	if (!why && p.in > QUANT_ROW_MAX)
 		why = "its rows hold more than 16 Mi values";
@@ -558,6 +569,7 @@ match_qweight(struct find *f, size_t i, size_t base)
 	w->part[1] = zi;
 	w->part[2] = si;
 	w->part[3] = awq ? QUANT_ABSENT : gidx;
+	w->assumed = assumed;
 	w->rank = 2;
 	w->shape[0] = p.out;
 	w->shape[1] = p.in;
@@ -871,6 +883,7 @@ find(const struct model *m, int probe, struct quant **out, int *found,
 	    nametab_init(&f.tab, m->ntensors, name_eq, m) < 0)
 		goto oom;
 	f.q->config = f.cfg.file;
+	f.q->assumed_why = f.cfg.why_none;
 	for (i = 0; i < m->ntensors; i++) {
 		struct nametab_key key;
 

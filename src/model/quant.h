@@ -32,7 +32,9 @@
  * stores zeros as they are; without a config, v1: zeros minus one, the
  * format every published GPTQ checkpoint uses), a group size that does
  * not divide the input (without g_idx), GPTQ's bits when several fit the
- * shapes, AWQ's GEMV layout (refused: only GEMM is decoded).
+ * shapes, AWQ's GEMV layout (refused: only GEMM is decoded).  A weight
+ * whose values depend on a setting no config told notes it (assumed),
+ * so that its sidecar says what was taken and why.
  *
  * A candidate whose tensors do not fit together (a scale grid that does
  * not tile its weight, a missing sibling, a logical name taken by a
@@ -80,6 +82,17 @@ enum quant_scheme {
  *   awq    0 qweight, 1 qzeros, 2 scales
  *   bnb4   0 weight, 1 absmax, 2 quant_map, 3 quant_state,
  *          4 nested_absmax, 5 nested_quant_map (both or neither) */
+/* Settings that change values, taken without a config that tells them
+ * (when struct quant's config is NULL, its assumed_why says why none
+ * did; else that config does not say). */
+enum quant_assumed {
+	QUANT_ASSUMED_FORMAT = 1,	/* GPTQ's checkpoint format: v1 */
+	QUANT_ASSUMED_BLOCK = 2,	/* FP8's block: 128 x 128, or what
+					   the shapes divide into */
+	QUANT_ASSUMED_GROUP = 4,	/* GPTQ's or AWQ's group size (no
+					   g_idx): the input over the groups */
+};
+
 struct quant_weight {
 	const char *name;	/* logical name, NUL-terminated too */
 	uint32_t name_len;
@@ -92,6 +105,7 @@ struct quant_weight {
 	size_t replaces;	/* the part named like the logical tensor
 				   (fp8: the weight, bnb4: the packed codes),
 				   else QUANT_ABSENT */
+	unsigned assumed;	/* enum quant_assumed */
 	union {
 		struct fp8_scaled fp8;
 		struct {
@@ -112,6 +126,7 @@ struct quant {
 	size_t n;
 	struct quant_weight *w;	/* in model order of their first part */
 	const char *config;	/* the file that told settings, or NULL */
+	const char *assumed_why;	/* config NULL: why none did */
 	size_t nrefused;	/* candidates left as stored */
 	struct quant_refusal {	/* the first QUANT_REFUSED_KEPT of them */
 		char *text;	/* "NAME: why" (the name may hold NUL) */

@@ -101,4 +101,10 @@ quant_config_read(const struct model *m, struct quant_config *c)
 		}
 	}
 	json_decref(cfg);
+	if (!c->file)
+		c->why_none = model_beside_known(m) ?
+			"no config.json with a quantization_config nor "
+			"quantize_config.json beside the model" :
+			"a model named by its URL has no folder to find "
+			"config.json or quantize_config.json in";
 }

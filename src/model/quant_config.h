@@ -5,7 +5,7 @@
  * hub cache too), or fetched at mount from an hf:// or s3:// listing.  A
  * model named by its URL has none: it is recognised from its tensors'
  * names, dtypes and shapes alone (model/quant.h says what that cannot
- * know).
+ * know, and its sidecars what was assumed).
  *
  * Only the few settings the tensors do not tell are kept; a missing,
  * unreadable or odd file says nothing (it is never an error: the tensors
@@ -21,6 +21,8 @@ struct model;
 struct quant_config {
 	const char *file;	/* the file that spoke ("config.json",
 				   "quantize_config.json"), or NULL */
+	const char *why_none;	/* file NULL: why none did, for the
+				   sidecars of what was assumed */
 	char method[24];	/* quant_method, lower case: "fp8", "gptq",
 				   "awq", "bitsandbytes", "mxfp4",
 				   "compressed-tensors", ... or "" */

@@ -329,6 +329,39 @@ add_settings(struct buf *b, const struct quant_weight *w)
 	return bad;
 }
 
+/* The settings of w that no config told, as a phrase ("checkpoint_format
+ * gptq (v1), block [128, 128]"), appended to b; nothing when none. */
+static int
+add_assumed(struct buf *b, const struct quant_weight *w)
+{
+	const char *sep = "";
+	int bad = 0;
+
+	if (w->assumed & QUANT_ASSUMED_FORMAT) {
+		bad |= buf_adds(b, "checkpoint_format gptq (v1)");
+		sep = ", ";
+	}
+	if (w->assumed & QUANT_ASSUMED_BLOCK) {
+		bad |= buf_addf(b, "%sblock [%llu, %llu]", sep,
+				(unsigned long long)w->u.fp8.brow,
+				(unsigned long long)w->u.fp8.bcol);
+		sep = ", ";
+	}
+	if (w->assumed & QUANT_ASSUMED_GROUP)
+		bad |= buf_addf(b, "%sgroup_size %llu", sep,
+				(unsigned long long)w->u.ip.group_size);
+	return bad;
+}
+
+/* Why q's assumptions were made: no config, or one that does not say. */
+static int
+add_assumed_why(struct buf *b, const struct quant *q)
+{
+	if (q->config)
+		return buf_addf(b, "%s does not say", q->config);
+	return buf_adds(b, q->assumed_why ? q->assumed_why : "no config");
+}
+
 int
 quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
 		    struct buf *b)
@@ -350,6 +383,14 @@ quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
 	bad |= buf_add_json_string(b, w->label, strlen(w->label));
 	bad |= add_settings(b, w);
 	bad |= add_str(b, "config", q->config);
+	if (w->assumed) {
+		struct buf a = BUF_INIT;
+
+		bad |= add_assumed(&a, w) | buf_adds(&a, ": ") |
+		       add_assumed_why(&a, q);
+		bad |= a.data ? add_str(b, "assumed", a.data) : -1;
+		buf_free(&a);
+	}
 	bad |= buf_adds(b, ",\n    \"parts\": {");
 	for (k = 0; k < QUANT_PARTS; k++) {
 		const struct tensor *t;
@@ -362,6 +403,37 @@ quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
 		bad |= buf_add_json_string(b, t->name, t->name_len);
 	}
 	bad |= buf_adds(b, "\n    }\n  }");
+	return bad ? -1 : 0;
+}
+
+/* "assumed": {what: weights} and "assumed_why" into o, when a weight's
+ * settings were assumed.  0, or -1 out of memory. */
+static int
+summary_assumed(const struct quant *q, json_t *o)
+{
+	json_t *as = json_object(), *c;
+	struct buf b = BUF_INIT, why = BUF_INIT;
+	size_t k;
+	int bad = !as;
+
+	for (k = 0; !bad && k < q->n; k++) {
+		if (!q->w[k].assumed)
+			continue;
+		b.len = 0;
+		bad |= add_assumed(&b, &q->w[k]);
+		c = bad ? NULL : json_object_get(as, b.data);
+		bad |= bad || json_object_set_new(as, b.data, json_integer(
+			(c ? json_integer_value(c) : 0) + 1));
+	}
+	if (!bad && json_object_size(as)) {
+		bad |= add_assumed_why(&why, q);
+		bad |= bad || json_object_set(o, "assumed", as) ||
+		       json_object_set_new(o, "assumed_why",
+					   json_string(why.data));
+	}
+	json_decref(as);
+	buf_free(&b);
+	buf_free(&why);
 	return bad ? -1 : 0;
 }
 
@@ -391,5 +463,9 @@ quant_model_summary(const struct model *d)
 		      "config", q->config,
 		      "refused", (json_int_t)q->nrefused,
 		      "refused_list", refused ? refused : json_array());
+	if (o && summary_assumed(q, o)) {
+		json_decref(o);
+		o = NULL;
+	}
 	return o;
 }

@@ -22,9 +22,11 @@ mounted, and for every quantized weight:
 - a candidate whose parts do not fit (a scale grid that does not tile its
   weight) stays as stored and __summary__.json of .dequant/ says why;
 - settings only a config tells (FP8's block, GPTQ's v2 zero points) come
-  from config.json / quantize_config.json next to the model; over
-  http:// the tensors alone speak (the FP8 weights the same, the one that
-  needs its config stays as stored).
+  from config.json / quantize_config.json next to the model, and a weight
+  whose settings no config told says in its sidecar what was assumed;
+  over http:// the tensors alone speak (the FP8 weights the same, the
+  block they take said so, the one that needs its config stays as
+  stored; int-quant-remote: hf:// and s3:// read the configs).
 
 stfs-inspect --stats reports the logical values; --diff between a
 quantized model and its original reports each weight's error, equal to
@@ -304,6 +306,21 @@ def read(path):
 		return f.read()
 
 
+WHY_NONE = ("no config.json with a quantization_config nor "
+	    "quantize_config.json beside the model")
+
+
+def assumed(m, scheme, q):
+	"""What the sidecar of a weight of m must say it assumed: the
+	settings that change values and that only a config tells."""
+	if m.config:
+		return None
+	what = {"gptq": "checkpoint_format gptq (v1)",
+		"fp8-block": "block %r" % q.get("block"),
+		"awq": "group_size %r" % q.get("group_size")}.get(scheme)
+	return what and what + ": " + WHY_NONE
+
+
 def check_model(t, m, mnt):
 	d = os.path.join(mnt, m.name)
 	# stored tensors, byte for byte
@@ -329,6 +346,8 @@ def check_model(t, m, mnt):
 		      sorted(q.get("parts", {}).values())),
 		     ("F32", list(want_v.shape), scheme, sorted(plist)),
 		     "%s: sidecar" % what)
+		t.eq(q.get("assumed"), assumed(m, scheme, q), "%s: the "
+		     "sidecar says what no config told" % what)
 		if name in m.tensors:
 			a = np.load(os.path.join(d, ".npy", name + ".npy"))
 			t.check(same(a, want_v), "%s: .npy/ of the stored name "
@@ -440,7 +459,8 @@ def check_remote(t, src, fp8, cfg):
 				dq = os.path.join(mnt.path, ".dequant")
 				summ = json.loads(read(os.path.join(
 					dq, "__summary__.json")))["quantization"]
-				for name, (_, _, want_v) in m.logical.items():
+				for name, (scheme, _, want_v) in \
+						m.logical.items():
 					got = os.path.exists(os.path.join(
 						dq, name + "_scale_inv"))
 					if not ok:
@@ -453,6 +473,15 @@ def check_remote(t, src, fp8, cfg):
 								 name + ".npy"))
 					t.check(same(a, want_v), "http: %s's "
 						"values" % name)
+					side = json.loads(read(os.path.join(
+						dq, name + ".json")))
+					t.eq(side["quantization"].get("assumed"),
+					     "block [128, 128]: a model named by "
+					     "its URL has no folder to find "
+					     "config.json or quantize_config.json "
+					     "in" if scheme == "fp8-block" else
+					     None, "http: %s: the block it took "
+					     "without a config" % name)
 	finally:
 		srv.stop()
 
