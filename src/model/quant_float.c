@@ -1,0 +1,158 @@
+/* quant_float.c - the matchers of minifloat codes times scales (see
+ * quant_float.h). */
+#include "model/quant_float.h"
+
+#include <string.h>
+
+#include "format/dtype.h"
+#include "format/quant/qscalar.h"
+#include "format/table.h"
+#include "model/quant_scan.h"
+
+/* The FP8 block DeepSeek-V3 and its kin use when no config says. */
+#define FP8_DEFAULT_BLOCK 128
+
+/* The scale grid of an FP8 weight [rows, cols] from the scale's shape
+ * (and the config's block; *assumed notes a block no config told); 0, or
+ * -1 with *why. */
+static int
+fp8_grid(const struct quant_scan *f, const struct tensor *wt,
+	 const struct tensor *st, struct fp8_scaled *p, const char **label,
+	 unsigned *assumed, const char **why)
+{
+	uint64_t R, C, sr, sc;
+	const uint64_t *blk = f->cfg.block;
+
+	p->cols = wt->rank ? wt->shape[wt->rank - 1] : 1;
+	p->rows = p->cols ? wt->numel / p->cols : 0;
+	R = p->rows;
+	C = p->cols;
+	if (st->numel == 1) {
+		p->brow = R ? R : 1;
+		p->bcol = C ? C : 1;
+		*label = "fp8-tensor";
+		return 0;
+	}
+	if (wt->rank != 2 || st->rank < 1 || st->rank > 2) {
+		*why = "a scale per row or block needs a 2-D weight and scale";
+		return -1;
+	}
+	sr = st->shape[0];
+	sc = st->rank == 2 ? st->shape[1] : 1;
+	*label = "fp8-block";
+	if (sr == R && sc == 1) {
+		p->brow = 1;
+		p->bcol = C;
+		*label = "fp8-channel";
+	} else if (blk[0] && sr == quant_scan_ceil_div(R, blk[0]) &&
+		   sc == quant_scan_ceil_div(C, blk[1])) {
+		p->brow = blk[0];
+		p->bcol = blk[1];
+	} else if (!blk[0] && sr == quant_scan_ceil_div(R, FP8_DEFAULT_BLOCK) &&
+		   sc == quant_scan_ceil_div(C, FP8_DEFAULT_BLOCK)) {
+		p->brow = p->bcol = FP8_DEFAULT_BLOCK;
+		*assumed = QUANT_ASSUMED_BLOCK;
+	} else if (sr == R && f->cfg.group_size > 0 &&
+		   sc == quant_scan_ceil_div(C, (uint64_t)f->cfg.group_size)) {
+		p->brow = 1;
+		p->bcol = (uint64_t)f->cfg.group_size;
+		*label = "fp8-group";
+	} else if (sr && sc && R % sr == 0 && C % sc == 0) {
+		p->brow = R / sr;
+		p->bcol = C / sc;
+		*assumed = QUANT_ASSUMED_BLOCK;
+		if (p->brow == 1)
+			*label = "fp8-group";
+	} else {
+		*why = "its scale grid does not tile the weight";
+		return -1;
+	}
+	return 0;
+}
+
+void
+quant_float_fp8(struct quant_scan *f, size_t i, size_t base)
+{
+	const struct tensor *st = quant_scan_tensor(f, i), *wt;
+	const char *why = NULL, *label = "fp8-block";
+	struct quant_weight *w;
+	struct fp8_scaled p;
+	unsigned assumed = 0;
+	size_t wi = quant_scan_lookup(f, st->name, base, "");
+
+	if (wi == QUANT_ABSENT || !fp8_scaled_is_weight(quant_scan_tensor(f, wi)->dtype))
+		return;		/* a scale of something else (input_scale) */
+	wt = quant_scan_tensor(f, wi);
+	memset(&p, 0, sizeof(p));
+	p.wdtype = wt->dtype;
+	p.sdtype = st->dtype;
+	if (!qscalar_is_scale(st->dtype))
+		why = "its scale is not F32, F16 or BF16";
+	else if (wt->strides || st->strides)
+		why = "a strided view";
+	else if (quant_scan_lookup(f, st->name, base, "_zero_point") != QUANT_ABSENT)
+		why = "FP8 with a zero point is not decoded";
+	else
+		fp8_grid(f, wt, st, &p, &label, &assumed, &why);
+	if (!why && !quant_scan_parts_free(f, (size_t[]){ wi, i }, 2))
+		why = "its tensors belong to another weight";
+	if (why) {
+		quant_scan_refuse(f, wt->name, wt->name_len, "%s", why);
+		return;
+	}
+	w = quant_scan_add(f, QUANT_FP8, label, wt->name, wt->name_len, "");
+	if (!w)
+		return;
+	w->part[0] = wi;
+	w->part[1] = i;
+	w->replaces = wi;
+	w->assumed = assumed;
+	w->rank = wt->rank;
+	memcpy(w->shape, wt->shape, wt->rank * sizeof(*w->shape));
+	w->numel = wt->numel;
+	w->u.fp8 = p;
+	quant_scan_claim(f, w);
+}
+
+void
+quant_float_mxfp4(struct quant_scan *f, size_t i, size_t base)
+{
+	const struct tensor *bt = quant_scan_tensor(f, i), *st;
+	size_t si = quant_scan_lookup(f, bt->name, base, "_scales");
+	const char *why = NULL;
+	struct quant_weight *w;
+
+	if (si == QUANT_ABSENT || bt->dtype != DTYPE_U8)
+		return;
+	st = quant_scan_tensor(f, si);
+	if (bt->rank != 4 || bt->shape[3] != 16 || st->rank != 3 ||
+	    st->dtype != DTYPE_U8 || memcmp(bt->shape, st->shape,
+					    3 * sizeof(*bt->shape)))
+		why = "blocks [E, R, G, 16] and scales [E, R, G] (U8) expected";
+	else if (bt->strides || st->strides)
+		why = "a strided view";
+	else if (bt->shape[1] > QUANT_ROW_MAX)
+		why = "its rows hold more than 16 Mi values";
+	else if (!quant_scan_name_free(f, bt->name, base, "", QUANT_ABSENT))
+		why = "a stored tensor has the logical name";
+	else if (!quant_scan_parts_free(f, (size_t[]){ i, si }, 2))
+		why = "its tensors belong to another weight";
+	if (why) {
+		quant_scan_refuse(f, bt->name, bt->name_len, "%s", why);
+		return;
+	}
+	w = quant_scan_add(f, QUANT_MXFP4, "mxfp4", bt->name, base, "");
+	if (!w)
+		return;
+	w->part[0] = i;
+	w->part[1] = si;
+	w->u.mx.experts = bt->shape[0];
+	w->u.mx.rows = bt->shape[1];
+	w->u.mx.groups = bt->shape[2];
+	w->rank = 3;
+	w->shape[0] = bt->shape[0];
+	w->shape[1] = bt->shape[2] * 32;
+	w->shape[2] = bt->shape[1];
+	w->numel = bt->numel * 2;
+	quant_scan_claim(f, w);
+}

@@ -1,0 +1,218 @@
+/* quant_packed.c - the matcher of integers packed in I32, GPTQ's and
+ * AWQ's (see quant_packed.h). */
+#include "model/quant_packed.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/dtype.h"
+#include "format/quant/qscalar.h"
+#include "format/table.h"
+#include "model/model.h"
+#include "model/quant_scan.h"
+
+/* 0 when every g_idx entry names one of the groups, else -1 with *why
+ * (read in chunks: an input of 16 Mi rows is 64 MiB of g_idx). */
+static int
+gidx_check(const struct quant_scan *f, size_t gi, uint64_t groups,
+	   const char **why)
+{
+	const struct tensor *t = quant_scan_tensor(f, gi);
+	uint64_t n = t->end - t->begin, off, k;
+	uint8_t *b = malloc(1 << 20);
+	int rc = 0;
+
+	if (!b) {
+		*why = "out of memory";
+		return -1;
+	}
+	for (off = 0; rc == 0 && off < n; off += 1 << 20) {
+		size_t len = n - off < (1 << 20) ? (size_t)(n - off) : 1 << 20;
+
+		if (model_tensor_read(f->m, &f->m->tensors[gi], off, len, b)) {
+			*why = "its g_idx cannot be read";
+			rc = -1;
+		}
+		for (k = 0; rc == 0 && k + 4 <= len; k += 4) {
+			uint32_t v = (uint32_t)b[k] | (uint32_t)b[k + 1] << 8 |
+				     (uint32_t)b[k + 2] << 16 |
+				     (uint32_t)b[k + 3] << 24;
+
+			if ((uint64_t)v >= groups) {	/* negatives too */
+				*why = "its g_idx names a group that is not "
+				       "there";
+				rc = -1;
+			}
+		}
+	}
+	free(b);
+	return rc;
+}
+
+static uint64_t
+gptq_zcols(uint64_t out, unsigned bits)
+{
+	return bits == 3 ? quant_scan_ceil_div(out, 32) * 3 : quant_scan_ceil_div(out * bits, 32);
+}
+
+static uint64_t
+gptq_qrows(uint64_t in, unsigned bits)
+{
+	return quant_scan_ceil_div(in * bits, 32);
+}
+
+/* GPTQ's bits, input size and groups; 0 or -1 with *why. */
+static int
+gptq_fit(const struct quant_scan *f, const struct tensor *qw,
+	 const struct tensor *qz, const struct tensor *gi,
+	 struct int_packed *p, const char **why)
+{
+	static const unsigned cand[] = { 2, 3, 4, 8 };
+	unsigned bits = 0, n = 0, k;
+	uint64_t in = 0;
+
+	for (k = 0; k < 4; k++) {
+		unsigned b = cand[k];
+
+		if (f->cfg.bits && f->cfg.bits != b)
+			continue;
+		if (gptq_zcols(p->out, b) != qz->shape[1])
+			continue;
+		if (gi && gptq_qrows(gi->shape[0], b) != qw->shape[0])
+			continue;
+		if (b == 3 && (gi ? gi->shape[0] % 32 : qw->shape[0] % 3))
+			continue;
+		bits = b;
+		n++;
+	}
+	if (n != 1) {
+		*why = n ? "several bit widths fit: say which in config.json" :
+		       "no bit width (2, 3, 4, 8) fits its shapes";
+		return -1;
+	}
+	in = gi ? gi->shape[0] : bits == 3 ? qw->shape[0] / 3 * 32 :
+	     qw->shape[0] * (32 / bits);
+	p->bits = bits;
+	p->in = in;
+	p->zero_offset = !f->cfg.gptq_v2;
+	return 0;
+}
+
+/* The group size of a weight without g_idx (or for its sidecar; *assumed
+ * notes one no config told that changes values); 0 or -1 with *why. */
+static int
+group_fit(const struct quant_scan *f, struct int_packed *p, int have_gidx,
+	  unsigned *assumed, const char **why)
+{
+	int64_t gs = f->cfg.group_size;
+
+	if (gs == -1)
+		gs = (int64_t)p->in;
+	if (gs > 0 && quant_scan_ceil_div(p->in, (uint64_t)gs) == p->groups) {
+		p->group_size = (uint64_t)gs;
+		return 0;
+	}
+	if (p->groups && p->in % p->groups == 0) {
+		p->group_size = p->in / p->groups;
+		if (!have_gidx && p->groups > 1)
+			*assumed |= QUANT_ASSUMED_GROUP;
+		return 0;
+	}
+	if (have_gidx) {	/* the groups come from g_idx */
+		p->group_size = quant_scan_ceil_div(p->in, p->groups);
+		return 0;
+	}
+	*why = "its group size is unknown: say it in config.json";
+	return -1;
+}
+
+void
+quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
+{
+	const struct tensor *qw = quant_scan_tensor(f, i), *qz, *sc, *gi = NULL;
+	const char *why = NULL, *m = f->cfg.method;
+	size_t zi = quant_scan_lookup(f, qw->name, base, "qzeros");
+	size_t si = quant_scan_lookup(f, qw->name, base, "scales");
+	size_t gidx = quant_scan_lookup(f, qw->name, base, "g_idx");
+	struct quant_weight *w;
+	struct int_packed p;
+	unsigned assumed = 0;
+	int awq;
+
+	if (zi == QUANT_ABSENT || si == QUANT_ABSENT)
+		return;
+	qz = quant_scan_tensor(f, zi);
+	sc = quant_scan_tensor(f, si);
+	if (gidx != QUANT_ABSENT)
+		gi = quant_scan_tensor(f, gidx);
+	memset(&p, 0, sizeof(p));
+	if (qw->dtype != DTYPE_I32 || qz->dtype != DTYPE_I32 ||
+	    !qscalar_is_scale(sc->dtype) || qw->rank != 2 || qz->rank != 2 ||
+	    sc->rank != 2 || (gi && (gi->dtype != DTYPE_I32 ||
+				     gi->rank != 1))) {
+		quant_scan_refuse(f, qw->name, qw->name_len, "qweight, qzeros (I32, 2-D), "
+		       "scales (F16, BF16, F32, 2-D), g_idx (I32) expected");
+		return;
+	}
+	p.out = sc->shape[1];
+	p.groups = sc->shape[0];
+	p.sdtype = sc->dtype;
+	awq = strcmp(m, "awq") == 0 ||
+	      (strcmp(m, "gptq") != 0 && !gi && qw->shape[1] != p.out &&
+	       qw->shape[1] == quant_scan_ceil_div(p.out, 8));
+	if (qz->shape[0] != p.groups) {
+		why = "qzeros and scales have different group counts";
+	} else if (qw->strides || qz->strides || sc->strides ||
+		   (gi && gi->strides)) {
+		why = "a strided view";
+	} else if (awq) {
+		p.kind = INT_PACKED_AWQ;
+		p.bits = 4;
+		p.in = qw->shape[0];
+		if (f->cfg.awq_gemv)
+			why = "AWQ's GEMV layout is not decoded";
+		else if ((f->cfg.bits && f->cfg.bits != 4) || gi)
+			why = "AWQ is decoded with 4 bits and no g_idx only";
+		else if (qw->shape[1] != quant_scan_ceil_div(p.out, 8) ||
+			 qz->shape[1] != quant_scan_ceil_div(p.out, 8))
+			why = "qweight or qzeros do not fit AWQ's packing";
+		else
+			group_fit(f, &p, 0, &assumed, &why);
+	} else {
+		p.kind = INT_PACKED_GPTQ;
+		/* a config that does not say means v1, as for its
+		 * reference */
+		assumed = f->cfg.file ? 0 : QUANT_ASSUMED_FORMAT;
+		if (qw->shape[1] != p.out)
+			why = "qweight's columns are not scales' columns";
+		else if (!gptq_fit(f, qw, qz, gi, &p, &why))
+			group_fit(f, &p, gi != NULL, &assumed, &why);
+	}
+	if (!why && p.in > QUANT_ROW_MAX)
+		why = "its rows hold more than 16 Mi values";
+	if (!why && !quant_scan_name_free(f, qw->name, base, "weight", QUANT_ABSENT))
+		why = "a stored tensor has the logical name";
+	if (!why && !quant_scan_parts_free(f, (size_t[]){ i, zi, si, gidx }, 4))
+		why = "its tensors belong to another weight";
+	if (!why && gi && !awq && !f->probe)
+		gidx_check(f, gidx, p.groups, &why);
+	if (why) {
+		quant_scan_refuse(f, qw->name, qw->name_len, "%s", why);
+		return;
+	}
+	w = quant_scan_add(f, awq ? QUANT_AWQ : QUANT_GPTQ, awq ? "awq" : "gptq",
+		qw->name, base, "weight");
+	if (!w)
+		return;
+	w->part[0] = i;
+	w->part[1] = zi;
+	w->part[2] = si;
+	w->part[3] = awq ? QUANT_ABSENT : gidx;
+	w->assumed = assumed;
+	w->rank = 2;
+	w->shape[0] = p.out;
+	w->shape[1] = p.in;
+	w->numel = p.out * p.in;
+	w->u.ip = p;
+	quant_scan_claim(f, w);
+}

@@ -1,0 +1,197 @@
+/* quant_scan.c - one pass of recognising quantized weights (see
+ * quant_scan.h). */
+#include "model/quant_scan.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/table.h"
+#include "model/model.h"
+
+const struct tensor *
+quant_scan_tensor(const struct quant_scan *f, size_t i)
+{
+	return f->m->tensors[i].t;
+}
+
+static int
+name_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
+{
+	const struct tensor *t = ((const struct model *)ctx)->tensors[id].t;
+
+	return t->name_len == k->len && memcmp(t->name, k->name, k->len) == 0;
+}
+
+int
+quant_scan_init(struct quant_scan *f, const struct model *m, int probe)
+{
+	size_t i;
+
+	memset(f, 0, sizeof(*f));
+	f->m = m;
+	f->probe = probe;
+	if (!probe)
+		quant_config_read(m, &f->cfg);
+	f->q = calloc(1, sizeof(*f->q));
+	f->claimed = calloc(m->ntensors ? m->ntensors : 1, 1);
+	if (!f->q || !f->claimed ||
+	    nametab_init(&f->tab, m->ntensors, name_eq, m) < 0)
+		return -1;
+	f->q->config = f->cfg.file;
+	f->q->assumed_why = f->cfg.why_none;
+	for (i = 0; i < m->ntensors; i++) {
+		struct nametab_key key;
+
+		nametab_key(&key, 0, m->tensors[i].t->name,
+			    m->tensors[i].t->name_len);
+		if (nametab_put(&f->tab, &key, (uint32_t)i) == -2)
+			return -1;
+	}
+	return 0;
+}
+
+void
+quant_scan_free(struct quant_scan *f)
+{
+	nametab_free(&f->tab);
+	free(f->claimed);
+	f->claimed = NULL;
+	buf_free(&f->names);
+}
+
+size_t
+quant_scan_lookup(const struct quant_scan *f, const char *a, size_t alen,
+		  const char *b)
+{
+	size_t blen = strlen(b), n = alen + blen;
+	struct nametab_key k;
+	char stack[256], *s = n <= sizeof(stack) ? stack : malloc(n);
+	long id;
+
+	if (!s)
+		return QUANT_ABSENT;
+	memcpy(s, a, alen);
+	memcpy(s + alen, b, blen);
+	nametab_key(&k, 0, s, n);
+	id = nametab_find(&f->tab, &k);
+	if (s != stack)
+		free(s);
+	return id < 0 ? QUANT_ABSENT : (size_t)id;
+}
+
+int
+quant_scan_ends_with(const struct tensor *t, const char *suffix,
+		     size_t *base)
+{
+	size_t n = strlen(suffix);
+
+	if (t->name_len < n || memcmp(t->name + t->name_len - n, suffix, n))
+		return 0;
+	*base = t->name_len - n;
+	return 1;
+}
+
+void
+quant_scan_refuse(struct quant_scan *f, const char *name, size_t len,
+		  const char *fmt, ...)
+{
+	struct quant *q = f->q;
+	struct buf line = BUF_INIT;
+	char why[256];
+	va_list ap;
+
+	f->found = 1;
+	q->nrefused++;
+	if (q->nkept >= QUANT_REFUSED_KEPT)
+		return;
+	if (!q->refused) {
+		q->refused = calloc(QUANT_REFUSED_KEPT, sizeof(*q->refused));
+		if (!q->refused) {
+			f->oom = 1;
+			return;
+		}
+	}
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (buf_add(&line, name, len) || buf_adds(&line, ": ") ||
+	    buf_adds(&line, why)) {
+		buf_free(&line);
+		f->oom = 1;
+		return;
+	}
+	q->refused[q->nkept].len = line.len;
+	q->refused[q->nkept++].text = buf_steal(&line);
+}
+
+struct quant_weight *
+quant_scan_add(struct quant_scan *f, enum quant_scheme s, const char *label,
+	       const char *a, size_t alen, const char *b)
+{
+	struct quant *q = f->q;
+	struct quant_weight *w;
+	size_t k;
+
+	f->found = 1;
+	if (q->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 64;
+		void *p = realloc(q->w, cap * sizeof(*q->w));
+
+		if (!p) {
+			f->oom = 1;
+			return NULL;
+		}
+		q->w = p;
+		f->cap = cap;
+	}
+	w = &q->w[q->n];
+	memset(w, 0, sizeof(*w));
+	/* the name's offset for now: the arena may still move */
+	w->name = (const char *)(uintptr_t)f->names.len;
+	w->name_len = (uint32_t)(alen + strlen(b));
+	if (buf_add(&f->names, a, alen) || buf_adds(&f->names, b) ||
+	    buf_add(&f->names, "", 1)) {
+		f->oom = 1;
+		return NULL;
+	}
+	w->scheme = s;
+	w->label = label;
+	w->replaces = QUANT_ABSENT;
+	for (k = 0; k < QUANT_PARTS; k++)
+		w->part[k] = QUANT_ABSENT;
+	q->n++;
+	return w;
+}
+
+int
+quant_scan_parts_free(const struct quant_scan *f, const size_t *parts,
+		      size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (parts[k] != QUANT_ABSENT && f->claimed[parts[k]])
+			return 0;
+	return 1;
+}
+
+void
+quant_scan_claim(struct quant_scan *f, const struct quant_weight *w)
+{
+	size_t k;
+
+	for (k = 0; k < QUANT_PARTS; k++)
+		if (w->part[k] != QUANT_ABSENT)
+			f->claimed[w->part[k]] = 1;
+}
+
+int
+quant_scan_name_free(const struct quant_scan *f, const char *a, size_t alen,
+		     const char *b, size_t replaces)
+{
+	size_t at = quant_scan_lookup(f, a, alen, b);
+
+	return at == QUANT_ABSENT || at == replaces;
+}
