@@ -134,28 +134,38 @@ has_candidates(const struct model *m)
 	return 0;
 }
 
-/* quant_find(), or with probe quant_probe(): *found only. */
+/* quant_find(), or with count quant_count(): *counted only. */
 static int
-find(const struct model *m, int probe, struct quant **out, int *found,
-     struct err *e)
+find(const struct model *m, int count, struct quant **out,
+     struct quant_count *counted, struct err *e)
 {
 	struct quant_scan f;
 	size_t i, k, base;
 	uint64_t data = 0;
 
 	*out = NULL;
-	*found = 0;
+	if (counted)
+		memset(counted, 0, sizeof(*counted));
 	if (!has_candidates(m))
 		return 0;
-	if (quant_scan_init(&f, m, probe))
+	if (quant_scan_init(&f, m, count))
 		goto oom;
-	for (i = 0; i < m->ntensors && !f.oom && !(probe && f.found); i++)
+	for (i = 0; i < m->ntensors && !f.oom; i++)
 		for (k = 0; k < NMATCHERS; k++)
 			if (quant_scan_ends_with(m->tensors[i].t,
 						 matchers[k].suffix, &base)) {
 				matchers[k].match(&f, i, base);
 				break;
 			}
+	if (f.oom)
+		goto oom;
+	if (count) {
+		*counted = f.counted;
+		counted->refused = f.q->nrefused;
+		quant_scan_free(&f);
+		quant_free(f.q);
+		return 0;
+	}
 	/* an empty weight has no bytes to compute, one of more elements
 	 * than any stored tensor may have (format/tensor_size.h: its views'
 	 * sizes would not fit a file size) or past what the computed shard
@@ -182,12 +192,6 @@ find(const struct model *m, int probe, struct quant **out, int *found,
 	f.q->n = k;
 	if (f.oom)
 		goto oom;
-	*found = f.found;
-	if (probe) {
-		quant_scan_free(&f);
-		quant_free(f.q);
-		return 0;
-	}
 	/* the arena is final: offsets become pointers */
 	f.q->priv = buf_steal(&f.names);
 	for (i = 0; i < f.q->n; i++)
@@ -211,17 +215,13 @@ oom:
 int
 quant_find(const struct model *m, struct quant **out, struct err *e)
 {
-	int found;
-
-	return find(m, 0, out, &found, e);
+	return find(m, 0, out, NULL, e);
 }
 
 int
-quant_probe(const struct model *m)
+quant_count(const struct model *m, struct quant_count *out, struct err *e)
 {
-	struct err e = { 0 };
 	struct quant *q;
-	int found;
 
-	return find(m, 1, &q, &found, &e) == 0 && found;
+	return find(m, 1, &q, out, e);
 }

@@ -60,11 +60,13 @@ int quant_find(const struct model *m, struct quant **out, struct err *e);
 
 void quant_free(struct quant *q);
 
-/* 1 when quant_find() would find a weight or refuse a candidate, as far
- * as names, dtypes and shapes tell (no tensor is read, no config): the
- * cheap question a mount asks before it offers .dequant/.  0 also when
- * out of memory. */
-int quant_probe(const struct model *m);
+/* What quant_find() would find, as far as names, dtypes, shapes and the
+ * config tell: no tensor is read (a bitsandbytes quant_state or a GPTQ
+ * g_idx that lies is found out by quant_find() only), no weight kept.
+ * The cheap question a mount asks before it offers .dequant/, whose
+ * answer its __summary__.json gives.  0, or -1 with *e (ERR_NO_MEMORY). */
+int quant_count(const struct model *m, struct quant_count *out,
+		struct err *e);
 
 /* The weight that replaces stored tensor i (its logical tensor has i's
  * name), or QUANT_ABSENT.  O(log n). */

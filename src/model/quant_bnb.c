@@ -137,6 +137,7 @@ match_bnb(struct quant_scan *f, size_t i, size_t base, const char *type)
 {
 	const struct tensor *qs = quant_scan_tensor(f, i);
 	const char *why = NULL, *n = qs->name;
+	const char *label = strcmp(type, "nf4") == 0 ? "bnb-nf4" : "bnb-fp4";
 	struct quant_weight *w;
 	size_t parts[QUANT_PARTS];
 	json_t *j;
@@ -158,8 +159,10 @@ match_bnb(struct quant_scan *f, size_t i, size_t base, const char *type)
 		quant_scan_refuse(f, n, base, "its tensors belong to another weight");
 		return;
 	}
-	if (f->probe) {		/* a candidate: its JSON is not read yet */
-		f->found = 1;
+	if (f->count) {		/* its JSON is not read: a candidate */
+		w = quant_scan_add(f, QUANT_BNB4, label, n, base, "");
+		memcpy(w->part, parts, sizeof(parts));
+		quant_scan_claim(f, w);
 		return;
 	}
 	j = bnb_state(f, i, &why);
@@ -167,8 +170,7 @@ match_bnb(struct quant_scan *f, size_t i, size_t base, const char *type)
 		quant_scan_refuse(f, n, base, "%s", why);
 		return;
 	}
-	w = quant_scan_add(f, QUANT_BNB4, strcmp(type, "nf4") == 0 ? "bnb-nf4" :
-		"bnb-fp4", n, base, "");
+	w = quant_scan_add(f, QUANT_BNB4, label, n, base, "");
 	if (!w) {
 		json_decref(j);
 		return;

@@ -437,6 +437,30 @@ summary_assumed(const struct quant *q, json_t *o)
 	return bad ? -1 : 0;
 }
 
+/* The "quantization" object of a model that is not derived: where its
+ * dequantized form is and what it holds, as far as quant_count() tells;
+ * NULL when nothing is quantized. */
+static json_t *
+stored_summary(const struct model *m)
+{
+	struct quant_count c;
+	struct err e = { 0 };
+	json_t *schemes;
+	size_t k;
+
+	if (quant_count(m, &c, &e) || (c.weights == 0 && c.refused == 0))
+		return NULL;
+	schemes = json_object();
+	for (k = 0; schemes && k < c.nlabels; k++)
+		json_object_set_new(schemes, c.label[k].label,
+				    json_integer((json_int_t)c.label[k].n));
+	return json_pack("{s:s, s:I, s:o, s:I}",
+			 "dequant", ".dequant/",
+			 "weights", (json_int_t)c.weights,
+			 "schemes", schemes ? schemes : json_object(),
+			 "refused", (json_int_t)c.refused);
+}
+
 void *
 quant_model_summary(const struct model *d)
 {
@@ -445,7 +469,7 @@ quant_model_summary(const struct model *d)
 	size_t k;
 
 	if (!q)
-		return NULL;
+		return stored_summary(d);
 	schemes = json_object();
 	refused = json_array();
 	for (k = 0; schemes && k < q->n; k++) {

@@ -53,10 +53,13 @@ size_t quant_model_replacement(const struct model *d, size_t i);
 int quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
 			struct buf *b);
 
-/* The "quantization" object of __summary__.json for a derived model
- * (weights per scheme, the config that told settings, the candidates
- * left as stored and why), as a jansson json_t *, or NULL for any other
- * model (or out of memory). */
+/* The "quantization" object of __summary__.json, as a jansson json_t *:
+ * for a derived model, weights per scheme, the config that told
+ * settings, what was assumed, the candidates left as stored and why; for
+ * a model with quantized weights, where its derived model is (a mount's
+ * "dequant": ".dequant/") and what it holds as far as names, dtypes,
+ * shapes and the config tell (quant_count()); NULL for any other model
+ * (or out of memory). */
 void *quant_model_summary(const struct model *d);
 
 #endif

@@ -194,7 +194,7 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 		why = "a stored tensor has the logical name";
 	if (!why && !quant_scan_parts_free(f, (size_t[]){ i, zi, si, gidx }, 4))
 		why = "its tensors belong to another weight";
-	if (!why && gi && !awq && !f->probe)
+	if (!why && gi && !awq && !f->count)
 		gidx_check(f, gidx, p.groups, &why);
 	if (why) {
 		quant_scan_refuse(f, qw->name, qw->name_len, "%s", why);

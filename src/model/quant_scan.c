@@ -25,15 +25,14 @@ name_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 }
 
 int
-quant_scan_init(struct quant_scan *f, const struct model *m, int probe)
+quant_scan_init(struct quant_scan *f, const struct model *m, int count)
 {
 	size_t i;
 
 	memset(f, 0, sizeof(*f));
 	f->m = m;
-	f->probe = probe;
-	if (!probe)
-		quant_config_read(m, &f->cfg);
+	f->count = count;
+	quant_config_read(m, &f->cfg);
 	f->q = calloc(1, sizeof(*f->q));
 	f->claimed = calloc(m->ntensors ? m->ntensors : 1, 1);
 	if (!f->q || !f->claimed ||
@@ -126,42 +125,53 @@ quant_scan_refuse(struct quant_scan *f, const char *name, size_t len,
 	q->refused[q->nkept++].text = buf_steal(&line);
 }
 
-struct quant_weight *
-quant_scan_add(struct quant_scan *f, enum quant_scheme s, const char *label,
-	       const char *a, size_t alen, const char *b)
+/* The next slot of f->q's weights; NULL when out of memory. */
+static struct quant_weight *
+next_slot(struct quant_scan *f)
 {
 	struct quant *q = f->q;
-	struct quant_weight *w;
-	size_t k;
 
-	f->found = 1;
 	if (q->n == f->cap) {
 		size_t cap = f->cap ? 2 * f->cap : 64;
 		void *p = realloc(q->w, cap * sizeof(*q->w));
 
-		if (!p) {
-			f->oom = 1;
+		if (!p)
 			return NULL;
-		}
 		q->w = p;
 		f->cap = cap;
 	}
-	w = &q->w[q->n];
-	memset(w, 0, sizeof(*w));
-	/* the name's offset for now: the arena may still move */
-	w->name = (const char *)(uintptr_t)f->names.len;
-	w->name_len = (uint32_t)(alen + strlen(b));
-	if (buf_add(&f->names, a, alen) || buf_adds(&f->names, b) ||
-	    buf_add(&f->names, "", 1)) {
+	return &q->w[q->n];
+}
+
+struct quant_weight *
+quant_scan_add(struct quant_scan *f, enum quant_scheme s, const char *label,
+	       const char *a, size_t alen, const char *b)
+{
+	struct quant_weight *w = f->count ? &f->scratch : next_slot(f);
+	size_t k;
+
+	f->found = 1;
+	if (!w) {
 		f->oom = 1;
 		return NULL;
+	}
+	memset(w, 0, sizeof(*w));
+	if (!f->count) {
+		/* the name's offset for now: the arena may still move */
+		w->name = (const char *)(uintptr_t)f->names.len;
+		w->name_len = (uint32_t)(alen + strlen(b));
+		if (buf_add(&f->names, a, alen) || buf_adds(&f->names, b) ||
+		    buf_add(&f->names, "", 1)) {
+			f->oom = 1;
+			return NULL;
+		}
+		f->q->n++;
 	}
 	w->scheme = s;
 	w->label = label;
 	w->replaces = QUANT_ABSENT;
 	for (k = 0; k < QUANT_PARTS; k++)
 		w->part[k] = QUANT_ABSENT;
-	q->n++;
 	return w;
 }
 
@@ -180,11 +190,27 @@ quant_scan_parts_free(const struct quant_scan *f, const size_t *parts,
 void
 quant_scan_claim(struct quant_scan *f, const struct quant_weight *w)
 {
+	struct quant_count *c = &f->counted;
 	size_t k;
 
 	for (k = 0; k < QUANT_PARTS; k++)
 		if (w->part[k] != QUANT_ABSENT)
 			f->claimed[w->part[k]] = 1;
+	if (!f->count)
+		return;
+	/* quant_find() leaves an empty weight as stored (a bitsandbytes
+	 * candidate's size is in its quant_state, not read here) */
+	if (w->numel == 0 && w->scheme != QUANT_BNB4) {
+		f->q->nrefused++;
+		return;
+	}
+	c->weights++;
+	for (k = 0; k < c->nlabels && strcmp(c->label[k].label, w->label); k++)
+		;
+	if (k == c->nlabels && k < QUANT_LABELS)
+		c->label[c->nlabels++].label = w->label;
+	if (k < QUANT_LABELS)
+		c->label[k].n++;
 }
 
 int

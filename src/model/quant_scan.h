@@ -20,9 +20,12 @@ struct tensor;
 
 struct quant_scan {
 	const struct model *m;
-	int probe;		/* quant_probe(): names, dtypes and shapes
-				   only, no tensor read, no config */
+	int count;		/* quant_count(): names, dtypes, shapes and
+				   the config only, no tensor read; weights
+				   counted in counted, not kept */
 	int found;		/* a candidate was seen */
+	struct quant_count counted;
+	struct quant_weight scratch;	/* what counting adds */
 	struct quant_config cfg;
 	struct nametab tab;	/* tensor names -> model indexes */
 	uint8_t *claimed;	/* per model tensor */
@@ -32,9 +35,10 @@ struct quant_scan {
 	int oom;
 };
 
-/* A scan of m: its names in the table, its config read (unless probe),
- * an empty f->q.  0, or -1 out of memory (then quant_scan_free()). */
-int quant_scan_init(struct quant_scan *f, const struct model *m, int probe);
+/* A scan of m (count: quant_count()'s): its names in the table, its
+ * config read, an empty f->q.  0, or -1 out of memory (then
+ * quant_scan_free()). */
+int quant_scan_init(struct quant_scan *f, const struct model *m, int count);
 
 /* What the scan holds but f->q (the caller's). */
 void quant_scan_free(struct quant_scan *f);
@@ -55,8 +59,8 @@ void quant_scan_refuse(struct quant_scan *f, const char *name, size_t len,
 		       const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* A new weight named a[0..alen) + b, parts all absent; NULL when out of
- * memory. */
+/* A new weight named a[0..alen) + b, parts all absent (when counting, one
+ * that is not kept); NULL when out of memory. */
 struct quant_weight *quant_scan_add(struct quant_scan *f,
 				    enum quant_scheme s, const char *label,
 				    const char *a, size_t alen, const char *b);
@@ -66,7 +70,7 @@ struct quant_weight *quant_scan_add(struct quant_scan *f,
 int quant_scan_parts_free(const struct quant_scan *f, const size_t *parts,
 			  size_t n);
 
-/* w's parts are w's: no other candidate takes them. */
+/* w's parts are w's: no other candidate takes them (and w is counted). */
 void quant_scan_claim(struct quant_scan *f, const struct quant_weight *w);
 
 /* The logical name a[0..alen) + b is free: no stored tensor has it, or

@@ -97,4 +97,17 @@ struct quant {
 
 #define QUANT_REFUSED_KEPT 64
 
+/* Weights per scheme label, as far as names, dtypes, shapes and the
+ * config tell (quant_count()). */
+#define QUANT_LABELS 16
+struct quant_count {
+	size_t weights;
+	size_t refused;		/* candidates left as stored */
+	size_t nlabels;
+	struct {
+		const char *label;	/* "fp8-block", ... */
+		size_t n;
+	} label[QUANT_LABELS];
+};
+
 #endif

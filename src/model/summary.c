@@ -404,6 +404,29 @@ print_metadata(FILE *out, const struct model *m)
 	json_decref(o);
 }
 
+/* The quantized weights, by scheme, and where their values are. */
+static void
+print_quantized(FILE *out, const struct model *m)
+{
+	json_t *q = quant_model_summary(m), *v;
+	const char *key, *sep = "";
+
+	if (!q || !json_object_get(q, "dequant")) {
+		json_decref(q);
+		return;
+	}
+	fprintf(out, "quantized:   %" JSON_INTEGER_FORMAT " weights (",
+		json_integer_value(json_object_get(q, "weights")));
+	json_object_foreach(json_object_get(q, "schemes"), key, v) {
+		fprintf(out, "%s%s %" JSON_INTEGER_FORMAT, sep, key,
+			json_integer_value(v));
+		sep = ", ";
+	}
+	fputs(")\n             their values: stfs-inspect --dequant, a "
+	      "mount's .dequant/\n", out);
+	json_decref(q);
+}
+
 void
 summary_print_text(FILE *out, const struct model *m)
 {
@@ -447,6 +470,7 @@ summary_print_text(FILE *out, const struct model *m)
 		json_decref(g);
 	}
 	print_metadata(out, m);
+	print_quantized(out, m);
 	if (summary_tied(m))
 		fputs("tied:        config.json says tie_word_embeddings: the "
 		      "output layer (lm_head)\n"

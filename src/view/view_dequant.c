@@ -8,7 +8,7 @@
  * shifted to a range of the parent's.  Its files are all
  * VIEW_HIDDEN_FILE to the parent, read through the child.
  *
- * Built on first use: a mount pays only quant_probe() (a pass over the
+ * Built on first use: a mount pays only quant_count() (a pass over the
  * names) until someone looks into .dequant/ or at the mirror files of a
  * replaced tensor, so a DeepSeek-sized FP8 model mounts as fast and as
  * small as before.  The range reserved for it is the rest of the model
@@ -108,10 +108,15 @@ static int
 dequant_build(struct view *v, struct err *e)
 {
 	struct view_dequant *d;
+	struct quant_count c;
 
 	if (quant_model_base(v->model) || !v->ops->build ||
-	    v->ninodes >= UINT32_MAX - 1 || !quant_probe(v->model))
-		return 0;	/* already dequantized, or nothing to do */
+	    v->ninodes >= UINT32_MAX - 1)
+		return 0;	/* already dequantized */
+	if (quant_count(v->model, &c, e))
+		return -1;
+	if (c.weights == 0 && c.refused == 0)
+		return 0;	/* nothing to do */
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");

@@ -329,6 +329,17 @@ def check_model(t, m, mnt):
 			"%s/%s: the stored bytes" % (m.name, name))
 	parts = {p for v in m.logical.values() for p in v[1]}
 	want = sorted((set(m.tensors) - parts) | set(m.logical))
+	# the mount's own summary says where the values are (ls -a does not)
+	q = json.loads(read(os.path.join(d, "__summary__.json"))).get(
+		"quantization", {})
+	schemes = {}
+	for v in m.logical.values():
+		schemes[v[0]] = schemes.get(v[0], 0) + 1
+	t.eq(q, {"dequant": ".dequant/", "weights": len(m.logical),
+		 "schemes": schemes, "refused": len(m.refused)},
+	     "%s/__summary__.json: its quantization" % m.name)
+	t.check(os.path.isdir(os.path.join(d, q.get("dequant", "?"))),
+		"%s: the summary's dequant is a directory" % m.name)
 	dq = os.path.join(d, ".dequant")
 	got = sorted(f for f in os.listdir(dq) if not f.endswith(".json"))
 	t.eq(got, want, "%s/.dequant/: its tensors" % m.name)
@@ -397,6 +408,13 @@ def inspect(args):
 
 
 def check_inspect(t, fp8, awq, root):
+	# the summary's text says where the values are; --help too
+	r = inspect([fp8.path])
+	t.check(b"quantized:   3 weights (" in r.stdout and
+		b"stfs-inspect --dequant, a mount's .dequant/" in r.stdout,
+		"stfs-inspect: the quantized: line: %r" % r.stdout[-300:])
+	r = harness.run([harness.STFS, "--help"], timeout=30)
+	t.check(b"  .dequant/ " in r.stdout, "stfs --help lists .dequant/")
 	# --stats: the logical values
 	r = inspect(["--stats", "--json", fp8.path])
 	st = {o["name"]: o for o in json.loads(r.stdout)["tensors"]}
