@@ -78,11 +78,13 @@ header_like(const struct header *h, size_t n)
 	return c;
 }
 
-/* The table of the computed shard: the logical tensors back to back;
- * offs[k] gets weight k's first byte.  NULL when out of memory. */
+/* The table of the computed shard: the logical tensors back to back, of
+ * dtype dt (F32 or BF16); offs[k] gets weight k's first byte.  NULL when
+ * out of memory. */
 static struct header *
-logical_header(const struct quant *q, uint64_t *offs)
+logical_header(const struct quant *q, enum dtype dt, uint64_t *offs)
 {
+	uint64_t es = dtype_info(dt)->bits / 8;
 	struct header *h = calloc(1, sizeof(*h));
 	uint64_t at = 0;
 	size_t k;
@@ -100,12 +102,12 @@ logical_header(const struct quant *q, uint64_t *offs)
 
 		t->name = w->name;
 		t->name_len = w->name_len;
-		t->dtype = DTYPE_F32;
+		t->dtype = dt;
 		t->rank = w->rank;
 		t->shape = w->shape;
 		t->numel = w->numel;
 		t->begin = at;
-		t->end = at + 4 * w->numel;
+		t->end = at + es * w->numel;
 		offs[k] = at;
 		at = t->end;
 	}
@@ -170,7 +172,8 @@ dup_or_null(const char *s, int *oom)
 
 /* quant_model_open(), taking m when own. */
 static int
-derive(struct model *m, int own, struct model **out, struct err *e)
+derive(struct model *m, int own, enum dtype dt, struct model **out,
+       struct err *e)
 {
 	struct model *d = NULL;
 	struct quant *q = NULL;
@@ -210,7 +213,7 @@ derive(struct model *m, int own, struct model **out, struct err *e)
 				claimed[q->w[k].part[i]] = 1;
 	if (kept_shards(d, m, claimed))
 		goto oom;
-	lh = logical_header(q, offs);
+	lh = logical_header(q, dt, offs);
 	d->shards[d->nshards].name = strdup(DEQUANT_SHARD);
 	if (!lh || !d->shards[d->nshards].name ||
 	    asprintf(&name, "%s (dequantized)", m->arg ? m->arg : "") < 0) {
@@ -223,7 +226,8 @@ derive(struct model *m, int own, struct model **out, struct err *e)
 	}
 	/* the last step that can fail: from here the source owns q, offs
 	 * and (own) m */
-	if (quant_source_open(m, own, q, offs, lh->data_len, name, &src, e)) {
+	if (quant_source_open(m, own, q, dt == DTYPE_BF16, offs, lh->data_len,
+			      name, &src, e)) {
 		q = NULL;
 		offs = NULL;
 		goto fail;
@@ -250,10 +254,11 @@ fail:
 }
 
 int
-quant_model_open(const struct model *m, struct model **out, struct err *e)
+quant_model_open(const struct model *m, enum dtype dt, struct model **out,
+		 struct err *e)
 {
 	/* not taken, so not changed: the source only reads it */
-	return derive((struct model *)m, 0, out, e);
+	return derive((struct model *)m, 0, dt, out, e);
 }
 
 int
@@ -261,7 +266,7 @@ quant_model_take(struct model **m, struct err *e)
 {
 	struct model *d;
 
-	if (derive(*m, 1, &d, e))
+	if (derive(*m, 1, DTYPE_F32, &d, e))
 		return -1;
 	if (d)
 		*m = d;

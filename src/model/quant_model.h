@@ -2,15 +2,17 @@
  * weights (quant.h) dequantized.
  *
  * The derived model of a model m holds m's tensors, except that the parts
- * of each quantized weight give way to the weight's logical tensor: F32,
- * under the name and in the shape its framework gives it
+ * of each quantized weight give way to the weight's logical tensor: F32
+ * (or BF16, quant_model_open()), under the name and in the shape its
+ * framework gives it
  * (`model.layers.0.mlp.up_proj.weight` [out, in] for a GPTQ layer).  Its
  * shards are m's files (sharing m's sources; their tables list the
  * tensors it keeps) and one more, "dequantized", the logical tensors back
  * to back, computed when read (quant_source.h).  Everything that works on
  * a model works on it unchanged: the views (the mount's .dequant/
  * directory is its view), virtual safetensors files (a dequantized
- * model.safetensors), stfs-inspect --stats, --diff, --merge.
+ * model.safetensors, its bf16/ twin), stfs-inspect --stats, --diff,
+ * --merge.
  *
  * Tensor order: m's kept tensors in m's order, then the logical tensors
  * in the order their weights were found (quant.h).
@@ -20,20 +22,24 @@
 
 #include <stddef.h>
 
+#include "format/dtype.h"
+
 struct buf;
 struct err;
 struct model;
 struct model_tensor;
 struct quant;
 
-/* The derived model of m, which must outlive it; *out NULL when m has no
- * quantized weight (and no candidate was refused) or is itself derived.
- * 0, or -1 with *e (ERR_NO_MEMORY). */
-int quant_model_open(const struct model *m, struct model **out,
+/* The derived model of m, which must outlive it, its logical tensors of
+ * dtype dt: F32, or BF16 (the float32 values rounded to nearest even, as
+ * torch's .to(torch.bfloat16): the model as a BF16 release has it); *out
+ * NULL when m has no quantized weight (and no candidate was refused) or
+ * is itself derived.  0, or -1 with *e (ERR_NO_MEMORY). */
+int quant_model_open(const struct model *m, enum dtype dt, struct model **out,
 		     struct err *e);
 
-/* Replace *m by its derived model when there is one, which then owns the
- * original (freed with it).  0, or -1 with *e (*m unchanged). */
+/* Replace *m by its derived model (F32) when there is one, which then
+ * owns the original (freed with it).  0, or -1 with *e (*m unchanged). */
 int quant_model_take(struct model **m, struct err *e);
 
 /* The weights behind a derived model, NULL for any other model. */

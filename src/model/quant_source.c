@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "format/quant/qscalar.h"
 #include "model/model.h"
 #include "model/quant.h"
 #include "model/quant_render.h"
@@ -24,6 +25,8 @@ struct tile {
 struct qsrc {
 	struct model *base;
 	int own;
+	int bf16;		/* BF16 bytes, else float32 */
+	unsigned es;		/* bytes per element: 2 or 4 */
 	struct quant *q;
 	uint64_t *offs;
 	struct quant_tiling *tiling;	/* per weight */
@@ -206,7 +209,8 @@ weight_at(const struct qsrc *c, uint64_t off)
 	return lo;
 }
 
-/* Little-endian float32 bytes of host floats. */
+/* Little-endian float32 bytes of host floats: bytes [skip, skip +
+ * nbytes) of src's. */
 static void
 put_le(uint8_t *dst, const float *src, size_t nbytes, size_t skip)
 {
@@ -225,6 +229,40 @@ put_le(uint8_t *dst, const float *src, size_t nbytes, size_t skip)
 #endif
 }
 
+/* The BF16 code of x as torch's .to(torch.bfloat16) rounds it: to
+ * nearest, ties to even (format/quant/qscalar.h). */
+static uint16_t
+bf16_of(float x)
+{
+	float r = qscalar_round_bf16(x);
+	uint32_t b;
+
+	memcpy(&b, &r, 4);
+	return (uint16_t)(b >> 16);
+}
+
+/* Little-endian BF16 bytes of host floats: bytes [skip, skip + nbytes)
+ * of their BF16 codes'. */
+static void
+put_bf16(uint8_t *dst, const float *src, size_t nbytes, size_t skip)
+{
+	size_t i = 0, at;
+	uint16_t h;
+
+	if (skip % 2 && nbytes) {	/* the high byte of an element */
+		dst[i++] = (uint8_t)(bf16_of(src[skip / 2]) >> 8);
+	}
+	for (; i + 2 <= nbytes; i += 2) {
+		h = bf16_of(src[(skip + i) / 2]);
+		dst[i] = (uint8_t)h;
+		dst[i + 1] = (uint8_t)(h >> 8);
+	}
+	if (i < nbytes) {		/* the low byte of the last one */
+		at = skip + i;
+		dst[i] = (uint8_t)bf16_of(src[at / 2]);
+	}
+}
+
 static int
 qsrc_pread(struct source *s, void *buf, size_t len, uint64_t off)
 {
@@ -236,7 +274,7 @@ qsrc_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		return -EIO;
 	while (len) {
 		size_t w = weight_at(c, off), n;
-		uint64_t at = off - c->offs[w], e = at / 4, e0, e1, t;
+		uint64_t at = off - c->offs[w], e = at / c->es, e0, e1, t;
 		struct tile *x;
 
 		t = quant_render_tile_of(&c->tiling[w], e);
@@ -245,8 +283,12 @@ qsrc_pread(struct source *s, void *buf, size_t len, uint64_t off)
 			return rc;
 		e0 = x->e0;
 		e1 = x->e1;
-		n = (size_t)(e1 * 4 - at) < len ? (size_t)(e1 * 4 - at) : len;
-		put_le(dst, x->data, n, (size_t)(at - e0 * 4));
+		n = (size_t)(e1 * c->es - at) < len ?
+		    (size_t)(e1 * c->es - at) : len;
+		if (c->bf16)
+			put_bf16(dst, x->data, n, (size_t)(at - e0 * c->es));
+		else
+			put_le(dst, x->data, n, (size_t)(at - e0 * c->es));
 		tile_put(c, x);
 		dst += n;
 		off += n;
@@ -320,7 +362,7 @@ take_attrs(struct source *s, const struct model *base)
 }
 
 int
-quant_source_open(struct model *base, int own, struct quant *q,
+quant_source_open(struct model *base, int own, struct quant *q, int bf16,
 		  uint64_t *offs, uint64_t size, const char *name,
 		  struct source **out, struct err *e)
 {
@@ -332,6 +374,8 @@ quant_source_open(struct model *base, int own, struct quant *q,
 		goto oom;
 	c->base = base;
 	c->own = own;
+	c->bf16 = bf16;
+	c->es = bf16 ? 2 : 4;
 	c->q = q;
 	c->offs = offs;
 	q = NULL;

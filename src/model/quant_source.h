@@ -1,7 +1,8 @@
 /* quant_source.h - the bytes of a model's dequantized weights as a
- * source (source/source.h): the logical tensors of quant.h, float32
- * little-endian in C order, back to back in weight order, computed when
- * read.  It is the last shard of a derived model (quant_model.h), so the
+ * source (source/source.h): the logical tensors of quant.h, float32 (or
+ * BF16, the float32 values rounded to nearest even as torch's
+ * .to(torch.bfloat16) does) little-endian in C order, back to back in
+ * weight order, computed when read.  It is the last shard of a derived model (quant_model.h), so the
  * views, virtual safetensors files and stfs-inspect read the logical
  * tensors as they read any F32 tensor.
  *
@@ -26,11 +27,11 @@ struct source;
 #define QUANT_SOURCE_TILES 4
 
 /* A source over the logical tensors of q (weights of base), weight k at
- * bytes [offs[k], offs[k] + 4 numel): offs has q->n entries, size the
- * total.  Takes q and offs, also on failure; takes base too when own and
- * it succeeds (closing the source then frees it).  name is for messages.
- * 0, or -1 with *e (ERR_NO_MEMORY). */
-int quant_source_open(struct model *base, int own, struct quant *q,
+ * bytes [offs[k], offs[k] + 4 numel) (2 numel: bf16): offs has q->n
+ * entries, size the total.  Takes q and offs, also on failure; takes
+ * base too when own and it succeeds (closing the source then frees it).
+ * name is for messages.  0, or -1 with *e (ERR_NO_MEMORY). */
+int quant_source_open(struct model *base, int own, struct quant *q, int bf16,
 		      uint64_t *offs, uint64_t size, const char *name,
 		      struct source **out, struct err *e);
 

@@ -72,7 +72,8 @@ child(const struct view *v)
 		return d->child;
 	pthread_mutex_lock(&d->lock);
 	if (!d->built) {
-		if (quant_model_open(v->model, &dm, &e) == 0 && dm &&
+		if (quant_model_open(v->model, DTYPE_F32, &dm, &e) == 0 &&
+		    dm &&
 		    (v->ops->build(dm, &v->opts, NULL, &c, &e) ||
 		     c->ninodes > d->reserved)) {
 			if (c)

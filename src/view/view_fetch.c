@@ -27,13 +27,13 @@ int
 view_fetch_stored_at(void *arg, uint64_t off, size_t len, void *dst)
 {
 	const struct view_fetch_at *f = arg;
-	struct source *src = f->v->model->shards[f->mt->shard].src;
+	const struct model *m = f->m ? f->m : f->v->model;
+	struct source *src = m->shards[f->mt->shard].src;
 	int rc;
 
 	if (len == 0)
 		return 0;
-	rc = source_pread(src, dst, len, model_tensor_offset(f->v->model,
-							     f->mt) + off);
+	rc = source_pread(src, dst, len, model_tensor_offset(m, f->mt) + off);
 	if (source_verify(src) != 0 || rc < 0)
 		return -EIO;
 	return 0;

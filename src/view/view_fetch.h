@@ -16,9 +16,13 @@ int view_fetch(const struct view *v, const struct model_tensor *mt,
 
 /* view_fetch() as a read callback (tensor_render_read_fn,
  * tensor_stats_read_fn): arg is a struct view_fetch_at. */
+struct model;
 struct view_fetch_at {
 	const struct view *v;
 	const struct model_tensor *mt;
+	const struct model *m;	/* mt's model when not v's (a virtual
+				   file of another model: stored reads
+				   only), else NULL */
 };
 int view_fetch_at(void *arg, uint64_t off, size_t len, void *dst);
 

@@ -5,6 +5,10 @@
  *   .safetensors/model.safetensors         the whole model, every shard
  *   .safetensors/PREFIX.safetensors        the tensors named PREFIX.*
  *   .safetensors/strip/PREFIX.safetensors  the same, "PREFIX." removed
+ *   .safetensors/bf16/model.safetensors    in .dequant/ only (a derived
+ *                                          model, model/quant_model.h):
+ *                                          the whole model with its
+ *                                          logical tensors BF16, not F32
  *
  * PREFIX is written names_encode(PREFIX) (names.h) followed by
  * ".safetensors"; when that would not fit in 255 bytes (or names_encode
@@ -16,11 +20,14 @@
  *
  * Inodes, a range after the view's others: ino_safetensors is
  * .safetensors/, + 1 strip/, + 2 model.safetensors, and prefix id p (1..)
- * + 1 + 2p (names kept) and + 2 + 2p (stripped).
+ * + 1 + 2p (names kept) and + 2 + 2p (stripped); then, in .dequant/,
+ * bf16/ and its model.safetensors.
  * The number of prefixes is bounded at build by the number of '.' bytes
  * in the names (one pass over the names, nothing else); the prefix table
  * itself (repack_open: a sort of the names) is built on the first lookup or
- * listing inside .safetensors/, so mounting costs what it did before.
+ * listing inside .safetensors/, so mounting costs what it did before; the
+ * BF16 model behind bf16/ (the quantized weights found again, their
+ * values rounded when read) on the first lookup inside bf16/.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,6 +37,7 @@
 
 #include "base/error.h"
 #include "model/model.h"
+#include "model/quant_model.h"
 #include "view/names.h"
 #include "view/view.h"
 #include "view/view_kinds.h"
@@ -42,6 +50,7 @@
 #define SUFFIX ".safetensors"
 #define SUFFIX_LEN 12
 #define WHOLE_NAME "model.safetensors"
+#define BF16_DIR "bf16"
 #define HASH_NAME_LEN (2 + 16)	/* "%~" and 16 hex digits */
 
 struct view_safetensors {
@@ -52,6 +61,12 @@ struct view_safetensors {
 	 * "model"), in strip/ (prefixes that cannot be stripped) */
 	size_t nskip_kept, nskip_strip;
 	size_t *skip_kept, *skip_strip;
+	/* bf16/: the view's model is a derived one; its BF16 twin and
+	 * repack, built once (bf16_built, atomic), NULL when none */
+	int bf16;
+	int bf16_built;
+	struct model *bf16_model;
+	struct repack *bf16_repack;
 };
 
 /* --- build ------------------------------------------------------------- */
@@ -78,9 +93,10 @@ safetensors_build(struct view *v, struct err *e)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	pthread_mutex_init(&s->lock, NULL);
 	s->pmax = dots;
+	s->bf16 = quant_model_base(m) != NULL;
 	v->safetensors = s;
 	v->ino_safetensors = v->ninodes + 1;
-	v->ninodes = v->ino_safetensors + 2 + 2 * dots;
+	v->ninodes = v->ino_safetensors + 2 + 2 * dots + (s->bf16 ? 2 : 0);
 	return 0;
 }
 
@@ -92,6 +108,8 @@ safetensors_free(struct view *v)
 	if (!s)
 		return;
 	repack_free(s->repack);
+	repack_free(s->bf16_repack);
+	model_free(s->bf16_model);
 	pthread_mutex_destroy(&s->lock);
 	free(s->skip_kept);
 	free(s->skip_strip);
@@ -146,9 +164,47 @@ get(const struct view *v)
 	return t;
 }
 
+/* The repack of the BF16 twin of the view's derived model, built once;
+ * NULL when there is none (out of memory: the next call does not retry,
+ * bf16/ stays empty). */
+static struct repack *
+get_bf16(const struct view *v)
+{
+	struct view_safetensors *s = v->safetensors;
+	struct err e = { 0 };
+	struct model *bm = NULL;
+	struct repack *t = NULL;
+
+	if (__atomic_load_n(&s->bf16_built, __ATOMIC_ACQUIRE))
+		return s->bf16_repack;
+	pthread_mutex_lock(&s->lock);
+	if (!s->bf16_built) {
+		if (quant_model_open(quant_model_base(v->model), DTYPE_BF16,
+				     &bm, &e) == 0 && bm &&
+		    repack_open(bm, &t, &e) != 0)
+			t = NULL;
+		if (!t) {
+			model_free(bm);
+			bm = NULL;
+		}
+		s->bf16_model = bm;
+		s->bf16_repack = t;
+		__atomic_store_n(&s->bf16_built, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return s->bf16_repack;
+}
+
 /* --- inodes -------------------------------------------------------------- */
 
-enum node { N_NONE, N_DIR, N_STRIP, N_FILE };
+enum node { N_NONE, N_DIR, N_STRIP, N_FILE, N_BF16_DIR, N_BF16_FILE };
+
+/* bf16/ and its file: after the prefixes' inodes. */
+static uint64_t
+bf16_ino(const struct view *v)
+{
+	return v->ino_safetensors + 3 + 2 * v->safetensors->pmax;
+}
 
 /* What ino is; for a file, its prefix id and strip flag.  Does not
  * build the prefix table: inodes of files are only handed out by
@@ -158,8 +214,13 @@ node_of(const struct view *v, uint64_t ino, size_t *id, int *strip)
 {
 	uint64_t k;
 
-	if (!v->ino_safetensors || ino < v->ino_safetensors ||
-	    ino > v->ino_safetensors + 2 + 2 * v->safetensors->pmax)
+	if (!v->ino_safetensors || ino < v->ino_safetensors)
+		return N_NONE;
+	if (v->safetensors->bf16 && ino == bf16_ino(v))
+		return N_BF16_DIR;
+	if (v->safetensors->bf16 && ino == bf16_ino(v) + 1)
+		return N_BF16_FILE;
+	if (ino > v->ino_safetensors + 2 + 2 * v->safetensors->pmax)
 		return N_NONE;
 	if (ino == v->ino_safetensors)
 		return N_DIR;
@@ -217,12 +278,18 @@ safetensors_kind(const struct view *v, uint64_t ino)
 	switch (node_of(v, ino, &id, &strip)) {
 	case N_DIR:
 	case N_STRIP:
+	case N_BF16_DIR:
 		return VIEW_DIR;
 	case N_FILE:
 		if (__atomic_load_n(&s->repack, __ATOMIC_ACQUIRE) &&
 		    !exists(v, id, strip))
 			return VIEW_NONE;
 		return id <= s->pmax ? VIEW_HIDDEN_FILE : VIEW_NONE;
+	case N_BF16_FILE:
+		if (__atomic_load_n(&s->bf16_built, __ATOMIC_ACQUIRE) &&
+		    !s->bf16_repack)
+			return VIEW_NONE;
+		return VIEW_HIDDEN_FILE;
 	default:
 		return VIEW_NONE;
 	}
@@ -303,11 +370,19 @@ safetensors_lookup(const struct view *v, uint64_t parent, const char *name,
 	int strip = 0;
 	enum node n = node_of(v, parent, &id, &strip);
 
+	if (n == N_BF16_DIR)
+		return len == sizeof(WHOLE_NAME) - 1 &&
+		       memcmp(name, WHOLE_NAME, len) == 0 &&
+		       safetensors_size(v, bf16_ino(v) + 1) ? bf16_ino(v) + 1 :
+		       0;
 	if (n != N_DIR && n != N_STRIP)
 		return 0;
 	strip = n == N_STRIP;
 	if (!strip && len == 5 && memcmp(name, STRIP_DIR, 5) == 0)
 		return v->ino_safetensors + 1;
+	if (!strip && v->safetensors->bf16 && len == sizeof(BF16_DIR) - 1 &&
+	    memcmp(name, BF16_DIR, len) == 0)
+		return bf16_ino(v);
 	t = get(v);
 	if (!t)
 		return 0;
@@ -332,13 +407,16 @@ safetensors_nchildren(const struct view *v, uint64_t dir)
 	int strip;
 	enum node n = node_of(v, dir, &id, &strip);
 
+	if (n == N_BF16_DIR)
+		return safetensors_size(v, bf16_ino(v) + 1) ? 1 : 0;
 	if (n != N_DIR && n != N_STRIP)
 		return 0;
 	t = get(v);
 	if (!t)
 		return n == N_DIR ? 1 : 0;
 	if (n == N_DIR)
-		return 2 + repack_nprefixes(t) - s->nskip_kept;
+		return 2 + (uint64_t)s->bf16 + repack_nprefixes(t) -
+		       s->nskip_kept;
 	return repack_nprefixes(t) - s->nskip_strip;
 }
 
@@ -364,14 +442,18 @@ safetensors_child(const struct view *v, uint64_t dir, uint64_t k)
 
 	if (k >= safetensors_nchildren(v, dir))
 		return 0;
+	if (n == N_BF16_DIR)
+		return bf16_ino(v) + 1;
 	if (n == N_DIR) {
-		/* model.safetensors, strip/, then the prefixes */
+		/* model.safetensors, strip/, bf16/, then the prefixes */
 		if (k == 0)
 			return file_ino(v, REPACK_WHOLE, 0);
 		if (k == 1)
 			return v->ino_safetensors + 1;
-		return file_ino(v, nth_id((size_t)k - 2, s->skip_kept,
-					  s->nskip_kept), 0);
+		if (k == 2 && s->bf16)
+			return bf16_ino(v);
+		return file_ino(v, nth_id((size_t)k - 2 - (size_t)s->bf16,
+					  s->skip_kept, s->nskip_kept), 0);
 	}
 	return file_ino(v, nth_id((size_t)k, s->skip_strip, s->nskip_strip),
 			1);
@@ -392,21 +474,51 @@ safetensors_name(const struct view *v, uint64_t ino,
 	case N_STRIP:
 		memcpy(out, STRIP_DIR, sizeof(STRIP_DIR));
 		return sizeof(STRIP_DIR) - 1;
+	case N_BF16_DIR:
+		memcpy(out, BF16_DIR, sizeof(BF16_DIR));
+		return sizeof(BF16_DIR) - 1;
+	case N_BF16_FILE:
+		if (!get_bf16(v))
+			break;
+		memcpy(out, WHOLE_NAME, sizeof(WHOLE_NAME));
+		return sizeof(WHOLE_NAME) - 1;
 	case N_FILE:
 		t = get(v);
 		if (t && exists(v, id, strip))
 			return file_name(t, id, out);
 		/* fall through */
 	default:
-		out[0] = '\0';
-		return 0;
+		break;
 	}
+	out[0] = '\0';
+	return 0;
 }
 
 static uint64_t
 safetensors_subdirs(const struct view *v, uint64_t ino)
 {
-	return ino == v->ino_safetensors ? 1 : 0;
+	return ino == v->ino_safetensors ? 1 + (uint64_t)v->safetensors->bf16 :
+	       0;
+}
+
+/* The repack and (id, strip) of file ino, or NULL when it is none (or
+ * not offered). */
+static struct repack *
+file_of(const struct view *v, uint64_t ino, size_t *id, int *strip)
+{
+	struct repack *t;
+
+	*id = REPACK_WHOLE;
+	*strip = 0;
+	switch (node_of(v, ino, id, strip)) {
+	case N_FILE:
+		t = get(v);
+		return t && exists(v, *id, *strip) ? t : NULL;
+	case N_BF16_FILE:
+		return get_bf16(v);
+	default:
+		return NULL;
+	}
 }
 
 static uint64_t
@@ -415,13 +527,11 @@ safetensors_size(const struct view *v, uint64_t ino)
 	struct err e = { 0 };
 	struct repack *t;
 	uint64_t size;
-	size_t id = 0;
-	int strip = 0;
+	size_t id;
+	int strip;
 
-	if (node_of(v, ino, &id, &strip) != N_FILE)
-		return 0;
-	t = get(v);
-	if (!t || !exists(v, id, strip) || repack_size(t, id, strip, &size, &e))
+	t = file_of(v, ino, &id, &strip);
+	if (!t || repack_size(t, id, strip, &size, &e))
 		return 0;
 	return size;
 }
@@ -430,20 +540,19 @@ static int
 safetensors_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		 struct view_segs *out)
 {
-	const struct model *m = v->model;
+	const struct model *m;
 	struct err e = { 0 };
 	struct repack_file *f;
 	struct repack_seg segs[16];
 	struct repack *t;
-	size_t id = 0;
-	int strip = 0, rc = 0;
+	size_t id;
+	int strip, rc = 0;
 	uint64_t done = 0, len;
 
-	if (node_of(v, ino, &id, &strip) != N_FILE)
+	t = file_of(v, ino, &id, &strip);
+	if (!t)
 		return -ENOENT;
-	t = get(v);
-	if (!t || !exists(v, id, strip))
-		return -ENOENT;
+	m = repack_model(t);	/* bf16/'s is not the view's */
 	len = safetensors_size(v, ino);
 	if (off >= len || size == 0)
 		return 0;
@@ -465,8 +574,8 @@ safetensors_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 			if (segs[i].render) {
 				/* a tensor served as a rendering of its
 				 * bytes: rendered for this window only */
-				struct view_fetch_at fa = { v,
-							    segs[i].render };
+				struct view_fetch_at fa = { v, segs[i].render,
+							    m };
 
 				dst = view_segs_render(out,
 						       (size_t)segs[i].len);
@@ -511,6 +620,9 @@ safetensors_for_source(const struct view *v, const struct source *src,
 	(void)src;
 	if (!v->ino_safetensors)
 		return;
+	if (__atomic_load_n(&v->safetensors->bf16_built, __ATOMIC_ACQUIRE) &&
+	    v->safetensors->bf16_repack)
+		fn(bf16_ino(v) + 1, arg);
 	t = __atomic_load_n(&v->safetensors->repack, __ATOMIC_ACQUIRE);
 	if (!t)
 		return;		/* no file was ever looked up */

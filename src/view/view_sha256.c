@@ -36,7 +36,7 @@ compute_sha256(void *arg, size_t i, struct buf *out,
 	const struct model_tensor *mt = &v->model->tensors[i];
 	struct source *src = v->model->shards[mt->shard].src;
 	char hex[TENSOR_SHA256_HEX_LEN + 1];
-	struct fetch_job f = { { v, mt }, job };
+	struct fetch_job f = { { v, mt, NULL }, job };
 	int rc;
 
 	/* the tensor file's bytes: gathered for a strided view */

@@ -204,6 +204,9 @@ def gptq_models(rng):
 	gptq_layer(m, rng, "l.0.v_proj.", 48, 16, 2, 16, True, True)
 	# 40,000 outputs: tiles of 32,768 rows, the second one cut
 	gptq_layer(m, rng, "l.0.up_proj.", 64, 40000, 4, 32, True, True)
+	# 3 bytes: the logical tensors after it in a virtual file start at
+	# odd offsets (a BF16 one is then read from inside an element)
+	m.add("l.0.step", "U8", np.array([1, 2, 3], np.uint8))
 	# GPTQModel's v2 zero points, 8 bits: quantize_config.json says so
 	v2 = Model("gptqv2")
 	gptq_layer(v2, rng, "l.0.o_proj.", 96, 40, 8, 32, False, False, False)
@@ -383,13 +386,50 @@ def check_model(t, m, mnt):
 			"%s: the summary says why: %r" % (m.name, q))
 	check_merged(t, m, os.path.join(dq, ".safetensors",
 					"model.safetensors"))
+	check_bf16(t, m, os.path.join(dq, ".safetensors"))
+
+
+def load_st(path):
+	"""A safetensors file's header and data section."""
+	with open(path, "rb") as f:
+		n = struct.unpack("<Q", f.read(8))[0]
+		return json.loads(f.read(n)), f.read()
+
+
+def check_bf16(t, m, vst):
+	"""bf16/model.safetensors: the logical tensors as torch's
+	.to(torch.bfloat16) rounds the float32 values (NaN any NaN), every
+	other tensor's bytes as in the F32 file."""
+	t.eq(sorted(os.listdir(os.path.join(vst, "bf16"))),
+	     ["model.safetensors"], "%s: .dequant/.safetensors/bf16/" % m.name)
+	h32, d32 = load_st(os.path.join(vst, "model.safetensors"))
+	h16, d16 = load_st(os.path.join(vst, "bf16", "model.safetensors"))
+	t.eq(list(h16), list(h32), "%s: bf16/: the same tensors" % m.name)
+	for name, e in h32.items():
+		e16 = h16.get(name, {})
+		if name == "__metadata__" or not e16:
+			continue
+		b16 = d16[slice(*e16["data_offsets"])]
+		if name not in m.logical:
+			t.check(e16["dtype"] == e["dtype"] and
+				b16 == d32[slice(*e["data_offsets"])],
+				"%s: bf16/: %s as stored" % (m.name, name))
+			continue
+		want_v = m.logical[name][2]
+		ref = torch.tensor(want_v.astype(np.float32)).to(
+			torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+		got = np.frombuffer(b16, dtype="<u2")
+		nan = np.isnan(want_v).ravel()
+		same_bits = got.size == nan.size and bool(
+			(got[~nan] == ref.ravel()[~nan]).all() and
+			((got[nan] & 0x7fff) > 0x7f80).all())
+		t.check(e16["dtype"] == "BF16" and e16["shape"] == e["shape"]
+			and same_bits, "%s: bf16/: %s is torch's BF16 of the "
+			"values" % (m.name, name))
 
 
 def check_merged(t, m, path):
-	with open(path, "rb") as f:
-		n = struct.unpack("<Q", f.read(8))[0]
-		hdr = json.loads(f.read(n))
-		data = f.read()
+	hdr, data = load_st(path)
 	for name, (_, plist, want_v) in m.logical.items():
 		e = hdr.get(name, {})
 		b, end = e.get("data_offsets", (0, 0))
