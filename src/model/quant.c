@@ -128,8 +128,8 @@ has_candidates(const struct model *m)
 
 	for (i = 0; i < m->ntensors; i++)
 		for (k = 0; k < NMATCHERS; k++)
-			if (quant_scan_ends_with(m->tensors[i].t, matchers[k].suffix,
-				      &base))
+			if (quant_scan_ends_with(m->tensors[i].t,
+						 matchers[k].suffix, &base))
 				return 1;
 	return 0;
 }

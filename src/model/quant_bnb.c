@@ -111,7 +111,8 @@ bnb_check(const struct quant_scan *f, const struct quant_weight *w,
 	size_t k;
 
 	for (k = 0; k < QUANT_PARTS; k++)
-		if (w->part[k] != QUANT_ABSENT && quant_scan_tensor(f, w->part[k])->strides)
+		if (w->part[k] != QUANT_ABSENT &&
+		    quant_scan_tensor(f, w->part[k])->strides)
 			*why = "a strided view";
 	if (*why)
 		return -1;
@@ -151,12 +152,13 @@ match_bnb(struct quant_scan *f, size_t i, size_t base, const char *type)
 	if (parts[0] == QUANT_ABSENT || parts[1] == QUANT_ABSENT ||
 	    parts[2] == QUANT_ABSENT ||
 	    (parts[4] == QUANT_ABSENT) != (parts[5] == QUANT_ABSENT)) {
-		quant_scan_refuse(f, n, base, "absmax, quant_map or a nested part is "
-		       "missing");
+		quant_scan_refuse(f, n, base, "absmax, quant_map or a nested "
+				  "part is missing");
 		return;
 	}
 	if (!quant_scan_parts_free(f, parts, QUANT_PARTS)) {
-		quant_scan_refuse(f, n, base, "its tensors belong to another weight");
+		quant_scan_refuse(f, n, base, "its tensors belong to another "
+				  "weight");
 		return;
 	}
 	if (f->count) {		/* its JSON is not read: a candidate */

@@ -80,7 +80,8 @@ quant_float_fp8(struct quant_scan *f, size_t i, size_t base)
 	unsigned assumed = 0;
 	size_t wi = quant_scan_lookup(f, st->name, base, "");
 
-	if (wi == QUANT_ABSENT || !fp8_scaled_is_weight(quant_scan_tensor(f, wi)->dtype))
+	if (wi == QUANT_ABSENT ||
+	    !fp8_scaled_is_weight(quant_scan_tensor(f, wi)->dtype))
 		return;		/* a scale of something else (input_scale) */
 	wt = quant_scan_tensor(f, wi);
 	memset(&p, 0, sizeof(p));
@@ -90,7 +91,8 @@ quant_float_fp8(struct quant_scan *f, size_t i, size_t base)
 		why = "its scale is not F32, F16 or BF16";
 	else if (wt->strides || st->strides)
 		why = "a strided view";
-	else if (quant_scan_lookup(f, st->name, base, "_zero_point") != QUANT_ABSENT)
+	else if (quant_scan_lookup(f, st->name, base, "_zero_point") !=
+		 QUANT_ABSENT)
 		why = "FP8 with a zero point is not decoded";
 	else
 		fp8_grid(f, wt, st, &p, &label, &assumed, &why);

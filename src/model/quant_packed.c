@@ -52,7 +52,8 @@ gidx_check(const struct quant_scan *f, size_t gi, uint64_t groups,
 static uint64_t
 gptq_zcols(uint64_t out, unsigned bits)
 {
-	return bits == 3 ? quant_scan_ceil_div(out, 32) * 3 : quant_scan_ceil_div(out * bits, 32);
+	return bits == 3 ? quant_scan_ceil_div(out, 32) * 3 :
+	       quant_scan_ceil_div(out * bits, 32);
 }
 
 static uint64_t
@@ -150,8 +151,9 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 	    !qscalar_is_scale(sc->dtype) || qw->rank != 2 || qz->rank != 2 ||
 	    sc->rank != 2 || (gi && (gi->dtype != DTYPE_I32 ||
 				     gi->rank != 1))) {
-		quant_scan_refuse(f, qw->name, qw->name_len, "qweight, qzeros (I32, 2-D), "
-		       "scales (F16, BF16, F32, 2-D), g_idx (I32) expected");
+		quant_scan_refuse(f, qw->name, qw->name_len, "qweight, qzeros "
+				  "(I32, 2-D), scales (F16, BF16, F32, 2-D), "
+				  "g_idx (I32) expected");
 		return;
 	}
 	p.out = sc->shape[1];
@@ -190,7 +192,8 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 	}
 	if (!why && p.in > QUANT_ROW_MAX)
 		why = "its rows hold more than 16 Mi values";
-	if (!why && !quant_scan_name_free(f, qw->name, base, "weight", QUANT_ABSENT))
+	if (!why && !quant_scan_name_free(f, qw->name, base, "weight",
+					  QUANT_ABSENT))
 		why = "a stored tensor has the logical name";
 	if (!why && !quant_scan_parts_free(f, (size_t[]){ i, zi, si, gidx }, 4))
 		why = "its tensors belong to another weight";
@@ -200,8 +203,8 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 		quant_scan_refuse(f, qw->name, qw->name_len, "%s", why);
 		return;
 	}
-	w = quant_scan_add(f, awq ? QUANT_AWQ : QUANT_GPTQ, awq ? "awq" : "gptq",
-		qw->name, base, "weight");
+	w = quant_scan_add(f, awq ? QUANT_AWQ : QUANT_GPTQ,
+			   awq ? "awq" : "gptq", qw->name, base, "weight");
 	if (!w)
 		return;
 	w->part[0] = i;

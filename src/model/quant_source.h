@@ -2,9 +2,10 @@
  * source (source/source.h): the logical tensors of quant.h, float32 (or
  * BF16, the float32 values rounded to nearest even as torch's
  * .to(torch.bfloat16) does) little-endian in C order, back to back in
- * weight order, computed when read.  It is the last shard of a derived model (quant_model.h), so the
- * views, virtual safetensors files and stfs-inspect read the logical
- * tensors as they read any F32 tensor.
+ * weight order, computed when read.  It is the last shard of a derived
+ * model (quant_model.h), so the views, virtual safetensors files and
+ * stfs-inspect read the logical tensors as they read any F32 (or BF16)
+ * tensor.
  *
  * Reads are answered from tiles (quant_render.h) kept in a small cache
  * (QUANT_SOURCE_TILES tiles, 2 to 8 MiB each; tiles being copied from
