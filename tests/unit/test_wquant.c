@@ -3,7 +3,8 @@
  * grids, transformers' MXFP4, GPTQ and AWQ integers, bitsandbytes' 4-bit
  * blocks.  Every expected value here is worked out by hand or by a
  * packer written from the scheme's description (little-endian bit
- * streams, AutoAWQ's order); tests/integration/test_quant.py compares
+ * streams, AutoAWQ's order, NVFP4's low nibble first);
+ * tests/integration/test_quant.py compares
  * whole tensors with numpy and torch references.
  */
 #include <check.h>
@@ -17,6 +18,7 @@
 #include "format/quant/fp8_scaled.h"
 #include "format/quant/int_packed.h"
 #include "format/quant/mxfp4_hf.h"
+#include "format/quant/nvfp4_st.h"
 #include "format/quant/qscalar.h"
 #include "suites.h"
 
@@ -467,6 +469,60 @@ START_TEST(test_bnb4_nested)
 }
 END_TEST
 
+/* --- NVFP4 ------------------------------------------------------------------ */
+
+START_TEST(test_nvfp4)
+{
+	static const float mag[8] = { 0, 0.5f, 1, 1.5f, 2, 3, 4, 6 };
+	/* 2 rows of 32: every code twice in a row, element 2k in the low
+	 * nibble of byte k; block scales 1, 2 (row 0) and 0.5, 448 (row 1):
+	 * F8_E4M3 0x38, 0x40, 0x30, 0x7e */
+	struct nvfp4_st p = { 2, 32, _i };
+	const uint8_t sc[4] = { 0x38, 0x40, 0x30, 0x7e };
+	const float bs[4] = { 1, 2, 0.5f, 448 }, g = 3;
+	uint8_t packed[32];
+	float out[64], s, v;
+	int e, q;
+
+	ck_assert_uint_eq(nvfp4_st_scale_cols(&p), 2);
+	for (e = 0; e < 32; e++)
+		packed[e] = (uint8_t)(((2 * e + 1) % 16) << 4 | (2 * e) % 16);
+	nvfp4_st_range(&p, packed, sc, g, 0, 64, out);
+	for (e = 0; e < 64; e++) {
+		q = e % 16;
+		s = p.modelopt ? bs[e / 16] * g : bs[e / 16] / g;
+		v = (q & 8 ? -mag[q & 7] : mag[q & 7]) * s;
+		if (q == 8 && p.modelopt)	/* ModelOpt's table: +0 */
+			v = 0.0f;
+		ck_assert_uint_eq(bits(out[e]), bits(v));
+	}
+	/* a window from row 1 on: its bytes and its row of scales */
+	nvfp4_st_range(&p, packed + 16, sc + 2, g, 32, 64, out);
+	ck_assert_uint_eq(bits(out[1]), bits(0.5f * (p.modelopt ? 0.5f * 3 :
+							 0.5f / 3)));
+	ck_assert_uint_eq(bits(out[31]), bits(-6 * (p.modelopt ? 448.0f * 3 :
+						    448.0f / 3)));
+}
+END_TEST
+
+/* A row of 8 values has one scale, its block cut short. */
+START_TEST(test_nvfp4_short_row)
+{
+	struct nvfp4_st p = { 3, 8, 0 };
+	const uint8_t sc[3] = { 0x38, 0x40, 0x48 }, packed[12] = {
+		0x21, 0x43, 0x65, 0x77, 0x21, 0x43, 0x65, 0x77,
+		0x21, 0x43, 0x65, 0x77 };
+	float out[8];
+
+	ck_assert_uint_eq(nvfp4_st_scale_cols(&p), 1);
+	/* row 2 alone: scale 4 (0x48), global 1 */
+	nvfp4_st_range(&p, packed + 8, sc + 2, 1, 16, 24, out);
+	ck_assert_float_eq(out[0], 0.5f * 4);
+	ck_assert_float_eq(out[1], 1.0f * 4);
+	ck_assert_float_eq(out[7], 6.0f * 4);
+}
+END_TEST
+
 Suite *
 wquant_suite(void)
 {
@@ -487,6 +543,8 @@ wquant_suite(void)
 	tcase_add_test(tc, test_awq_order);
 	tcase_add_test(tc, test_bnb4);
 	tcase_add_test(tc, test_bnb4_nested);
+	tcase_add_loop_test(tc, test_nvfp4, 0, 2);
+	tcase_add_test(tc, test_nvfp4_short_row);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,7 +10,8 @@
  * a BF16 scale per row), mxfp4 (transformers' blocks, gpt-oss's
  * gate_up_proj experts: 5760 x 2880), gptq4 (act-order g_idx, F16 scales,
  * groups of 128), gptq3, gptq8, awq (groups of 128), nf4 (blocks of 64),
- * nf4-nested.  Linear weights have 4096 inputs.  The parts are laid out
+ * nf4-nested, nvfp4 (compressed-tensors': an F8_E4M3 scale per 16
+ * values, an F32 global one).  Linear weights have 4096 inputs.  The parts are laid out
  * as the mount hands them to the decoders (model/quant_render.c: a tile
  * of about 2 MiB of output at a time, a band of the parts gathered for
  * it), and only the decoding is timed, not the reads.
@@ -24,6 +25,7 @@
 #include "format/quant/fp8_scaled.h"
 #include "format/quant/int_packed.h"
 #include "format/quant/mxfp4_hf.h"
+#include "format/quant/nvfp4_st.h"
 
 #define TILE (512u << 10)	/* output elements per tile, about */
 #define IN 4096			/* inputs of the linear weights */
@@ -38,6 +40,7 @@ struct bench {
 	float *f;
 	struct fp8_scaled fp8;
 	struct int_packed ip;
+	struct nvfp4_st nv;
 };
 
 static double
@@ -137,6 +140,17 @@ setup(struct bench *b)
 		}
 		return b->a && b->b && b->c && (awq || b->d) ? 0 : -1;
 	}
+	if (!strcmp(s, "nvfp4")) {
+		struct nvfp4_st p = { b->elems / IN, IN, 0 };
+
+		b->nv = p;
+		b->per = TILE;
+		b->a = random_bytes(b->elems / 2);
+		b->b = malloc(b->elems / NVFP4_ST_BLOCK);
+		for (i = 0; b->b && i < b->elems / NVFP4_ST_BLOCK; i++)
+			b->b[i] = (uint8_t)(0x20 + i % 0x50);	/* no NaN */
+		return b->a && b->b ? 0 : -1;
+	}
 	if (!strcmp(s, "nf4") || !strcmp(s, "nf4-nested")) {
 		n = b->elems / 64;
 		b->per = TILE;
@@ -196,6 +210,13 @@ decode(struct bench *b, float *out)
 					    b->c + u * p->groups * 2, b->d, 0,
 					    b->per, out + u * IN))
 				return -1;
+		return 0;
+	}
+	if (b->scheme[1] == 'v') {
+		for (u = 0; u + TILE <= b->elems; u += TILE)
+			nvfp4_st_range(&b->nv, b->a + u / 2, b->b + u /
+				       NVFP4_ST_BLOCK, 2.5f, u, u + TILE,
+				       out + u);
 		return 0;
 	}
 	for (k = 0; k < 16; k++)
