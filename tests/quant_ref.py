@@ -20,6 +20,10 @@ stfs's C code; tests/integration/test_quant.py compares the two.
   bitsandbytes 4-bit (dequantize_4bit): element 2k in the high nibble;
       code[q] * absmax[block] in float32; nested absmax =
       code2[a] * nested_absmax[b // nested_blocksize] + offset.
+  NVFP4 (compressed-tensors' NVFP4PackedCompressor, ModelOpt's
+      NVFP4QTensor): element 2k in the low nibble; E2M1 value times the
+      F8_E4M3 scale of its 16 values, the scale divided by the F32 global
+      scale (compressed-tensors) or multiplied by it (ModelOpt), float32.
 """
 
 import json
@@ -244,3 +248,40 @@ def bnb_ref(packed, absmax, code, blocksize, shape):
 	v = torch.tensor(code)[q][:n]
 	idx = torch.arange(n) // blocksize
 	return (v * torch.tensor(absmax)[idx]).reshape(shape).numpy()
+
+
+# --- NVFP4 ---------------------------------------------------------------------
+
+def nvfp4_pack(codes):
+	"""4-bit codes [rows, cols] (sign in bit 3) two to a byte, element 2k
+	of a row in the low nibble (compressed-tensors' pack_fp4_to_uint8,
+	ModelOpt's (q[..., 1::2] << 4) | q[..., 0::2]): [rows, cols / 2]."""
+	c = np.asarray(codes, dtype=np.uint8)
+	return (c[:, 0::2] | (c[:, 1::2] << 4)).astype(np.uint8)
+
+
+def nvfp4_ref(packed, scale_codes, global_scale, modelopt):
+	"""compressed-tensors' decompress_weight (unpack_fp4_from_uint8 to
+	BF16, then _dequantize: scale.to(float32) / global, x_q.to(float32) *
+	scale) or ModelOpt's NVFP4QTensor.dequantize (its e2m1_values table,
+	scale.to(float32) * double_scale, times the unpacked values), both
+	before their cast to the model's dtype: float32 [rows, cols]."""
+	p = torch.tensor(packed.astype(np.int64))
+	rows, half = p.shape
+	q = torch.empty(rows, half * 2, dtype=torch.int64)
+	q[:, 0::2] = p & 0x0F
+	q[:, 1::2] = p >> 4
+	s = torch.tensor(fp8_table("E4M3")[scale_codes].astype(np.float32))
+	g = torch.tensor(np.asarray(global_scale, np.float32).reshape(-1))
+	if modelopt:
+		table = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6,
+				      0, -0.5, -1, -1.5, -2, -3, -4, -6])
+		vals = table[q]
+		s = s * g
+	else:
+		mag = torch.tensor(E2M1[:8])[q & 7]
+		vals = (mag * torch.where((q & 8) != 0, -1.0, 1.0)).to(
+			torch.bfloat16).to(torch.float32)
+		s = s / g
+	s = s.repeat_interleave(16, dim=1)[:, :half * 2]
+	return (vals * s).numpy()

@@ -28,6 +28,7 @@ static const char *const roles[][QUANT_PARTS] = {
 	[QUANT_AWQ] = { "qweight", "qzeros", "scales" },
 	[QUANT_BNB4] = { "weight", "absmax", "quant_map", "quant_state",
 			 "nested_absmax", "nested_quant_map" },
+	[QUANT_NVFP4] = { "packed", "scale", "global_scale" },
 };
 
 const char *
@@ -48,6 +49,9 @@ static const struct matcher {
 	void (*match)(struct quant_scan *f, size_t i, size_t base);
 } matchers[] = {
 	{ "_scale_inv", quant_float_fp8 },
+	/* before "_scale", which it ends with */
+	{ "_global_scale", quant_float_nvfp4_ct },
+	{ "_scale_2", quant_float_nvfp4_modelopt },
 	{ "_scale", quant_float_fp8 },
 	{ "_blocks", quant_float_mxfp4 },
 	{ "qweight", quant_packed_qweight },

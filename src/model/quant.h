@@ -24,6 +24,11 @@
  *             bitsandbytes__nf4|fp4 (JSON), and
  *             W.nested_absmax, W.nested_quant_map
  *             when nested
+ *   nvfp4     M.weight_packed U8, M.weight_scale  M.weight, [out, in]
+ *             F8_E4M3, M.weight_global_scale F32
+ *             (compressed-tensors)
+ *   nvfp4-    M.weight U8, M.weight_scale         M.weight, [out, in]
+ *   modelopt  F8_E4M3, M.weight_scale_2 F32
  *
  * (M. is the module's prefix: "model.layers.0.mlp.up_proj.".)  GPTQ and
  * AWQ share tensor names: g_idx, the config's quant_method, or qweight's

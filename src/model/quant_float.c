@@ -158,3 +158,85 @@ quant_float_mxfp4(struct quant_scan *f, size_t i, size_t base)
 	w->numel = bt->numel * 2;
 	quant_scan_claim(f, w);
 }
+
+/* An NVFP4 weight named a[0..alen) of packed codes pi, scales si and a
+ * global scale gi (model tensors), its global scale multiplying the
+ * block scales (ModelOpt, whose packed codes have the weight's name) or
+ * dividing them (compressed-tensors). */
+static void
+nvfp4(struct quant_scan *f, size_t pi, size_t si, size_t gi, const char *a,
+      size_t alen, int modelopt)
+{
+	const struct tensor *pt = quant_scan_tensor(f, pi), *st, *gt;
+	const char *why = NULL;
+	struct quant_weight *w;
+	struct nvfp4_st p;
+
+	memset(&p, 0, sizeof(p));
+	p.modelopt = modelopt;
+	gt = quant_scan_tensor(f, gi);
+	st = si == QUANT_ABSENT ? NULL : quant_scan_tensor(f, si);
+	if (pt->rank == 2) {
+		p.rows = pt->shape[0];
+		p.cols = pt->shape[1] * 2;
+	}
+	if (!st)
+		why = "its weight_scale is missing";
+	else if (pt->rank != 2 || st->rank != 2 || st->dtype != DTYPE_F8_E4M3 ||
+		 st->shape[0] != p.rows ||
+		 st->shape[1] != nvfp4_st_scale_cols(&p) ||
+		 (p.cols % NVFP4_ST_BLOCK && p.cols > NVFP4_ST_BLOCK))
+		why = "codes [rows, cols / 2] and an F8_E4M3 scale per 16 "
+		      "values of a row expected";
+	else if (gt->dtype != DTYPE_F32 || gt->numel != 1)
+		why = "its global scale is not one F32 value";
+	else if (pt->strides || st->strides || gt->strides)
+		why = "a strided view";
+	else if (quant_scan_lookup(f, a, alen, "_zero_point") != QUANT_ABSENT)
+		why = "NVFP4 with a zero point is not decoded";
+	else if (!quant_scan_name_free(f, a, alen, "",
+				       modelopt ? pi : QUANT_ABSENT))
+		why = "a stored tensor has the logical name";
+	else if (!quant_scan_parts_free(f, (size_t[]){ pi, si, gi }, 3))
+		why = "its tensors belong to another weight";
+	if (why) {
+		quant_scan_refuse(f, pt->name, pt->name_len, "%s", why);
+		return;
+	}
+	w = quant_scan_add(f, QUANT_NVFP4, modelopt ? "nvfp4-modelopt" :
+			   "nvfp4", a, alen, "");
+	if (!w)
+		return;
+	w->part[0] = pi;
+	w->part[1] = si;
+	w->part[2] = gi;
+	w->replaces = modelopt ? pi : QUANT_ABSENT;
+	w->rank = 2;
+	w->shape[0] = p.rows;
+	w->shape[1] = p.cols;
+	w->numel = p.rows * p.cols;
+	w->u.nv = p;
+	quant_scan_claim(f, w);
+}
+
+void
+quant_float_nvfp4_ct(struct quant_scan *f, size_t i, size_t base)
+{
+	const char *n = quant_scan_tensor(f, i)->name;
+	size_t pi = quant_scan_lookup(f, n, base, "_packed");
+
+	if (pi == QUANT_ABSENT)
+		return;		/* a global scale of something else */
+	nvfp4(f, pi, quant_scan_lookup(f, n, base, "_scale"), i, n, base, 0);
+}
+
+void
+quant_float_nvfp4_modelopt(struct quant_scan *f, size_t i, size_t base)
+{
+	const char *n = quant_scan_tensor(f, i)->name;
+	size_t pi = quant_scan_lookup(f, n, base, "");
+
+	if (pi == QUANT_ABSENT || quant_scan_tensor(f, pi)->dtype != DTYPE_U8)
+		return;		/* a second scale of something else */
+	nvfp4(f, pi, quant_scan_lookup(f, n, base, "_scale"), i, n, base, 1);
+}

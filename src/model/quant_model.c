@@ -323,6 +323,12 @@ add_settings(struct buf *b, const struct quant_weight *w)
 				       "gptq" : "gptq_v2");
 		bad |= add_str(b, "scale_dtype", dtype_info(ip->sdtype)->name);
 		break;
+	case QUANT_NVFP4:
+		bad |= add_num(b, "block", NVFP4_ST_BLOCK);
+		bad |= add_str(b, "global_scale", w->u.nv.modelopt ?
+			       "multiplies the block scales" :
+			       "divides the block scales");
+		break;
 	case QUANT_BNB4:
 		bad |= add_num(b, "blocksize", w->u.bnb.blocksize);
 		if (w->u.bnb.nested)

@@ -11,6 +11,7 @@
 #include "format/quant/fp8_scaled.h"
 #include "format/quant/int_packed.h"
 #include "format/quant/mxfp4_hf.h"
+#include "format/quant/nvfp4_st.h"
 #include "model/model.h"
 #include "model/quant.h"
 
@@ -41,6 +42,7 @@ quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g)
 		tile = QUANT_RENDER_TILE_T;
 		break;
 	case QUANT_BNB4:
+	case QUANT_NVFP4:
 		g->unit = 1;
 		g->per_outer = w->numel;
 		align = 2;	/* whole bytes of codes */
@@ -319,6 +321,32 @@ bnb_tile(const struct parts *p, uint64_t e0, uint64_t e1, float *out)
 	return rc;
 }
 
+static int
+nvfp4_tile(const struct parts *p, uint64_t e0, uint64_t e1, float *out)
+{
+	const struct nvfp4_st *nv = &p->w->u.nv;
+	uint64_t scols = nvfp4_st_scale_cols(nv), r0 = e0 / nv->cols;
+	uint64_t nrows = (e1 - 1) / nv->cols + 1 - r0;
+	uint8_t *pk = malloc((size_t)((e1 - e0) / 2 + 1));
+	uint8_t *sc = malloc((size_t)(nrows * scols + 1));
+	float global;
+	int rc = pk && sc ? 0 : -ENOMEM;
+
+	if (!rc)
+		rc = part_read(p, 0, e0 / 2, (size_t)((e1 - e0) / 2), pk);
+	if (!rc)
+		rc = part_read(p, 1, r0 * scols, (size_t)(nrows * scols), sc);
+	if (!rc)
+		rc = part_read(p, 2, 0, sizeof(global), &global);
+	if (!rc) {
+		host_floats(&global, 1);
+		nvfp4_st_range(nv, pk, sc, global, e0, e1, out);
+	}
+	free(pk);
+	free(sc);
+	return rc;
+}
+
 int
 quant_render_tile(const struct model *m, const struct quant_weight *w,
 		  const struct quant_tiling *g, uint64_t t, float *out)
@@ -339,6 +367,8 @@ quant_render_tile(const struct model *m, const struct quant_weight *w,
 		return int_tile(&p, u0, u1, out);
 	case QUANT_BNB4:
 		return bnb_tile(&p, u0, u1, out);
+	case QUANT_NVFP4:
+		return nvfp4_tile(&p, u0, u1, out);
 	}
 	return -EINVAL;
 }

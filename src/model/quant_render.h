@@ -3,8 +3,9 @@
  * through the model, then decoded by the scheme's functions of
  * format/quant/.
  *
- * A logical tensor is computed in tiles: runs of whole units (FP8's and
- * bitsandbytes' elements, two at a time for bitsandbytes' bytes; an
+ * A logical tensor is computed in tiles: runs of whole units (FP8's,
+ * NVFP4's and bitsandbytes' elements, two at a time for the last two's
+ * bytes; an
  * MXFP4 expert's rows c, R values each, 32 at a time; a GPTQ or AWQ
  * weight's output rows, `in` values each, 32 at a time: every packed word
  * a tile needs lies in it whole), about QUANT_RENDER_TILE elements each,

@@ -11,6 +11,7 @@
 
 #include "format/quant/fp8_scaled.h"
 #include "format/quant/int_packed.h"
+#include "format/quant/nvfp4_st.h"
 
 enum quant_scheme {
 	QUANT_FP8,	/* format/quant/fp8_scaled.h */
@@ -18,6 +19,7 @@ enum quant_scheme {
 	QUANT_GPTQ,	/* format/quant/int_packed.h */
 	QUANT_AWQ,	/* format/quant/int_packed.h */
 	QUANT_BNB4,	/* format/quant/bnb4.h */
+	QUANT_NVFP4,	/* format/quant/nvfp4_st.h */
 };
 
 #define QUANT_PARTS 6		/* stored tensors of one weight, at most */
@@ -48,7 +50,8 @@ enum quant_assumed {
  *   gptq   0 qweight, 1 qzeros, 2 scales, 3 g_idx (optional)
  *   awq    0 qweight, 1 qzeros, 2 scales
  *   bnb4   0 weight, 1 absmax, 2 quant_map, 3 quant_state,
- *          4 nested_absmax, 5 nested_quant_map (both or neither) */
+ *          4 nested_absmax, 5 nested_quant_map (both or neither)
+ *   nvfp4  0 packed, 1 scale, 2 global_scale */
 struct quant_weight {
 	const char *name;	/* logical name, NUL-terminated too */
 	uint32_t name_len;
@@ -75,6 +78,7 @@ struct quant_weight {
 			int nested;
 			char dtype[16];	/* the quant_state's "dtype" */
 		} bnb;
+		struct nvfp4_st nv;
 	} u;
 };
 

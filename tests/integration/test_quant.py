@@ -282,6 +282,54 @@ def bnb_model(rng):
 	return m
 
 
+def nvfp4_codes(rng, rows, cols):
+	"""Random codes and their block scales: [rows, cols] 4-bit codes
+	(every one), [rows, ceil(cols / 16)] F8_E4M3 codes (normal ones, a
+	zero, a NaN)."""
+	codes = rng.integers(0, 16, (rows, cols))
+	scales = rng.integers(0x20, 0x70, (rows, -(-cols // 16))).astype(
+		np.uint8)
+	return codes, scales
+
+
+def nvfp4_models(rng):
+	"""compressed-tensors (the global scale divides) and ModelOpt (it
+	multiplies), odd row counts, a row of 8 (one block, cut), one
+	weight of several tiles."""
+	m = Model("nvfp4")
+	for p, rows, cols in (("model.layers.0.mlp.up_proj.", 37, 48),
+			      ("model.layers.0.mlp.gate_proj.", 5, 8),
+			      ("model.layers.0.mlp.down_proj.", 600, 1024)):
+		codes, sc = nvfp4_codes(rng, rows, cols)
+		sc[0, 0] = 0			# a zero block scale
+		sc[-1, -1] = 0x7f		# a NaN one
+		g = np.array([2.7183], np.float32)
+		packed = ref.nvfp4_pack(codes)
+		m.add(p + "weight_packed", "U8", packed)
+		m.add(p + "weight_scale", "F8_E4M3", sc)
+		m.add(p + "weight_global_scale", "F32", g)
+		m.add(p + "input_global_scale", "F32", np.array([3.0],
+								 np.float32))
+		m.logical[p + "weight"] = (
+			"nvfp4", [p + "weight_packed", p + "weight_scale",
+				  p + "weight_global_scale"],
+			ref.nvfp4_ref(packed, sc, g, False))
+	mo = Model("nvfp4mo")
+	p = "model.layers.0.self_attn.o_proj."
+	codes, sc = nvfp4_codes(rng, 33, 32)
+	g2 = np.array(0.0123, np.float32)		# a scalar: shape []
+	packed = ref.nvfp4_pack(codes)
+	mo.add(p + "weight", "U8", packed)
+	mo.add(p + "weight_scale", "F8_E4M3", sc)
+	mo.add(p + "weight_scale_2", "F32", g2)
+	mo.add(p + "input_scale", "F32", np.array(0.5, np.float32))
+	mo.logical[p + "weight"] = (
+		"nvfp4-modelopt", [p + "weight", p + "weight_scale",
+				   p + "weight_scale_2"],
+		ref.nvfp4_ref(packed, sc, g2, True))
+	return [m, mo]
+
+
 def write(m, root):
 	d = os.path.join(root, m.name)
 	os.makedirs(d)
@@ -565,6 +613,10 @@ def hostile(t, root):
 	m.add("d.qweight", "I32", np.zeros(((2**24 + 32) // 8, 1), np.int32))
 	m.add("d.qzeros", "I32", np.zeros((1, 1), np.int32))
 	m.add("d.scales", "F16", np.zeros((1, 1), np.uint16))
+	# NVFP4 whose global scale is two values
+	m.add("e.weight_packed", "U8", np.zeros((4, 8), np.uint8))
+	m.add("e.weight_scale", "F8_E4M3", np.full((4, 1), 0x38, np.uint8))
+	m.add("e.weight_global_scale", "F32", np.ones(2, np.float32))
 	m.config["quantize_config.json"] = {"bits": 4}	# one output: say it
 	write(m, root)
 	limit = "" if "ASAN_OPTIONS" in os.environ else "ulimit -v 1048576; "
@@ -577,7 +629,8 @@ def hostile(t, root):
 	want = ["a.weight: its quant_state's shape is too large",
 		"b.weight: its quant_state is not a JSON object",
 		"c.qweight: its g_idx names a group that is not there",
-		"d.qweight: its rows hold more than 16 Mi values"]
+		"d.qweight: its rows hold more than 16 Mi values",
+		"e.weight_packed: its global scale is not one F32 value"]
 	t.eq((q.get("weights"), got), (0, want), "hostile: refused, why")
 
 
@@ -586,7 +639,7 @@ def main(t):
 	root = harness.tmpdir("quant")
 	src = os.path.join(root, "models")
 	models = fp8_models(rng) + [mxfp4_model(rng)] + gptq_models(rng) + \
-		[awq_model(rng), bnb_model(rng)]
+		[awq_model(rng), bnb_model(rng)] + nvfp4_models(rng)
 	for m in models:
 		write(m, src)
 	with harness.Mount(t, src) as mnt:
