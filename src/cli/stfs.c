@@ -307,7 +307,10 @@ usage(FILE *out, const char *prog)
 "nbytes} (getfattr -d).\n"
 "NAME is the tensor name with '/', '%%', control bytes and a few others\n"
 "written %%XX (man stfs, File names); the sidecar keeps the exact name.\n"
-"\n"
+"\n",
+		prog);
+	/* Two literals: ISO C promises 4,095 bytes in one. */
+	fprintf(out,
 "stfs options:\n"
 "  -o tree              split names at '.' into directories: a.b.c is\n"
 "                       a/b/c (sidecar a/b/c.json); a.b next to a.b.c is\n"
@@ -329,7 +332,7 @@ usage(FILE *out, const char *prog)
 "  -h, --help           this text\n"
 "  -V, --version        print the version\n"
 "\n",
-		prog, DEFAULT_READAHEAD_KIB);
+		DEFAULT_READAHEAD_KIB);
 #ifdef STFS_HAVE_HTTP
 	fprintf(out,
 "http(s):// sources (defaults from STFS_HTTP_* variables; see\n"
