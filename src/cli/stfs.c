@@ -806,28 +806,46 @@ hide_url_secrets(int argc, char **argv, const char *source, const char *shown)
 	}
 }
 
-/* Whether libfuse will run in the foreground (-f, -d, -o debug): its own
- * parse, on a copy of the options, before anything else happens.  Its
- * complaints are dropped here: run() parses the options again and reports
- * them. */
+/* libfuse's own parse of the options, on a copy, as run() will make it
+ * (fuse_parse_cmdline(), then fuse_session_new(), which refuses what no
+ * one knows), before SOURCE is opened: a typo in -o is reported at once,
+ * not after minutes of fetching a remote model's headers.  A session made
+ * here opens nothing and starts no thread (safe before the fork); it is
+ * destroyed at once.  *foreground: -f, -d or -o debug. */
 static int
-wants_foreground(const struct fuse_args *args)
+check_fuse_opts(const struct fuse_args *args, const struct stfs_opts *o,
+		int *foreground, struct err *e)
 {
+	static const struct fuse_lowlevel_ops none;
 	struct fuse_args copy = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_cmdline_opts cmd = { 0 };
-	int i, fg = 0, ok = 1;
+	struct fuse_session *se = NULL;
+	int i, rc = -1;
 
-	for (i = 0; ok && i < args->argc; i++)
-		ok = fuse_opt_add_arg(&copy, args->argv[i]) == 0;
+	for (i = 0; i < args->argc; i++)
+		if (fuse_opt_add_arg(&copy, args->argv[i]) != 0)
+			goto out;
+	if (add_mount_opts(&copy, o->shown) != 0)
+		goto out;
 	log_mode = LOGTO_CAPTURE;
-	if (ok && fuse_parse_cmdline(&copy, &cmd) == 0)
-		fg = cmd.foreground;
+	if (fuse_parse_cmdline(&copy, &cmd) == 0)
+		se = fuse_session_new(&copy, &none, sizeof(none), NULL);
 	log_mode = LOGTO_STDERR;
-	log_captured[0] = '\0';
-	log_line_done = 0;
+	if (!se) {
+		captured_err(e, ERR_USAGE, "", "bad options");
+		point_to_help(e, o->helper);
+		goto out_free;
+	}
+	fuse_session_destroy(se);
+	*foreground = cmd.foreground;
+	rc = 0;
+	goto out_free;
+out:
+	err_set(e, ERR_NO_MEMORY, "out of memory");
+out_free:
 	free(cmd.mountpoint);
 	fuse_opt_free_args(&copy);
-	return fg;
+	return rc;
 }
 
 int
@@ -838,7 +856,7 @@ main(int argc, char **argv)
 	struct err e = { 0 };
 	struct catalog *cat = NULL;
 	char *mnt = NULL;
-	int status = 0;
+	int status = 0, foreground = 0;
 #ifdef STFS_HAVE_HTTP
 	const struct provider *prov;
 #endif
@@ -890,10 +908,12 @@ main(int argc, char **argv)
 	}
 	if (source_is_url(o.source))
 		hide_url_secrets(argc, argv, o.source, o.shown);
+	if (check_fuse_opts(&args, &o, &foreground, &e) != 0)
+		goto out;
 
 	/* Into the background before any source is opened: opening one
 	 * may start threads, which a fork would leave behind. */
-	if (!o.fake && !wants_foreground(&args) &&
+	if (!o.fake && !foreground &&
 	    background_start(o.mountpoint, &o.report) != 0) {
 		err_set(&e, ERR_IO, "cannot go to the background: %s",
 			strerror(errno));

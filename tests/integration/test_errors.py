@@ -5,7 +5,10 @@ unusable mountpoint (exit 2, nothing mounted), in background and -f mode."""
 
 import json
 import os
+import signal
+import socket
 import subprocess
+import threading
 
 import harness
 from harness import STFS, gen, run
@@ -29,6 +32,86 @@ def refuse(t, args, mnt, want_rc, want_text, label):
 	harness.force_unmount(mnt)
 	t.check(not harness.daemon_pids(mnt), "%s: no daemon left" % label)
 	return r
+
+
+class Silent:
+	"""A server on 127.0.0.1 that accepts connections and never answers:
+	opening a SOURCE there would take as long as the HTTP timeouts allow.
+	self.conns counts the connections made."""
+
+	def __init__(self):
+		self.sock = socket.socket()
+		self.sock.bind(("127.0.0.1", 0))
+		self.sock.listen(16)
+		self.sock.settimeout(0.2)
+		self.held, self.done = [], False
+		self.th = threading.Thread(target=self._accept, daemon=True)
+		self.th.start()
+
+	def _accept(self):
+		while not self.done:
+			try:
+				self.held.append(self.sock.accept()[0])
+			except OSError:
+				pass
+
+	def url(self):
+		return "http://127.0.0.1:%d/m.safetensors" % self.sock.getsockname()[1]
+
+	def conns(self):
+		return len(self.held)
+
+	def stop(self):
+		self.done = True
+		self.th.join(10)
+		for c in self.held:
+			c.close()
+		self.sock.close()
+
+
+def unknown_before_open(t, mnt, helper):
+	"""An unknown option is reported before SOURCE is opened: with a
+	SOURCE whose server never answers (and an hour's HTTP timeout), the
+	usage error comes at once and no connection is made."""
+	srv = Silent()
+	url = srv.url()
+	slow = "http_timeout=3600"
+	try:
+		for cmd, opt, prog in (
+				([STFS, "-o", "ro,treee," + slow, url, mnt],
+				 "-o treee", "stfs"),
+				([STFS, "-f", "-o", slow + ",treee", url, mnt],
+				 "-o treee", "stfs"),
+				([STFS, "--no-such-option", "-o", slow, url, mnt],
+				 "--no-such-option", "stfs"),
+				([helper, url, mnt, "-o", slow + ",readahed=4"],
+				 "-o readahed=4", "mount.stfs"),
+				([helper, url, mnt, "-f", "-o", slow + ",readahed=4"],
+				 "-o readahed=4", "mount.stfs")):
+			label = "%s before a slow SOURCE opens (%s %s)" % (
+				opt, prog, " ".join(a for a in cmd[1:]
+						    if a not in (url, mnt)))
+			try:
+				r = run(cmd, timeout=20)
+			except subprocess.TimeoutExpired:
+				t.check(False, "%s: no answer within 20 s" % label)
+				continue
+			finally:
+				# (the code before: still opening SOURCE)
+				for p in harness.daemon_pids(mnt):
+					os.kill(p, signal.SIGKILL)
+					harness.wait_gone(p)
+				harness.force_unmount(mnt)
+			err = r.stderr.decode("utf-8", "replace")
+			t.eq(r.returncode, 2, "%s: exit status (%r)" % (label, err))
+			t.check(opt in err and "%s --help" % prog in err and
+				err.count("\n") == 1, "%s: one line naming it and "
+				"`%s --help`: %r" % (label, prog, err))
+		t.eq(srv.conns(), 0, "unknown options: no connection to the "
+		     "SOURCE's server")
+	finally:
+		srv.stop()
+	t.check(not harness.is_mounted(mnt), "unknown options: nothing mounted")
 
 
 def run_(t):
@@ -115,12 +198,13 @@ def run_(t):
 	r = run([STFS, "--help"], timeout=20)
 	t.check(r.returncode == 0 and b"usage" in (r.stdout + r.stderr).lower(),
 		"--help: exit 0 and usage")
+	http = b"http_tries" in r.stdout
+	if http:
+		unknown_before_open(t, mnt, helper)
 
 	# numeric -o options out of range or not numbers (issue 14.8): one
 	# line naming the option and its range, exit 2, nothing mounted (so
 	# no read_ahead_kb written), as stfs and as the mount helper
-	r = run([STFS, "--help"], timeout=20)
-	http = b"http_tries" in r.stdout
 	bad = [("readahead", "-1", "0 to 65536"),
 	       ("readahead", "99999999999", "0 to 65536"),
 	       ("readahead", "65537", "0 to 65536"),
