@@ -140,6 +140,8 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	FUSE_OPT_KEY("nofail", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("defaults", FUSE_OPT_KEY_DISCARD),
 	FUSE_OPT_KEY("rw", FUSE_OPT_KEY_DISCARD),
+	FUSE_OPT_KEY("comment=", FUSE_OPT_KEY_DISCARD),
+	/* x-* and X-* (x-systemd.automount, X-mount.mkdir): opt_proc */
 	FUSE_OPT_END
 };
 
@@ -250,6 +252,11 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 		/* In stfs mode libfuse decides (-s is single-threaded; -n
 		 * and -v end up as unknown options). */
 		return o->helper ? 0 : 1;
+	case FUSE_OPT_KEY_OPT:
+		/* fstab's options for other programs (systemd, mount(8)):
+		 * mount(8) keeps them from its helpers, a helper run by
+		 * hand with an fstab line's options gets them */
+		return (arg[0] == 'x' || arg[0] == 'X') && arg[1] == '-' ? 0 : 1;
 	default:
 		return 1;
 	}

@@ -226,7 +226,13 @@ def run_(t):
 		bindir = os.path.join(d, "sbin")
 		os.mkdir(bindir)
 		os.symlink(STFS, os.path.join(bindir, "stfs"))
-		for opts in ([], ["-o", "ro"], ["-o", "ro,nofail,_netdev,noauto"]):
+		# fstab's options: mount(8) keeps some (noauto, x-*, X-*,
+		# comment=) from its helper, passes others (nofail, _netdev,
+		# users and the noexec,nosuid,nodev users implies)
+		for opts in ([], ["-o", "ro"], ["-o", "ro,nofail,_netdev,noauto"],
+			     ["-o", "ro,users,x-systemd.automount,"
+			      "x-systemd.idle-timeout=60,X-mount.mkdir,"
+			      "comment=models"]):
 			mount_t(t, bindir, src, mnt, opts)
 
 	# mount.stfs helper: a symlink named mount.stfs to the built stfs
@@ -234,8 +240,16 @@ def run_(t):
 	os.mkdir(bindir)
 	helper = os.path.join(bindir, "mount.stfs")
 	os.symlink(STFS, helper)
+	# and as mount(8) runs an installed mount.fuse.stfs for an fstab
+	# line (user=NAME: a user mounting a `user` line), or as a user runs
+	# it with that line's options by hand
 	for opts in (["-o", "ro"], ["-o", "ro,allow_other,defaults,rw,nofail"],
-		     ["-s", "-n", "-v", "-o", "ro"], []):
+		     ["-s", "-n", "-v", "-o", "ro"], [],
+		     ["-o", "ro,noexec,nosuid,nodev,nofail,_netdev,users,"
+		      "user=root"],
+		     ["-o", "ro,noauto,user,x-systemd.automount,"
+		      "x-systemd.requires=network-online.target,"
+		      "X-mount.mkdir,comment=models"]):
 		label = "mount.stfs %s" % " ".join(opts)
 		if start_bg(t, [helper, src, mnt] + opts, mnt, label):
 			quick_check(t, mnt, label)
