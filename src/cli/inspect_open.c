@@ -25,7 +25,7 @@ inspect_open(const struct inspect_opts *o, const char *source,
 {
 	struct err e = { 0 };
 
-	if (model_open(source, out, &e))
+	if (model_open(source, NULL, out, &e))
 		return fail(o, source, &e);
 	if (o->dequant == 1 && quant_model_take(out, &e)) {
 		model_free(*out);

@@ -61,9 +61,12 @@ struct model {
 /* Open SOURCE: a .safetensors file, an index file, or a directory holding
  * an index (or exactly one .safetensors file), a URL of one, an hf:// or
  * s3:// SOURCE holding one model (each through its provider,
- * model/provider.h).  0 or -1 with *e.  Defined in provider.c, the one
- * place that dispatches on a SOURCE's scheme. */
-int model_open(const char *source, struct model **out, struct err *e);
+ * model/provider.h), the shards' headers counted on meter (may be NULL;
+ * base/meter.h).  0 or -1 with *e.  Defined in provider.c, the one place
+ * that dispatches on a SOURCE's scheme. */
+struct meter;
+int model_open(const char *source, struct meter *meter, struct model **out,
+	       struct err *e);
 
 /* A local path (a .safetensors file, an index, a directory holding an
  * index or one file) or a URL of a file or an index, as one model; files
@@ -88,7 +91,6 @@ char *model_render_metadata(const struct header *h);
  * blamed when it is at fault), counted on meter (may be NULL) with the
  * bytes it took to read: a set of many shards over a slow link says how
  * far it has got (base/meter.h).  0 or -1 with *e. */
-struct meter;
 int model_read_header(struct source *src, struct meter *meter,
 		      struct header **out, struct err *e);
 

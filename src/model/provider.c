@@ -65,10 +65,11 @@ open_file(void *arg, const char *name, struct source **out, struct err *e)
 }
 
 int
-model_open(const char *source, struct model **out, struct err *e)
+model_open(const char *source, struct meter *meter, struct model **out,
+	   struct err *e)
 {
 	const struct provider *p = provider_for(source);
-	struct source_opener files = { open_file, NULL, (void *)p, NULL };
+	struct source_opener files = { open_file, NULL, (void *)p, meter };
 
 	*out = NULL;
 	return p->open_model(&files, source, out, e);

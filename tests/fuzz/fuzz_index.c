@@ -259,7 +259,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	put_file(INDEX, data, size);
 	err_clear(&e);
-	if (model_open(dir, &m, &e) == 0) {
+	if (model_open(dir, NULL, &m, &e) == 0) {
 		CHECK(m != NULL);
 		check_model(m);
 		model_free(m);
@@ -278,7 +278,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int r2;
 
 		err_clear(&e2);
-		r2 = model_open(index_path, &m2, &e2);
+		r2 = model_open(index_path, NULL, &m2, &e2);
 		CHECK((r2 == 0) == (e.code == ERR_OK));
 		if (r2 == 0) {
 			check_model(m2);

@@ -456,7 +456,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(f != NULL);
 	CHECK(size == 0 || fwrite(data, 1, size, f) == size);
 	CHECK(fclose(f) == 0);
-	if (model_open(path, &m, &e)) {
+	if (model_open(path, NULL, &m, &e)) {
 		CHECK(m == NULL && e.code != ERR_OK);
 		CHECK(memchr(e.detail, '\0', sizeof(e.detail)) != NULL);
 		CHECK(strchr(e.detail, '\n') == NULL);

@@ -90,7 +90,7 @@ open_model(const char *file)
 	struct err e = { 0 };
 
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, file);
-	ck_assert_msg(model_open(path, &m, &e) == 0, "%s", e.detail);
+	ck_assert_msg(model_open(path, NULL, &m, &e) == 0, "%s", e.detail);
 	return m;
 }
 

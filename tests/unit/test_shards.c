@@ -105,7 +105,7 @@ open_index(struct model **m, struct err *e)
 
 	snprintf(path, sizeof(path), "%s/model.safetensors.index.json", tmpdir);
 	memset(e, 0, sizeof(*e));
-	return model_open(path, m, e);
+	return model_open(path, NULL, m, e);
 }
 
 START_TEST(test_good_index)
@@ -248,7 +248,7 @@ START_TEST(test_dir_source)
 	struct err e = { 0 };
 
 	write_index(good_index);
-	ck_assert_msg(model_open(tmpdir, &m, &e) == 0, "%s", e.detail);
+	ck_assert_msg(model_open(tmpdir, NULL, &m, &e) == 0, "%s", e.detail);
 	ck_assert_uint_eq(m->ntensors, 3);
 	ck_assert_str_eq(m->arg, tmpdir);
 	model_free(m);
@@ -375,7 +375,7 @@ START_TEST(test_symlink_escape)
 		struct model *m = NULL;
 		struct err e = { 0 };
 
-		ck_assert_msg(model_open(path, &m, &e) == 0, "%s: %s",
+		ck_assert_msg(model_open(path, NULL, &m, &e) == 0, "%s: %s",
 			      e.where, e.detail);
 		ck_assert_ptr_nonnull(find_model_tensor(m, "c", 1));
 		model_free(m);
@@ -388,7 +388,7 @@ START_TEST(test_symlink_escape)
 		snprintf(link, sizeof(link), "%s/sub/" SHARD2, tmpdir);
 		ck_assert_int_eq(unlink(link), 0);
 		ck_assert_int_eq(symlink("/dev/null", link), 0);
-		ck_assert_int_eq(model_open(path, &m, &e), -1);
+		ck_assert_int_eq(model_open(path, NULL, &m, &e), -1);
 		ck_assert_int_eq(e.code, ERR_IO);
 		ck_assert_ptr_nonnull(strstr(e.detail, "regular file"));
 	}

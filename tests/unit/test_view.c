@@ -279,7 +279,7 @@ setup(void)
 	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 	write_model("m.safetensors", model_json, MODEL_DATA);
 	ck_assert_int_eq(chmod(path, 0644), 0);	/* whatever the umask */
-	ck_assert_msg(model_open(path, &model, &e) == 0, "%s: %s",
+	ck_assert_msg(model_open(path, NULL, &model, &e) == 0, "%s: %s",
 		      err_name(e.code), e.detail);
 	ck_assert_uint_eq(model->ntensors, MODEL_NT);
 	ck_assert_int_eq(view_build(model, NULL, &view, &e), 0);
@@ -648,7 +648,7 @@ START_TEST(test_inode_stability)
 	char name[VIEW_NAME_MAX + 1];
 	uint64_t k, ino;
 
-	ck_assert_int_eq(model_open(path, &m2, &e), 0);
+	ck_assert_int_eq(model_open(path, NULL, &m2, &e), 0);
 	ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
 	ck_assert_uint_eq(v2->ninodes, view->ninodes);
 	for (k = 0; k < view_nchildren(view, VIEW_ROOT_INO); k++) {
@@ -675,7 +675,7 @@ START_TEST(test_empty_model)
 
 	snprintf(p2, sizeof(p2), "%s", path);
 	write_model("empty.safetensors", "{}", 0);
-	ck_assert_int_eq(model_open(path, &m2, &e), 0);
+	ck_assert_int_eq(model_open(path, NULL, &m2, &e), 0);
 	ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
 	ck_assert_uint_eq(view_nchildren(v2, VIEW_ROOT_INO), 2);
 	ck_assert_uint_eq(view_lookup(v2, 1, "a", 1), 0);
@@ -703,7 +703,7 @@ START_TEST(test_modes)
 
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		ck_assert_int_eq(chmod(path, modes[i][0]), 0);
-		ck_assert_int_eq(model_open(path, &m2, &e), 0);
+		ck_assert_int_eq(model_open(path, NULL, &m2, &e), 0);
 		ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
 		view_stat(v2, VIEW_ROOT_INO, &st);
 		ck_assert_uint_eq(st.st_mode, S_IFDIR | modes[i][2]);
@@ -748,7 +748,7 @@ START_TEST(test_sharded_nul_key)
 	ck_assert_ptr_nonnull(f);
 	fputs(index_json, f);
 	fclose(f);
-	ck_assert_msg(model_open(idx, &m2, &e) == 0, "%s", e.detail);
+	ck_assert_msg(model_open(idx, NULL, &m2, &e) == 0, "%s", e.detail);
 	ck_assert_msg(view_build(m2, NULL, &v2, &e) == 0, "%s", e.detail);
 	ino = view_lookup(v2, view_lookup(v2, 1, "__shards__", 10),
 			  "n-1.safetensors.json", 20);
@@ -791,7 +791,7 @@ START_TEST(test_sharded)
 	ck_assert_ptr_nonnull(f);
 	fputs(index_json, f);
 	fclose(f);
-	ck_assert_msg(model_open(idx, &m2, &e) == 0, "%s", e.detail);
+	ck_assert_msg(model_open(idx, NULL, &m2, &e) == 0, "%s", e.detail);
 	ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
 
 	shards = view_lookup(v2, 1, "__shards__", 10);
