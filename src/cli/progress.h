@@ -1,5 +1,6 @@
-/* progress.h - the one progress line of the front ends (stfs while a
- * model opens, stfs-inspect --stats, --diff, --merge, --extract).
+/* progress.h - the one progress line of the front ends (stfs and
+ * stfs-inspect while a model opens, stfs-inspect --stats, --diff, --merge,
+ * --extract).
  *
  * On a terminal it says how far long work has got, at what rate and how
  * long it has left, as curl, rsync --info=progress2 and pv do: redrawn in

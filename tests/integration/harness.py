@@ -400,11 +400,11 @@ def run(cmd, timeout=60, input=None, env=None, cwd=None):
 			      else subprocess.DEVNULL)
 
 
-def run_pty(cmd, timeout=60, env=None, cols=100):
+def run_pty(cmd, timeout=60, env=None, cols=100, stdout_tty=False):
 	"""Run cmd with its stderr on a pseudo-terminal cols wide (stdin
-	/dev/null, stdout captured): (returncode, stdout, what the terminal
-	got).  Waits for cmd only: a daemon it leaves has its stdio on
-	/dev/null."""
+	/dev/null, stdout captured, or with stdout_tty on the terminal too):
+	(returncode, stdout, what the terminal got).  Waits for cmd only: a
+	daemon it leaves has its stdio on /dev/null."""
 	master, slave = os.openpty()
 	fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols,
 							     0, 0))
@@ -423,8 +423,8 @@ def run_pty(cmd, timeout=60, env=None, cols=100):
 	th.start()
 	try:
 		p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-				     stdout=subprocess.PIPE, stderr=slave,
-				     env=env)
+				     stdout=slave if stdout_tty else
+				     subprocess.PIPE, stderr=slave, env=env)
 	finally:
 		os.close(slave)
 	try:
@@ -435,7 +435,7 @@ def run_pty(cmd, timeout=60, env=None, cols=100):
 		raise
 	th.join(timeout=10)
 	os.close(master)
-	return p.returncode, out, b"".join(got)
+	return p.returncode, out or b"", b"".join(got)
 
 
 def daemon_pids(mnt, also=()):

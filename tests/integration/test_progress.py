@@ -9,6 +9,12 @@ pseudo-terminal and off it (issue 32).
   is erased at the end (--merge keeps its last state, the file written).
   stdout is what it is without a terminal; stderr as a pipe, or --quiet
   on a terminal, gets nothing.
+- stfs-inspect of the sharded set below (its index held as for the
+  mount): on a terminal it says
+  "shards' headers read: K of N" while the set opens and erases it
+  before it prints; with --json into a pipe, --quiet, or stderr a pipe,
+  nothing; with --json and both on the terminal, the line, erased before
+  the JSON.  --merge of the set (one model, not a tree) says it too.
 - A mount of a sharded set over HTTP whose index answer is held HOLD s
   (longer than the second a mount waits before it says anything), then
   its shards: on a terminal stfs says "shards' headers read: K of N" and
@@ -21,6 +27,7 @@ Nothing is timed: the server's hold and cap make the work long enough for
 the line to show, and the checks look only at what was drawn.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -118,6 +125,59 @@ def check_narrow(t, url, d):
 		"shown: %r" % drawn)
 
 
+def check_inspect_open(t, srv, www, d):
+	url = srv.url("set/model.safetensors.index.json")
+	srv.delays["/set/model.safetensors.index.json"] = HOLD
+	nshards = len([f for f in os.listdir(os.path.join(www, "set"))
+		       if f.endswith(".safetensors")])
+	line = re.compile(r"^stfs-inspect: .*index\.json: shards' headers "
+			  r"read: [0-9]+ of %d(, .*)?$" % nshards)
+	e = env()
+	wants = {}
+	for args in ([], ["--json"]):
+		want = run([STFS_INSPECT] + args + [url], env=e, timeout=120)
+		wants[tuple(args)] = want.stdout
+		t.eq((want.returncode, want.stderr), (0, b""), "stfs-inspect %s "
+		     "with stderr a pipe: nothing on stderr" % args)
+		rc, out, tty = harness.run_pty([STFS_INSPECT] + args + [url],
+					       env=e, timeout=120)
+		t.eq((rc, out), (0, want.stdout), "stfs-inspect %s, stderr a "
+		     "terminal: stdout as without one" % args)
+		if args:
+			t.eq(tty, b"", "stfs-inspect --json into a pipe: no "
+			     "progress line")
+			continue
+		t.check(any(line.match(x) for x in lines(tty)),
+			lambda: "stfs-inspect on a terminal says what a slow "
+			"SOURCE waits for (`stfs-inspect: URL: shards' headers "
+			"read: K of %d, ...`): %r" % (nshards, lines(tty)))
+		t.check(tty.endswith(ERASE), lambda: "stfs-inspect: the "
+			"line is erased: %r" % tty[-80:])
+	rc, out, tty = harness.run_pty([STFS_INSPECT, "--quiet", url], env=e,
+				       timeout=120)
+	t.eq((rc, tty), (0, b""), "stfs-inspect --quiet on a terminal: "
+	     "nothing on stderr")
+	# --json, stdout and stderr on the terminal: someone watches
+	rc, _, tty = harness.run_pty([STFS_INSPECT, "--json", url], env=e,
+				     timeout=120, stdout_tty=True)
+	drawn = tty.find(b"shards' headers read")
+	brace = tty.find(b"{")
+	t.check(rc == 0 and 0 <= drawn < brace and
+		ERASE in tty[drawn:brace], lambda: "stfs-inspect --json on a "
+		"terminal: the line, erased before the JSON: %r" % tty[:300])
+	t.eq(json.loads(tty[brace:].replace(b"\r\n", b"\n")),
+	     json.loads(wants[("--json",)]), "stfs-inspect --json on a terminal: "
+	     "the JSON as into a pipe")
+	# --merge opens one model (not a tree): the same line, then its own
+	merged = os.path.join(d, "set-merged.safetensors")
+	rc, _, tty = harness.run_pty([STFS_INSPECT, "--merge", "-o", merged,
+				      url], env=e, timeout=120)
+	t.check(rc == 0 and any(line.match(x) for x in lines(tty)),
+		lambda: "stfs-inspect --merge on a terminal: what the set's "
+		"opening waits for: %r" % lines(tty))
+	del srv.delays["/set/model.safetensors.index.json"]
+
+
 def check_mount(t, srv, www, d):
 	url = srv.url("set/model.safetensors.index.json")
 	srv.delays["/set/model.safetensors.index.json"] = HOLD
@@ -206,6 +266,7 @@ def run_(t):
 		srv.rate = 3 * RATE
 		check_narrow(t, srv.url("wide.safetensors"), d)
 		srv.rate = 0
+		check_inspect_open(t, srv, www, d)
 		check_mount(t, srv, www, d)
 	finally:
 		srv.stop()
