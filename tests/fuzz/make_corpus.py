@@ -20,13 +20,18 @@ corpus/index/NAME   input of fuzz_index: the text of a
                     model.safetensors.index.json placed next to the two
                     shards fuzz_index.c writes (a, b | c, x/y, "nul\\0z").
 
-Files named fz-HASH are not written here: they are inputs the fuzzers
-found that reach new code (minimized with -merge=1), committed so that short
-CI runs start deep; regeneration keeps them.
+Files this script does not write are left as they are, and listed: fz-HASH
+are inputs the fuzzers found that reach new code (minimized with
+-merge=1), committed so that short CI runs start deep; others were added by
+hand, such as the inputs a CI fuzz run crashed on (header/gguf-whole-file,
+index/empty-weight-map).  A seed renamed here leaves its old file behind:
+remove it with git rm.
 
 One seed per rule of the safetensors format (header.c checks them; valid and
 invalid), small enough to commit.  The output is deterministic: running it
-again rewrites the same files (stale ones are removed).
+again rewrites the same bytes (torch's random initialisation seeded, zip
+entries dated 1980-01-01, the legacy format's storage keys, which are
+addresses, renamed 0, 1, ...), so `git status` stays clean.
 """
 
 import json
@@ -112,14 +117,15 @@ class Corpus:
 		self.put("header", "file-" + name,
 			 struct.pack("<Q", prefix) + text + data)
 
-	def prune(self):
-		for kind, names in self.written.items():
+	def others(self):
+		"""The files of the corpus not written here but by hand (fz-*,
+		the fuzzers' units, are not listed): kept, never removed."""
+		out = []
+		for kind, names in sorted(self.written.items()):
 			d = os.path.join(self.outdir, kind)
-			for f in os.listdir(d):
-				# fz-*: units the fuzzers found (libFuzzer -merge=1,
-				# each under 1 KiB), kept as they are
-				if f not in names and not f.startswith("fz-"):
-					os.unlink(os.path.join(d, f))
+			out += [kind + "/" + f for f in sorted(os.listdir(d))
+				if f not in names and not f.startswith("fz-")]
+		return out
 
 
 def header_seeds(c):
@@ -557,15 +563,44 @@ def torch_seeds(c):
 		torch.save(obj, b, **kw)
 		return b.getvalue()
 
+	def entry(zo, name, b, compress=zipfile.ZIP_STORED):
+		"""writestr(name, b) would date the entry now."""
+		i = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+		i.compress_type = compress
+		i.external_attr = 0o600 << 16
+		zo.writestr(i, b)
+
 	def rezip(data, compress=zipfile.ZIP_STORED, extra=()):
 		out = io.BytesIO()
 		with zipfile.ZipFile(io.BytesIO(data)) as zi, \
-		     zipfile.ZipFile(out, "w", compression=compress) as zo:
+		     zipfile.ZipFile(out, "w") as zo:
 			for i in zi.infolist():
-				zo.writestr(i.filename, zi.read(i))
+				entry(zo, i.filename, zi.read(i), compress)
 			for name, b in extra:
-				zo.writestr(name, b)
+				entry(zo, name, b, compress)
 		return out.getvalue()
+
+	def legacy_keys(data):
+		"""The legacy format names each storage by its address
+		(str(storage._cdata)), another each run: rename them 0, 1, ...
+		in the pickle and in the list of keys that follows it (the
+		records are length-prefixed, so other lengths are fine)."""
+		import pickle
+		import pickletools
+
+		def rec(k):	# BINUNICODE k
+			b = k.encode()
+			return b"X" + struct.pack("<I", len(b)) + b
+		f = io.BytesIO(data)
+		for _ in range(3):	# magic number, protocol, sys_info
+			pickle.load(f)
+		for op, _, _ in pickletools.genops(f):	# the object, up to STOP
+			if op.name == "STOP":
+				break
+		for i, key in enumerate(pickle.load(f)):
+			assert data.count(rec(key)) == 2, key
+			data = data.replace(rec(key), rec(str(i)))
+		return data
 
 	F = lambda name, b: c.put("header", "file-torch-" + name, b)
 	g = torch.Generator().manual_seed(0)
@@ -580,6 +615,7 @@ def torch_seeds(c):
 			 "row": m[1], "expand": m[:, :1].expand(3, 5),
 			 "list": [m[0], m[2]], "epoch": 3, "lr": 0.5,
 			 "name": "x", "betas": (0.9, 0.99)}))
+	torch.manual_seed(0)	# the layers' initial weights
 	lin = torch.nn.Linear(2, 2)
 	opt = torch.optim.Adam(lin.parameters())
 	lin(torch.ones(1, 2)).sum().backward()
@@ -590,7 +626,8 @@ def torch_seeds(c):
 	plain = save({"w": m})
 	F("deflated", rezip(plain, zipfile.ZIP_DEFLATED))
 	F("big-endian", rezip(plain, extra=[("archive/byteorder", b"big")]))
-	F("legacy", save({"w": m}, _use_new_zipfile_serialization=False))
+	F("legacy", legacy_keys(save({"w": m},
+				     _use_new_zipfile_serialization=False)))
 	F("c128", save({"w": m.to(torch.complex128)}))
 	# what trainers keep beside the tensors (issue 30)
 	import argparse
@@ -615,10 +652,10 @@ def torch_seeds(c):
 	       b"\x89}tRu.")
 	out = io.BytesIO()
 	with zipfile.ZipFile(out, "w") as zo:
-		zo.writestr("archive/data.pkl", pkl)
-		zo.writestr("archive/byteorder", b"little")
-		zo.writestr("archive/data/0", bytes(range(8)))
-		zo.writestr("archive/version", b"3\n")
+		entry(zo, "archive/data.pkl", pkl)
+		entry(zo, "archive/byteorder", b"little")
+		entry(zo, "archive/data/0", bytes(range(8)))
+		entry(zo, "archive/version", b"3\n")
 	F("v3", out.getvalue())
 	import numpy as np
 	np.random.seed(0)
@@ -639,11 +676,12 @@ def main(argv):
 	names_seeds(c)
 	pickle_seeds(c)
 	torch_seeds(c)
-	c.prune()
 	write_dict(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 				"json.dict"))
 	for kind in ("header", "index", "names", "pickle"):
 		print("%s: %d seeds" % (kind, len(c.written[kind])))
+	for f in c.others():
+		print("kept, not written here: %s" % f)
 	return 0
 
 
