@@ -3,10 +3,13 @@
  *
  * Every read goes through source_pread(), which either returns all the
  * requested bytes or fails: a short read (source truncated) is -EIO, never
- * a partial result.  Local sources also lend their descriptor
- * (source_fd_get/put) so the FUSE layer can splice from it without
- * copying.  A source that changes after it was opened (rewritten in place,
- * truncated) is stale for good: source_verify() says so after every read.
+ * a partial result.  A format's metadata (a header, an index, a directory:
+ * read once, at open) goes through source_pread_meta() instead, so that a
+ * remote source fetches just those bytes rather than blocks of data.
+ * Local sources also lend their descriptor (source_fd_get/put) so the
+ * FUSE layer can splice from it without copying.  A source that changes
+ * after it was opened (rewritten in place, truncated) is stale for good:
+ * source_verify() says so after every read.
  */
 #ifndef STFS_SOURCE_H
 #define STFS_SOURCE_H
@@ -26,6 +29,13 @@ struct source;
 struct source_ops {
 	/* Read exactly len bytes at off into buf.  0 or -errno. */
 	int (*pread)(struct source *s, void *buf, size_t len, uint64_t off);
+	/* The same for a format's metadata (source_pread_meta()).  NULL: as
+	 * pread (local files: the page cache serves both alike). */
+	int (*pread_meta)(struct source *s, void *buf, size_t len,
+			  uint64_t off);
+	/* The metadata is parsed (source_meta_done()).  NULL: nothing kept
+	 * for it. */
+	void (*meta_done)(struct source *s);
 	void (*close)(struct source *s);
 	/* 0 while the source is what was opened, 1 once it changed (after
 	 * source_mark_stale()), -1 when it cannot tell now.  NULL: it never
@@ -124,6 +134,33 @@ source_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	return s->ops->pread(s, buf, len, off);
 }
 
+/* Read exactly len bytes at off of a format's metadata: its header, an
+ * index, a zip directory, a pickle; bytes that are parsed once and kept
+ * as a table, never served as a tensor's.  Same contract as
+ * source_pread().  A remote source fetches what its open did not bring
+ * with one ranged GET of just the missing bytes and keeps them outside
+ * its block cache (source_http.c), where a 1 MiB block for the last
+ * kilobytes of a header would cost a MiB of transfer and of memory per
+ * file. */
+static inline int
+source_pread_meta(struct source *s, void *buf, size_t len, uint64_t off)
+{
+	if (s->ops->pread_meta)
+		return s->ops->pread_meta(s, buf, len, off);
+	return s->ops->pread(s, buf, len, off);
+}
+
+/* The format has parsed what it read with source_pread_meta() (a header
+ * into its table): a remote source lets go of the bytes it kept for it.
+ * A later read fetches them again.  Called by whoever opened s, before
+ * s serves data (model_read_header()). */
+static inline void
+source_meta_done(struct source *s)
+{
+	if (s->ops->meta_done)
+		s->ops->meta_done(s);
+}
+
 /* Tell s that bytes [off, off + len) will be read soon: whoever knows the
  * order a model is read in (model/model_order.h, the view) says so, and a
  * remote source starts fetching them within its read-ahead budget.  The
@@ -159,11 +196,12 @@ source_lend_end(struct source *s, void *token)
 static inline int
 source_reader_pread(void *s, void *buf, size_t len, uint64_t off)
 {
-	return source_pread(s, buf, len, off);
+	return source_pread_meta(s, buf, len, off);
 }
 
 /* s as the format layer reads it (format/reader.h): container_open()
- * takes this. */
+ * takes this.  A format reads only its metadata through a reader, so the
+ * reads are source_pread_meta()'s. */
 static inline struct reader
 source_reader(struct source *s)
 {

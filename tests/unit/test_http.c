@@ -795,6 +795,99 @@ START_TEST(lend_gives_cache_blocks)
 }
 END_TEST
 
+/* ---- metadata reads (issue 31) ------------------------------------------ */
+
+/* Bytes [off, off + n) read as metadata equal the object's. */
+static void
+meta_ok(struct source *s, uint64_t off, size_t n)
+{
+	char *buf = malloc(n);
+
+	ck_assert_int_eq(source_pread_meta(s, buf, n, off), 0);
+	ck_assert_msg(memcmp(buf, F.data + off, n) == 0, "bytes differ at "
+		      "%llu", (unsigned long long)off);
+	free(buf);
+}
+
+/* A header longer than the open's 64 KiB (DeepSeek-V3's are 73 KiB):
+ * one GET of exactly the bytes missing, no cache block (which would
+ * fetch and hold a MiB); read again, from memory until the header is
+ * parsed. */
+START_TEST(meta_read_fetches_exactly)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	uint64_t cached = http_cache_bytes();
+	char buf[10];
+
+	ck_assert_uint_eq(F.data_reqs, 1);	/* the open */
+	meta_ok(s, 8, 75000);
+	ck_assert_uint_eq(F.data_reqs, 2);
+	ck_assert_uint_eq(F.starts[1], HTTP_HEAD_BYTES);
+	ck_assert_uint_eq(F.lens[1], 8 + 75000 - HTTP_HEAD_BYTES);
+	ck_assert_uint_eq(http_cache_bytes(), cached);
+	ck_assert_int_eq(stat_blocks(s, "cache_misses"), 0);
+	meta_ok(s, 0, 75008);
+	meta_ok(s, 70000, 5000);
+	ck_assert_uint_eq(F.data_reqs, 2);
+	/* parsed: let go of them, and of the head, all header; read
+	 * again, fetched again */
+	source_meta_done(s);
+	meta_ok(s, 0, 75008);
+	ck_assert_uint_eq(F.data_reqs, 3);
+	ck_assert_uint_eq(F.starts[2], 0);
+	ck_assert_uint_eq(F.lens[2], 75008);
+	/* data reads stay on the block cache */
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 70000), 0);
+	ck_assert(memcmp(buf, F.data + 70000, sizeof(buf)) == 0);
+	ck_assert_int_eq(stat_blocks(s, "cache_misses"), 1);
+	source_close(s);
+}
+END_TEST
+
+/* A reader that goes on chunk after chunk where the metadata held ends
+ * (GGUF's): requests that double, not one per chunk; a metadata read
+ * elsewhere (a zip's directory at the end) goes through the block
+ * cache. */
+START_TEST(meta_read_sequential_grows)
+{
+	struct source *s = open_url("http://origin.test/m.gguf", NULL);
+	uint64_t off;
+
+	for (off = 0; off < (1u << 20); off += 65536)
+		meta_ok(s, off, 65536);
+	ck_assert_uint_eq(F.data_reqs, 1 + 4);	/* 64K, 128K, 256K, 512K */
+	ck_assert_uint_eq(F.starts[4], 512u << 10);
+	ck_assert_uint_eq(F.lens[4], 512u << 10);
+	ck_assert_int_eq(stat_blocks(s, "cache_misses"), 0);
+	meta_ok(s, OBJ_SIZE - 100, 100);
+	ck_assert_int_eq(stat_blocks(s, "cache_misses"), 1);
+	source_close(s);
+}
+END_TEST
+
+/* Known size and ETag (a listing), so no open request: the first
+ * metadata read fetches the open's 64 KiB; through the validators like
+ * every read: a change fails it. */
+START_TEST(meta_read_without_probe)
+{
+	struct source_http_opts o = {
+		.size_known = 1, .size = OBJ_SIZE, .etag = "\"v1\"",
+	};
+	struct source *s = open_url("http://origin.test/m.safetensors", &o);
+	char buf[100];
+
+	meta_ok(s, 0, 16);
+	ck_assert_uint_eq(F.data_reqs, 1);
+	ck_assert_uint_eq(F.starts[0], 0);
+	ck_assert_uint_eq(F.lens[0], HTTP_HEAD_BYTES);
+	snprintf(F.etag, sizeof(F.etag), "\"v2\"");
+	ck_assert_int_eq(source_pread_meta(s, buf, sizeof(buf), 65500), -EIO);
+	ck_assert_int_eq(source_http_verify(s), -ESTALE);
+	ck_assert_int_eq(source_pread_meta(s, buf, 16, 0), -EIO);
+	source_close(s);
+}
+END_TEST
+
 START_TEST(disk_second_mount_no_data)
 {
 	struct source *s;
@@ -1132,6 +1225,9 @@ http_suite(void)
 	tcase_add_test(tc, requests_grow_away_from_the_reader);
 	tcase_add_test(tc, hinted_streams_leave_the_window);
 	tcase_add_test(tc, lend_gives_cache_blocks);
+	tcase_add_test(tc, meta_read_fetches_exactly);
+	tcase_add_test(tc, meta_read_sequential_grows);
+	tcase_add_test(tc, meta_read_without_probe);
 	tcase_add_test(tc, disk_second_mount_no_data);
 	tcase_add_test(tc, disk_damaged_block_is_a_miss);
 	tcase_add_test(tc, disk_spool_writes_everything);

@@ -6,7 +6,7 @@
 
 enum {
 	HTTP_STATS_REQ_HEADER,	/* the open request (first 64 KiB, size,
-						     ETag) */
+				   ETag), metadata past it */
 	HTTP_STATS_REQ_DATA,	/* ranged GETs of blocks */
 	HTTP_STATS_REQ_LIST,	/* listings (s3://, hf://) */
 	HTTP_STATS_REQ_RESOLVE,	/* requests answered with a redirect */

@@ -6,6 +6,13 @@
  * so header_read()'s two preads are served from memory.  When the caller
  * knows size and ETag (a listing said so), open sends nothing.
  *
+ * A format's metadata past those 64 KiB (source_pread_meta(): the rest of
+ * a long header, an index, GGUF's key-value pairs) costs one ranged GET
+ * of just the missing bytes, kept with the source until the format has
+ * parsed them (source_meta_done()) and never in the block cache:
+ * DeepSeek-V3's 73 KiB headers would otherwise fetch, and hold, a 1 MiB
+ * block each for their last 9 KiB.
+ *
  * Everything else goes through the block cache and the read-ahead of
  * http_prefetch.c, whose requests are the ranged GETs of http_fetch.c
  * (checked, retried within the per-read bound, redirects resolved once).
@@ -14,6 +21,7 @@
 #include "source/http/source_http.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +45,22 @@ struct http_src {
 	struct http_disk_object *disk;	/* NULL: no disk cache for this one */
 	char *head;		/* bytes [0, head_len) from the open request */
 	size_t head_len;
+	/* Bytes [head_len, head_len + meta_len) that metadata reads fetched
+	 * (http_pread_meta), until http_meta_done(); only they look here,
+	 * under meta_lock. */
+	pthread_mutex_t meta_lock;
+	char *meta;
+	size_t meta_len;
 };
+
+/* The most metadata one source fetches past its head; a read beyond it
+ * goes through the block cache like data.  Above a safetensors header's
+ * 100 MB and an index's 256 MiB (shards.c), which their readers check
+ * before reading. */
+#define META_MAX	((uint64_t)256 << 20)
+/* A reader that goes on where the metadata held ends fetches twice what
+ * is held, at most this much more at once. */
+#define META_STEP	((uint64_t)16 << 20)
 
 #define SRC_OF(ps) \
 	((struct http_src *)((char *)(ps) - offsetof(struct http_src, pf)))
@@ -194,6 +217,132 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 	return rc;
 }
 
+/* ---- metadata reads ------------------------------------------------------ */
+
+struct metaget {
+	struct http_fetch_range g;
+	char *to;		/* byte `from` of the object goes here */
+	uint64_t from;
+};
+
+static void
+meta_data(struct http_fetch_range *g, const char *p, size_t n)
+{
+	struct metaget *m = (struct metaget *)g;
+
+	memcpy(m->to + (g->start + g->got - m->from), p, n);
+}
+
+/* Where a metadata read of [off, end) fetches to, [0, held) being held:
+ * exactly to end; at least the open's 64 KiB when nothing is held (the
+ * open knew size and ETag and sent nothing); for a reader that goes on
+ * where the bytes held end (GGUF's metadata, read in 64 KiB chunks)
+ * twice what is held, so that its chunks cost a few requests, not one
+ * each. */
+static uint64_t
+meta_want(uint64_t held, uint64_t off, uint64_t end, uint64_t size)
+{
+	uint64_t want = end;
+
+	if (held == 0 && want < HTTP_HEAD_BYTES)
+		want = HTTP_HEAD_BYTES;
+	else if (held && off == held)
+		want = held + (held < META_STEP ? held : META_STEP);
+	if (want < end)
+		want = end;
+	if (want > META_MAX)
+		want = META_MAX;	/* end is within it */
+	return want < size ? want : size;
+}
+
+/* Bytes [held, want) fetched onto the metadata held: one ranged GET
+ * through http_fetch.c, as a data read's (validators, deadlines,
+ * retries).  0 or -errno.  meta_lock held. */
+static int
+meta_fetch(struct http_src *hs, uint64_t held, uint64_t want)
+{
+	size_t n = (size_t)(want - hs->head_len);
+	struct metaget m = {
+		.g = { .kind = HTTP_STATS_REQ_HEADER, .resume = 1,
+		       .data = meta_data, .start = held, .len = want - held },
+		.from = hs->head_len,
+	};
+	struct http_fetch_budget b = http_fetch_budget_now(0, 1);
+	char *grown = realloc(hs->meta, n);
+
+	if (!grown)
+		return -ENOMEM;
+	hs->meta = m.to = grown;
+	if (http_fetch_get(&hs->obj, &m.g, &b) != HTTP_OK)
+		return -EIO;
+	hs->meta_len = n;
+	return 0;
+}
+
+/* A metadata read: from the head and the metadata held, and what is
+ * missing fetched exactly (meta_want).  A read that does not start
+ * within or right after the bytes held (a zip's directory at the end)
+ * goes through the block cache. */
+static int
+http_pread_meta(struct source *s, void *buf, size_t len, uint64_t off)
+{
+	struct http_src *hs = s->priv;
+	uint64_t end = off + len, held;
+	size_t k = 0;
+	int rc = 0;
+
+	if (len == 0)
+		return 0;
+	if (readable(hs, off, len))
+		return -EIO;
+	if (end <= hs->head_len) {
+		memcpy(buf, hs->head + off, len);
+		return 0;
+	}
+	pthread_mutex_lock(&hs->meta_lock);
+	held = hs->head_len + hs->meta_len;
+	if (off > held || end > META_MAX) {
+		pthread_mutex_unlock(&hs->meta_lock);
+		return http_pread(s, buf, len, off);
+	}
+	if (end > held)
+		rc = meta_fetch(hs, held, meta_want(held, off, end,
+						    hs->obj.size));
+	if (rc == 0) {
+		if (off < hs->head_len) {
+			k = hs->head_len - (size_t)off;
+			memcpy(buf, hs->head + off, k);
+		}
+		memcpy((char *)buf + k, hs->meta + (off + k - hs->head_len),
+		       len - k);
+	}
+	pthread_mutex_unlock(&hs->meta_lock);
+	if (rc == 0 && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
+		rc = -EIO;	/* never hand out bytes once a change is seen */
+	return rc;
+}
+
+/* The metadata is parsed: what was fetched for it goes, and so does the
+ * head when the metadata went past it (DeepSeek-V3's headers): it holds
+ * nothing a data read wants then.  Before the source serves data
+ * (source.h), so no read or lend of the head runs. */
+static void
+http_meta_done(struct source *s)
+{
+	struct http_src *hs = s->priv;
+
+	pthread_mutex_lock(&hs->meta_lock);
+	if (hs->meta_len) {
+		free(hs->head);
+		hs->head = NULL;
+		hs->head_len = 0;
+	}
+	free(hs->meta);
+	hs->meta = NULL;
+	hs->meta_len = 0;
+	pthread_mutex_unlock(&hs->meta_lock);
+}
+
 static int
 http_lend(struct source *s, uint64_t off, size_t len, struct iovec *iov,
 	  int max, void **token)
@@ -206,7 +355,8 @@ http_lend(struct source *s, uint64_t off, size_t len, struct iovec *iov,
 	if (readable(hs, off, len))
 		return -EIO;
 	if (off + len <= hs->head_len) {
-		iov[0].iov_base = hs->head + off;	/* kept while open */
+		/* kept while open (http_meta_done() runs before lends) */
+		iov[0].iov_base = hs->head + off;
 		iov[0].iov_len = len;
 		*token = NULL;
 		return 1;
@@ -245,6 +395,8 @@ http_src_free(struct http_src *hs)
 	http_disk_close(hs->disk);
 	http_fetch_fini(&hs->obj);
 	free(hs->head);
+	free(hs->meta);
+	pthread_mutex_destroy(&hs->meta_lock);
 	free(hs);
 }
 
@@ -289,6 +441,8 @@ http_close(struct source *s)
 
 static const struct source_ops http_ops = {
 	.pread = http_pread,
+	.pread_meta = http_pread_meta,
+	.meta_done = http_meta_done,
 	.close = http_close,
 	.server_at_fault = source_http_size_wrong,
 	.hint = http_hint,
@@ -487,6 +641,8 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 		goto fail;
 	}
 	hs = calloc(1, sizeof(*hs));
+	if (hs)
+		pthread_mutex_init(&hs->meta_lock, NULL);
 	s = calloc(1, sizeof(*s));
 	if (!hs || !s || !shown || origin_headers(o, &hdrs) ||
 	    http_fetch_init(&hs->obj, url, shown, hdrs, &sig, o->aws_token) ||
@@ -526,6 +682,7 @@ fail:
 	if (hs) {
 		http_fetch_fini(&hs->obj);
 		free(hs->head);
+		pthread_mutex_destroy(&hs->meta_lock);
 		free(hs);
 	}
 	if (s) {
