@@ -3,7 +3,11 @@
  *
  * The format layer knows no files, URLs or caches: the layers above hand
  * it a reader (source/source.h's source_reader() wraps a source; a test
- * or a fuzzer wraps memory).  Nothing here allocates.
+ * or a fuzzer wraps memory).  Nothing here allocates.  A format reads
+ * its metadata through a reader (headers, directories, pickles: what it
+ * parses into a table), never the tensor data it serves: a remote source
+ * fetches such reads exactly, outside its block cache
+ * (source_pread_meta()).
  */
 #ifndef STFS_READER_H
 #define STFS_READER_H

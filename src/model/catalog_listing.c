@@ -204,7 +204,7 @@ note_index(struct cscan *s, const struct source_opener *op,
 	if (!folder)
 		rc = err_set(s->e, ERR_NO_MEMORY, "out of memory");
 	else if (src->size <= INDEX_MAX && (text = malloc(src->size + 1)) &&
-		 source_pread(src, text, src->size, 0) == 0)
+		 source_pread_meta(src, text, src->size, 0) == 0)
 		rc = cscan_note_index(s, folder, text, src->size);
 	free(text);
 	free(folder);

@@ -24,7 +24,7 @@ static int
 counted_pread(void *ctx, void *buf, size_t len, uint64_t off)
 {
 	struct counted *c = ctx;
-	int rc = source_pread(c->src, buf, len, off);
+	int rc = source_pread_meta(c->src, buf, len, off);
 
 	if (!rc)
 		c->bytes += len;
@@ -37,8 +37,10 @@ model_read_header(struct source *src, struct meter *meter,
 {
 	struct counted c = { src, 0 };
 	struct reader r = { counted_pread, &c, src->size, src->name };
+	int rc = container_open(&r, out, e);
 
-	if (container_open(&r, out, e))
+	source_meta_done(src);	/* parsed: the table holds it now */
+	if (rc)
 		return source_blame(src, e);
 	meter_step(meter, c.bytes);
 	return 0;

@@ -57,7 +57,9 @@ open_file(const struct source_opener *op, const char *name, int local,
 	if (source_opener_open(op, name, &src, e))
 		return err_at(e, name);
 	r = source_reader(src);
-	if (container_open(&r, &h, e)) {
+	rc = container_open(&r, &h, e);
+	source_meta_done(src);
+	if (rc) {
 		source_blame(src, e);
 		source_close(src);
 		return err_at(e, name);

@@ -65,7 +65,7 @@ read_index(const struct source_opener *op, const char *path, size_t *len,
 		source_close(src);
 		return NULL;
 	}
-	rc = source_pread(src, text, (size_t)src->size, 0);
+	rc = source_pread_meta(src, text, (size_t)src->size, 0);
 	if (rc) {
 		err_set(e, ERR_IO, "cannot read: %s", strerror(-rc));
 		free(text);

@@ -22,8 +22,9 @@ X-Error-Code RepoNotFound / RevisionNotFound / EntryNotFound and an
 X-Error-Message, which is what huggingface_hub's hf_raise_for_status reads.
 
 Every request is logged (server, method, path, query, Authorization seen,
-Range, status, start and end times) so that tests can count resolves per
-file, look for tokens at the CDN and measure overlap.  `delay` holds
+Range, status, body bytes sent, start and end times) so that tests can
+count resolves per file and bytes per mount, look for tokens at the CDN
+and measure overlap.  `delay` holds
 resolve and revision answers a little so that overlapping requests
 overlap for sure (the tests count overlap, they never time anything);
 `cdn_delay` holds CDN answers (with `delay`: a round trip added to every
@@ -312,7 +313,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			"auth": self.headers.get("Authorization"),
 			"range": self.headers.get("Range"),
 			"kind": "other", "file": None, "status": None,
-			"t0": time.monotonic(),
+			"bytes": 0, "t0": time.monotonic(),
 		}
 		try:
 			if self.server_name_ == "hub":
@@ -342,8 +343,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			if isinstance(body, FileData):
 				for a in range(0, len(body), 1 << 20):
 					self.wfile.write(body[a:a + (1 << 20)])
+					self.entry["bytes"] += min(1 << 20,
+								   len(body) - a)
 			else:
 				self.wfile.write(body)
+				self.entry["bytes"] = len(body)
 
 	def _error(self, status, code, message, head=False):
 		hdrs = {"X-Error-Message": message}

@@ -423,11 +423,12 @@ def case_parallel(t, sim, work, home):
 def case_wide_headers(t, sim, work, home):
 	"""Shards whose headers do not fit in the open request's 64 KiB: the
 	rest of every header is fetched concurrently too, not one shard
-	after the other."""
+	after the other, and exactly: the mount transfers each shard's
+	header, not a block of its data (issue 31)."""
 	d = os.path.join(work, "wide")
 	nshards, per = 12, 640
 	ts = [("model.layers.%d.mlp.experts.%d.gate_proj.weight_scale_inv"
-	       % (i // 256, i % 256), "F32", [1], gen.bulk_bytes(i, 4))
+	       % (i // 256, i % 256), "F32", [128], gen.bulk_bytes(i, 512))
 	      for i in range(nshards * per)]
 	gen_sharded.write_sharded(d, ts, nshards)
 	files = {}
@@ -456,6 +457,19 @@ def case_wide_headers(t, sim, work, home):
 		e["range"] != "bytes=0-65535"]
 	t.eq(len(rest), nshards, "%s: one request per shard for the rest of "
 	     "its header" % uri)
+	# each shard's requests bring its header (8 + length bytes) and
+	# nothing of its 320 KiB of data
+	for f in wide:
+		b = files[f]
+		end = 8 + int.from_bytes(b[:8], "little")
+		sha = hubsim.sha256_hex(b)
+		got = [e for e in sim.requests("cdn") if e["file"] == sha]
+		t.eq(sorted(e["range"] for e in got),
+		     ["bytes=0-65535", "bytes=65536-%d" % (end - 1)],
+		     "%s: %s: the open's 64 KiB and the rest of the header, "
+		     "exactly" % (uri, f))
+		t.eq(sum(e["bytes"] for e in got), end, "%s: %s: the mount "
+		     "transfers the %d bytes of its header" % (uri, f, end))
 	ov = hubsim.overlap(rest)
 	t.check(ov >= 8, "%s: the requests for the rest of the headers "
 		"overlap (at most %d at once; want >= 8 of %d)"
