@@ -110,7 +110,7 @@ model_beside_fetch(struct model *m, const struct source_opener *op,
 		source_opener_keep(op, url, src);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	rc = text ? source_pread(src, text, (size_t)size, 0) : -1;
+	rc = text ? source_pread_meta(src, text, (size_t)size, 0) : -1;
 	source_opener_keep(op, url, src);
 	if (rc) {
 		free(text);
