@@ -3,7 +3,9 @@
  *
  * The input is a pickle.  It is loaded twice: with the default limits,
  * and with small ones (depth 8, 2,000 values, memo 64, walk 5,000) so
- * that the refusals at each limit are reached too.  A refusal must be a
+ * that the refusals at each limit are reached too.  Each load is done from memory and streamed through a small window
+ * (pickle_read), which must reach the same verdict, to the byte of its
+ * message, and the same values.  A refusal must be a
  * printable one-line record of ERR_INVALID_PICKLE or ERR_NO_MEMORY; an
  * accepted pickle is walked recursively (what the torch container does)
  * and must keep every promise of pickle.h: no path longer than the depth
@@ -36,7 +38,17 @@
 struct walk {
 	const struct pickle_limits *lim;
 	uint64_t visited;
+	uint64_t sum;		/* of what was walked, to compare loads */
 };
+
+static void
+add(struct walk *w, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		w->sum = (w->sum ^ b[i]) * 0x100000001b3ull;	/* FNV-1a */
+}
 
 /* A call read as a numpy array has as many bytes as its shape says, and
  * its first and last elements decode as its kind. */
@@ -69,6 +81,7 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	CHECK(v != NULL);
 	CHECK(depth <= w->lim->depth);
 	CHECK(++w->visited <= w->lim->walk);
+	add(w, &v->kind, sizeof(v->kind));
 	switch (v->kind) {
 	case PICKLE_NONE:
 	case PICKLE_INT:
@@ -82,6 +95,7 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	case PICKLE_STR:
 	case PICKLE_BYTES:
 		CHECK(v->str.p != NULL && v->str.p[v->str.len] == '\0');
+		add(w, v->str.p, v->str.len);
 		break;
 	case PICKLE_LONG: {
 		struct buf b = BUF_INIT;
@@ -92,6 +106,7 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 		CHECK(n > 8);
 		CHECK(!(p[n - 1] == 0 && p[n - 2] < 0x80) &&
 		      !(p[n - 1] == 0xff && p[n - 2] >= 0x80));
+		add(w, p, n);
 		/* (the first few times: a shared one is met again and
 		 * again, and its decimal takes quadratic time) */
 		if (w->visited < 64) {
@@ -120,6 +135,8 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 		break;
 	case PICKLE_GLOBAL:
 		CHECK(v->global.module && v->global.name);
+		add(w, v->global.module, strlen(v->global.module));
+		add(w, v->global.name, strlen(v->global.name));
 		CHECK(v->global.module[0] && v->global.name[0]);
 		CHECK(v->global.id <= PICKLE_G_LAST);
 		break;
@@ -151,28 +168,67 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	}
 }
 
-static void
-run(const uint8_t *data, size_t size, const struct pickle_limits *lim)
-{
-	struct pickle *p = NULL;
-	struct err e = { 0 };
+struct cursor {
+	const uint8_t *p;
+	size_t len, pos;
+};
 
-	if (pickle_load(data, size, lim, &p, &e) < 0) {
+static int
+cursor_read(void *ctx, void *buf, size_t n, struct err *e)
+{
+	struct cursor *c = ctx;
+
+	(void)e;
+	CHECK(n <= c->len - c->pos);
+	memcpy(buf, c->p + c->pos, n);
+	c->pos += n;
+	return 0;
+}
+
+/* Load data from memory (window 0) or streamed; the verdict, with *e
+ * and the walk's sum. */
+static int
+load(const uint8_t *data, size_t size, const struct pickle_limits *lim,
+     size_t window, struct err *e, uint64_t *sum)
+{
+	struct cursor c = { data, size, 0 };
+	struct pickle_source src = { cursor_read, &c, size, window };
+	struct pickle *p = NULL;
+	int rc = window ? pickle_read(&src, lim, &p, e) :
+		 pickle_load(data, size, lim, &p, e);
+
+	if (rc < 0) {
 		CHECK(p == NULL);
-		CHECK(e.code == ERR_INVALID_PICKLE || e.code == ERR_NO_MEMORY);
-		CHECK(memchr(e.detail, '\0', sizeof(e.detail)) != NULL);
-		CHECK(strchr(e.detail, '\n') == NULL);
-		CHECK(e.where[0] == '\0');
-		return;
+		CHECK(e->code == ERR_INVALID_PICKLE ||
+		      e->code == ERR_NO_MEMORY);
+		CHECK(memchr(e->detail, '\0', sizeof(e->detail)) != NULL);
+		CHECK(strchr(e->detail, '\n') == NULL);
+		CHECK(e->where[0] == '\0');
+		return -1;
 	}
-	CHECK(e.code == ERR_OK);
+	CHECK(e->code == ERR_OK);
 	{
-		struct walk w = { lim, 0 };
+		struct walk w = { lim, 0, 0 };
 
 		/* the root is at depth 1: a path of depth values */
 		walk(&w, pickle_root(p), 1);
+		*sum = w.sum;
 	}
 	pickle_free(p);
+	return 0;
+}
+
+static void
+run(const uint8_t *data, size_t size, const struct pickle_limits *lim)
+{
+	struct err e = { 0 }, es = { 0 };
+	uint64_t sum = 0, sums = 0;
+	int rc = load(data, size, lim, 0, &e, &sum);
+
+	CHECK(load(data, size, lim, PICKLE_INPUT_WINDOW_MIN + size % 7, &es,
+		   &sums) == rc);
+	CHECK(es.code == e.code && strcmp(es.detail, e.detail) == 0);
+	CHECK(sums == sum);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

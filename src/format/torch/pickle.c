@@ -26,6 +26,8 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "format/torch/pickle_call.h"
+#include "format/torch/pickle_counted.h"
+#include "format/torch/pickle_input.h"
 #include "format/torch/pickle_long.h"
 #include "format/torch/pickle_names.h"
 #include "format/torch/pickle_store.h"
@@ -37,10 +39,7 @@ struct pickle {
 };
 
 struct machine {
-	const unsigned char *p;
-	size_t len;
-	size_t pos;
-	size_t at;		/* where the current opcode starts */
+	struct pickle_input in;	/* in.op, in.at: the current opcode */
 	struct pickle_limits lim;
 	size_t memo_max;	/* min(lim.memo, len): indices are below */
 	struct pickle *pk;
@@ -79,7 +78,7 @@ no_memory(struct machine *m)
 static const char *
 cur_op(const struct machine *m)
 {
-	return pickle_names_op(m->p[m->at]);
+	return pickle_names_op(m->in.op);
 }
 
 static int
@@ -121,8 +120,8 @@ need_values(struct machine *m, size_t n)
 {
 	if (m->sn - fence(m) < n)
 		return fail(m, "%s at byte %zu needs %zu value%s on the stack "
-			    "and finds %zu (stack underflow)", cur_op(m), m->at,
-			    n, n == 1 ? "" : "s", m->sn - fence(m));
+			    "and finds %zu (stack underflow)", cur_op(m),
+			    m->in.at, n, n == 1 ? "" : "s", m->sn - fence(m));
 	return 0;
 }
 
@@ -146,9 +145,12 @@ top(struct machine *m)
 static int
 pop_mark(struct machine *m, size_t *from)
 {
-	if (!m->mn)
-		return fail(m, "%s at byte %zu has no MARK to close", cur_op(m),
-			    m->at);
+	if (!m->mn) {
+		/* (-1 said here: the callers' *from is unset) */
+		fail(m, "%s at byte %zu has no MARK to close", cur_op(m),
+		     m->in.at);
+		return -1;
+	}
 	*from = m->marks[--m->mn];
 	return 0;
 }
@@ -160,36 +162,17 @@ below_mark(struct machine *m, size_t from)
 {
 	if (from <= fence(m))
 		return fail(m, "%s at byte %zu has nothing to add to below its "
-			    "MARK (stack underflow)", cur_op(m), m->at);
+			    "MARK (stack underflow)", cur_op(m), m->in.at);
 	return 0;
 }
 
 /* ---- reading the opcode's argument ---------------------------------- */
 
-/* 0 when n more bytes are there. */
-static int
-need_bytes(struct machine *m, uint64_t n)
-{
-	if (n > m->len - m->pos)
-		return fail(m, "%s at byte %zu needs %llu bytes and %zu are "
-			    "left (truncated?)", cur_op(m), m->at,
-			    (unsigned long long)n, m->len - m->pos);
-	return 0;
-}
-
 /* An n-byte little-endian unsigned argument. */
 static int
 arg_uint(struct machine *m, unsigned n, uint64_t *out)
 {
-	uint64_t v = 0;
-
-	if (need_bytes(m, n) < 0)
-		return -1;
-	for (unsigned i = n; i-- > 0;)
-		v = v << 8 | m->p[m->pos + i];
-	m->pos += n;
-	*out = v;
-	return 0;
+	return pickle_input_uint(&m->in, n, out);
 }
 
 /* A protocol 0 argument: the bytes up to the next newline (read, not
@@ -197,15 +180,9 @@ arg_uint(struct machine *m, unsigned n, uint64_t *out)
 static int
 arg_line(struct machine *m, const char **p, size_t *n)
 {
-	const char *s = (const char *)m->p + m->pos;
-	const char *nl = memchr(s, '\n', m->len - m->pos);
-
-	if (!nl)
-		return fail(m, "%s at byte %zu is not a line (truncated?)",
-			    cur_op(m), m->at);
-	*p = s;
-	*n = (size_t)(nl - s);
-	m->pos += *n + 1;
+	if (pickle_input_line(&m->in, 0, p, n) < 0)
+		return -1;
+	pickle_input_skip(&m->in, *n + 1);
 	return 0;
 }
 
@@ -213,7 +190,7 @@ arg_line(struct machine *m, const char **p, size_t *n)
 static const char *
 where(const struct machine *m, char *at, size_t cap)
 {
-	snprintf(at, cap, "%s at byte %zu", cur_op(m), m->at);
+	snprintf(at, cap, "%s at byte %zu", cur_op(m), m->in.at);
 	return at;
 }
 
@@ -227,46 +204,6 @@ new_int(struct machine *m, int64_t i)
 	if (v)
 		v->i = i;
 	return v;
-}
-
-/* The bytes of a counted argument: an n-byte length (signed for
- * BINSTRING and LONG4: a 4-byte one past INT32_MAX is negative), then
- * that many bytes. */
-static int
-arg_counted(struct machine *m, unsigned n, int is_signed,
-	    const unsigned char **p, size_t *len)
-{
-	uint64_t u;
-
-	if (arg_uint(m, n, &u) < 0)
-		return -1;
-	if (is_signed && u > INT32_MAX)
-		return fail(m, "%s at byte %zu has a negative length",
-			    cur_op(m), m->at);
-	if (need_bytes(m, u) < 0)
-		return -1;
-	*p = m->p + m->pos;
-	*len = (size_t)u;
-	m->pos += (size_t)u;
-	return 0;
-}
-
-/* A string or bytes value whose length is an n-byte argument. */
-static int
-op_str(struct machine *m, enum pickle_kind kind, unsigned n)
-{
-	const unsigned char *p = NULL;
-	size_t len = 0, bad;
-	unsigned bad_len;
-
-	if (arg_counted(m, n, 0, &p, &len) < 0)
-		return -1;
-	/* Python decodes it or fails; names and JSON need UTF-8 too */
-	if (kind == PICKLE_STR &&
-	    text_utf8_check((const char *)p, len, &bad, &bad_len) < 0)
-		return fail(m, "%s at byte %zu is not UTF-8 (at byte %zu of "
-			    "the string)", cur_op(m), m->at, bad);
-	return push(m, pickle_store_str(&m->pk->store, kind, p, len, m->e));
 }
 
 /* INT, LONG, FLOAT, STRING, UNICODE: a value written as a line of text
@@ -295,23 +232,6 @@ op_text(struct machine *m, unsigned char op)
 	}
 }
 
-/* LONG1, LONG4 (py2 0): a little-endian two's complement int of n
- * bytes' length, one wider than 64 bits (a uint64 seed, 2**70) kept as
- * its bytes; BINSTRING, SHORT_BINSTRING (py2 1): a Python 2 str. */
-static int
-op_counted(struct machine *m, unsigned n, int py2)
-{
-	const unsigned char *p = NULL;
-	size_t len = 0;
-
-	if (arg_counted(m, n, n == 4, &p, &len) < 0)
-		return -1;
-	if (py2)
-		return push(m, pickle_text_py2(&m->pk->store, (const char *)p,
-					       len, m->e));
-	return push(m, pickle_long_value(&m->pk->store, p, len, m->e));
-}
-
 /* A tuple, list or set of the stack's values from index from up. */
 static int
 collect(struct machine *m, enum pickle_kind kind, size_t from)
@@ -336,7 +256,7 @@ call_items(struct machine *m, struct pickle_value *call,
 	}
 	if (call->call.items->kind != kind) {
 		fail(m, "%s at byte %zu both sets items of an object and "
-		     "appends to it", cur_op(m), m->at);
+		     "appends to it", cur_op(m), m->in.at);
 		return NULL;
 	}
 	return call->call.items;
@@ -354,7 +274,7 @@ seq_add(struct machine *m, struct pickle_value *seq,
 			return -1;
 	} else if (seq->kind != kind) {
 		return fail(m, "%s at byte %zu adds to a %s, not a %s",
-			    cur_op(m), m->at, pickle_kind_name(seq->kind),
+			    cur_op(m), m->in.at, pickle_kind_name(seq->kind),
 			    pickle_kind_name(kind));
 	}
 	return pickle_store_add(seq, items, n, m->e);
@@ -368,14 +288,15 @@ dict_add(struct machine *m, struct pickle_value *d,
 {
 	if (n % 2)
 		return fail(m, "%s at byte %zu has an odd number of values",
-			    cur_op(m), m->at);
+			    cur_op(m), m->in.at);
 	if (d->kind == PICKLE_CALL) {
 		d = call_items(m, d, PICKLE_DICT);
 		if (!d)
 			return -1;
 	} else if (d->kind != PICKLE_DICT) {
 		return fail(m, "%s at byte %zu sets an item of a %s, not a "
-			    "dict", cur_op(m), m->at, pickle_kind_name(d->kind));
+			    "dict", cur_op(m), m->in.at,
+			    pickle_kind_name(d->kind));
 	}
 	return pickle_store_add(d, kv, n, m->e);
 }
@@ -423,7 +344,7 @@ make_global(struct machine *m, const char *mod, size_t mlen,
 	if (!a && (!python_name(mod, mlen) || !python_name(name, nlen))) {
 		pickle_names_text(text, sizeof(text), mod, mlen, name, nlen);
 		fail(m, "%s at byte %zu names global %s, which is no Python "
-		     "name", cur_op(m), m->at, text);
+		     "name", cur_op(m), m->in.at, text);
 		return NULL;
 	}
 	v = new_value(m, PICKLE_GLOBAL);
@@ -448,8 +369,12 @@ line_global(struct machine *m)
 	const char *mod, *name;
 	size_t mlen, nlen;
 
-	if (arg_line(m, &mod, &mlen) < 0 || arg_line(m, &name, &nlen) < 0)
+	/* both lines held in the window at once: looked at, then taken */
+	if (pickle_input_line(&m->in, 0, &mod, &mlen) < 0 ||
+	    pickle_input_line(&m->in, mlen + 1, &name, &nlen) < 0)
 		return NULL;
+	mod = (const char *)pickle_input_next(&m->in);
+	pickle_input_skip(&m->in, mlen + 1 + nlen + 1);
 	return make_global(m, mod, mlen, name, nlen);
 }
 
@@ -462,7 +387,7 @@ op_stack_global(struct machine *m)
 		return -1;
 	if (mod->kind != PICKLE_STR || name->kind != PICKLE_STR)
 		return fail(m, "STACK_GLOBAL at byte %zu wants two strings, "
-			    "not a %s and a %s", m->at,
+			    "not a %s and a %s", m->in.at,
 			    pickle_kind_name(mod->kind),
 			    pickle_kind_name(name->kind));
 	return push(m, make_global(m, mod->str.p, mod->str.len, name->str.p,
@@ -478,15 +403,15 @@ push_call(struct machine *m, struct pickle_value *callee,
 	char at[64];
 
 	if (callee->kind != PICKLE_GLOBAL && callee->kind != PICKLE_CALL)
-		return fail(m, "%s at byte %zu calls a %s", cur_op(m), m->at,
+		return fail(m, "%s at byte %zu calls a %s", cur_op(m), m->in.at,
 			    pickle_kind_name(callee->kind));
 	if (args->kind != PICKLE_TUPLE)
 		return fail(m, "%s at byte %zu passes a %s as arguments, not a "
-			    "tuple", cur_op(m), m->at,
+			    "tuple", cur_op(m), m->in.at,
 			    pickle_kind_name(args->kind));
 	if (kwargs && kwargs->kind != PICKLE_DICT)
 		return fail(m, "%s at byte %zu passes a %s as keyword "
-			    "arguments, not a dict", cur_op(m), m->at,
+			    "arguments, not a dict", cur_op(m), m->in.at,
 			    pickle_kind_name(kwargs->kind));
 	if (kwargs && !kwargs->dict.n)
 		kwargs = NULL;		/* cls.__new__(cls, *args, **{}) */
@@ -526,7 +451,7 @@ op_instance(struct machine *m, int inst)
 	if (!inst) {
 		if (from == m->sn)
 			return fail(m, "OBJ at byte %zu has no class above its "
-				    "MARK", m->at);
+				    "MARK", m->in.at);
 		callee = m->stack[from++];
 	}
 	args = new_value(m, PICKLE_TUPLE);
@@ -551,9 +476,10 @@ op_build(struct machine *m)
 		slot = &obj->call.state;
 	else
 		return fail(m, "BUILD at byte %zu sets the state of a %s",
-			    m->at, pickle_kind_name(obj->kind));
+			    m->in.at, pickle_kind_name(obj->kind));
 	if (*slot)
-		return fail(m, "BUILD at byte %zu sets a state twice", m->at);
+		return fail(m, "BUILD at byte %zu sets a state twice",
+			    m->in.at);
 	*slot = state;
 	return 0;
 }
@@ -574,7 +500,7 @@ op_persid(struct machine *m, int line)
 		for (size_t i = 0; i < n; i++)
 			if ((unsigned char)p[i] >= 0x80)
 				return fail(m, "PERSID at byte %zu is not "
-					    "ASCII", m->at);
+					    "ASCII", m->in.at);
 		pid = pickle_store_str(&m->pk->store, PICKLE_STR, p, n, m->e);
 	}
 
@@ -598,7 +524,7 @@ memo_put(struct machine *m, uint64_t idx)
 		return -1;
 	if (idx >= m->memo_max)
 		return fail(m, "%s at byte %zu: memo index %llu is more than "
-			    "this pickle can use (%zu)", cur_op(m), m->at,
+			    "this pickle can use (%zu)", cur_op(m), m->in.at,
 			    (unsigned long long)idx, m->memo_max);
 	if (idx >= m->memo_cap) {
 		size_t old = m->memo_cap;
@@ -619,7 +545,7 @@ memo_get(struct machine *m, uint64_t idx)
 {
 	if (idx >= m->memo_cap || !m->memo[idx])
 		return fail(m, "%s at byte %zu: memo %llu is not set", cur_op(m),
-			    m->at, (unsigned long long)idx);
+			    m->in.at, (unsigned long long)idx);
 	return push(m, m->memo[idx]);
 }
 
@@ -656,11 +582,16 @@ op_pop(struct machine *m)
 static int
 step(struct machine *m)
 {
-	unsigned char op = m->p[m->pos++];
 	struct pickle_value *v;
+	const unsigned char *b;
+	unsigned char op;
 	uint64_t u;
 	size_t from;
 	double f;
+
+	if (pickle_input_op(&m->in) < 0)
+		return -1;
+	op = m->in.op;
 
 	switch (op) {
 	case 0x80:	/* PROTO */
@@ -668,11 +599,12 @@ step(struct machine *m)
 			return -1;
 		if (u > 5)
 			return fail(m, "PROTO at byte %zu: protocol %llu is newer "
-				    "than Python's 5", m->at,
+				    "than Python's 5", m->in.at,
 				    (unsigned long long)u);
 		return 0;
 	case 0x95:	/* FRAME: a length that only helps buffering */
-		if (arg_uint(m, 8, &u) < 0 || need_bytes(m, u) < 0)
+		if (arg_uint(m, 8, &u) < 0 ||
+		    pickle_input_need(&m->in, u) < 0)
 			return -1;
 		return 0;
 	case '(':	/* MARK */
@@ -694,10 +626,10 @@ step(struct machine *m)
 		if (m->mn || m->sn != 1)
 			return fail(m, "STOP at byte %zu leaves %zu values and %zu "
 				    "MARKs (only the result should be left)",
-				    m->at, m->sn, m->mn);
-		if (m->pos != m->len)
+				    m->in.at, m->sn, m->mn);
+		if (m->in.pos != m->in.len)
 			return fail(m, "%zu bytes after STOP at byte %zu",
-				    m->len - m->pos, m->at);
+				    m->in.len - m->in.pos, m->in.at);
 		return 1;
 	case '}':	/* EMPTY_DICT */
 		return push(m, new_value(m, PICKLE_DICT));
@@ -774,44 +706,35 @@ step(struct machine *m)
 			return -1;
 		return push(m, new_int(m, (int64_t)u));
 	case 0x8a:	/* LONG1 */
-		return op_counted(m, 1, 0);
 	case 0x8b:	/* LONG4 */
-		return op_counted(m, 4, 0);
+		return push(m, pickle_counted_value(&m->in, &m->pk->store));
 	case 'G':	/* BINFLOAT: big-endian */
-		if (need_bytes(m, 8) < 0)
+		if (pickle_input_bytes(&m->in, 8, &b) < 0)
 			return -1;
 		u = 0;
 		for (int i = 0; i < 8; i++)
-			u = u << 8 | m->p[m->pos++];
+			u = u << 8 | b[i];
 		memcpy(&f, &u, sizeof(f));
 		v = new_value(m, PICKLE_FLOAT);
 		if (v)
 			v->f = f;
 		return push(m, v);
 	case 'X':	/* BINUNICODE */
-		return op_str(m, PICKLE_STR, 4);
 	case 0x8c:	/* SHORT_BINUNICODE */
-		return op_str(m, PICKLE_STR, 1);
 	case 0x8d:	/* BINUNICODE8 */
-		return op_str(m, PICKLE_STR, 8);
 	case 'B':	/* BINBYTES */
-		return op_str(m, PICKLE_BYTES, 4);
 	case 'C':	/* SHORT_BINBYTES */
-		return op_str(m, PICKLE_BYTES, 1);
 	case 0x8e:	/* BINBYTES8 */
-		return op_str(m, PICKLE_BYTES, 8);
+	case 'T':	/* BINSTRING */
+	case 'U':	/* SHORT_BINSTRING */
+	case 0x96:	/* BYTEARRAY8: bytes, to what stfs shows */
+		return push(m, pickle_counted_value(&m->in, &m->pk->store));
 	case 'I':	/* INT */
 	case 'L':	/* LONG */
 	case 'F':	/* FLOAT */
 	case 'S':	/* STRING */
 	case 'V':	/* UNICODE */
 		return op_text(m, op);
-	case 'T':	/* BINSTRING */
-		return op_counted(m, 4, 1);
-	case 'U':	/* SHORT_BINSTRING */
-		return op_counted(m, 1, 1);
-	case 0x96:	/* BYTEARRAY8: bytes, to what stfs shows */
-		return op_str(m, PICKLE_BYTES, 8);
 	case 'N':	/* NONE */
 		return push(m, new_value(m, PICKLE_NONE));
 	case 0x88:	/* NEWTRUE */
@@ -860,59 +783,80 @@ step(struct machine *m)
 		return fail(m, "opcode %s at byte %zu names an object by its "
 			    "number in copyreg's extension registry (pickle "
 			    "protocol 2), which is not in the file",
-			    cur_op(m), m->at);
+			    cur_op(m), m->in.at);
 	default:
 		if (!pickle_names_op(op))
 			return fail(m, "byte 0x%02x at %zu is not a pickle "
-				    "opcode", op, m->at);
+				    "opcode", op, m->in.at);
 		/* NEXT_BUFFER, READONLY_BUFFER */
 		return fail(m, "opcode %s at byte %zu refers to a buffer "
 			    "passed beside the pickle (pickle protocol 5's "
 			    "out-of-band data), which is not in the file",
-			    cur_op(m), m->at);
+			    cur_op(m), m->in.at);
 	}
+}
+
+/* Run the machine over m->in to STOP. */
+static int
+load(struct machine *m, const struct pickle_limits *lim, struct pickle **out)
+{
+	static const struct pickle_limits defaults = PICKLE_LIMITS_DEFAULT;
+	int rc = 0;
+
+	*out = NULL;
+	m->lim = lim ? *lim : defaults;
+	m->memo_max = m->lim.memo < m->in.len ? m->lim.memo : m->in.len;
+	m->pk = calloc(1, sizeof(*m->pk));
+	if (!m->pk)
+		return no_memory(m);
+	m->pk->store.max_values = m->lim.values;
+	/* never NULL, so stack + from is defined for an empty TUPLE too */
+	if (grow(m, (void **)&m->stack, &m->scap, 16, sizeof(*m->stack)) < 0)
+		rc = -1;
+	while (rc == 0) {
+		if (m->in.pos == m->in.len) {
+			rc = fail(m, "the pickle ends at byte %zu without STOP "
+				  "(truncated?)", m->in.len);
+			break;
+		}
+		rc = step(m);
+	}
+	if (rc == 1) {
+		m->pk->root = m->stack[0];
+		rc = pickle_store_check(m->pk->root, &m->lim, m->e);
+	}
+	free(m->stack);
+	free(m->marks);
+	free(m->memo);
+	if (rc < 0) {
+		pickle_free(m->pk);
+		return -1;
+	}
+	*out = m->pk;
+	return 0;
 }
 
 int
 pickle_load(const void *buf, size_t len, const struct pickle_limits *lim,
 	    struct pickle **out, struct err *e)
 {
-	static const struct pickle_limits defaults = PICKLE_LIMITS_DEFAULT;
-	struct machine m = { .p = buf, .len = len, .e = e };
-	int rc = 0;
+	struct machine m = { .e = e };
 
-	*out = NULL;
-	m.lim = lim ? *lim : defaults;
-	m.memo_max = m.lim.memo < len ? m.lim.memo : len;
-	m.pk = calloc(1, sizeof(*m.pk));
-	if (!m.pk)
-		return no_memory(&m);
-	m.pk->store.max_values = m.lim.values;
-	/* never NULL, so stack + from is defined for an empty TUPLE too */
-	if (grow(&m, (void **)&m.stack, &m.scap, 16, sizeof(*m.stack)) < 0)
-		rc = -1;
-	while (rc == 0) {
-		if (m.pos == m.len) {
-			rc = fail(&m, "the pickle ends at byte %zu without STOP "
-				  "(truncated?)", m.len);
-			break;
-		}
-		m.at = m.pos;
-		rc = step(&m);
-	}
-	if (rc == 1) {
-		m.pk->root = m.stack[0];
-		rc = pickle_store_check(m.pk->root, &m.lim, e);
-	}
-	free(m.stack);
-	free(m.marks);
-	free(m.memo);
-	if (rc < 0) {
-		pickle_free(m.pk);
-		return -1;
-	}
-	*out = m.pk;
-	return 0;
+	pickle_input_memory(&m.in, buf, len, e);
+	return load(&m, lim, out);
+}
+
+int
+pickle_read(const struct pickle_source *src, const struct pickle_limits *lim,
+	    struct pickle **out, struct err *e)
+{
+	struct machine m = { .e = e };
+	int rc;
+
+	pickle_input_stream(&m.in, src, e);
+	rc = load(&m, lim, out);
+	pickle_input_free(&m.in);
+	return rc;
 }
 
 const struct pickle_value *

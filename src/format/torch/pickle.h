@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 
+#include "format/torch/pickle_input.h"
 #include "format/torch/pickle_value.h"
 
 struct err;
@@ -49,6 +50,13 @@ struct pickle;
  * memo are shared (the same pointer in several places). */
 int pickle_load(const void *buf, size_t len, const struct pickle_limits *lim,
 		struct pickle **out, struct err *e);
+
+/* The same, read in order from src through a window of src->window
+ * bytes (pickle_input.h), never held whole: each value is read into its
+ * own allocation.  Errors as pickle_load's, and the source's. */
+int pickle_read(const struct pickle_source *src,
+		const struct pickle_limits *lim, struct pickle **out,
+		struct err *e);
 
 const struct pickle_value *pickle_root(const struct pickle *p);
 

@@ -99,27 +99,34 @@ pickle_store_new(struct pickle_store *s, enum pickle_kind kind, struct err *e)
 }
 
 struct pickle_value *
+pickle_store_take(struct pickle_store *s, enum pickle_kind kind, char *str,
+		  size_t n, struct err *e)
+{
+	struct pickle_value *v = pickle_store_new(s, kind, e);
+
+	if (!v) {
+		free(str);
+		return NULL;
+	}
+	v->str.p = str;
+	v->str.len = n;
+	return v;
+}
+
+struct pickle_value *
 pickle_store_str(struct pickle_store *s, enum pickle_kind kind, const void *p,
 		 size_t n, struct err *e)
 {
-	struct pickle_value *v;
 	char *str = n < SIZE_MAX ? malloc(n + 1) : NULL;
 
 	if (!str) {
 		err_set(e, ERR_NO_MEMORY, "out of memory reading a pickle");
 		return NULL;
 	}
-	v = pickle_store_new(s, kind, e);
-	if (!v) {
-		free(str);
-		return NULL;
-	}
 	if (n)
 		memcpy(str, p, n);
 	str[n] = '\0';
-	v->str.p = str;
-	v->str.len = n;
-	return v;
+	return pickle_store_take(s, kind, str, n, e);
 }
 
 struct pickle_value **

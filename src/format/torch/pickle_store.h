@@ -35,6 +35,13 @@ struct pickle_value *pickle_store_str(struct pickle_store *s,
 				      enum pickle_kind kind, const void *p,
 				      size_t n, struct err *e);
 
+/* A PICKLE_STR or PICKLE_BYTES of the n bytes at str, a malloc'd buffer
+ * of n + 1 whose last byte is NUL, which the value now owns (freed at
+ * once when NULL is returned). */
+struct pickle_value *pickle_store_take(struct pickle_store *s,
+				       enum pickle_kind kind, char *str,
+				       size_t n, struct err *e);
+
 /* The slot of the one value made of the string str (what
  * _codecs.encode(str, 'latin1') gives, made once however often the memo
  * passes str to it): NULL until set.  Only for PICKLE_STR values. */

@@ -1,0 +1,23 @@
+/* pickle_counted.h - the counted arguments of a pickle: a str, bytes or
+ * an int written as its length, then its bytes (BINUNICODE,
+ * SHORT_BINUNICODE, BINUNICODE8, BINBYTES, SHORT_BINBYTES, BINBYTES8,
+ * BYTEARRAY8, BINSTRING, SHORT_BINSTRING, LONG1, LONG4), made into a
+ * value.
+ *
+ * Each is read into its own allocation, a str checked to be UTF-8, a
+ * Python 2 string (BINSTRING) text when it is UTF-8 and bytes otherwise.
+ */
+#ifndef STFS_PICKLE_COUNTED_H
+#define STFS_PICKLE_COUNTED_H
+
+#include "format/torch/pickle_input.h"
+#include "format/torch/pickle_store.h"
+#include "format/torch/pickle_value.h"
+
+/* The value of the counted opcode in->op (just read), its argument read
+ * from in; NULL with *in->e (ERR_INVALID_PICKLE naming the opcode and
+ * its byte, the store's errors, the source's). */
+struct pickle_value *pickle_counted_value(struct pickle_input *in,
+					  struct pickle_store *s);
+
+#endif
