@@ -2,8 +2,10 @@
  * nothing (src/format/torch/pickle.c).
  *
  * The input is a pickle.  It is loaded twice: with the default limits,
- * and with small ones (depth 8, 2,000 values, memo 64, walk 5,000) so
- * that the refusals at each limit are reached too.  Each load is done from memory and streamed through a small window
+ * and with small ones (depth 8, 2,000 values, memo 64, walk 5,000, a str
+ * kept up to 16 bytes, bytes and ints up to 8) so that the refusals at
+ * each limit are reached too, and values are passed by (PICKLE_ELIDED).
+ * Each load is done from memory and streamed through a small window
  * (pickle_read), which must reach the same verdict, to the byte of its
  * message, and the same values.  A refusal must be a
  * printable one-line record of ERR_INVALID_PICKLE or ERR_NO_MEMORY; an
@@ -14,7 +16,8 @@
  * arguments, NEWOBJ_EX's, only when it has items) and items of their kind,
  * globals named (known ones by their id), strings ending in NUL, wide
  * ints wider than 64 bits and written in decimal up to their limit,
- * numpy arrays whose bytes are what their shape says.
+ * values passed by longer than their limit, numpy arrays whose bytes are
+ * what their shape says.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -67,7 +70,7 @@ check_array(const struct pickle_value *v)
 	pickle_numpy_type_text(&a.type, text);
 	CHECK(strlen(text) == 3 && strchr("<>|", text[0]) &&
 	      strchr("biuf", text[1]));
-	if (!a.numel)
+	if (!a.numel || !a.data)
 		return;
 	pickle_numpy_element(&a, 0, &n);
 	CHECK(n.kind == a.type.kind);
@@ -96,6 +99,22 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	case PICKLE_BYTES:
 		CHECK(v->str.p != NULL && v->str.p[v->str.len] == '\0');
 		add(w, v->str.p, v->str.len);
+		break;
+	case PICKLE_ELIDED:
+		/* longer than kept: a str's code points take 1 to 4 bytes,
+		 * an int's bit length is past its bytes */
+		CHECK(v->elided.kind == PICKLE_STR ||
+		      v->elided.kind == PICKLE_BYTES ||
+		      v->elided.kind == PICKLE_LONG);
+		CHECK(v->elided.kind != PICKLE_STR ||
+		      4 * v->elided.n > w->lim->str_kept);
+		CHECK(v->elided.kind != PICKLE_BYTES ||
+		      v->elided.n > w->lim->bytes_kept ||
+		      2 * v->elided.n > w->lim->str_kept);
+		CHECK(v->elided.kind != PICKLE_LONG ||
+		      v->elided.n >= 8 * (uint64_t)w->lim->bytes_kept);
+		CHECK(v->elided.kind == PICKLE_STR || !v->elided.latin1);
+		add(w, &v->elided.n, sizeof(v->elided.n));
 		break;
 	case PICKLE_LONG: {
 		struct buf b = BUF_INIT;
@@ -237,7 +256,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct pickle_limits defaults = PICKLE_LIMITS_DEFAULT;
-	static const struct pickle_limits small = { 8, 2000, 64, 5000 };
+	static const struct pickle_limits small = { 8, 2000, 64, 5000, 16,
+						    8 };
 
 	run(data, size, &defaults);
 	run(data, size, &small);

@@ -491,11 +491,11 @@ def hostile_encode(size=1 << 20):
 	return b"".join(p) + b"h\x02h\x04h\x03\x86R" * n + b"eu.", n
 
 
-def hostile_repeat(size=10 << 20):
-	"""{"s": [S, S, ...]}: S of 9 MiB, then a reference to it per 2
-	bytes"""
+def hostile_repeat(size=2 << 20):
+	"""{"s": [S, S, ...]}: S of 1 MiB (the longest str shown), then a
+	reference to it per 2 bytes"""
 	p = [b"\x80\x02}q\x00(", binunicode("s"), b"]q\x01(",
-	     binunicode("x" * (size - (1 << 20))), b"q\x02"]
+	     binunicode("x" * (1 << 20)), b"q\x02"]
 	n = (size - sum(map(len, p))) // 2
 	return b"".join(p) + b"h\x02" * n + b"eu."
 

@@ -10,7 +10,8 @@
  * names Python could not import, deep nesting, huge lengths, every truncation of
  * every fixture, memo out of range, stack underflow, cycles, shared values
  * that would walk too far.  Every load is also streamed through a small
- * window (pickle_read), with the same outcome to the byte.  Links format
+ * window (pickle_read), with the same outcome to the byte; a str, bytes
+ * or int past the limits is passed by (PICKLE_ELIDED).  Links format
  * only.
  */
 #include <check.h>
@@ -137,6 +138,11 @@ dump(struct buf *b, const struct pickle_value *v)
 	case PICKLE_PERSID:
 		buf_adds(b, "P");
 		dump(b, v->persid.pid);
+		break;
+	case PICKLE_ELIDED:
+		buf_addf(b, "<%s %llu%s>", pickle_kind_name(v->elided.kind),
+			 (unsigned long long)v->elided.n,
+			 v->elided.latin1 ? " latin1" : "");
 		break;
 	}
 }
@@ -1051,6 +1057,127 @@ START_TEST(test_shared_walk)
 }
 END_TEST
 
+/* A str, bytes or int past the limits of the load is passed by: a
+ * PICKLE_ELIDED of its kind and length, from memory and streamed alike
+ * (load_dump). */
+START_TEST(test_elided)
+{
+	static const char not_latin1[] = "c_codecs\nencode\nX\x12\0\0\0"
+		"\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+		"\xe2\x82\xac" "X\x06\0\0\0latin1\x86R.";
+	struct pickle_limits lim = PICKLE_LIMITS_DEFAULT;
+	struct err e = { 0 };
+	char *d;
+
+#define ELIDED(lit, want) do { \
+	d = load_dump(lit, sizeof(lit) - 1, &lim, &e); \
+	ck_assert_msg(d != NULL, "%s", e.detail); \
+	ck_assert_str_eq(d, want); \
+	free(d); \
+} while (0)
+	lim.str_kept = 16;
+	lim.bytes_kept = 8;
+	/* str: its code points, and whether _codecs.encode can make bytes
+	 * of them */
+	ELIDED("X\x10\0\0\0" "aaaaaaaaaaaaaaaa.", "\"aaaaaaaaaaaaaaaa\"");
+	ELIDED("X\x11\0\0\0" "aaaaaaaaaaaaaaaaa.", "<str 17 latin1>");
+	ELIDED("\x8c\x12" "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	       "\xc3\xa9\xc3\xa9\xc3\xa9.", "<str 9 latin1>");
+	ELIDED("\x8d\x12\0\0\0\0\0\0\0" "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+	       "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac.", "<str 6>");
+	ELIDED("X\x14\0\0\0" "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
+	       "\xf0\x9f\x98\x80\xf0\x9f\x98\x80.", "<str 5>");
+	/* bytes, and a Python 2 string: text when UTF-8 */
+	ELIDED("C\x08" "abcdefgh.", "b\"abcdefgh\"");
+	ELIDED("C\x09" "abcdefghi.", "<bytes 9>");
+	ELIDED("B\x09\0\0\0" "abcdefghi.", "<bytes 9>");
+	ELIDED("\x8e\x09\0\0\0\0\0\0\0" "abcdefghi.", "<bytes 9>");
+	ELIDED("\x96\x09\0\0\0\0\0\0\0" "abcdefghi.", "<bytes 9>");
+	ELIDED("T\x11\0\0\0" "aaaaaaaaaaaaaaaaa.", "<str 17 latin1>");
+	ELIDED("U\x11" "aaaaaaaa\xff" "aaaaaaaa.", "<bytes 17>");
+	/* _codecs.encode of a str passed by: bytes passed by */
+	ELIDED("c_codecs\nencode\nX\x12\0\0\0" "\xc3\xa9\xc3\xa9\xc3\xa9"
+	       "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	       "X\x06\0\0\0latin1\x86R.", "<bytes 9>");
+	refused(not_latin1, sizeof(not_latin1) - 1, &lim, "REDUCE at byte "
+		"51: _codecs.encode of a string that is not latin-1 in UTF-8");
+	/* ints: their bit_length(), or made as usual when only bytes
+	 * repeating the sign made them long */
+	ELIDED("\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f.",
+	       "9223372036854775807");
+	ELIDED("\x8a\x09\0\0\0\0\0\0\0\0\x40.", "<int 71>");	/* 2**70 */
+	ELIDED("\x8a\x09\0\0\0\0\0\0\0\0\xc0.", "<int 71>");	/* -2**70 */
+	ELIDED("\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\xbf.", "<int 71>");
+	ELIDED("\x8a\x09\0\0\0\0\0\0\0\0\x01.", "<int 65>");	/* 2**64 */
+	ELIDED("\x8a\x09\0\0\0\0\0\0\0\0\xff.", "<int 65>");	/* -2**64 */
+	ELIDED("\x8a\x09\0\0\0\0\0\0\0\x80\0.", "<int 64>");	/* 2**63 */
+	ELIDED("\x8a\x09\0\0\0\0\0\0\0\0\xa0.", "<int 71>");
+	ELIDED("\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x7f.", "<int 71>");
+	ELIDED("\x8a\x09\x01\0\0\0\0\0\0\0\x80.", "<int 71>");
+	ELIDED("\x8b\x0c\0\0\0" "\0\0\0\0\0\0\0\0\x40\0\0\0.", "<int 71>");
+	ELIDED("\x8b\x0c\0\0\0" "\0\0\0\0\0\0\0\0\xc0\xff\xff\xff.",
+	       "<int 71>");
+	ELIDED("\x8b\x0c\0\0\0" "\x05\0\0\0\0\0\0\0\0\0\0\0.", "5");
+	ELIDED("\x8b\x0c\0\0\0" "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+	       "\xff\xff.", "-1");
+	ELIDED("\x8b\x0c\0\0\0" "\0\0\0\0\0\0\0\0\0\0\0\0.", "0");
+	ELIDED("\x8b\x0c\0\0\0" "\0\0\0\0\0\0\0\x80\xff\xff\xff\xff.",
+	       "-9223372036854775808");
+	lim.bytes_kept = 12;
+	ELIDED("\x8b\x14\0\0\0" "\0\0\0\0\0\0\0\0\x40\0\0\0\0\0\0\0\0\0\0\0.",
+	       "1180591620717411303424");
+	ELIDED("\x8b\x14\0\0\0" "\0\0\0\0\0\0\0\0\0\0\0\0\x40\0\0\0\0\0\0\0.",
+	       "<int 103>");
+#undef ELIDED
+	/* a str passed by that is not UTF-8: the message of one kept,
+	 * wherever it lies in the chunks */
+	for (size_t bad = 0; bad < 24; bad++) {
+		/* bad, cut at the end, a bad continuation, a surrogate */
+		static const char *const tails[] = {
+			"\xff", "\xe2\x82", "\xc3\x28", "\xed\xa0\x80"
+		};
+
+		for (size_t t = 0; t < 4; t++) {
+			char pkl[64], want[ERR_DETAIL_MAX];
+			size_t n = 5, len = bad + strlen(tails[t]) + 3;
+
+			pkl[0] = 'X';
+			pkl[1] = (char)len;
+			pkl[2] = pkl[3] = pkl[4] = 0;
+			memset(pkl + n, 'a', bad);
+			n += bad;
+			memcpy(pkl + n, tails[t], strlen(tails[t]));
+			n += strlen(tails[t]);
+			memcpy(pkl + n, "aaa.", 4);
+			n += 4;
+			refused(pkl, n, NULL, "is not UTF-8");
+			err_clear(&e);
+			ck_assert_ptr_null(load_one(pkl, n, NULL, 0, &e));
+			snprintf(want, sizeof(want), "%s", e.detail);
+			for (size_t w = PICKLE_INPUT_WINDOW_MIN; w < 16; w++) {
+				err_clear(&e);
+				ck_assert_ptr_null(load_one(pkl, n, &lim, w,
+							    &e));
+				ck_assert_str_eq(e.detail, want);
+			}
+		}
+	}
+	/* four-byte sequences cut by every chunk */
+	for (size_t w = PICKLE_INPUT_WINDOW_MIN; w < 16; w++) {
+		static const char four[] = "X\x1c\0\0\0" "aaa"
+			"\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
+			"\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
+			"a.";
+
+		err_clear(&e);
+		d = load_one(four, sizeof(four) - 1, &lim, w, &e);
+		ck_assert_msg(d != NULL, "%s", e.detail);
+		ck_assert_str_eq(d, "<str 10>");
+		free(d);
+	}
+}
+END_TEST
+
 Suite *
 pickle_suite(void)
 {
@@ -1076,6 +1203,7 @@ pickle_suite(void)
 	tcase_add_test(tc, test_depth);
 	tcase_add_test(tc, test_cycles);
 	tcase_add_test(tc, test_shared_walk);
+	tcase_add_test(tc, test_elided);
 	suite_add_tcase(s, tc);
 	return s;
 }

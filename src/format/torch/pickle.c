@@ -707,7 +707,8 @@ step(struct machine *m)
 		return push(m, new_int(m, (int64_t)u));
 	case 0x8a:	/* LONG1 */
 	case 0x8b:	/* LONG4 */
-		return push(m, pickle_counted_value(&m->in, &m->pk->store));
+		return push(m, pickle_counted_value(&m->in, &m->pk->store,
+						    &m->lim));
 	case 'G':	/* BINFLOAT: big-endian */
 		if (pickle_input_bytes(&m->in, 8, &b) < 0)
 			return -1;
@@ -728,7 +729,8 @@ step(struct machine *m)
 	case 'T':	/* BINSTRING */
 	case 'U':	/* SHORT_BINSTRING */
 	case 0x96:	/* BYTEARRAY8: bytes, to what stfs shows */
-		return push(m, pickle_counted_value(&m->in, &m->pk->store));
+		return push(m, pickle_counted_value(&m->in, &m->pk->store,
+						    &m->lim));
 	case 'I':	/* INT */
 	case 'L':	/* LONG */
 	case 'F':	/* FLOAT */
@@ -893,6 +895,7 @@ pickle_kind_name(enum pickle_kind kind)
 		[PICKLE_LIST] = "list", [PICKLE_SET] = "set",
 		[PICKLE_DICT] = "dict", [PICKLE_GLOBAL] = "global",
 		[PICKLE_CALL] = "call", [PICKLE_PERSID] = "persistent id",
+		[PICKLE_ELIDED] = "value too long to keep",
 	};
 
 	if ((unsigned)kind >= sizeof(names) / sizeof(names[0]))

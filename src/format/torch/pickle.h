@@ -18,6 +18,11 @@
  * extension registry) and NEXT_BUFFER, READONLY_BUFFER (buffers passed
  * beside the pickle), which name things that are not in the file.
  *
+ * A str, bytes or int longer than the load keeps (pickle_limits:
+ * str_kept, bytes_kept) is a PICKLE_ELIDED, its kind and length without
+ * its content (pickle_counted.h); read from a source (pickle_read), it
+ * is never held, so memory follows what is kept, not the pickle's size.
+ *
  * Hostile input: lengths are checked against the bytes left before
  * anything is allocated, memory is proportional to the input (at most one
  * value per opcode, three for a global named by its text, five for an
@@ -52,8 +57,9 @@ int pickle_load(const void *buf, size_t len, const struct pickle_limits *lim,
 		struct pickle **out, struct err *e);
 
 /* The same, read in order from src through a window of src->window
- * bytes (pickle_input.h), never held whole: each value is read into its
- * own allocation.  Errors as pickle_load's, and the source's. */
+ * bytes (pickle_input.h), never held whole: a str, bytes or int past the
+ * limits of the load is passed by and made a PICKLE_ELIDED, so memory
+ * follows what is kept.  Errors as pickle_load's, and the source's. */
 int pickle_read(const struct pickle_source *src,
 		const struct pickle_limits *lim, struct pickle **out,
 		struct err *e);

@@ -31,6 +31,40 @@ is_seq(const struct pickle_value *v)
 		     v->kind == PICKLE_SET);
 }
 
+/* 1 when v is a str, kept or not (PICKLE_ELIDED). */
+static int
+is_str(const struct pickle_value *v)
+{
+	return v->kind == PICKLE_STR || (v->kind == PICKLE_ELIDED &&
+					 v->elided.kind == PICKLE_STR);
+}
+
+static struct pickle_value *
+not_latin1(const char *at, struct err *e)
+{
+	err_set(e, ERR_INVALID_PICKLE, "%s: _codecs.encode of a string that "
+		"is not latin-1 in UTF-8", at);
+	return NULL;
+}
+
+/* _codecs.encode(s, 'latin1') of a str too long to keep: bytes as many
+ * as its code points, not kept either. */
+static struct pickle_value *
+latin1_elided(struct pickle_store *s, const struct pickle_value *str,
+	      const char *at, struct err *e)
+{
+	struct pickle_value *v;
+
+	if (!str->elided.latin1)
+		return not_latin1(at, e);
+	v = pickle_store_new(s, PICKLE_ELIDED, e);
+	if (v) {
+		v->elided.kind = PICKLE_BYTES;
+		v->elided.n = str->elided.n;
+	}
+	return v;
+}
+
 /* _codecs.encode(s, 'latin1'): s's code points (all below 256) as bytes.
  * Made once per string: the memo may pass one string to a million calls,
  * which then share one value instead of a million copies. */
@@ -46,6 +80,10 @@ latin1(struct pickle_store *s, struct pickle_value *str, const char *at,
 
 	if (*made)
 		return *made;
+	if (str->kind == PICKLE_ELIDED) {
+		*made = latin1_elided(s, str, at, e);
+		return *made;
+	}
 	v = pickle_store_str(s, PICKLE_BYTES, str->str.p, str->str.len, e);
 	if (!v)
 		return NULL;
@@ -58,9 +96,7 @@ latin1(struct pickle_store *s, struct pickle_value *str, const char *at,
 			out[n++] = (char)((p[i] & 3) << 6 | (p[i + 1] & 0x3f));
 			i++;
 		} else {
-			err_set(e, ERR_INVALID_PICKLE, "%s: _codecs.encode of a "
-				"string that is not latin-1 in UTF-8", at);
-			return NULL;
+			return not_latin1(at, e);
 		}
 	}
 	out[n] = '\0';
@@ -113,7 +149,7 @@ fold(struct pickle_store *s, const struct pickle_value *callee,
 			break;
 		return pickle_store_str(s, PICKLE_BYTES, "", 0, e);
 	case PICKLE_G_CODECS_ENCODE:
-		if (newobj || n != 2 || a0->kind != PICKLE_STR ||
+		if (newobj || n != 2 || !is_str(a0) ||
 		    a1->kind != PICKLE_STR || a1->str.len != 6 ||
 		    memcmp(a1->str.p, "latin1", 6) != 0)
 			break;

@@ -220,3 +220,27 @@ pickle_input_copy(struct pickle_input *in, void *dst, size_t n)
 	in->fill = 0;
 	return 0;
 }
+
+int
+pickle_input_pass(struct pickle_input *in, size_t n,
+		  long (*visit)(void *ctx, const unsigned char *p, size_t len,
+				int last),
+		  void *ctx)
+{
+	while (n) {
+		size_t cap = in->cap > PICKLE_INPUT_WINDOW_MIN ? in->cap :
+			     PICKLE_INPUT_WINDOW_MIN;
+		size_t have;
+		long took;
+
+		if (in->src && hold(in, n < cap ? n : cap) < 0)
+			return -1;
+		have = held(in) < n ? held(in) : n;
+		took = visit(ctx, pickle_input_next(in), have, have == n);
+		if (took < 0)
+			return -1;
+		in->pos += (size_t)took;
+		n -= (size_t)took;
+	}
+	return 0;
+}

@@ -6,9 +6,10 @@
  * The pickle machine (pickle.c) reads each opcode, its fixed-size
  * arguments, its lines (protocols 0 and 1) and its counted arguments
  * through here.  A counted argument (a string, bytes, a wide int) is
- * copied into the value's own allocation, not into the window.  A line
- * is held whole (the window grows to the longest line read, at most the
- * pickle's size).
+ * either copied into the value's own allocation or passed by, chunk by
+ * chunk, without being held (pickle_input_pass): what a pickle costs is
+ * what is kept of it, plus the window.  A line is held whole (the window
+ * grows to the longest line read, at most the pickle's size).
  *
  * Lengths are checked against the bytes left before anything is read or
  * allocated; the messages name the opcode being read and the byte it
@@ -25,7 +26,8 @@ struct err;
 /* Bytes read from a source at a time, unless it says otherwise. */
 #define PICKLE_INPUT_WINDOW ((size_t)1 << 20)
 
-/* The smallest window: room for any fixed-size argument. */
+/* The smallest window: room for any fixed-size argument and for a
+ * partial UTF-8 sequence left over from one chunk to the next. */
 #define PICKLE_INPUT_WINDOW_MIN 8
 
 /* Where a streamed pickle comes from. */
@@ -75,8 +77,9 @@ int pickle_input_need(struct pickle_input *in, uint64_t n);
 /* An n-byte (1 to 8) little-endian unsigned argument. */
 int pickle_input_uint(struct pickle_input *in, unsigned n, uint64_t *out);
 
-/* The next n bytes (at most PICKLE_INPUT_WINDOW_MIN, or a few more:
- * the window grows to hold them) at *p, valid until the next call. */
+/* The next n bytes at *p, valid until the next call: a fixed-size
+ * argument, or an int of no more bytes than the load keeps (the window
+ * grows to hold them). */
 int pickle_input_bytes(struct pickle_input *in, size_t n,
 		       const unsigned char **p);
 
@@ -98,5 +101,15 @@ void pickle_input_skip(struct pickle_input *in, size_t n);
 
 /* Copy the next n bytes (pickle_input_need checked them) to dst. */
 int pickle_input_copy(struct pickle_input *in, void *dst, size_t n);
+
+/* Pass the next n bytes (pickle_input_need checked them) to visit, a
+ * chunk at a time: visit(ctx, p, len, last) returns how many of the len
+ * bytes it took (when !last it may leave up to 3, a sequence the next
+ * chunk completes, which come again at the start of the next chunk; when
+ * last, all) or -1 with *e. */
+int pickle_input_pass(struct pickle_input *in, size_t n,
+		      long (*visit)(void *ctx, const unsigned char *p,
+				    size_t len, int last),
+		      void *ctx);
 
 #endif

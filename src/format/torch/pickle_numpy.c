@@ -228,13 +228,19 @@ pickle_numpy_array(const struct pickle_value *v,
 	} else {
 		return 0;
 	}
-	if (dtype_of(dt, &a->type) || shape_of(shape, a) ||
-	    !is(data, PICKLE_BYTES) ||
-	    a->numel > data->str.len / a->type.size ||
-	    a->numel * a->type.size != data->str.len)
+	if (is(data, PICKLE_BYTES)) {
+		a->data = (const unsigned char *)data->str.p;
+		a->len = data->str.len;
+	} else if (is(data, PICKLE_ELIDED) &&
+		   data->elided.kind == PICKLE_BYTES) {
+		a->len = (size_t)data->elided.n;	/* (data NULL) */
+	} else {
 		return 0;
-	a->data = (const unsigned char *)data->str.p;
-	a->len = data->str.len;
+	}
+	if (dtype_of(dt, &a->type) || shape_of(shape, a) ||
+	    a->numel > a->len / a->type.size ||
+	    a->numel * a->type.size != a->len)
+		return 0;
 	return 1;
 }
 

@@ -57,7 +57,8 @@ struct pickle_numpy_array {
 	uint64_t shape[PICKLE_NUMPY_RANK_MAX];
 	uint64_t numel;		/* the product of shape: len / type.size */
 	int fortran;		/* 1: the bytes are in column-major order */
-	const unsigned char *data;
+	const unsigned char *data;	/* NULL when they were not kept
+					 * (PICKLE_ELIDED): named, not shown */
 	size_t len;
 };
 
@@ -74,7 +75,8 @@ struct pickle_value *pickle_numpy_scalar(struct pickle_store *s,
 int pickle_numpy_array(const struct pickle_value *v,
 		       struct pickle_numpy_array *out);
 
-/* Element i (in the order of the bytes) of array a. */
+/* Element i (in the order of the bytes) of array a, whose data is
+ * there. */
 void pickle_numpy_element(const struct pickle_numpy_array *a, uint64_t i,
 			  struct pickle_numpy_number *out);
 

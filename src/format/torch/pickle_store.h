@@ -44,7 +44,8 @@ struct pickle_value *pickle_store_take(struct pickle_store *s,
 
 /* The slot of the one value made of the string str (what
  * _codecs.encode(str, 'latin1') gives, made once however often the memo
- * passes str to it): NULL until set.  Only for PICKLE_STR values. */
+ * passes str to it): NULL until set.  Only for PICKLE_STR values and
+ * PICKLE_ELIDED ones of a str. */
 struct pickle_value **pickle_store_made(struct pickle_value *str);
 
 /* Append items[0..n) to a tuple, list or set v, or the n / 2 pairs

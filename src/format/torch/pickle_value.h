@@ -33,6 +33,9 @@ enum pickle_kind {
 			 * that was not folded into a value: described,
 			 * never made */
 	PICKLE_PERSID,	/* persid: BINPERSID's or PERSID's persistent id */
+	PICKLE_ELIDED,	/* elided: a str, bytes or int longer than the load
+			 * keeps (pickle_limits), passed by: what it was and
+			 * how long, not its content */
 };
 
 /* The globals stfs knows, by what the name is; any other is
@@ -128,6 +131,16 @@ struct pickle_value {
 			 * key, location, numel) */
 			struct pickle_value *pid;
 		} persid;
+		struct {
+			/* PICKLE_STR, PICKLE_BYTES or PICKLE_LONG */
+			enum pickle_kind kind;
+			/* what Python's len() says (a str's code points, the
+			 * bytes of bytes), or an int's bit_length() */
+			uint64_t n;
+			int latin1;	/* a str: every code point below
+					 * 256 (_codecs.encode can make it
+					 * bytes) */
+		} elided;
 	};
 };
 
@@ -138,9 +151,19 @@ struct pickle_limits {
 	size_t memo;		/* highest memo index + 1 */
 	uint64_t walk;		/* values visited walking the graph as a tree
 				 * (a shared value counted each time) */
+	size_t str_kept;	/* bytes of UTF-8 of a str (BINUNICODE*,
+				 * SHORT_BINUNICODE, BINSTRING) kept; a longer
+				 * one is PICKLE_ELIDED */
+	size_t bytes_kept;	/* bytes of a bytes value (BINBYTES*,
+				 * SHORT_BINBYTES, BYTEARRAY8) or of an int
+				 * (LONG1, LONG4: without the bytes that only
+				 * repeat its sign) kept; a longer one is
+				 * PICKLE_ELIDED */
 };
 
+/* (All kept: the torch container asks for less, torch.c.) */
 #define PICKLE_LIMITS_DEFAULT \
-	{ 200, (size_t)1 << 22, (size_t)1 << 20, (uint64_t)1 << 24 }
+	{ 200, (size_t)1 << 22, (size_t)1 << 20, (uint64_t)1 << 24, \
+	  SIZE_MAX, SIZE_MAX }
 
 #endif

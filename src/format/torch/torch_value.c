@@ -210,6 +210,51 @@ put_bytes(struct render *r, const struct pickle_value *v, int quoted)
 	return puts_(r, tmp);
 }
 
+/* A value too long to show, by its length: {"__bytes__": N}. */
+static int
+put_sized(struct render *r, const char *fmt, uint64_t n)
+{
+	char tmp[64];
+
+	snprintf(tmp, sizeof(tmp), fmt, n);
+	return puts_(r, tmp);
+}
+
+/* 1 when str s is shown, 0 when it is named by its length. */
+static int
+str_shown(const struct pickle_value *s)
+{
+	return s->str.len <= TORCH_VALUE_STR_SHOWN;
+}
+
+/* A str too long to show (kept, from protocol 0's text): its code
+ * points, as Python's len() counts them. */
+static int
+put_str_sized(struct render *r, const struct pickle_value *s)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->str.len; i++)
+		n += ((unsigned char)s->str.p[i] & 0xc0) != 0x80;
+	return put_sized(r, "{\"__str__\": %" PRIu64 "}", n);
+}
+
+/* A value the pickle reader passed by: its kind and length. */
+static int
+put_elided(struct render *r, const struct pickle_value *v)
+{
+	switch (v->elided.kind) {
+	case PICKLE_STR:
+		return put_sized(r, "{\"__str__\": %" PRIu64 "}", v->elided.n);
+	case PICKLE_LONG:
+		return put_sized(r, "{\"__int__\": {\"bit_length\": %" PRIu64
+				 "}}", v->elided.n);
+	default:
+		return put_sized(r, "{\"__bytes__\": %" PRIu64 "}",
+				 v->elided.n);
+	}
+}
+
 static int
 put_global(struct render *r, const struct pickle_value *g, int json)
 {
@@ -249,6 +294,8 @@ key_text(struct render *r, const struct pickle_value *k)
 		return -1;
 	switch (k->kind) {
 	case PICKLE_STR:
+		if (!str_shown(k))
+			return put_str_sized(r, k);
 		return put(r, k->str.p, k->str.len);
 	case PICKLE_LONG:
 		return put_long(r, k, 0);
@@ -275,7 +322,7 @@ emit_key(struct render *r, const struct pickle_value *k)
 	struct render kr = { r->j, &t, r->limit, 0, 0 };
 	int rc;
 
-	if (k->kind == PICKLE_STR)
+	if (k->kind == PICKLE_STR && str_shown(k))
 		return put_json_string(r, k->str.p, k->str.len);
 	if (r->over)
 		kr.over = 1;
@@ -381,7 +428,7 @@ emit_array(struct render *r, const struct pickle_numpy_array *a)
 	for (unsigned d = 0; d < outer; d++)
 		places = a->shape[d] > TORCH_VALUE_BYTES_SHOWN / places ?
 			 TORCH_VALUE_BYTES_SHOWN + 1 : places * a->shape[d];
-	if (a->len > TORCH_VALUE_BYTES_SHOWN ||
+	if (!a->data || a->len > TORCH_VALUE_BYTES_SHOWN ||
 	    places > TORCH_VALUE_BYTES_SHOWN)
 		return put_array_name(r, a);
 	/* each dimension's step between elements in the bytes: in C order
@@ -490,9 +537,13 @@ emit(struct render *r, const struct pickle_value *v)
 		double_text(tmp, sizeof(tmp), v->f, v->f_bits);
 		return puts_(r, tmp);
 	case PICKLE_STR:
+		if (!str_shown(v))
+			return put_str_sized(r, v);
 		return put_json_string(r, v->str.p, v->str.len);
 	case PICKLE_BYTES:
 		return put_bytes(r, v, 1);
+	case PICKLE_ELIDED:
+		return put_elided(r, v);
 	case PICKLE_TUPLE:
 	case PICKLE_LIST:
 	case PICKLE_SET:
@@ -539,6 +590,8 @@ torch_value_text(struct torch_value *j, const struct pickle_value *v,
 
 	switch (v->kind) {
 	case PICKLE_STR:
+		if (!str_shown(v))
+			return result(&r, emit(&r, v));
 		return result(&r, visit(&r) ? -1 : put(&r, v->str.p,
 						       v->str.len));
 	case PICKLE_GLOBAL:

@@ -2,14 +2,17 @@
  * (torch_tree.h): a tensor, or data shown as text in __metadata__.json.
  *
  * Data is JSON: None, bools, ints (any width: an int past 64 bits in
- * decimal, and past 4,299 digits in hex as a string, pickle_long.h),
+ * decimal, and past 4,299 digits in hex as a string, pickle_long.h; one
+ * the pickle reader did not keep as {"__int__": {"bit_length": N}}),
  * floats as Python's repr writes them (numpy's float32 and float16 with
- * the digits numpy writes for them), strings, bytes as "0x" and their
- * hex (a value over TORCH_VALUE_BYTES_SHOWN bytes as {"__bytes__": N}),
- * tuples, lists and sets as arrays, dicts as objects (a key that is not
- * a string as its text: 1, true, null, 1.5), a global as "module.name"
- * (torch.float16), a numpy array as the nested lists of its tolist() (one
- * over TORCH_VALUE_BYTES_SHOWN bytes or as many lists as
+ * the digits numpy writes for them), strings (one over
+ * TORCH_VALUE_STR_SHOWN bytes as {"__str__": N}, N its code points),
+ * bytes as "0x" and their hex (over TORCH_VALUE_BYTES_SHOWN bytes as
+ * {"__bytes__": N}), tuples, lists and sets as arrays, dicts as objects
+ * (a key that is not a string as its text: 1, true, null, 1.5), a global
+ * as "module.name" (torch.float16), a numpy array as the nested lists of
+ * its tolist() (one over TORCH_VALUE_BYTES_SHOWN bytes or as many lists,
+ * or whose bytes the reader did not keep, as
  * {"__ndarray__": {"dtype": "<f8", "shape": [300, 300]}}; numpy's scalars
  * are numbers already, pickle_numpy.h).  What the pickle would make by
  * calling something else is named, with what it would be made of, never
@@ -40,6 +43,11 @@ struct err;
 
 /* Bytes values longer than this are named by their length, not shown. */
 #define TORCH_VALUE_BYTES_SHOWN (64u << 10)
+
+/* Strings of more bytes of UTF-8 than this are named by their length
+ * (their code points), not shown.  At least twice the above: a str kept
+ * makes every bytes value _codecs.encode makes of it that is shown. */
+#define TORCH_VALUE_STR_SHOWN (1u << 20)
 
 struct torch_value {
 	struct err *e;
