@@ -38,7 +38,10 @@ one referenced again and again, a long key over many values, a long
 bytes value, a numpy array referenced again and again, ints of 4,300
 digits in protocol 0's text) stay under 64 MB of RSS and ulimit -v 256 MB
 (under ASan, which maps huge shadow memory, the outcome is checked
-without either bound), each with a deadline.
+without either bound), each with a deadline.  So do checkpoints with a
+200 MB value nobody sees (torch.save's bytes, stored and with data.pkl
+deflated, a bytearray, a str: named by their length, their tensor equal
+to torch.load's, mounted too; the legacy format: refused in one line).
 """
 
 import argparse
@@ -48,6 +51,7 @@ import json
 import os
 import pickle
 import resource
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -634,6 +638,92 @@ def check_memory(t, d):
 		print("rss: mounted %d KiB" % hwm)
 
 
+# ---- a 200 MB value nobody sees ---------------------------------------------
+
+BLOB = 200000000
+
+
+def deflate_pickle(src, dst):
+	"""src with its data.pkl deflated, as zip tools write it (torch.load
+	reads it; torch.save stores every entry), streamed"""
+	with zipfile.ZipFile(src) as zin, \
+	     zipfile.ZipFile(dst, "w", compresslevel=1) as zout:
+		for info in zin.infolist():
+			out = zipfile.ZipInfo(info.filename, info.date_time)
+			out.compress_type = zipfile.ZIP_DEFLATED \
+				if info.filename.endswith("/data.pkl") \
+				else zipfile.ZIP_STORED
+			with zin.open(info) as fin, zout.open(out, "w") as fout:
+				shutil.copyfileobj(fin, fout, 1 << 20)
+		return [i.compress_type for i in zout.infolist()]
+
+
+def check_blob(t, path, key, want, asan):
+	"""path opened within the memory bound, its tensor equal to
+	torch.load's, its value key shown as want"""
+	name = os.path.basename(path)
+	rc, out, err = run_bounded(t, [STFS_INSPECT, "--json", path], asan)
+	t.eq(rc, 0, "%s: read (%s)" % (name, err.strip()))
+	got = json.loads(out)["metadata"].get(key) if rc == 0 else None
+	t.eq(got, want, "%s: %s shown by its length" % (name, key))
+	w = raw_bytes(torch.load(path)["w"])
+	with harness.Mount(t, path) as m:
+		with open(os.path.join(m.path, "w"), "rb") as f:
+			t.check(f.read() == w, "%s: w equals torch.load's"
+				% name)
+		with open(os.path.join(m.path, "__metadata__.json")) as f:
+			t.eq(json.load(f).get(key), want,
+			     "%s mounted: %s shown by its length" % (name, key))
+		with open("/proc/%d/status" % m.proc.pid) as f:
+			hwm = [int(x.split()[1]) for x in f
+			       if x.startswith("VmHWM:")][0]
+		if not asan:
+			t.check(hwm * 1024 < RSS_MAX, "%s mounted: RSS %d KiB, "
+				"under %d MiB" % (name, hwm, RSS_MAX >> 20))
+		print("rss: %s mounted %d KiB" % (name, hwm))
+
+
+def check_blobs(t, d):
+	"""Issue 30: a checkpoint with a 200 MB bytes value (torch.save's,
+	stored; the same with data.pkl deflated; a bytearray) or str takes
+	what its tensors and metadata keep, not the 200 MB: the pickle is
+	read through a window and a value the metadata names by its length
+	is passed by.  One file at a time on disk."""
+	asan = sanitized()
+	w = values(torch.float32, (4,), 30)
+	path = os.path.join(d, "blob.pt")
+	bytes_shown = '{"__bytes__": %d}' % BLOB
+	torch.save({"w": w, "blob": b"y" * BLOB}, path)
+	check_blob(t, path, "blob", bytes_shown, asan)
+	deflated = os.path.join(d, "blob-deflated.pt")
+	t.eq(deflate_pickle(path, deflated), [zipfile.ZIP_DEFLATED,
+					      zipfile.ZIP_STORED,
+					      zipfile.ZIP_STORED],
+	     "blob-deflated.pt: data.pkl deflated, the rest stored")
+	os.unlink(path)
+	check_blob(t, deflated, "blob", bytes_shown, asan)
+	os.unlink(deflated)
+	path = os.path.join(d, "blob-bytearray.pt")
+	torch.save({"w": w, "blob": bytearray(b"y" * BLOB)}, path)
+	check_blob(t, path, "blob", '{"__call__": "__builtin__.bytearray", '
+		   '"args": [%s]}' % bytes_shown, asan)
+	os.unlink(path)
+	path = os.path.join(d, "blob-str.pt")
+	torch.save({"w": w, "s": "y" * BLOB}, path)
+	check_blob(t, path, "s", '{"__str__": %d}' % BLOB, asan)
+	os.unlink(path)
+	# the legacy format: refused in one line, as quickly
+	path = os.path.join(d, "blob-legacy.pt")
+	torch.save({"w": w, "blob": b"y" * BLOB}, path,
+		   _use_new_zipfile_serialization=False)
+	rc, _, err = run_bounded(t, [STFS_INSPECT, path], asan)
+	t.eq(rc, 1, "blob-legacy.pt: refused")
+	t.check(("%s: InvalidCheckpoint: " % path) in err and "legacy" in err
+		and len(err.strip().splitlines()) == 1,
+		"blob-legacy.pt: one line saying why: %r" % err[-300:])
+	os.unlink(path)
+
+
 def sharded_set(d, parts):
 	"""A transformers-style sharded .bin set: shards and its index."""
 	os.makedirs(d)
@@ -1024,6 +1114,7 @@ def run_(t):
 	check_module(t, d)
 	check_hostile(t, d)
 	check_memory(t, d)
+	check_blobs(t, d)
 	harness.rmtree_safe(d)
 
 

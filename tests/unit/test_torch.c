@@ -49,8 +49,34 @@ struct entry {
 	const char *name;
 	const void *data;
 	size_t len;
-	int method;		/* 0 stored; 8 claimed deflated */
+	int method;		/* 0 stored; 8 claimed deflated; DEFLATED */
 };
+
+/* Deflated for real (method 8, stored blocks); _SHORT: its size says a
+ * byte more than it holds. */
+#define DEFLATED 0x108
+#define DEFLATED_SHORT 0x208
+
+/* data[0..n) as a raw deflate stream of stored blocks (what zlib writes
+ * at level 0): valid deflate that a test writes without zlib. */
+static struct buf
+deflate_stored(const void *data, size_t n)
+{
+	struct buf d = BUF_INIT;
+	size_t at = 0;
+
+	do {
+		size_t k = n - at < 65535 ? n - at : 65535;
+		char head = at + k == n;	/* BFINAL, BTYPE 00 */
+
+		ck_assert_int_eq(buf_add(&d, &head, 1), 0);
+		le(&d, k, 2);
+		le(&d, ~k & 0xffff, 2);
+		ck_assert_int_eq(buf_add(&d, (const char *)data + at, k), 0);
+		at += k;
+	} while (at < n);
+	return d;
+}
 
 /* The zip of entries; *local_name_of lets a test make a local header
  * disagree with the central directory. */
@@ -58,38 +84,48 @@ static struct buf
 zip_of(const struct entry *v, size_t n, const char *local_name_of_first)
 {
 	struct buf z = BUF_INIT, cd = BUF_INIT;
-	uint64_t off[16];
+	uint64_t off[16], comp[16], size[16];
+	int method[16];
 
 	ck_assert_uint_le(n, 16);
 	for (size_t i = 0; i < n; i++) {
 		const char *ln = i == 0 && local_name_of_first ?
 				 local_name_of_first : v[i].name;
 		uint32_t crc = crc32(v[i].data, v[i].len);
+		struct buf d = BUF_INIT;
 
+		if (v[i].method > 0xff)
+			d = deflate_stored(v[i].data, v[i].len);
+		else
+			ck_assert_int_eq(buf_add(&d, v[i].data, v[i].len), 0);
+		method[i] = v[i].method & 0xff;
+		comp[i] = d.len;
+		size[i] = v[i].len + (v[i].method == DEFLATED_SHORT);
 		off[i] = z.len;
 		le(&z, 0x04034b50, 4);
 		le(&z, 20, 2);
 		le(&z, 0, 2);
-		le(&z, (uint64_t)v[i].method, 2);
+		le(&z, (uint64_t)method[i], 2);
 		le(&z, 0, 4);		/* time, date */
 		le(&z, crc, 4);
-		le(&z, v[i].len, 4);
-		le(&z, v[i].len, 4);
+		le(&z, comp[i], 4);
+		le(&z, size[i], 4);
 		le(&z, strlen(ln), 2);
 		le(&z, 0, 2);
 		ck_assert_int_eq(buf_add(&z, ln, strlen(ln)), 0);
-		ck_assert_int_eq(buf_add(&z, v[i].data, v[i].len), 0);
+		ck_assert_int_eq(buf_add(&z, d.data, d.len), 0);
+		buf_free(&d);
 	}
 	for (size_t i = 0; i < n; i++) {
 		le(&cd, 0x02014b50, 4);
 		le(&cd, 20, 2);
 		le(&cd, 20, 2);
 		le(&cd, 0, 2);
-		le(&cd, (uint64_t)v[i].method, 2);
+		le(&cd, (uint64_t)method[i], 2);
 		le(&cd, 0, 4);
 		le(&cd, crc32(v[i].data, v[i].len), 4);
-		le(&cd, v[i].len, 4);
-		le(&cd, v[i].len, 4);
+		le(&cd, comp[i], 4);
+		le(&cd, size[i], 4);
 		le(&cd, strlen(v[i].name), 2);
 		le(&cd, 0, 2);
 		le(&cd, 0, 2);
@@ -449,6 +485,93 @@ START_TEST(test_budgets)
 }
 END_TEST
 
+/* What __metadata__.json would not show is not kept (issue 30): a str
+ * past 1 MiB of UTF-8 named by its code points (also one protocol 0
+ * writes as text, and a key), the bytes _codecs.encode makes of it by
+ * their length, an int past 64 KiB by its bit length. */
+START_TEST(test_passed_by)
+{
+	struct buf p = BUF_INIT, z;
+	struct header *h = NULL;
+	struct err e;
+	char key[32];
+
+	ADD_LIT(&p, "\x80\x02}(X\x01\0\0\0w" P_TENSOR("\x00", "\x01"));
+	put_str(&p, 'X', "s", 1);
+	put_str(&p, 'X', "y", (1u << 20) + 1);
+	put_str(&p, 'X', "u", 1);
+	/* 2^19 + 1 times U+00E9, two bytes each */
+	put_str(&p, 'X', "\xc3", (1u << 20) + 2);
+	for (size_t i = 0; i < (1u << 20) + 2; i += 2)
+		p.data[p.len - (1u << 20) - 2 + i + 1] = (char)0xa9;
+	ADD_LIT(&p, "q\x05" "X\x01\0\0\0" "e" "c_codecs\nencode\nh\x05"
+		"X\x06\0\0\0latin1\x86R");
+	/* LONG4: 2^524288, 65537 bytes */
+	put_str(&p, 'X', "i", 1);
+	put_str(&p, '\x8b', "\0", 65537);
+	p.data[p.len - 1] = 1;
+	/* protocol 0's text, and a key */
+	put_str(&p, 'X', "t", 1);
+	buf_adds(&p, "V");
+	ck_assert_int_eq(buf_reserve(&p, (1u << 20) + 2), 0);
+	memset(p.data + p.len, 'z', (1u << 20) + 1);
+	p.len += (1u << 20) + 1;
+	buf_adds(&p, "\n");
+	put_str(&p, 'X', "k", (1u << 20) + 1);
+	buf_adds(&p, "K\x01u.");
+	z = checkpoint_of(&p);
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_ptr_nonnull(find(h, "w"));
+	META_EQ(h, "s", "{\"__str__\": 1048577}");
+	META_EQ(h, "u", "{\"__str__\": 524289}");
+	META_EQ(h, "e", "{\"__bytes__\": 524289}");
+	META_EQ(h, "i", "{\"__int__\": {\"bit_length\": 524289}}");
+	META_EQ(h, "t", "{\"__str__\": 1048577}");
+	snprintf(key, sizeof(key), "{\"__str__\": %u}", (1u << 20) + 1);
+	META_EQ(h, key, "1");
+	ck_assert_uint_eq(h->nmeta, 6);
+	container_free(h);
+	buf_free(&z);
+}
+END_TEST
+
+/* data.pkl may be deflated, as torch.load allows (it is read through
+ * libzip, in order); a storage may not (it is served in place). */
+START_TEST(test_deflated)
+{
+	const struct entry v[] = {
+		{ "ck/data.pkl", pkl, sizeof(pkl) - 1, DEFLATED },
+		{ "ck/data/0", storage, 16, 0 },
+		{ "ck/version", "3\n", 2, DEFLATED },
+	};
+	const struct entry shrt[] = {
+		{ "ck/data.pkl", pkl, sizeof(pkl) - 1, DEFLATED_SHORT },
+		{ "ck/data/0", storage, 16, 0 },
+	};
+	const struct entry both[] = {
+		{ "ck/data.pkl", pkl, sizeof(pkl) - 1, DEFLATED },
+		{ "ck/data/0", storage, 16, DEFLATED },
+	};
+	struct buf z = zip_of(v, 3, NULL);
+	struct header *h = NULL;
+	const struct tensor *t;
+	struct err e;
+
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(h->ntensors, 2);
+	t = find(h, "w");
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->end - t->begin, 8);
+	META_EQ(h, "n.e", "3");
+	META_EQ(h, "n.lr", "0.5");
+	container_free(h);
+	buf_free(&z);
+	refused(zip_of(shrt, 2, NULL), ERR_INVALID_CHECKPOINT, "ck/data.pkl");
+	refused(zip_of(both, 2, NULL), ERR_INVALID_CHECKPOINT,
+		"`ck/data/0` is compressed");
+}
+END_TEST
+
 /* numpy.dtype(NAME, False, True) with its state, as numpy pickles it */
 #define NP_DTYPE(name, order) \
 	"cnumpy\ndtype\nX\x02\0\0\0" name "\x89\x88\x87R" \
@@ -773,6 +896,8 @@ torch_suite(void)
 	tcase_add_test(tc, test_strided);
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_budgets);
+	tcase_add_test(tc, test_passed_by);
+	tcase_add_test(tc, test_deflated);
 	tcase_add_test(tc, test_numpy);
 	tcase_add_test(tc, test_tensor_v3);
 	tcase_add_test(tc, test_module);

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "format/torch/pickle.h"
 #include "format/torch/torch_tree.h"
+#include "format/torch/torch_value.h"
 #include "format/torch/torch_zip.h"
 
 #define PICKLE_MAX_BYTES (256u << 20)	/* far above any state dict's */
@@ -42,7 +43,7 @@ torch_claims(const unsigned char *head, size_t n, uint64_t size)
 	return is_legacy(head, n);
 }
 
-/* Read a small entry whole (data.pkl, byteorder): its bytes in *buf. */
+/* Read a small entry whole (byteorder): its bytes in *buf. */
 static int
 read_entry(const struct reader *r, struct torch_zip *z, const char *name,
 	   size_t max, char **buf, size_t *len, struct err *e)
@@ -51,6 +52,7 @@ read_entry(const struct reader *r, struct torch_zip *z, const char *name,
 	int rc;
 
 	*buf = NULL;
+	*len = 0;
 	if (torch_zip_locate(z, name, &off, &n, e))
 		return -1;
 	if (n > max)
@@ -97,12 +99,55 @@ check_byteorder(const struct reader *r, struct torch_zip *z, struct err *e)
 }
 
 static int
+read_pickle(void *ctx, void *buf, size_t n, struct err *e)
+{
+	return torch_zip_stream_read(ctx, buf, n, e);
+}
+
+/* data.pkl, read in order through libzip and never held whole: a
+ * value the metadata would not show is passed by (pickle.h), so memory
+ * follows what is kept, not the pickle's size. */
+static int
+load_pickle(struct torch_zip *z, struct pickle **p, size_t *len,
+	    struct err *e)
+{
+	struct pickle_limits lim = PICKLE_LIMITS_DEFAULT;
+	struct pickle_source src = { read_pickle, NULL, 0, 0 };
+	struct torch_zip_stream *s;
+	uint64_t n;
+	int rc;
+
+	if (torch_zip_stream_open(z, "data.pkl", &s, &n, e))
+		return -1;
+	if (n > PICKLE_MAX_BYTES) {
+		torch_zip_stream_close(s);
+		return err_set(e, ERR_INVALID_CHECKPOINT, "data.pkl is %llu "
+			       "bytes, more than the %u stfs reads",
+			       (unsigned long long)n, PICKLE_MAX_BYTES);
+	}
+	lim.str_kept = TORCH_VALUE_STR_SHOWN;
+	lim.bytes_kept = TORCH_VALUE_BYTES_SHOWN;
+	src.ctx = s;
+	src.len = (size_t)n;
+	*len = (size_t)n;
+	rc = pickle_read(&src, &lim, p, e);
+	torch_zip_stream_close(s);
+	if (rc) {
+		char why[ERR_DETAIL_MAX];
+
+		memcpy(why, e->detail, sizeof(why));
+		err_replace(e, e->code, "%s/data.pkl: %.400s",
+			    torch_zip_folder(z), why);
+	}
+	return rc;
+}
+
+static int
 open_zip(const struct reader *r, struct header **out, struct err *e)
 {
 	struct torch_tree_budget budget;
 	struct pickle *p = NULL;
 	struct torch_zip *z;
-	char *pkl = NULL;
 	size_t len;
 	int rc = -1;
 
@@ -112,25 +157,11 @@ open_zip(const struct reader *r, struct header **out, struct err *e)
 		torch_zip_free(z);
 		return TORCH_NOT_MINE;
 	}
-	if (check_byteorder(r, z, e) ||
-	    read_entry(r, z, "data.pkl", PICKLE_MAX_BYTES, &pkl, &len, e))
+	if (check_byteorder(r, z, e) || load_pickle(z, &p, &len, e))
 		goto out;
-	rc = pickle_load(pkl, len, NULL, &p, e);
-	/* the values own copies: the bytes go before the table is made */
-	free(pkl);
-	pkl = NULL;
-	if (rc) {
-		char why[ERR_DETAIL_MAX];
-
-		memcpy(why, e->detail, sizeof(why));
-		err_replace(e, e->code, "%s/data.pkl: %.400s",
-			    torch_zip_folder(z), why);
-		goto out;
-	}
 	budget = torch_tree_budget_for(len);
 	rc = torch_tree_table(pickle_root(p), z, r->size, &budget, out, e);
 out:
-	free(pkl);
 	pickle_free(p);
 	torch_zip_free(z);
 	return rc ? err_at(e, r->name) : 0;

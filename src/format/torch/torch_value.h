@@ -41,7 +41,9 @@
 
 struct err;
 
-/* Bytes values longer than this are named by their length, not shown. */
+/* Bytes values longer than this are named by their length, not shown.
+ * (torch.c has the pickle reader keep no more of a bytes value or an int
+ * than this, nor of a str than the next.) */
 #define TORCH_VALUE_BYTES_SHOWN (64u << 10)
 
 /* Strings of more bytes of UTF-8 than this are named by their length

@@ -251,10 +251,11 @@ le16(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
 }
 
-/* Check the local header at lh for entry idx; the data start in *data. */
+/* Check the local header at lh for entry idx, stored or compressed by
+ * method; the data start in *data. */
 static int
-check_local(struct torch_zip *z, zip_uint64_t idx, uint64_t lh,
-	    uint64_t *data, struct err *e)
+check_local(struct torch_zip *z, zip_uint64_t idx, unsigned method,
+	    uint64_t lh, uint64_t *data, struct err *e)
 {
 	const char *name = z->names[idx];
 	size_t nlen = strlen(name);
@@ -270,7 +271,7 @@ check_local(struct torch_zip *z, zip_uint64_t idx, uint64_t lh,
 	if (rc)
 		return err_set(e, ERR_IO, "reading the zip entry `%.200s`: %s",
 			       name, strerror(-rc));
-	if (memcmp(h, "PK\003\004", 4) != 0 || le16(h + 8) != 0 ||
+	if (memcmp(h, "PK\003\004", 4) != 0 || le16(h + 8) != method ||
 	    le16(h + 26) != nlen || nlen > sizeof(got))
 		return err_set(e, ERR_INVALID_CHECKPOINT, "the local header "
 			       "of `%.200s` does not match the central "
@@ -292,8 +293,8 @@ check_local(struct torch_zip *z, zip_uint64_t idx, uint64_t lh,
  * is checked here, and a one-byte read through libzip must land on the
  * data start found. */
 static int
-data_start(struct torch_zip *z, zip_uint64_t idx, uint64_t *data,
-	   struct err *e)
+data_start(struct torch_zip *z, zip_uint64_t idx, unsigned method,
+	   uint64_t *data, struct err *e)
 {
 	zip_file_t *f;
 	unsigned char byte;
@@ -306,7 +307,7 @@ data_start(struct torch_zip *z, zip_uint64_t idx, uint64_t *data,
 				e);
 	lh = z->src.first;
 	if (lh == UINT64_MAX || lh < 26 ||
-	    check_local(z, idx, lh - 26, data, e)) {
+	    check_local(z, idx, method, lh - 26, data, e)) {
 		zip_fclose(f);
 		return err_set(e, ERR_INVALID_CHECKPOINT, "cannot find where "
 			       "`%.200s` starts in the archive",
@@ -345,21 +346,47 @@ torch_zip_has(const struct torch_zip *z, const char *name)
 	return n && find(z, full, n) >= 0;
 }
 
+/* Entry NAME (FOLDER/name, into full): its index and libzip's stat. */
+static long
+entry(struct torch_zip *z, const char *name, char *full, size_t cap,
+      zip_stat_t *st, struct err *e)
+{
+	size_t n = full_name(z, name, full, cap);
+	long idx;
+
+	if (!n || (idx = find(z, full, n)) < 0)
+		return err_set(e, ERR_INVALID_CHECKPOINT, "the archive has no "
+			       "entry `%.200s`", full);
+	if (zip_stat_index(z->za, (zip_uint64_t)idx, 0, st) != 0)
+		return zip_fail(z, zip_get_error(z->za), "reading a zip entry",
+				e);
+	return idx;
+}
+
+/* Where the data of entry idx (full), not empty, starts: its local
+ * header checked, its bytes (as stored) inside the file. */
+static int
+placed(struct torch_zip *z, long idx, const char *full, const zip_stat_t *st,
+       uint64_t *off, struct err *e)
+{
+	if (data_start(z, (zip_uint64_t)idx, st->comp_method, off, e))
+		return -1;
+	if (*off > z->src.r->size || st->comp_size > z->src.r->size - *off)
+		return err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` ends past "
+			       "the end of the file (truncated?)", full);
+	return 0;
+}
+
 int
 torch_zip_locate(struct torch_zip *z, const char *name, uint64_t *off,
 		 uint64_t *len, struct err *e)
 {
 	char full[1024];
 	zip_stat_t st;
-	size_t n = full_name(z, name, full, sizeof(full));
-	long idx;
+	long idx = entry(z, name, full, sizeof(full), &st, e);
 
-	if (!n || (idx = find(z, full, n)) < 0)
-		return err_set(e, ERR_INVALID_CHECKPOINT, "the archive has no "
-			       "entry `%.200s`", full);
-	if (zip_stat_index(z->za, (zip_uint64_t)idx, 0, &st) != 0)
-		return zip_fail(z, zip_get_error(z->za), "reading a zip entry",
-				e);
+	if (idx < 0)
+		return -1;
 	if (st.comp_method != ZIP_CM_STORE || st.encryption_method !=
 	    ZIP_EM_NONE || st.comp_size != st.size)
 		return err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` is "
@@ -373,11 +400,90 @@ torch_zip_locate(struct torch_zip *z, const char *name, uint64_t *off,
 	 * its local header). */
 	if (st.size == 0)
 		return 0;
-	if (data_start(z, (zip_uint64_t)idx, off, e))
+	if (placed(z, idx, full, &st, off, e))
 		return -1;
-	if (*off > z->src.r->size || st.size > z->src.r->size - *off)
-		return err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` ends past "
-			       "the end of the file (truncated?)", full);
 	*len = st.size;
 	return 0;
+}
+
+struct torch_zip_stream {
+	struct torch_zip *z;
+	zip_file_t *f;		/* NULL for an empty entry */
+	char full[1024];	/* FOLDER/name */
+};
+
+int
+torch_zip_stream_open(struct torch_zip *z, const char *name,
+		      struct torch_zip_stream **out, uint64_t *len,
+		      struct err *e)
+{
+	struct torch_zip_stream *s = calloc(1, sizeof(*s));
+	zip_stat_t st;
+	uint64_t off;
+	long idx;
+
+	*out = NULL;
+	if (!s)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	s->z = z;
+	idx = entry(z, name, s->full, sizeof(s->full), &st, e);
+	if (idx < 0)
+		goto fail;
+	/* what torch.load reads: stored or deflated, not encrypted */
+	if ((st.comp_method != ZIP_CM_STORE &&
+	     st.comp_method != ZIP_CM_DEFLATE) ||
+	    st.encryption_method != ZIP_EM_NONE) {
+		err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` is encrypted, or "
+			"compressed other than by deflate, in the archive "
+			"(torch.load reads neither): save the checkpoint again "
+			"with torch.save", s->full);
+		goto fail;
+	}
+	*len = st.size;
+	if (st.size == 0) {
+		*out = s;
+		return 0;
+	}
+	if (placed(z, idx, s->full, &st, &off, e))
+		goto fail;
+	s->f = zip_fopen_index(z->za, (zip_uint64_t)idx, 0);
+	if (!s->f) {
+		zip_fail(z, zip_get_error(z->za), "opening a zip entry", e);
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	free(s);
+	return -1;
+}
+
+int
+torch_zip_stream_read(struct torch_zip_stream *s, void *buf, size_t n,
+		      struct err *e)
+{
+	while (n) {
+		zip_int64_t got = s->f ? zip_fread(s->f, buf, n) : 0;
+
+		if (got < 0)
+			return zip_fail(s->z, zip_file_get_error(s->f),
+					"reading the entry", e);
+		if (got == 0)
+			return err_set(e, ERR_INVALID_CHECKPOINT, "the entry "
+				       "ends before the size the archive gives "
+				       "it (a damaged archive?)");
+		buf = (char *)buf + got;
+		n -= (size_t)got;
+	}
+	return 0;
+}
+
+void
+torch_zip_stream_close(struct torch_zip_stream *s)
+{
+	if (!s)
+		return;
+	if (s->f)
+		zip_fclose(s->f);
+	free(s);
 }

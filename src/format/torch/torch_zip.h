@@ -14,7 +14,10 @@
  * reads the entry's local header through our source when the entry is
  * opened, so that read tells the local header's offset, and the local
  * header is then read and checked here (signature, method, name) to find
- * the data start.  Only the entries asked for are located.
+ * the data start.  Only the entries asked for are located.  The pickle,
+ * data.pkl, is read through libzip (torch_zip_stream_open), so that it may
+ * be deflated too, as torch.load allows: it is read once, in order, and
+ * never served.
  */
 #ifndef STFS_TORCH_ZIP_H
 #define STFS_TORCH_ZIP_H
@@ -46,5 +49,25 @@ int torch_zip_has(const struct torch_zip *z, const char *name);
  * does not match, a range past the end). */
 int torch_zip_locate(struct torch_zip *z, const char *name, uint64_t *off,
 		     uint64_t *len, struct err *e);
+
+/* An entry read in order, as libzip hands out its bytes. */
+struct torch_zip_stream;
+
+/* Open entry NAME (FOLDER/name) to read its bytes in order, stored or
+ * deflated (libzip inflates): what torch.load reads, for the pickle,
+ * which need not lie in place.  0 with *out and its size in *len, or -1
+ * with *e (no such entry, encrypted or compressed otherwise, a local
+ * header that does not match, a range past the end). */
+int torch_zip_stream_open(struct torch_zip *z, const char *name,
+			  struct torch_zip_stream **out, uint64_t *len,
+			  struct err *e);
+
+/* The next n bytes, no more than are left of the size: 0, or -1 with *e
+ * (the reader's I/O error, data libzip cannot read, fewer bytes than the
+ * size), which does not name the entry: the caller does. */
+int torch_zip_stream_read(struct torch_zip_stream *s, void *buf, size_t n,
+			  struct err *e);
+
+void torch_zip_stream_close(struct torch_zip_stream *s);
 
 #endif
