@@ -32,7 +32,6 @@ struct http_cache_block {
 	int in_lru;			/* READY and hashed */
 	int spent;			/* read to its end (LRU's tail) */
 	struct http_prefetch_job *job;		/* while LOADING */
-	uint64_t fed_ms;	/* atomic: its last byte came then */
 	int failed_ahead;	/* FAILED as read-ahead no one waited for */
 	LIST_ENTRY(http_cache_block) hlink;
 	TAILQ_ENTRY(http_cache_block) lru;

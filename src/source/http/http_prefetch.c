@@ -33,6 +33,7 @@ struct http_prefetch_job {
 	int demand;			/* a reader asked for (or took) it */
 	int missed;			/* for blocks a reader missed (not on
 					   their way): read-ahead waits */
+	uint64_t fed_ms;		/* atomic: bytes came for it then */
 	TAILQ_ENTRY(http_prefetch_job) q;
 	unsigned n;
 	struct http_cache_block *blocks[];	/* consecutive */
@@ -163,14 +164,6 @@ job_demand(struct http_prefetch_job *j, int missed)
 	}
 }
 
-void
-http_prefetch_block_done(struct http_cache_block *b)
-{
-	http_cache_lock();
-	http_cache_ready(b);
-	http_cache_unlock();
-}
-
 static uint64_t
 job_bytes(const struct http_prefetch_job *j)
 {
@@ -222,7 +215,8 @@ job_run(struct http_prefetch_job *j, const struct http_fetch_budget *b)
 {
 	struct http_prefetch_src *ps = j->ps;
 	uint64_t t0 = http_conf_now_ms(), first = 0, t1;
-	int ok = ps->ops->fetch(ps, j->blocks, j->n, b, &first) == HTTP_OK;
+	int ok = http_fill_run(&ps->fill, j->blocks, j->n, b, &first,
+			       &j->fed_ms) == HTTP_OK;
 
 	t1 = http_conf_now_ms();
 	http_cache_lock();
@@ -623,10 +617,10 @@ pin_blocks(struct rd *r)
 			if (b) {
 				if (r->ps->stats)
 					http_stats_add(&r->ps->stats->hits, 1);
-			} else if (r->ps->ops->held(r->ps,
-						    idx * HTTP_BLOCK_BYTES,
-						    (idx + 1) *
-						    HTTP_BLOCK_BYTES)) {
+			} else if (http_fetch_held(r->ps->fill.obj,
+						   idx * HTTP_BLOCK_BYTES,
+						   (idx + 1) *
+						   HTTP_BLOCK_BYTES)) {
 				r->rc = -EIO;	/* the server just failed a
 						   read here */
 			} else if (!(b = http_cache_new(r->ps, idx,
@@ -682,19 +676,15 @@ static uint64_t
 last_progress(const struct rd *r)
 {
 	uint64_t i, t, latest = 0;
-	unsigned k;
 
 	for (i = 0; i < r->n; i++) {
 		const struct http_cache_block *b = r->blks[i];
 
 		if (!b || b->state != HTTP_CACHE_LOADING || !b->job)
 			continue;
-		for (k = 0; k < b->job->n; k++) {
-			t = __atomic_load_n(&b->job->blocks[k]->fed_ms,
-					    __ATOMIC_RELAXED);
-			if (t > latest)
-				latest = t;
-		}
+		t = __atomic_load_n(&b->job->fed_ms, __ATOMIC_RELAXED);
+		if (t > latest)
+			latest = t;
 	}
 	return latest;
 }
@@ -718,8 +708,9 @@ wait_blocks(struct rd *r)
 				.quiet_until = r->quiet_until, .demand = 1,
 			};
 
-			if (r->ps->ops->held(r->ps, s, s + (uint64_t)j->n *
-					     HTTP_BLOCK_BYTES)) {
+			if (http_fetch_held(r->ps->fill.obj, s,
+					    s + (uint64_t)j->n *
+					    HTTP_BLOCK_BYTES)) {
 				job_finish(j, 0);
 				break;
 			}

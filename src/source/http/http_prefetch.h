@@ -25,8 +25,9 @@
  * succeeds again it has no more than four read-ahead requests in flight;
  * a reader that needs the bytes fetches them itself.
  *
- * How blocks are fetched is the owner's business (struct http_prefetch_ops): the
- * HTTP source plugs in its ranged GETs, the unit tests a fake.
+ * The blocks of a job are filled by http_fill.h (the disk cache, else the
+ * network) and come back by its return value: the read path goes down
+ * once, without callbacks into the source.
  */
 #ifndef STFS_HTTP_PREFETCH_H
 #define STFS_HTTP_PREFETCH_H
@@ -37,29 +38,13 @@
 #include <sys/uio.h>
 
 #include "source/http/http_cache.h"
-#include "source/http/http_fetch.h"
+#include "source/http/http_fill.h"
 #include "source/http/http_pace.h"
 #include "source/http/http_stats.h"
 #include "source/http/http_stream.h"
 
-struct http_prefetch_src;
-
-struct http_prefetch_ops {
-	/* Fill n consecutive LOADING blocks within budget b (without the
-	 * cache lock), calling http_prefetch_block_done() on each as it
-	 * completes and setting each one's fed_ms as its bytes come;
-	 * *first_ms: http_conf_now_ms() when the first byte came from the
-	 * network (left 0 when none did).  HTTP_OK, or the enum
-	 * http_outcome of the failure. */
-	int (*fetch)(struct http_prefetch_src *ps,
-		     struct http_cache_block **blocks, unsigned n,
-		     const struct http_fetch_budget *b, uint64_t *first_ms);
-	/* 1 when bytes [start, end) just failed: fail at once. */
-	int (*held)(struct http_prefetch_src *ps, uint64_t start, uint64_t end);
-};
-
 struct http_prefetch_src {
-	const struct http_prefetch_ops *ops;
+	struct http_fill fill;		/* where its blocks come from */
 	uint64_t size;
 	struct http_stats *stats;	/* hits, misses, ra_window */
 	/* under the cache lock */
@@ -73,7 +58,7 @@ struct http_prefetch_src {
 	TAILQ_ENTRY(http_prefetch_src) link;
 };
 
-/* Start serving ps (ops, size, stats set). */
+/* Start serving ps (fill, size, stats set). */
 void http_prefetch_add(struct http_prefetch_src *ps);
 
 /* Stop: cancel its queued jobs, wait for running ones, free its blocks. */
@@ -102,8 +87,5 @@ void http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off,
  * thread still running at exit looks like a leak).  New read-ahead
  * starts them again. */
 void http_prefetch_shutdown(void);
-
-/* For ops->fetch: block b holds all its bytes now. */
-void http_prefetch_block_done(struct http_cache_block *b);
 
 #endif

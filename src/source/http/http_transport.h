@@ -12,8 +12,8 @@
  * (ca_file, insecure), the proxies of the environment and the timeouts.
  *
  * How a transfer ended is said one way in the whole HTTP layer: an
- * enum http_outcome (below), from the transport up to the prefetcher's
- * fetch operation.  An HTTP status is never an outcome: a 404 is an answer
+ * enum http_outcome (below), from the transport up to the filling of
+ * blocks (http_fill.h).  An HTTP status is never an outcome: a 404 is an answer
  * (HTTP_OK) with status 404; callers judge statuses.  Only at the source
  * interface (a read, source.h) does a failure become an errno (-EIO).
  */

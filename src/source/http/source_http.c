@@ -14,8 +14,10 @@
  * block each for their last 9 KiB.
  *
  * Everything else goes through the block cache and the read-ahead of
- * http_prefetch.c, whose requests are the ranged GETs of http_fetch.c
- * (checked, retried within the per-read bound, redirects resolved once).
+ * http_prefetch.c, whose jobs http_fill.c fills from the disk cache or
+ * with the ranged GETs of http_fetch.c (checked, retried within the
+ * per-read bound, redirects resolved once): down once, and back by
+ * return values.
  */
 #include "source/source.h"
 #include "source/http/source_http.h"
@@ -32,7 +34,6 @@
 #include <jansson.h>
 
 #include "base/error.h"
-#include "source/http/http_cache.h"
 #include "source/http/http_conf.h"
 #include "source/http/http_disk.h"
 #include "source/http/http_fetch.h"
@@ -61,128 +62,6 @@ struct http_src {
 /* A reader that goes on where the metadata held ends fetches twice what
  * is held, at most this much more at once. */
 #define META_STEP	((uint64_t)16 << 20)
-
-#define SRC_OF(ps) \
-	((struct http_src *)((char *)(ps) - offsetof(struct http_src, pf)))
-
-/* ---- fetching blocks ----------------------------------------------------- */
-
-/* A ranged GET filling consecutive blocks; a retry asks only for the
- * bytes that did not come (the blocks before are READY and may be being
- * read; a block's first part stays where it arrived).  A block is ready
- * with its last byte, before the rest of the request, except the last
- * one: that waits for the answer's end, so that an answer longer than
- * its Content-Range said (a body that never ends) fails it. */
-struct blockget {
-	struct http_fetch_range g;
-	struct http_src *hs;
-	struct http_cache_block **blocks;
-	unsigned n;
-	uint64_t *first_ms;	/* set by the first byte */
-};
-
-/* Block b has all its bytes: on to disk (off this transfer; closing the
- * source waits for it) and to the readers. */
-static void
-block_complete(struct http_src *hs, struct http_cache_block *b)
-{
-	http_spool_put(hs->disk, b);
-	http_prefetch_block_done(b);	/* immutable from here on */
-}
-
-static void
-blocks_data(struct http_fetch_range *g, const char *p, size_t n)
-{
-	struct blockget *bg = (struct blockget *)g;
-	uint64_t pos = g->start + g->got, now = http_conf_now_ms();
-
-	if (!*bg->first_ms)
-		*bg->first_ms = now;
-	while (n) {
-		struct http_cache_block *b = bg->blocks[pos / HTTP_BLOCK_BYTES -
-					      bg->blocks[0]->idx];
-		size_t bo = (size_t)(pos % HTTP_BLOCK_BYTES);
-		size_t k = b->len - bo < n ? b->len - bo : n;
-
-		memcpy(b->data + bo, p, k);
-		/* a reader waiting for this request sees it move */
-		__atomic_store_n(&b->fed_ms, now, __ATOMIC_RELAXED);
-		p += k;
-		n -= k;
-		pos += k;
-		if (bo + k == b->len && b != bg->blocks[bg->n - 1])
-			block_complete(bg->hs, b);
-	}
-}
-
-/* One ranged GET for n consecutive blocks: an enum http_outcome. */
-static int
-fetch_run(struct http_src *hs, struct http_cache_block **blocks, unsigned n,
-	  const struct http_fetch_budget *b, uint64_t *first_ms)
-{
-	struct http_cache_block *l = blocks[n - 1];
-	struct blockget bg = {
-		.g = { .kind = HTTP_STATS_REQ_DATA, .resume = 1,
-		       .data = blocks_data,
-		       .start = blocks[0]->idx * HTTP_BLOCK_BYTES,
-		       .len = (l->idx - blocks[0]->idx) * HTTP_BLOCK_BYTES +
-			      l->len },
-		.hs = hs, .blocks = blocks, .n = n, .first_ms = first_ms,
-	};
-	int r = http_fetch_get(&hs->obj, &bg.g, b);
-
-	if (r == HTTP_OK)
-		block_complete(hs, l);
-	return r;
-}
-
-/* From the disk cache into b: 1 on a hit (b is READY then). */
-static int
-from_disk(struct http_src *hs, struct http_cache_block *b)
-{
-	if (!hs->disk || !http_disk_get(hs->disk, b->idx, b->data, b->len))
-		return 0;
-	http_stats_add(&hs->obj.stats.disk_hits, 1);
-	return 1;
-}
-
-/* The blocks the disk cache has are read from it; each run of the others
- * costs one request.  An enum http_outcome. */
-static int
-pf_fetch(struct http_prefetch_src *ps, struct http_cache_block **blocks,
-	 unsigned n, const struct http_fetch_budget *b, uint64_t *first_ms)
-{
-	struct http_src *hs = SRC_OF(ps);
-	unsigned i = 0, j;
-	int r;
-
-	while (i < n) {
-		if (from_disk(hs, blocks[i])) {
-			http_prefetch_block_done(blocks[i++]);
-			continue;
-		}
-		for (j = i + 1; j < n && !from_disk(hs, blocks[j]); j++)
-			;
-		r = fetch_run(hs, blocks + i, j - i, b, first_ms);
-		if (r != HTTP_OK)
-			return r;
-		if (j < n)
-			http_prefetch_block_done(blocks[j]);	/* read from disk */
-		i = j + 1;
-	}
-	return HTTP_OK;
-}
-
-static int
-pf_held(struct http_prefetch_src *ps, uint64_t start, uint64_t end)
-{
-	return http_fetch_held(&SRC_OF(ps)->obj, start, end);
-}
-
-static const struct http_prefetch_ops pf_ops = {
-	.fetch = pf_fetch,
-	.held = pf_held,
-};
 
 /* ---- the source ops ---------------------------------------------------- */
 
@@ -668,7 +547,8 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 	 * name for it: bucket/key, repo/file), the ETag, the size. */
 	hs->disk = http_disk_open(o->display ? o->display : hs->obj.display,
 			      hs->obj.etag, hs->obj.size);
-	hs->pf.ops = &pf_ops;
+	hs->pf.fill.obj = &hs->obj;
+	hs->pf.fill.disk = hs->disk;
 	hs->pf.size = hs->obj.size;
 	hs->pf.stats = &hs->obj.stats;
 	http_prefetch_add(&hs->pf);

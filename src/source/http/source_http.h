@@ -9,8 +9,9 @@
  * The parts: http_options.h (what front ends set), http_conf.c (settings,
  * header file), http_url.c (CURLU),
  * http_transport.h + http_curl.c (one GET), http_fetch.c (checks,
- * retries, redirects, validators), http_cache.c (blocks), http_prefetch.c
- * (reads, read-ahead, workers), source_http.c (the source).
+ * retries, redirects, validators), http_cache.c (blocks), http_fill.c
+ * (blocks from the disk cache or a GET), http_prefetch.c (reads,
+ * read-ahead, workers), source_http.c (the source).
  */
 #ifndef STFS_SOURCE_HTTP_H
 #define STFS_SOURCE_HTTP_H
