@@ -21,6 +21,7 @@
 
 #include "base/error.h"
 #include "source/http/http_cache.h"
+#include "source/http/http_client.h"
 #include "source/http/http_conf.h"
 #include "source/http/http_disk.h"
 #include "source/http/http_prefetch.h"
@@ -206,6 +207,10 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 
 static const struct http_transport fake = { .get = fake_get };
 
+/* Each test's own client: nothing of one test is left for the next when
+ * CK_FORK=no (valgrind) runs them all in one process. */
+static struct http_client *client;
+
 static void
 setup(void)
 {
@@ -233,22 +238,29 @@ setup(void)
 	o.cache = -1;		/* the disk cache only where a test says */
 	ck_assert_int_eq(http_options_set(&o, &e), 0);
 	http_transport_set(&fake);
+	client = http_client_new(&e);
+	ck_assert_ptr_nonnull(client);
 }
 
 static void
 teardown(void)
 {
+	http_client_free(client);	/* its threads joined */
+	client = NULL;
 	free(F.data);
 }
 
 static struct source *
 open_url(const char *url, const struct source_http_opts *o)
 {
-	struct source_http_opts none = { 0 };
+	struct source_http_opts with = { 0 };
 	struct source *s = NULL;
 	struct err e = { 0 };
 
-	if (source_open_http_opts(url, o ? o : &none, &s, &e) != 0)
+	if (o)
+		with = *o;
+	with.client = client;
+	if (source_open_http_opts(url, &with, &s, &e) != 0)
 		ck_abort_msg("open %s: %s", url, e.detail);
 	return s;
 }
@@ -274,83 +286,87 @@ read_all(struct source *s, size_t chunk)
 /* Full blocks 0..n-1 of owner, READY, in a cache of 8 blocks (cache lock
  * held). */
 static void
-ready_blocks(const void *owner, struct http_cache_block **b, int n)
+ready_blocks(struct http_cache *c, const void *owner,
+	     struct http_cache_block **b, int n)
 {
 	int i;
 
-	http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
 	for (i = 0; i < n; i++) {
-		b[i] = http_cache_new(owner, (uint64_t)i, HTTP_BLOCK_BYTES, 1);
+		b[i] = http_cache_add(c, owner, (uint64_t)i, HTTP_BLOCK_BYTES,
+				      1);
 		ck_assert_ptr_nonnull(b[i]);
-		http_cache_ready(b[i]);
+		http_cache_ready(c, b[i]);
 	}
 }
 
 START_TEST(cache_lru_evicts_oldest)
 {
 	static int owner;
+	struct http_cache *c = http_cache_new(8 * (uint64_t)HTTP_BLOCK_BYTES);
 	struct http_cache_block *b[9];
 	int i;
 
-	http_cache_lock();
-	ready_blocks(&owner, b, 8);
-	ck_assert_uint_eq(http_cache_bytes(), 8 * (uint64_t)HTTP_BLOCK_BYTES);
-	http_cache_touch(b[0], 0);	/* 1 is now the oldest */
+	http_cache_lock(c);
+	ready_blocks(c, &owner, b, 8);
+	ck_assert_uint_eq(http_cache_bytes(c), 8 * (uint64_t)HTTP_BLOCK_BYTES);
+	http_cache_touch(c, b[0], 0);	/* 1 is now the oldest */
 	b[1]->refs++;			/* ... but in use: 2 goes */
-	b[8] = http_cache_new(&owner, 8, HTTP_BLOCK_BYTES, 1);
+	b[8] = http_cache_add(c, &owner, 8, HTTP_BLOCK_BYTES, 1);
 	ck_assert_ptr_nonnull(b[8]);
-	ck_assert_ptr_eq(http_cache_lookup(&owner, 0), b[0]);
-	ck_assert_ptr_eq(http_cache_lookup(&owner, 1), b[1]);
-	ck_assert_ptr_null(http_cache_lookup(&owner, 2));
+	ck_assert_ptr_eq(http_cache_lookup(c, &owner, 0), b[0]);
+	ck_assert_ptr_eq(http_cache_lookup(c, &owner, 1), b[1]);
+	ck_assert_ptr_null(http_cache_lookup(c, &owner, 2));
 	/* read-ahead does not push out blocks in use */
 	for (i = 3; i < 8; i++)
-		http_cache_lookup(&owner, (uint64_t)i)->refs++;
+		http_cache_lookup(c, &owner, (uint64_t)i)->refs++;
 	b[0]->refs++;
-	ck_assert_ptr_null(http_cache_new(&owner, 9, HTTP_BLOCK_BYTES, 1));
+	ck_assert_ptr_null(http_cache_add(c, &owner, 9, HTTP_BLOCK_BYTES, 1));
 	/* a failed block leaves the table */
-	http_cache_failed(b[8]);
-	ck_assert_ptr_null(http_cache_lookup(&owner, 8));
+	http_cache_failed(c, b[8]);
+	ck_assert_ptr_null(http_cache_lookup(c, &owner, 8));
 	for (i = 0; i < 8; i++)
 		if (i != 2)
 			b[i]->refs = 0;
-	http_cache_drop(&owner);
-	http_cache_unlock();
+	http_cache_drop(c, &owner);
+	http_cache_unlock(c);
+	http_cache_free(c);
 }
 END_TEST
 
 /* A full block about to take arena memory never used takes that of a
- * block read to its end instead (one not in use), and only such a one.
- * (Run alone the arena is fresh and the spent block's memory is taken;
- * after other tests in one process, CK_FORK=no, the next slot may be one
- * used before: either way no memory is touched for the first time.) */
+ * block read to its end instead (one not in use), and only such a one. */
 START_TEST(cache_reuses_spent_memory)
 {
 	static int owner;
+	struct http_cache *c = http_cache_new(8 * (uint64_t)HTTP_BLOCK_BYTES);
 	struct http_cache_block *b[5];
 	uint64_t touched;
 	int i;
 
-	http_cache_lock();
-	ready_blocks(&owner, b, 3);
-	http_cache_touch(b[0], 1);	/* read to its end */
-	touched = http_cache_arena_touched();
-	b[3] = http_cache_new(&owner, 3, HTTP_BLOCK_BYTES, 1);
+	http_cache_lock(c);
+	ready_blocks(c, &owner, b, 3);
+	http_cache_touch(c, b[0], 1);	/* read to its end */
+	touched = http_cache_arena_touched(c);
+	b[3] = http_cache_add(c, &owner, 3, HTTP_BLOCK_BYTES, 1);
 	ck_assert_ptr_nonnull(b[3]);
-	ck_assert_uint_eq(http_cache_arena_touched(), touched);
-	http_cache_ready(b[3]);
+	ck_assert_uint_eq(http_cache_arena_touched(c), touched);
+	ck_assert_ptr_eq(b[3]->data, b[0]->data);	/* b[0]'s memory */
+	http_cache_ready(c, b[3]);
 	/* spent but in use, or not spent: kept */
 	b[2]->refs++;
-	http_cache_touch(b[2], 1);
-	b[4] = http_cache_new(&owner, 4, HTTP_BLOCK_BYTES, 1);
+	http_cache_touch(c, b[2], 1);
+	b[4] = http_cache_add(c, &owner, 4, HTTP_BLOCK_BYTES, 1);
 	ck_assert_ptr_nonnull(b[4]);
 	for (i = 1; i < 4; i++) {
-		ck_assert_ptr_eq(http_cache_lookup(&owner, (uint64_t)i), b[i]);
+		ck_assert_ptr_eq(http_cache_lookup(c, &owner, (uint64_t)i),
+				 b[i]);
 		ck_assert_ptr_ne(b[4]->data, b[i]->data);
 	}
-	http_cache_ready(b[4]);
+	http_cache_ready(c, b[4]);
 	b[2]->refs = 0;
-	http_cache_drop(&owner);
-	http_cache_unlock();
+	http_cache_drop(c, &owner);
+	http_cache_unlock(c);
+	http_cache_free(c);
 }
 END_TEST
 
@@ -791,7 +807,7 @@ START_TEST(lend_gives_cache_blocks)
 	ck_assert_int_eq(source_lend(s, OBJ_SIZE - 10, 20, iov, 4, &token),
 			 -EIO);
 	source_close(s);	/* no block left pinned: all freed */
-	ck_assert_uint_eq(http_cache_bytes(), 0);
+	ck_assert_uint_eq(http_cache_bytes(client->cache), 0);
 }
 END_TEST
 
@@ -816,7 +832,7 @@ meta_ok(struct source *s, uint64_t off, size_t n)
 START_TEST(meta_read_fetches_exactly)
 {
 	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
-	uint64_t cached = http_cache_bytes();
+	uint64_t cached = http_cache_bytes(client->cache);
 	char buf[10];
 
 	ck_assert_uint_eq(F.data_reqs, 1);	/* the open */
@@ -824,7 +840,7 @@ START_TEST(meta_read_fetches_exactly)
 	ck_assert_uint_eq(F.data_reqs, 2);
 	ck_assert_uint_eq(F.starts[1], HTTP_HEAD_BYTES);
 	ck_assert_uint_eq(F.lens[1], 8 + 75000 - HTTP_HEAD_BYTES);
-	ck_assert_uint_eq(http_cache_bytes(), cached);
+	ck_assert_uint_eq(http_cache_bytes(client->cache), cached);
 	ck_assert_int_eq(stat_blocks(s, "cache_misses"), 0);
 	meta_ok(s, 0, 75008);
 	meta_ok(s, 70000, 5000);
@@ -1087,15 +1103,16 @@ spool_put_some(void *arg)
 	for (i = p->first; i < p->first + p->n; i++) {
 		struct http_cache_block *b;
 
-		http_cache_lock();
-		b = http_cache_new(&spool_owner, i, HTTP_BLOCK_BYTES, 0);
-		http_cache_unlock();
+		http_cache_lock(client->cache);
+		b = http_cache_add(client->cache, &spool_owner, i,
+				   HTTP_BLOCK_BYTES, 0);
+		http_cache_unlock(client->cache);
 		ck_assert_ptr_nonnull(b);
 		memset(b->data, (int)(i & 0xff), HTTP_BLOCK_BYTES);
-		http_spool_put(p->d, b);
-		http_cache_lock();
-		http_cache_ready(b);
-		http_cache_unlock();
+		http_spool_put(client->spool, p->d, b);
+		http_cache_lock(client->cache);
+		http_cache_ready(client->cache, b);
+		http_cache_unlock(client->cache);
 	}
 	return NULL;
 }
@@ -1122,7 +1139,7 @@ START_TEST(disk_spool_writes_everything)
 	}
 	for (i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	http_spool_drain(d);
+	http_spool_drain(client->spool, d);
 	ck_assert_uint_lt(resident_pages(), 64);
 	for (i = 0; i < THREADS * EACH; i++) {
 		ck_assert_int_eq(http_disk_get(d, i, buf, HTTP_BLOCK_BYTES), 1);
@@ -1134,16 +1151,16 @@ START_TEST(disk_spool_writes_everything)
 	ck_assert_int_eq((unsigned char)buf[1 + 4099], 0);
 	http_disk_close(d);
 	/* the writers let go of every block */
-	http_cache_lock();
+	http_cache_lock(client->cache);
 	for (i = 0; i < THREADS * EACH; i++) {
-		struct http_cache_block *b = http_cache_lookup(&spool_owner, i);
+		struct http_cache_block *b = http_cache_lookup(client->cache,
+							       &spool_owner, i);
 
 		ck_assert(!b || b->refs == 0);
 	}
-	http_cache_drop(&spool_owner);
-	http_cache_unlock();
+	http_cache_drop(client->cache, &spool_owner);
+	http_cache_unlock(client->cache);
 	free(buf);
-	http_spool_shutdown();
 	disk_off();
 }
 END_TEST
@@ -1185,13 +1202,6 @@ START_TEST(booleans_parsed_once)
 }
 END_TEST
 
-static void
-threads_down(void)
-{
-	http_prefetch_shutdown();
-	http_spool_shutdown();
-}
-
 Suite *
 http_suite(void)
 {
@@ -1199,9 +1209,6 @@ http_suite(void)
 	TCase *tc = tcase_create("source");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	/* after the last test: no read-ahead or spool thread left running
-	 * (valgrind, CK_FORK=no, would count its TLS as possibly lost) */
-	tcase_add_unchecked_fixture(tc, NULL, threads_down);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, booleans_parsed_once);
 	tcase_add_test(tc, cache_lru_evicts_oldest);

@@ -15,8 +15,8 @@
 LIST_HEAD(hbucket, http_cache_block);
 TAILQ_HEAD(hlru, http_cache_block);
 
-static struct {
-	pthread_once_t once;
+struct http_cache {
+	uint64_t limit;			/* bytes of block data at most */
 	pthread_mutex_t lock;
 	pthread_cond_t changed;		/* a block or job settled */
 	struct hbucket buckets[BUCKETS];
@@ -27,102 +27,122 @@ static struct {
 	 * costs 256 page faults, a fifth of the time of a cold read. */
 	char *arena;
 	size_t arena_bytes;
+	void *arena_map;		/* the mapping, for munmap */
+	size_t arena_map_bytes;
 	unsigned *free_slot;		/* stack of free arena slots */
 	unsigned nfree;
 	unsigned touched;		/* slots below this were used */
 	int arena_tried;
-} C = {
-	.once = PTHREAD_ONCE_INIT,
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.lru = TAILQ_HEAD_INITIALIZER(C.lru),
 };
 
-static void
-cache_init(void)
+struct http_cache *
+http_cache_new(uint64_t bytes)
 {
+	struct http_cache *c = calloc(1, sizeof(*c));
 	pthread_condattr_t ca;
+	size_t k;
 
+	if (!c)
+		return NULL;
+	c->limit = bytes;
+	pthread_mutex_init(&c->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&C.changed, &ca);
+	pthread_cond_init(&c->changed, &ca);
 	pthread_condattr_destroy(&ca);
+	for (k = 0; k < BUCKETS; k++)
+		LIST_INIT(&c->buckets[k]);
+	TAILQ_INIT(&c->lru);
+	return c;
 }
 
 void
-http_cache_lock(void)
+http_cache_free(struct http_cache *c)
 {
-	pthread_once(&C.once, cache_init);
-	pthread_mutex_lock(&C.lock);
+	if (!c)
+		return;
+	if (c->arena)
+		munmap(c->arena_map, c->arena_map_bytes);
+	free(c->free_slot);
+	pthread_cond_destroy(&c->changed);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
 }
 
 void
-http_cache_unlock(void)
+http_cache_lock(struct http_cache *c)
 {
-	pthread_mutex_unlock(&C.lock);
+	pthread_mutex_lock(&c->lock);
 }
 
 void
-http_cache_broadcast(void)
+http_cache_unlock(struct http_cache *c)
 {
-	pthread_cond_broadcast(&C.changed);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void
+http_cache_broadcast(struct http_cache *c)
+{
+	pthread_cond_broadcast(&c->changed);
 }
 
 int
-http_cache_wait(uint64_t until_ms)
+http_cache_wait(struct http_cache *c, uint64_t until_ms)
 {
 	struct timespec ts = {
 		(time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000
 	};
 
-	if (pthread_cond_timedwait(&C.changed, &C.lock, &ts) == ETIMEDOUT &&
+	if (pthread_cond_timedwait(&c->changed, &c->lock, &ts) == ETIMEDOUT &&
 	    http_conf_now_ms() >= until_ms)
 		return ETIMEDOUT;
 	return 0;
 }
 
 void
-http_cache_cond_wait(void *cond)
+http_cache_cond_wait(struct http_cache *c, void *cond)
 {
-	pthread_cond_wait(cond, &C.lock);
+	pthread_cond_wait(cond, &c->lock);
 }
 
 uint64_t
-http_cache_bytes(void)
+http_cache_bytes(struct http_cache *c)
 {
-	return C.bytes;
+	return c->bytes;
 }
 
 uint64_t
-http_cache_arena_touched(void)
+http_cache_arena_touched(struct http_cache *c)
 {
-	return (uint64_t)C.touched * HTTP_BLOCK_BYTES;
+	return (uint64_t)c->touched * HTTP_BLOCK_BYTES;
 }
 
 static struct hbucket *
-bucket_of(const void *owner, uint64_t idx)
+bucket_of(struct http_cache *c, const void *owner, uint64_t idx)
 {
 	uint64_t k = (uint64_t)(uintptr_t)owner * 0x9e3779b97f4a7c15ull ^
 		     idx * 0xc2b2ae3d27d4eb4full;
 
-	return &C.buckets[(k ^ (k >> 29)) % BUCKETS];
+	return &c->buckets[(k ^ (k >> 29)) % BUCKETS];
 }
 
 struct http_cache_block *
-http_cache_lookup(const void *owner, uint64_t idx)
+http_cache_lookup(struct http_cache *c, const void *owner, uint64_t idx)
 {
 	struct http_cache_block *b;
 
-	LIST_FOREACH(b, bucket_of(owner, idx), hlink)
+	LIST_FOREACH(b, bucket_of(c, owner, idx), hlink)
 		if (b->owner == owner && b->idx == idx)
 			return b;
 	return NULL;
 }
 
 static void
-unhash(struct http_cache_block *b)
+unhash(struct http_cache *c, struct http_cache_block *b)
 {
 	if (b->in_lru) {
-		TAILQ_REMOVE(&C.lru, b, lru);
+		TAILQ_REMOVE(&c->lru, b, lru);
 		b->in_lru = 0;
 	}
 	if (b->hashed) {
@@ -132,61 +152,64 @@ unhash(struct http_cache_block *b)
 }
 
 static void
-arena_init(void)
+arena_init(struct http_cache *c)
 {
-	size_t n = (size_t)(http_conf.cache_bytes / HTTP_BLOCK_BYTES), i;
+	size_t n = (size_t)(c->limit / HTTP_BLOCK_BYTES), i;
 	size_t map = n * HTTP_BLOCK_BYTES + HUGE_PAGE;
 	char *p;
 
-	C.arena_tried = 1;
-	C.free_slot = malloc(n * sizeof(*C.free_slot));
-	if (!C.free_slot)
+	c->arena_tried = 1;
+	c->free_slot = malloc(n * sizeof(*c->free_slot));
+	if (!c->free_slot)
 		return;
 	p = mmap(NULL, map, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
-		free(C.free_slot);
-		C.free_slot = NULL;
+		free(c->free_slot);
+		c->free_slot = NULL;
 		return;
 	}
+	c->arena_map = p;
+	c->arena_map_bytes = map;
 	/* Align to a huge page; the slack at both ends stays unused. */
-	C.arena = (char *)(((uintptr_t)p + HUGE_PAGE - 1) &
-			   ~(uintptr_t)(HUGE_PAGE - 1));
-	C.arena_bytes = n * HTTP_BLOCK_BYTES;
-	madvise(C.arena, C.arena_bytes, MADV_HUGEPAGE);
+	c->arena = (char *)(((uintptr_t)p + HUGE_PAGE - 1) &
+			    ~(uintptr_t)(HUGE_PAGE - 1));
+	c->arena_bytes = n * HTTP_BLOCK_BYTES;
+	madvise(c->arena, c->arena_bytes, MADV_HUGEPAGE);
 	for (i = 0; i < n; i++)
-		C.free_slot[i] = (unsigned)(n - 1 - i);	/* slot 0 first */
-	C.nfree = (unsigned)n;
+		c->free_slot[i] = (unsigned)(n - 1 - i);	/* slot 0 first */
+	c->nfree = (unsigned)n;
 }
 
 static int
-in_arena(const char *p)
+in_arena(const struct http_cache *c, const char *p)
 {
-	return C.arena && p >= C.arena && p < C.arena + C.arena_bytes;
+	return c->arena && p >= c->arena && p < c->arena + c->arena_bytes;
 }
 
 static char *
-data_alloc(size_t len)
+data_alloc(struct http_cache *c, size_t len)
 {
-	if (!C.arena_tried)
-		arena_init();
-	if (len == HTTP_BLOCK_BYTES && C.nfree) {
-		unsigned slot = C.free_slot[--C.nfree];
+	if (!c->arena_tried)
+		arena_init(c);
+	if (len == HTTP_BLOCK_BYTES && c->nfree) {
+		unsigned slot = c->free_slot[--c->nfree];
 
-		if (slot >= C.touched)
-			C.touched = slot + 1;
-		return C.arena + (size_t)slot * HTTP_BLOCK_BYTES;
+		if (slot >= c->touched)
+			c->touched = slot + 1;
+		return c->arena + (size_t)slot * HTTP_BLOCK_BYTES;
 	}
 	return malloc(len);	/* short last blocks, demand over the limit */
 }
 
 static void
-block_free(struct http_cache_block *b)
+block_free(struct http_cache *c, struct http_cache_block *b)
 {
-	C.bytes -= b->len;
-	if (in_arena(b->data))
-		C.free_slot[C.nfree++] = (unsigned)((size_t)(b->data - C.arena) /
-						    HTTP_BLOCK_BYTES);
+	c->bytes -= b->len;
+	if (in_arena(c, b->data))
+		c->free_slot[c->nfree++] = (unsigned)((size_t)(b->data -
+							       c->arena) /
+						      HTTP_BLOCK_BYTES);
 	else
 		free(b->data);
 	free(b);
@@ -194,16 +217,16 @@ block_free(struct http_cache_block *b)
 
 /* Drop unused READY blocks, oldest first, until need more bytes fit. */
 static void
-evict(uint64_t need)
+evict(struct http_cache *c, uint64_t need)
 {
-	struct http_cache_block *b = TAILQ_LAST(&C.lru, hlru), *prev;
+	struct http_cache_block *b = TAILQ_LAST(&c->lru, hlru), *prev;
 
-	while (b && C.bytes + need > http_conf.cache_bytes) {
+	while (b && c->bytes + need > c->limit) {
 		prev = TAILQ_PREV(b, hlru, lru);
 		/* b->job: its transfer still points at it */
 		if (b->refs == 0 && !b->job) {
-			unhash(b);
-			block_free(b);
+			unhash(c, b);
+			block_free(c, b);
 		}
 		b = prev;
 	}
@@ -215,37 +238,38 @@ evict(uint64_t need)
  * read again.  So before a full block takes an arena slot never used,
  * a spent block near the LRU's tail gives up its own. */
 static void
-reuse_spent(void)
+reuse_spent(struct http_cache *c)
 {
-	struct http_cache_block *b = TAILQ_LAST(&C.lru, hlru), *prev;
+	struct http_cache_block *b = TAILQ_LAST(&c->lru, hlru), *prev;
 	int looked = 0;
 
-	if (!C.arena || !C.nfree || C.free_slot[C.nfree - 1] < C.touched)
+	if (!c->arena || !c->nfree || c->free_slot[c->nfree - 1] < c->touched)
 		return;		/* the next slot is a used one anyway */
 	for (; b && b->spent && looked < 16; b = prev, looked++) {
 		prev = TAILQ_PREV(b, hlru, lru);
-		if (b->refs == 0 && !b->job && in_arena(b->data)) {
-			unhash(b);
-			block_free(b);
+		if (b->refs == 0 && !b->job && in_arena(c, b->data)) {
+			unhash(c, b);
+			block_free(c, b);
 			return;
 		}
 	}
 }
 
 struct http_cache_block *
-http_cache_new(const void *owner, uint64_t idx, size_t len, int must_fit)
+http_cache_add(struct http_cache *c, const void *owner, uint64_t idx,
+	       size_t len, int must_fit)
 {
 	struct http_cache_block *b;
 
 	if (len == HTTP_BLOCK_BYTES)
-		reuse_spent();
-	evict(len);
-	if (must_fit && C.bytes + len > http_conf.cache_bytes)
+		reuse_spent(c);
+	evict(c, len);
+	if (must_fit && c->bytes + len > c->limit)
 		return NULL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
-	b->data = data_alloc(len);
+	b->data = data_alloc(c, len);
 	if (!b->data) {
 		free(b);
 		return NULL;
@@ -254,67 +278,67 @@ http_cache_new(const void *owner, uint64_t idx, size_t len, int must_fit)
 	b->idx = idx;
 	b->len = len;
 	b->state = HTTP_CACHE_LOADING;
-	LIST_INSERT_HEAD(bucket_of(owner, idx), b, hlink);
+	LIST_INSERT_HEAD(bucket_of(c, owner, idx), b, hlink);
 	b->hashed = 1;
-	C.bytes += len;
+	c->bytes += len;
 	return b;
 }
 
 void
-http_cache_ready(struct http_cache_block *b)
+http_cache_ready(struct http_cache *c, struct http_cache_block *b)
 {
 	b->state = HTTP_CACHE_READY;
 	if (b->hashed && !b->in_lru) {
-		TAILQ_INSERT_HEAD(&C.lru, b, lru);
+		TAILQ_INSERT_HEAD(&c->lru, b, lru);
 		b->in_lru = 1;
 	}
-	http_cache_broadcast();
+	http_cache_broadcast(c);
 }
 
 void
-http_cache_failed(struct http_cache_block *b)
+http_cache_failed(struct http_cache *c, struct http_cache_block *b)
 {
 	b->state = HTTP_CACHE_FAILED;
-	unhash(b);
+	unhash(c, b);
 	if (b->refs == 0)
-		block_free(b);
+		block_free(c, b);
 }
 
 void
-http_cache_touch(struct http_cache_block *b, int spent)
+http_cache_touch(struct http_cache *c, struct http_cache_block *b, int spent)
 {
 	b->spent = spent;
 	if (b->in_lru) {
-		TAILQ_REMOVE(&C.lru, b, lru);
+		TAILQ_REMOVE(&c->lru, b, lru);
 		if (spent)
-			TAILQ_INSERT_TAIL(&C.lru, b, lru);
+			TAILQ_INSERT_TAIL(&c->lru, b, lru);
 		else
-			TAILQ_INSERT_HEAD(&C.lru, b, lru);
+			TAILQ_INSERT_HEAD(&c->lru, b, lru);
 	}
 }
 
 void
-http_cache_unref(struct http_cache_block *b)
+http_cache_unref(struct http_cache *c, struct http_cache_block *b)
 {
 	if (--b->refs == 0 && !b->hashed)
-		block_free(b);
+		block_free(c, b);
 }
 
 void
-http_cache_drop(const void *owner)
+http_cache_drop(struct http_cache *c, const void *owner)
 {
 	size_t k;
 
 	for (k = 0; k < BUCKETS; k++) {
 		struct http_cache_block *b, *next;
 
-		for (b = LIST_FIRST(&C.buckets[k]); b; b = next) {
+		for (b = LIST_FIRST(&c->buckets[k]); b; b = next) {
 			next = LIST_NEXT(b, hlink);
 			if (b->owner != owner)
 				continue;
-			unhash(b);
+			unhash(c, b);
 			if (b->refs == 0)
-				block_free(b);
+				block_free(c, b);
 		}
 	}
 }

@@ -18,11 +18,14 @@
 #include "source/http/http_fetch.h"
 
 struct http_disk_object;
+struct http_spool;
 
-/* Where a source's blocks come from. */
+/* Where a source's blocks come from, and where they go. */
 struct http_fill {
 	struct http_fetch_object *obj;	/* the remote object */
 	struct http_disk_object *disk;	/* NULL: no disk cache */
+	struct http_cache *cache;	/* the blocks' */
+	struct http_spool *spool;	/* on their way to the disk cache */
 };
 
 /* Fill n consecutive LOADING blocks within budget b (the cache lock not

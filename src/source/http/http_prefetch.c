@@ -42,42 +42,46 @@ struct http_prefetch_job {
 TAILQ_HEAD(hjobq, http_prefetch_job);
 TAILQ_HEAD(hsrcs, http_prefetch_src);
 
-/* All under the cache lock. */
-static struct {
-	pthread_once_t once;
+/* The rest under the cache lock. */
+struct http_prefetch {
+	struct http_cache *cache;
 	pthread_cond_t work;		/* the queue has jobs */
 	struct hjobq queue;
 	unsigned nworkers, idle;
-	int stop;			/* http_prefetch_shutdown(): workers leave */
+	int stop;			/* http_prefetch_free(): workers leave */
 	pthread_t threads[MAX_WORKERS];
 	pid_t pid;			/* the process the workers belong to */
 	struct hsrcs srcs;		/* open sources (for their streams) */
 	unsigned running;		/* requests in flight, all sources */
 	unsigned missed;		/* such jobs queued or in flight */
 	struct http_pace pace;		/* how many may be in flight */
-} P = {
-	.once = PTHREAD_ONCE_INIT,
-	.queue = TAILQ_HEAD_INITIALIZER(P.queue),
-	.srcs = TAILQ_HEAD_INITIALIZER(P.srcs),
 };
 
-static void
-pf_init(void)
+struct http_prefetch *
+http_prefetch_new(struct http_cache *cache)
 {
-	pthread_cond_init(&P.work, NULL);
+	struct http_prefetch *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->cache = cache;
+	pthread_cond_init(&p->work, NULL);
+	TAILQ_INIT(&p->queue);
+	TAILQ_INIT(&p->srcs);
+	return p;
 }
 
 void
-http_prefetch_add(struct http_prefetch_src *ps)
+http_prefetch_add(struct http_prefetch *p, struct http_prefetch_src *ps)
 {
-	pthread_once(&P.once, pf_init);
-	http_cache_lock();
+	ps->pf = p;
+	http_cache_lock(p->cache);
 	/* The settings are fixed while sources are open (http_conf.h). */
-	if (TAILQ_EMPTY(&P.srcs))
-		http_pace_init(&P.pace, http_conf.max_workers,
+	if (TAILQ_EMPTY(&p->srcs))
+		http_pace_init(&p->pace, http_conf.max_workers,
 			       http_conf.max_bps, http_conf_now_ms());
-	TAILQ_INSERT_TAIL(&P.srcs, ps, link);
-	http_cache_unlock();
+	TAILQ_INSERT_TAIL(&p->srcs, ps, link);
+	http_cache_unlock(p->cache);
 }
 
 /* ---- jobs --------------------------------------------------------------- */
@@ -106,6 +110,7 @@ job_new(struct http_prefetch_src *ps, struct http_cache_block **blocks,
 static void
 job_finish(struct http_prefetch_job *j, int ok)
 {
+	struct http_prefetch *p = j->ps->pf;
 	unsigned i;
 
 	for (i = 0; i < j->n; i++) {
@@ -116,21 +121,21 @@ job_finish(struct http_prefetch_job *j, int ok)
 			continue;	/* filled while the transfer went on */
 		b->failed_ahead = !j->demand;
 		if (ok)
-			http_cache_ready(b);
+			http_cache_ready(p->cache, b);
 		else
-			http_cache_failed(b);
+			http_cache_failed(p->cache, b);
 	}
 	if (j->missed)
-		P.missed--;
+		p->missed--;
 	if (j->state == JOB_RUNNING) {
 		j->ps->running--;
-		P.running--;
-		if (!TAILQ_EMPTY(&P.queue))
-			pthread_cond_broadcast(&P.work);
+		p->running--;
+		if (!TAILQ_EMPTY(&p->queue))
+			pthread_cond_broadcast(&p->work);
 	} else {
-		TAILQ_REMOVE(&P.queue, j, q);
+		TAILQ_REMOVE(&p->queue, j, q);
 	}
-	http_cache_broadcast();
+	http_cache_broadcast(p->cache);
 	free(j);
 }
 
@@ -143,7 +148,7 @@ cancel_queued(struct http_prefetch_src *ps, int all)
 {
 	struct http_prefetch_job *j, *next;
 
-	for (j = TAILQ_FIRST(&P.queue); j; j = next) {
+	for (j = TAILQ_FIRST(&ps->pf->queue); j; j = next) {
 		next = TAILQ_NEXT(j, q);
 		if (j->ps == ps && (all || !j->demand))
 			job_finish(j, 0);
@@ -160,7 +165,7 @@ job_demand(struct http_prefetch_job *j, int missed)
 	j->demand = 1;
 	if (missed && !j->missed) {
 		j->missed = 1;
-		P.missed++;
+		j->ps->pf->missed++;
 	}
 }
 
@@ -175,16 +180,16 @@ job_bytes(const struct http_prefetch_job *j)
 	return n;
 }
 
-static void kick_workers(unsigned njobs);
+static void kick_workers(struct http_prefetch *p, unsigned njobs);
 
 /* The bytes all open sources have received (cache lock held). */
 static uint64_t
-received(void)
+received(const struct http_prefetch *p)
 {
 	const struct http_prefetch_src *ps;
 	uint64_t n = 0;
 
-	TAILQ_FOREACH(ps, &P.srcs, link)
+	TAILQ_FOREACH(ps, &p->srcs, link)
 		if (ps->stats)
 			n += http_stats_get(&ps->stats->bytes);
 	return n;
@@ -214,39 +219,42 @@ static void
 job_run(struct http_prefetch_job *j, const struct http_fetch_budget *b)
 {
 	struct http_prefetch_src *ps = j->ps;
+	struct http_prefetch *p = ps->pf;
 	uint64_t t0 = http_conf_now_ms(), first = 0, t1;
 	int ok = http_fill_run(&ps->fill, j->blocks, j->n, b, &first,
 			       &j->fed_ms) == HTTP_OK;
 
 	t1 = http_conf_now_ms();
-	http_cache_lock();
+	http_cache_lock(p->cache);
 	/* a failed read pauses read-ahead as a failed read-ahead does */
 	ahead_result(ps, ok, t1);
 	if (ok && first) {
 		uint64_t bytes = job_bytes(j);
-		unsigned limit = P.pace.limit;
+		unsigned limit = p->pace.limit;
 
 		http_pace_conn_sample(&ps->conn, bytes, first - t0, t1 - t0);
-		if (!TAILQ_EMPTY(&P.queue))
-			http_pace_waiting(&P.pace, P.running);
-		http_pace_done(&P.pace, bytes, t1 - first, received(), t1);
-		if (P.pace.limit > limit)
-			kick_workers(P.pace.limit - limit);
+		if (!TAILQ_EMPTY(&p->queue))
+			http_pace_waiting(&p->pace, p->running);
+		http_pace_done(&p->pace, bytes, t1 - first, received(p), t1);
+		if (p->pace.limit > limit)
+			kick_workers(p, p->pace.limit - limit);
 	}
 	job_finish(j, ok);
 	if (!ok)
 		cancel_queued(ps, 0);
-	http_cache_unlock();
+	http_cache_unlock(p->cache);
 }
 
 static void
 job_start(struct http_prefetch_job *j)
 {
+	struct http_prefetch *p = j->ps->pf;
+
 	if (j->state == JOB_QUEUED)
-		TAILQ_REMOVE(&P.queue, j, q);
+		TAILQ_REMOVE(&p->queue, j, q);
 	j->state = JOB_RUNNING;
 	j->ps->running++;
-	P.running++;
+	p->running++;
 }
 
 /* The next job for a worker: a reader's first; else the first queued one
@@ -254,15 +262,15 @@ job_start(struct http_prefetch_job *j)
  * readers share the connections (the first few of the queue are looked
  * at). */
 static struct http_prefetch_job *
-pick_job(void)
+pick_job(struct http_prefetch *p)
 {
 	struct http_prefetch_job *j, *best = NULL;
 	unsigned seen = 0;
 
-	TAILQ_FOREACH(j, &P.queue, q)
+	TAILQ_FOREACH(j, &p->queue, q)
 		if (j->demand)
 			return j;
-	TAILQ_FOREACH(j, &P.queue, q) {
+	TAILQ_FOREACH(j, &p->queue, q) {
 		if (!best || j->ps->running < best->ps->running)
 			best = j;
 		if (best->ps->running == 0 || ++seen == 64)
@@ -278,81 +286,82 @@ pick_job(void)
  * requests out (a broken server costs a few requests, not the whole
  * level's). */
 static int
-may_start(struct http_prefetch_job *j, uint64_t now, uint64_t *wait)
+may_start(struct http_prefetch *p, struct http_prefetch_job *j, uint64_t now,
+	  uint64_t *wait)
 {
 	*wait = 0;
 	if (j->demand) {
-		http_pace_demand(&P.pace, job_bytes(j), now);
+		http_pace_demand(&p->pace, job_bytes(j), now);
 		return 1;
 	}
-	return P.missed == 0 &&
+	return p->missed == 0 &&
 	       (j->ps->proven || j->ps->running < AHEAD_UNPROVEN) &&
-	       http_pace_admit(&P.pace, P.running, job_bytes(j), now, wait);
+	       http_pace_admit(&p->pace, p->running, job_bytes(j), now, wait);
 }
 
 static void *
 worker_main(void *arg)
 {
+	struct http_prefetch *p = arg;
 	struct http_prefetch_job *j;
 
-	(void)arg;
-	http_cache_lock();
+	http_cache_lock(p->cache);
 	for (;;) {
 		uint64_t wait = 0, now = http_conf_now_ms();
 		struct http_fetch_budget b;
 
-		j = P.stop || TAILQ_EMPTY(&P.queue) ? NULL : pick_job();
-		if (j && !may_start(j, now, &wait))
+		j = p->stop || TAILQ_EMPTY(&p->queue) ? NULL : pick_job(p);
+		if (j && !may_start(p, j, now, &wait))
 			j = NULL;
-		if (P.stop)
+		if (p->stop)
 			break;
 		if (!j) {
-			P.idle++;
+			p->idle++;
 			if (wait)	/* the throughput cap */
-				http_cache_wait(now + wait);
+				http_cache_wait(p->cache, now + wait);
 			else
-				http_cache_cond_wait(&P.work);
-			P.idle--;
+				http_cache_cond_wait(p->cache, &p->work);
+			p->idle--;
 			continue;
 		}
 		job_start(j);
-		http_cache_unlock();
+		http_cache_unlock(p->cache);
 		b = http_fetch_budget_now(j->demand ? 0 : AHEAD_TRIES,
 					  j->demand);
 		job_run(j, &b);
-		http_cache_lock();
+		http_cache_lock(p->cache);
 	}
-	http_cache_unlock();
+	http_cache_unlock(p->cache);
 	return NULL;
 }
 
 /* Wake idle workers, or start new ones, for njobs new jobs. */
 static void
-kick_workers(unsigned njobs)
+kick_workers(struct http_prefetch *p, unsigned njobs)
 {
 	sigset_t all, old;
 
-	if (P.pid != getpid()) {
+	if (p->pid != getpid()) {
 		/* A fork left the workers behind in the parent. */
-		P.pid = getpid();
-		P.nworkers = P.idle = 0;
+		p->pid = getpid();
+		p->nworkers = p->idle = 0;
 	}
-	if (P.idle) {
-		pthread_cond_broadcast(&P.work);
-		njobs = njobs > P.idle ? njobs - P.idle : 0;
+	if (p->idle) {
+		pthread_cond_broadcast(&p->work);
+		njobs = njobs > p->idle ? njobs - p->idle : 0;
 	}
-	if (njobs == 0 || P.nworkers >= P.pace.limit ||
-	    P.nworkers >= MAX_WORKERS || P.stop)
+	if (njobs == 0 || p->nworkers >= p->pace.limit ||
+	    p->nworkers >= MAX_WORKERS || p->stop)
 		return;
 	/* Workers take no signals: they belong to the FUSE threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	while (njobs-- && P.nworkers < P.pace.limit &&
-	       P.nworkers < MAX_WORKERS) {
-		if (pthread_create(&P.threads[P.nworkers], NULL, worker_main,
-				   NULL) != 0)
+	while (njobs-- && p->nworkers < p->pace.limit &&
+	       p->nworkers < MAX_WORKERS) {
+		if (pthread_create(&p->threads[p->nworkers], NULL, worker_main,
+				   p) != 0)
 			break;	/* readers fetch their own blocks anyway */
-		P.nworkers++;
+		p->nworkers++;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -377,10 +386,10 @@ queue_run(struct http_prefetch_src *ps, struct http_cache_block **run,
 
 	if (!j) {
 		while (n)
-			http_cache_failed(run[--n]);
+			http_cache_failed(ps->pf->cache, run[--n]);
 		return -1;
 	}
-	TAILQ_INSERT_TAIL(&P.queue, j, q);
+	TAILQ_INSERT_TAIL(&ps->pf->queue, j, q);
 	return 0;
 }
 
@@ -392,10 +401,11 @@ queue_run(struct http_prefetch_src *ps, struct http_cache_block **run,
  * one block near the reader to the full part further on (the start of a
  * stream, or a jump). */
 static unsigned
-ramp_part(unsigned part, uint64_t near, uint64_t off)
+ramp_part(const struct http_prefetch *p, unsigned part, uint64_t near,
+	  uint64_t off)
 {
 	uint64_t d = off > near ? off - near : 0;
-	uint64_t most = d / ((uint64_t)P.pace.limit * HTTP_BLOCK_BYTES) + 1;
+	uint64_t most = d / ((uint64_t)p->pace.limit * HTTP_BLOCK_BYTES) + 1;
 
 	return most < part ? (unsigned)most : part;
 }
@@ -407,21 +417,24 @@ static uint64_t
 queue_range(struct http_prefetch_src *ps, uint64_t near, uint64_t from,
 	    uint64_t to, uint64_t window, unsigned *njobs)
 {
+	struct http_prefetch *p = ps->pf;
 	struct http_cache_block *run[PACE_PART_MAX];
-	unsigned nrun = 0, part = http_pace_part(&ps->conn, P.pace.limit,
+	unsigned nrun = 0, part = http_pace_part(&ps->conn, p->pace.limit,
 						window / HTTP_BLOCK_BYTES,
 						HTTP_BLOCK_BYTES), want = part;
 	uint64_t idx, last = (to - 1) / HTTP_BLOCK_BYTES;
 	uint64_t reached = from;
 
 	for (idx = from / HTTP_BLOCK_BYTES; idx <= last; idx++) {
-		struct http_cache_block *b = http_cache_lookup(ps, idx);
+		struct http_cache_block *b = http_cache_lookup(p->cache, ps, idx);
 
 		if (nrun == 0)
-			want = ramp_part(part, near, idx * HTTP_BLOCK_BYTES);
+			want = ramp_part(p, part, near,
+					 idx * HTTP_BLOCK_BYTES);
 
 		if (!b) {
-			b = http_cache_new(ps, idx, block_len(ps, idx), 1);
+			b = http_cache_add(p->cache, ps, idx, block_len(ps, idx),
+					   1);
 			if (!b)
 				break;
 			run[nrun++] = b;
@@ -447,13 +460,13 @@ queue_range(struct http_prefetch_src *ps, uint64_t near, uint64_t from,
  * Streams only hinted (model order: where a reader goes next) do not
  * count: the reader they belong to is counted where it reads now. */
 static unsigned
-active_streams(uint64_t now)
+active_streams(const struct http_prefetch *p, uint64_t now)
 {
 	struct http_prefetch_src *ps;
 	unsigned n = 0;
 	int i;
 
-	TAILQ_FOREACH(ps, &P.srcs, link)
+	TAILQ_FOREACH(ps, &p->srcs, link)
 		for (i = 0; i < HTTP_STREAMS; i++)
 			n += (unsigned)http_stream_reading(&ps->streams[i],
 							   now);
@@ -462,9 +475,9 @@ active_streams(uint64_t now)
 
 /* The largest window a stream may have now: a share of half the cache. */
 static uint64_t
-window_cap(uint64_t now)
+window_cap(const struct http_prefetch *p, uint64_t now)
 {
-	uint64_t cap = http_conf.cache_bytes / 2 / active_streams(now);
+	uint64_t cap = http_conf.cache_bytes / 2 / active_streams(p, now);
 
 	if (cap > http_conf.ra_max)
 		cap = http_conf.ra_max;
@@ -487,7 +500,7 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 		return;
 	/* The window doubles with every sequential read up to what the
 	 * cache allows. */
-	cap = window_cap(now);
+	cap = window_cap(ps->pf, now);
 	st->window = st->window * 2 < cap ? st->window * 2 : cap;
 	if (ps->stats)
 		http_stats_max(&ps->stats->ra_window, st->window);
@@ -511,19 +524,20 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 void
 http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 {
+	struct http_prefetch *p = ps->pf;
 	uint64_t now = http_conf_now_ms(), cap, end, from;
 	struct http_stream *st;
 	unsigned njobs = 0;
 
 	if (off >= ps->size || len == 0 || http_conf.ra_max == 0)
 		return;
-	http_cache_lock();
+	http_cache_lock(p->cache);
 	if (now < ps->ra_pause_until) {
-		http_cache_unlock();
+		http_cache_unlock(p->cache);
 		return;		/* its read-ahead failed a moment ago */
 	}
 	st = http_stream_hinted(ps->streams, off, now);
-	cap = window_cap(now);
+	cap = window_cap(p, now);
 	if (len > cap)
 		len = cap;
 	end = off + len > ps->size - 1 ? ps->size : off + len;
@@ -536,7 +550,7 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 	 * by whole requests, not by the read's size. */
 	if (end > from && (from == off || end == ps->size ||
 			   end - from >= (uint64_t)http_pace_part(&ps->conn,
-				P.pace.limit, cap / HTTP_BLOCK_BYTES,
+				p->pace.limit, cap / HTTP_BLOCK_BYTES,
 				HTTP_BLOCK_BYTES) * HTTP_BLOCK_BYTES)) {
 		/* a reader arriving at off goes on at this pace */
 		if (st->window < len)
@@ -545,13 +559,14 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 		st->ra_end = queue_range(ps, off, from, end, cap, &njobs);
 	}
 	if (njobs)
-		kick_workers(njobs);
-	http_cache_unlock();
+		kick_workers(p, njobs);
+	http_cache_unlock(p->cache);
 }
 
 /* ---- one read ------------------------------------------------------------ */
 
 struct rd {
+	struct http_prefetch *pf;
 	struct http_prefetch_src *ps;
 	int missed;		/* some block was not in the cache */
 	uint64_t off, end, b0, n;
@@ -567,11 +582,13 @@ struct rd {
 static void
 demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 {
+	struct http_prefetch *p = r->pf;
+
 	struct http_prefetch_job *j = job_new(r->ps, run, nrun);
 
 	if (!j) {
 		while (nrun)
-			http_cache_failed(run[--nrun]);
+			http_cache_failed(p->cache, run[--nrun]);
 		r->rc = -ENOMEM;
 		return;
 	}
@@ -582,10 +599,10 @@ demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 		r->mine = j;
 		j->state = JOB_RUNNING;	/* never queued */
 		r->ps->running++;
-		P.running++;
-		http_pace_demand(&P.pace, job_bytes(j), http_conf_now_ms());
+		p->running++;
+		http_pace_demand(&p->pace, job_bytes(j), http_conf_now_ms());
 	} else {
-		TAILQ_INSERT_HEAD(&P.queue, j, q);
+		TAILQ_INSERT_HEAD(&p->queue, j, q);
 		r->njobs++;
 	}
 }
@@ -611,9 +628,9 @@ pin_blocks(struct rd *r)
 			b = NULL;	/* kept from the pass before */
 		} else {
 			if (b)
-				http_cache_unref(b);
+				http_cache_unref(r->pf->cache, b);
 			r->blks[i] = NULL;
-			b = http_cache_lookup(r->ps, idx);
+			b = http_cache_lookup(r->pf->cache, r->ps, idx);
 			if (b) {
 				if (r->ps->stats)
 					http_stats_add(&r->ps->stats->hits, 1);
@@ -623,7 +640,8 @@ pin_blocks(struct rd *r)
 						   HTTP_BLOCK_BYTES)) {
 				r->rc = -EIO;	/* the server just failed a
 						   read here */
-			} else if (!(b = http_cache_new(r->ps, idx,
+			} else if (!(b = http_cache_add(r->pf->cache, r->ps,
+							idx,
 							block_len(r->ps, idx),
 							0))) {
 				r->rc = -ENOMEM;
@@ -642,7 +660,7 @@ pin_blocks(struct rd *r)
 		}
 		if (nrun && r->rc) {
 			while (nrun)	/* the read fails: fetch nothing */
-				http_cache_failed(run[--nrun]);
+				http_cache_failed(r->pf->cache, run[--nrun]);
 		} else if (nrun && (!fresh || nrun == split || i == r->n - 1)) {
 			demand_job(r, run, nrun);
 			nrun = 0;
@@ -695,6 +713,7 @@ last_progress(const struct rd *r)
 static void
 wait_blocks(struct rd *r)
 {
+	struct http_prefetch *p = r->pf;
 	uint64_t i, bound = http_conf_bound_ms();
 
 	while (r->rc == 0) {
@@ -716,11 +735,11 @@ wait_blocks(struct rd *r)
 			}
 			job_start(j);
 			job_demand(j, 0);
-			http_pace_demand(&P.pace, job_bytes(j),
+			http_pace_demand(&p->pace, job_bytes(j),
 					 http_conf_now_ms());
-			http_cache_unlock();
+			http_cache_unlock(p->cache);
 			job_run(j, &b);
-			http_cache_lock();
+			http_cache_lock(p->cache);
 			continue;
 		}
 		if (!loading)
@@ -728,7 +747,7 @@ wait_blocks(struct rd *r)
 		/* A reader waits for the network: when every connection
 		 * allowed is busy, more of them (and smaller parts of the
 		 * window) would have had it sooner. */
-		http_pace_waiting(&P.pace, P.running);
+		http_pace_waiting(&p->pace, p->running);
 		/* Someone else is fetching it, within a budget of its own:
 		 * ours moves with the bytes that come for it. */
 		fed = last_progress(r);
@@ -743,7 +762,7 @@ wait_blocks(struct rd *r)
 		}
 		/* a broadcast comes with every block settled; bytes within
 		 * a block only show every second */
-		http_cache_wait(now + 1000 < r->quiet_until + bound ?
+		http_cache_wait(p->cache, now + 1000 < r->quiet_until + bound ?
 				now + 1000 : r->quiet_until + bound);
 	}
 	for (i = 0; i < r->n && r->rc == 0; i++)
@@ -812,9 +831,10 @@ unpin(struct rd *r)
 		if (!b)
 			continue;
 		if (r->rc == 0 && b->state == HTTP_CACHE_READY)
-			http_cache_touch(b, r->end >= b->idx * HTTP_BLOCK_BYTES +
+			http_cache_touch(r->pf->cache, b,
+					 r->end >= b->idx * HTTP_BLOCK_BYTES +
 					 b->len);
-		http_cache_unref(b);
+		http_cache_unref(r->pf->cache, b);
 	}
 }
 
@@ -827,7 +847,7 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 	int pass, again;
 
 	*r = (struct rd){
-		.ps = ps, .off = off, .end = off + len,
+		.pf = ps->pf, .ps = ps, .off = off, .end = off + len,
 		.b0 = off / HTTP_BLOCK_BYTES,
 		.quiet_until = now + http_conf_bound_ms(),
 	};
@@ -836,7 +856,7 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 	if (!r->blks)
 		return r->rc = -ENOMEM;
 	for (pass = 0; ; pass++) {
-		http_cache_lock();
+		http_cache_lock(ps->pf->cache);
 		r->rc = 0;
 		r->mine = NULL;
 		r->njobs = 0;
@@ -845,8 +865,8 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 			readahead(ps, r->off, r->end, now, r->missed,
 				  &r->njobs);
 		if (r->njobs)
-			kick_workers(r->njobs);
-		http_cache_unlock();
+			kick_workers(ps->pf, r->njobs);
+		http_cache_unlock(ps->pf->cache);
 
 		if (r->mine) {
 			struct http_fetch_budget b = {
@@ -856,11 +876,11 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 			job_run(r->mine, &b);
 		}
 
-		http_cache_lock();
+		http_cache_lock(ps->pf->cache);
 		wait_blocks(r);
 		again = r->rc == -EIO && pass + 1 < READ_PASSES &&
 			ahead_failed(r);
-		http_cache_unlock();
+		http_cache_unlock(ps->pf->cache);
 		if (!again)
 			return r->rc;
 	}
@@ -870,9 +890,9 @@ static void
 release(struct rd *r)
 {
 	if (r->blks) {
-		http_cache_lock();
+		http_cache_lock(r->pf->cache);
 		unpin(r);
-		http_cache_unlock();
+		http_cache_unlock(r->pf->cache);
 	}
 	free(r->blks);
 	r->blks = NULL;
@@ -926,36 +946,35 @@ http_prefetch_lend_end(void *token)
 }
 
 void
-http_prefetch_shutdown(void)
+http_prefetch_free(struct http_prefetch *p)
 {
-	pthread_t t[MAX_WORKERS];
 	unsigned i, n;
 
-	pthread_once(&P.once, pf_init);
-	http_cache_lock();
-	if (P.pid != getpid())
-		P.nworkers = P.idle = 0;	/* a fork's: not ours */
-	P.stop = 1;
-	pthread_cond_broadcast(&P.work);
-	n = P.nworkers;
-	memcpy(t, P.threads, n * sizeof(t[0]));
-	http_cache_unlock();
+	if (!p)
+		return;
+	http_cache_lock(p->cache);
+	if (p->pid != getpid())
+		p->nworkers = p->idle = 0;	/* a fork's: not ours */
+	p->stop = 1;
+	pthread_cond_broadcast(&p->work);
+	n = p->nworkers;
+	http_cache_unlock(p->cache);
 	for (i = 0; i < n; i++)
-		pthread_join(t[i], NULL);
-	http_cache_lock();
-	P.nworkers = P.idle = 0;
-	P.stop = 0;
-	http_cache_unlock();
+		pthread_join(p->threads[i], NULL);
+	pthread_cond_destroy(&p->work);
+	free(p);
 }
 
 void
 http_prefetch_remove(struct http_prefetch_src *ps)
 {
-	http_cache_lock();
-	TAILQ_REMOVE(&P.srcs, ps, link);
+	struct http_prefetch *p = ps->pf;
+
+	http_cache_lock(p->cache);
+	TAILQ_REMOVE(&p->srcs, ps, link);
 	cancel_queued(ps, 1);
 	while (ps->running)
-		http_cache_wait(http_conf_now_ms() + 1000);
-	http_cache_drop(ps);
-	http_cache_unlock();
+		http_cache_wait(p->cache, http_conf_now_ms() + 1000);
+	http_cache_drop(p->cache, ps);
+	http_cache_unlock(p->cache);
 }

@@ -43,7 +43,10 @@
 #include "source/http/http_stats.h"
 #include "source/http/http_stream.h"
 
+struct http_prefetch;
+
 struct http_prefetch_src {
+	struct http_prefetch *pf;	/* http_prefetch_add() sets it */
 	struct http_fill fill;		/* where its blocks come from */
 	uint64_t size;
 	struct http_stats *stats;	/* hits, misses, ra_window */
@@ -58,8 +61,17 @@ struct http_prefetch_src {
 	TAILQ_ENTRY(http_prefetch_src) link;
 };
 
-/* Start serving ps (fill, size, stats set). */
-void http_prefetch_add(struct http_prefetch_src *ps);
+/* The prefetcher of a client (http_client.h), reading through cache:
+ * its queue, its workers (started with the first read-ahead), its pace;
+ * NULL without memory. */
+struct http_prefetch *http_prefetch_new(struct http_cache *cache);
+
+/* Stop the worker threads, wait for them and free p (no source may be
+ * added any more). */
+void http_prefetch_free(struct http_prefetch *p);
+
+/* Start serving ps (fill, size, stats set) through p. */
+void http_prefetch_add(struct http_prefetch *p, struct http_prefetch_src *ps);
 
 /* Stop: cancel its queued jobs, wait for running ones, free its blocks. */
 void http_prefetch_remove(struct http_prefetch_src *ps);
@@ -83,9 +95,5 @@ void http_prefetch_lend_end(void *token);
 void http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off,
 			uint64_t len);
 
-/* Stop the worker threads and wait for them (tests under valgrind: a
- * thread still running at exit looks like a leak).  New read-ahead
- * starts them again. */
-void http_prefetch_shutdown(void);
 
 #endif

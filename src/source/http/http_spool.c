@@ -17,7 +17,8 @@ struct spool_item {
 	struct http_cache_block *b;	/* referenced until written */
 };
 
-static struct {
+struct http_spool {
+	struct http_cache *cache;	/* where its blocks live */
 	pthread_mutex_t lock;
 	pthread_cond_t more;		/* an item was queued */
 	pthread_cond_t less;		/* an item was written */
@@ -27,150 +28,178 @@ static struct {
 	pid_t pid;			/* whose writer threads run (0: none) */
 	pthread_t thread[SPOOL_WRITERS];
 	unsigned nthreads;
-	int stop;			/* http_spool_shutdown(): leave */
-} S = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.more = PTHREAD_COND_INITIALIZER,
-	.less = PTHREAD_COND_INITIALIZER,
-	.queue = STAILQ_HEAD_INITIALIZER(S.queue),
+	int stop;			/* http_spool_free(): leave */
 };
+
+/* What a writer thread is given: its spool and its slot in busy[]. */
+struct writer {
+	struct http_spool *s;
+	unsigned slot;
+};
+
+struct http_spool *
+http_spool_new(struct http_cache *cache)
+{
+	struct http_spool *sp = calloc(1, sizeof(*sp));
+
+	if (!sp)
+		return NULL;
+	sp->cache = cache;
+	pthread_mutex_init(&sp->lock, NULL);
+	pthread_cond_init(&sp->more, NULL);
+	pthread_cond_init(&sp->less, NULL);
+	STAILQ_INIT(&sp->queue);
+	return sp;
+}
 
 static void *
 writer_main(void *arg)
 {
-	struct http_disk_object **busy = arg;
+	struct writer *w = arg;
+	struct http_spool *sp = w->s;
+	struct http_disk_object **busy = &sp->busy[w->slot];
 
-	pthread_mutex_lock(&S.lock);
+	free(w);
+	pthread_mutex_lock(&sp->lock);
 	for (;;) {
-		struct spool_item *it = STAILQ_FIRST(&S.queue);
+		struct spool_item *it = STAILQ_FIRST(&sp->queue);
 
-		if (!it && S.stop)
+		if (!it && sp->stop)
 			break;
 		if (!it) {
-			pthread_cond_wait(&S.more, &S.lock);
+			pthread_cond_wait(&sp->more, &sp->lock);
 			continue;
 		}
-		STAILQ_REMOVE_HEAD(&S.queue, link);
+		STAILQ_REMOVE_HEAD(&sp->queue, link);
 		*busy = it->d;
-		pthread_mutex_unlock(&S.lock);
+		pthread_mutex_unlock(&sp->lock);
 		http_disk_put(it->d, it->b->idx, it->b->data, it->b->len);
-		http_cache_lock();
-		http_cache_unref(it->b);
-		http_cache_unlock();
-		pthread_mutex_lock(&S.lock);
+		http_cache_lock(sp->cache);
+		http_cache_unref(sp->cache, it->b);
+		http_cache_unlock(sp->cache);
+		pthread_mutex_lock(&sp->lock);
 		*busy = NULL;
-		S.bytes -= HTTP_BLOCK_BYTES;
+		sp->bytes -= HTTP_BLOCK_BYTES;
 		free(it);
-		pthread_cond_broadcast(&S.less);
+		pthread_cond_broadcast(&sp->less);
 	}
-	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_unlock(&sp->lock);
 	return NULL;
 }
 
 /* The writers of this process, started at the first block (a fork, as a
  * daemon's, leaves the parent's behind); 0 (at least one runs), or -1. */
 static int
-writer_running(void)
+writer_running(struct http_spool *sp)
 {
 	sigset_t all, old;
 	unsigned i;
 
-	if (S.pid == getpid())
+	if (sp->pid == getpid())
 		return 0;
 	/* they take no signals: those belong to the FUSE threads */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	S.nthreads = 0;
+	sp->nthreads = 0;
 	for (i = 0; i < SPOOL_WRITERS; i++) {
-		S.busy[i] = NULL;
-		if (pthread_create(&S.thread[S.nthreads], NULL, writer_main,
-				   &S.busy[S.nthreads]) == 0)
-			S.nthreads++;
+		struct writer *w = malloc(sizeof(*w));
+
+		sp->busy[i] = NULL;
+		if (!w)
+			break;
+		w->s = sp;
+		w->slot = sp->nthreads;
+		if (pthread_create(&sp->thread[sp->nthreads], NULL, writer_main,
+				   w) == 0)
+			sp->nthreads++;
+		else
+			free(w);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!S.nthreads)
+	if (!sp->nthreads)
 		return -1;
-	S.pid = getpid();
+	sp->pid = getpid();
 	return 0;
 }
 
 void
-http_spool_put(struct http_disk_object *d, struct http_cache_block *b)
+http_spool_put(struct http_spool *sp, struct http_disk_object *d,
+	       struct http_cache_block *b)
 {
 	struct spool_item *it;
 
 	if (!d)
 		return;
 	it = malloc(sizeof(*it));
-	pthread_mutex_lock(&S.lock);
-	if (!it || writer_running() < 0) {
+	pthread_mutex_lock(&sp->lock);
+	if (!it || writer_running(sp) < 0) {
 		/* no memory or no thread: write it here */
-		pthread_mutex_unlock(&S.lock);
+		pthread_mutex_unlock(&sp->lock);
 		free(it);
 		http_disk_put(d, b->idx, b->data, b->len);
 		return;
 	}
-	pthread_mutex_unlock(&S.lock);
-	http_cache_lock();
+	pthread_mutex_unlock(&sp->lock);
+	http_cache_lock(sp->cache);
 	b->refs++;
-	http_cache_unlock();
+	http_cache_unlock(sp->cache);
 	it->d = d;
 	it->b = b;
-	pthread_mutex_lock(&S.lock);
+	pthread_mutex_lock(&sp->lock);
 	/* counted as whole blocks: what the writers pin of the cache */
-	while (S.bytes && S.bytes + HTTP_BLOCK_BYTES > SPOOL_MAX_BYTES)
-		pthread_cond_wait(&S.less, &S.lock);
-	STAILQ_INSERT_TAIL(&S.queue, it, link);
-	S.bytes += HTTP_BLOCK_BYTES;
-	pthread_cond_signal(&S.more);
-	pthread_mutex_unlock(&S.lock);
+	while (sp->bytes && sp->bytes + HTTP_BLOCK_BYTES > SPOOL_MAX_BYTES)
+		pthread_cond_wait(&sp->less, &sp->lock);
+	STAILQ_INSERT_TAIL(&sp->queue, it, link);
+	sp->bytes += HTTP_BLOCK_BYTES;
+	pthread_cond_signal(&sp->more);
+	pthread_mutex_unlock(&sp->lock);
 }
 
 static int
-pending(const struct http_disk_object *d)
+pending(const struct http_spool *sp, const struct http_disk_object *d)
 {
 	const struct spool_item *it;
 	unsigned i;
 
-	for (i = 0; i < S.nthreads; i++)
-		if (S.busy[i] == d)
+	for (i = 0; i < sp->nthreads; i++)
+		if (sp->busy[i] == d)
 			return 1;
-	STAILQ_FOREACH(it, &S.queue, link)
+	STAILQ_FOREACH(it, &sp->queue, link)
 		if (it->d == d)
 			return 1;
 	return 0;
 }
 
 void
-http_spool_drain(struct http_disk_object *d)
+http_spool_drain(struct http_spool *sp, struct http_disk_object *d)
 {
 	if (!d)
 		return;
-	pthread_mutex_lock(&S.lock);
-	if (writer_running() < 0)
-		S.nthreads = 0;	/* no writer: nothing is being written */
-	while (pending(d) && S.pid == getpid())
-		pthread_cond_wait(&S.less, &S.lock);
-	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_lock(&sp->lock);
+	if (writer_running(sp) < 0)
+		sp->nthreads = 0;	/* no writer: nothing is being written */
+	while (pending(sp, d) && sp->pid == getpid())
+		pthread_cond_wait(&sp->less, &sp->lock);
+	pthread_mutex_unlock(&sp->lock);
 }
 
 void
-http_spool_shutdown(void)
+http_spool_free(struct http_spool *sp)
 {
 	unsigned i;
 
-	pthread_mutex_lock(&S.lock);
-	if (S.pid != getpid()) {
-		pthread_mutex_unlock(&S.lock);
-		return;		/* no writer of ours */
-	}
-	S.stop = 1;
-	pthread_cond_broadcast(&S.more);
-	pthread_mutex_unlock(&S.lock);
-	for (i = 0; i < S.nthreads; i++)	/* after the queue is written */
-		pthread_join(S.thread[i], NULL);
-	pthread_mutex_lock(&S.lock);
-	S.pid = 0;
-	S.stop = 0;
-	pthread_mutex_unlock(&S.lock);
+	if (!sp)
+		return;
+	pthread_mutex_lock(&sp->lock);
+	sp->stop = 1;
+	pthread_cond_broadcast(&sp->more);
+	pthread_mutex_unlock(&sp->lock);
+	if (sp->pid == getpid())		/* else a fork's: not ours */
+		for (i = 0; i < sp->nthreads; i++)	/* after the queue is
+							   written */
+			pthread_join(sp->thread[i], NULL);
+	pthread_cond_destroy(&sp->more);
+	pthread_cond_destroy(&sp->less);
+	pthread_mutex_destroy(&sp->lock);
+	free(sp);
 }

@@ -23,19 +23,25 @@
 #define SPOOL_MAX_BYTES	(64u << 20)	/* blocks waiting to be written */
 #define SPOOL_WRITERS	4		/* threads writing them */
 
-struct http_disk_object;
+struct http_cache;
 struct http_cache_block;
+struct http_disk_object;
+struct http_spool;
+
+/* A spool for the blocks of cache (one per client, http_client.h), or
+ * NULL (no memory).  Its writers start with the first block put. */
+struct http_spool *http_spool_new(struct http_cache *cache);
+
+/* Write what is queued, stop the writers and free s. */
+void http_spool_free(struct http_spool *s);
 
 /* Keep complete block b of d: written soon; b is referenced (b->refs)
  * until then.  Called without the cache lock.  d NULL (no disk cache):
  * nothing. */
-void http_spool_put(struct http_disk_object *d, struct http_cache_block *b);
+void http_spool_put(struct http_spool *s, struct http_disk_object *d,
+		    struct http_cache_block *b);
 
 /* Until every block of d put so far is written. */
-void http_spool_drain(struct http_disk_object *d);
-
-/* Write what is queued, then stop the writer (tests: no thread is left
- * running at exit; a later put starts another). */
-void http_spool_shutdown(void);
+void http_spool_drain(struct http_spool *s, struct http_disk_object *d);
 
 #endif

@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "base/error.h"
+#include "source/http/http_client.h"
 #include "source/http/http_conf.h"
 #include "source/http/http_disk.h"
 #include "source/http/http_fetch.h"
@@ -41,6 +42,7 @@
 #include "source/http/http_spool.h"
 
 struct http_src {
+	struct http_client *client;
 	struct http_fetch_object obj;
 	struct http_prefetch_src pf;
 	struct http_disk_object *disk;	/* NULL: no disk cache for this one */
@@ -270,7 +272,8 @@ http_src_free(struct http_src *hs)
 {
 	if (!hs)
 		return;
-	http_spool_drain(hs->disk);
+	if (hs->disk)
+		http_spool_drain(hs->client->spool, hs->disk);
 	http_disk_close(hs->disk);
 	http_fetch_fini(&hs->obj);
 	free(hs->head);
@@ -500,6 +503,7 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 {
 	struct http_transport_sigv4 sig = { 0 };
 	static const struct source_http_opts none;
+	struct http_client *client;
 	struct curl_slist *hdrs = NULL;
 	struct http_src *hs = NULL;
 	struct source *s = NULL;
@@ -515,6 +519,9 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 	sig.secret_key = o->aws_secret;
 	if (http_conf_ready(e) || http_conf_headers(e))
 		goto fail;
+	client = o->client ? o->client : http_client_process(e);
+	if (!client)
+		goto fail;
 	if (!http_transport_current()) {
 		err_set(e, ERR_IO, "cannot initialize libcurl");
 		goto fail;
@@ -523,6 +530,8 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 	if (hs)
 		pthread_mutex_init(&hs->meta_lock, NULL);
 	s = calloc(1, sizeof(*s));
+	if (hs)
+		hs->client = client;
 	if (!hs || !s || !shown || origin_headers(o, &hdrs) ||
 	    http_fetch_init(&hs->obj, url, shown, hdrs, &sig, o->aws_token) ||
 	    !(s->name = strdup(shown)) ||
@@ -549,9 +558,11 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 			      hs->obj.etag, hs->obj.size);
 	hs->pf.fill.obj = &hs->obj;
 	hs->pf.fill.disk = hs->disk;
+	hs->pf.fill.cache = client->cache;
+	hs->pf.fill.spool = client->spool;
 	hs->pf.size = hs->obj.size;
 	hs->pf.stats = &hs->obj.stats;
-	http_prefetch_add(&hs->pf);
+	http_prefetch_add(client->prefetch, &hs->pf);
 	free(shown);
 	*out = s;
 	return 0;

@@ -22,11 +22,15 @@
 #include "source/http/http_options.h"
 
 struct err;
+struct http_client;
 struct source;
 
 /* How a remote object is opened (hf://, s3:// and plain URLs alike).
  * Zero-initialized fields mean "not given". */
 struct source_http_opts {
+	/* Whose cache, read-ahead and settings it uses (http_client.h);
+	 * NULL: the process's client. */
+	struct http_client *client;
 	/* Shown in messages, fsname and summaries instead of the URL
 	 * (which is shown without user info and query otherwise). */
 	const char *display;
