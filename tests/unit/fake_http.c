@@ -10,8 +10,7 @@
 #include <curl/curl.h>
 
 #include "base/error.h"
-#include "source/http/http_options.h"
-#include "source/http/http_transport.h"
+#include "source/http/http_client.h"
 
 struct fake_http_seen fake_http_seen[FAKE_HTTP_MAX];
 unsigned fake_http_count;
@@ -87,18 +86,21 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 
 static const struct http_transport fake = { .get = fake_get };
 
-void
+struct http_client *
 fake_http_install(void (*responder)(unsigned i, const char *url,
 				    struct fake_http_answer *a))
 {
 	struct http_options o = { 0 };
 	struct err e = { 0 };
+	struct http_client *c;
 
 	o.timeout_s = 1;
 	o.tries = 2;
 	o.cache = -1;
-	ck_assert_int_eq(http_options_set(&o, &e), 0);
+	c = http_client_new(&o, &fake, &e);
+	ck_assert_msg(c != NULL, "%s", e.detail);
+	http_client_free(http_client_install(c));
 	respond = responder;
 	fake_http_count = 0;
-	http_transport_set(&fake);
+	return c;
 }

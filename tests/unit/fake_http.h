@@ -1,6 +1,7 @@
 /* fake_http.h - a scripted transport for the unit tests of the Hub and
  * S3 clients: every request is recorded, every answer comes from the
- * test's responder.  Installed with http_transport_set(). */
+ * test's responder.  Installed as the transport of the process's client
+ * (http_client.h), which the Hub and S3 use. */
 #ifndef STFS_FAKE_HTTP_H
 #define STFS_FAKE_HTTP_H
 
@@ -30,9 +31,13 @@ struct fake_http_seen {
 extern struct fake_http_seen fake_http_seen[FAKE_HTTP_MAX];
 extern unsigned fake_http_count;
 
-/* Install the fake with responder(i, url), i counting from 0; also sets
- * a 1 s timeout and 2 tries (a 2 s read bound). */
-void fake_http_install(void (*responder)(unsigned i, const char *url,
-					 struct fake_http_answer *a));
+/* A new process's client over the fake with responder(i, url), i
+ * counting from 0, a 1 s timeout and 2 tries (a 2 s read bound), no disk
+ * cache; the one before is freed.  Returns the client. */
+struct http_client;
+struct http_client *fake_http_install(void (*responder)(unsigned i,
+							const char *url,
+							struct fake_http_answer
+							*a));
 
 #endif

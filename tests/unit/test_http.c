@@ -211,11 +211,30 @@ static const struct http_transport fake = { .get = fake_get };
  * CK_FORK=no (valgrind) runs them all in one process. */
 static struct http_client *client;
 
+/* A new client for the test: a 3 s read bound, a cache of 64 MiB,
+ * read-ahead of 8 MiB, 4 connections, the disk cache in disk_dir (NULL:
+ * off). */
 static void
-setup(void)
+use_client(const char *disk_dir)
 {
 	struct http_options o = { 0 };
 	struct err e = { 0 };
+
+	o.timeout_s = 1;
+	o.tries = 3;		/* bound: 3 s */
+	o.cache_mb = 64;
+	o.readahead_mb = 8;
+	o.connections = 4;
+	o.cache = disk_dir ? 1 : -1;
+	o.cache_dir = disk_dir;
+	http_client_free(client);
+	client = http_client_new(&o, &fake, &e);
+	ck_assert_msg(client != NULL, "%s", e.detail);
+}
+
+static void
+setup(void)
+{
 	size_t i;
 
 	/* CK_FORK=no (valgrind) runs every test in one process */
@@ -224,22 +243,12 @@ setup(void)
 	F.hang = F.auth_at_cdn = F.auth_at_origin = F.downgrade = 0;
 	F.no_etag = 0;
 	F.cut = F.chunk_ms = 0;
-	http_conf.no_validator = 0;
 	F.delay_ms = F.inflight = F.max_inflight = 0;
 	F.data = malloc(OBJ_SIZE);
 	for (i = 0; i < OBJ_SIZE; i++)
 		F.data[i] = (char)(i * 2654435761u >> 13);
 	snprintf(F.etag, sizeof(F.etag), "\"v1\"");
-	o.timeout_s = 1;
-	o.tries = 3;		/* bound: 3 s */
-	o.cache_mb = 64;
-	o.readahead_mb = 8;
-	o.connections = 4;
-	o.cache = -1;		/* the disk cache only where a test says */
-	ck_assert_int_eq(http_options_set(&o, &e), 0);
-	http_transport_set(&fake);
-	client = http_client_new(&e);
-	ck_assert_ptr_nonnull(client);
+	use_client(NULL);	/* the disk cache only where a test says */
 }
 
 static void
@@ -443,7 +452,7 @@ START_TEST(slow_transfer_runs_to_its_end)
 	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
 	char *buf = malloc(1 << 20);
 
-	http_conf.ra_max = 0;	/* the read's own request only */
+	client->conf.ra_max = 0;	/* the read's own request only */
 	F.chunk_ms = 250;
 	F.data_reqs = 0;	/* not the open request */
 	ck_assert_int_eq(source_pread(s, buf, 1 << 20, 4 << 20), 0);
@@ -463,7 +472,7 @@ START_TEST(truncating_server_costs_few_requests)
 	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
 	char *buf = malloc(2 << 20);
 
-	http_conf.ra_max = 0;
+	client->conf.ra_max = 0;
 	F.cut = 200 << 10;
 	F.data_reqs = 0;	/* not the open request */
 	ck_assert_int_eq(source_pread(s, buf, 2 << 20, 3 << 20), 0);
@@ -489,7 +498,7 @@ START_TEST(hung_server_one_wait)
 	F.hang = 1;
 	t0 = http_conf_now_ms();
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 3 << 20), -EIO);
-	ck_assert_uint_lt(http_conf_now_ms() - t0, 2 * http_conf_bound_ms());
+	ck_assert_uint_lt(http_conf_now_ms() - t0, 2 * http_conf_bound_ms(&client->conf));
 	n = F.requests;
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 3 << 20), -EIO);
 	ck_assert_uint_eq(F.requests, n);	/* no second wait */
@@ -530,7 +539,7 @@ END_TEST
 
 START_TEST(no_https_downgrade)
 {
-	struct source_http_opts o = { 0 };
+	struct source_http_opts o = { .client = client };
 	struct source *s = NULL;
 	struct err e = { 0 };
 
@@ -577,7 +586,7 @@ END_TEST
  * accepts it (-o http_no_validator) */
 START_TEST(no_validator_refused)
 {
-	struct source_http_opts o = { 0 };
+	struct source_http_opts o = { .client = client };
 	struct source *s = NULL;
 	struct err e = { 0 };
 	char buf[4096];
@@ -587,7 +596,7 @@ START_TEST(no_validator_refused)
 		"http://origin.test/m.safetensors", &o, &s, &e), -1);
 	ck_assert_msg(strstr(e.detail, "neither ETag nor Last-Modified") &&
 		      strstr(e.detail, "http_no_validator"), "%s", e.detail);
-	http_conf.no_validator = 1;
+	client->conf.no_validator = 1;
 	s = open_url("http://origin.test/m.safetensors", NULL);
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 9 << 20), 0);
 	ck_assert(memcmp(buf, F.data + (9 << 20), sizeof(buf)) == 0);
@@ -620,7 +629,7 @@ START_TEST(stats_count)
 	json_t *j;
 	char buf[4096];
 
-	http_conf.ra_max = 0;	/* no read-ahead: exact counts */
+	client->conf.ra_max = 0;	/* no read-ahead: exact counts */
 	F.fail503 = 1;
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 4 << 20), 0);
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 4 << 20), 0);
@@ -731,14 +740,9 @@ static char cache_dir[64];
 static void
 disk_on(void)
 {
-	struct http_options o = { 0 };
-	struct err e = { 0 };
-
 	snprintf(cache_dir, sizeof(cache_dir), "/tmp/stfs-unit-disk-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(cache_dir));
-	o.cache = 1;
-	o.cache_dir = cache_dir;
-	ck_assert_int_eq(http_options_set(&o, &e), 0);
+	use_client(cache_dir);
 }
 
 static void
@@ -937,9 +941,9 @@ START_TEST(disk_second_mount_no_data)
 	source_close(s);
 	/* two objects of two extents, each with a page of tags (and the
 	 * short last block rounded up to a page) */
-	ck_assert_uint_le(http_disk_trim(1ull << 40),
+	ck_assert_uint_le(http_disk_trim(client->disk, 1ull << 40),
 			  2ull * (OBJ_SIZE + 3 * 4096));
-	ck_assert_uint_le(http_disk_trim(4 << 20), 4 << 20);
+	ck_assert_uint_le(http_disk_trim(client->disk, 4 << 20), 4 << 20);
 	disk_off();
 }
 END_TEST
@@ -1036,7 +1040,8 @@ START_TEST(disk_hit_keeps_block)
 	ck_assert_int_lt(block_mtime(17), now - 3600);
 	/* room for about the first extent (16 MiB of the 20): the one just
 	 * read stays */
-	ck_assert_uint_le(http_disk_trim(20u << 20), 20u << 20);
+	ck_assert_uint_le(http_disk_trim(client->disk, 20u << 20),
+			  20u << 20);
 	ck_assert_int_ge(block_mtime(4), now - 60);
 	ck_assert_int_eq(block_mtime(17), -1);	/* evicted */
 	disk_off();
@@ -1129,7 +1134,7 @@ START_TEST(disk_spool_writes_everything)
 	ck_assert_int_eq(posix_memalign((void **)&buf, 4096,
 					HTTP_BLOCK_BYTES + 1), 0);
 	disk_on();
-	d = http_disk_open("http://origin.test/spool", "\"s1\"",
+	d = http_disk_open(client->disk, "http://origin.test/spool", "\"s1\"",
 			   (uint64_t)THREADS * EACH * HTTP_BLOCK_BYTES);
 	ck_assert_ptr_nonnull(d);
 	for (i = 0; i < THREADS; i++) {
@@ -1167,13 +1172,9 @@ END_TEST
 
 START_TEST(disk_unusable_dir_degrades)
 {
-	struct http_options o = { 0 };
-	struct err e = { 0 };
 	struct source *s;
 
-	o.cache = 1;
-	o.cache_dir = "/proc/version/stfs";	/* cannot be made */
-	ck_assert_int_eq(http_options_set(&o, &e), 0);
+	use_client("/proc/version/stfs");	/* cannot be made */
 	s = open_url("http://origin.test/m.safetensors", NULL);
 	read_all(s, 4 << 20);
 	source_close(s);

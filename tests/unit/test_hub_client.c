@@ -11,7 +11,7 @@
 
 #include "base/error.h"
 #include "fake_http.h"
-#include "source/http/http_conf.h"
+#include "source/http/http_client.h"
 #include "source/http/http_fetch.h"
 #include "source/hub/hub_int.h"
 #include "source/source.h"
@@ -262,13 +262,14 @@ START_TEST(test_expiries_leave_nothing)
 {
 	static char buf[4096];
 	struct http_fetch_object o;
+	struct http_client *c;
 	size_t before;
 	unsigned k;
 
 	hub_setup(1);
 	cdn_refuses_every_other = 1;
-	fake_http_install(answer_files);
-	ck_assert_int_eq(http_fetch_init(&o,
+	c = fake_http_install(answer_files);
+	ck_assert_int_eq(http_fetch_init(&o, &c->conf, c->tr,
 					 "https://hub.test/o/n/resolve/abc/m",
 					 NULL, NULL, NULL, NULL), 0);
 	o.size = OBJ;

@@ -6,21 +6,37 @@
 
 #include "base/error.h"
 #include "source/http/http_cache.h"
-#include "source/http/http_conf.h"
+#include "source/http/http_disk.h"
 #include "source/http/http_prefetch.h"
 #include "source/http/http_spool.h"
 
 struct http_client *
-http_client_new(struct err *e)
+http_client_new(const struct http_options *o, const struct http_transport *tr,
+		struct err *e)
 {
 	struct http_client *c = calloc(1, sizeof(*c));
 
-	if (c && (c->cache = http_cache_new(http_conf.cache_bytes)) &&
-	    (c->prefetch = http_prefetch_new(c->cache)) &&
-	    (c->spool = http_spool_new(c->cache)))
-		return c;
+	if (!c) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		return NULL;
+	}
+	if (http_conf_init(&c->conf, o, e))
+		goto fail;
+	if (!tr && http_curl_transport(&c->curl, &c->conf)) {
+		err_set(e, ERR_IO, "cannot initialize libcurl");
+		goto fail;
+	}
+	c->tr = tr ? tr : &c->curl;
+	if (!(c->cache = http_cache_new(c->conf.cache_bytes)) ||
+	    !(c->prefetch = http_prefetch_new(&c->conf, c->cache)) ||
+	    !(c->disk = http_disk_new(&c->conf)) ||
+	    !(c->spool = http_spool_new(c->cache))) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto fail;
+	}
+	return c;
+fail:
 	http_client_free(c);
-	err_set(e, ERR_NO_MEMORY, "out of memory");
 	return NULL;
 }
 
@@ -30,9 +46,18 @@ http_client_free(struct http_client *c)
 	if (!c)
 		return;
 	http_prefetch_free(c->prefetch);
-	http_spool_free(c->spool);
+	http_spool_free(c->spool);	/* writes what is queued */
+	http_disk_free(c->disk);
 	http_cache_free(c->cache);
+	http_conf_fini(&c->conf);
 	free(c);
+}
+
+unsigned
+http_client_connections(const struct http_client *c)
+{
+	return c->conf.max_workers ? c->conf.max_workers :
+	       HTTP_MAX_CONNECTIONS;
 }
 
 /* The one client of the sources opened by name (http_client.h). */
@@ -46,8 +71,31 @@ http_client_process(struct err *e)
 
 	pthread_mutex_lock(&process_lock);
 	if (!process_client)
-		process_client = http_client_new(e);
+		process_client = http_client_new(NULL, NULL, e);
 	c = process_client;
 	pthread_mutex_unlock(&process_lock);
 	return c;
+}
+
+struct http_client *
+http_client_install(struct http_client *c)
+{
+	struct http_client *old;
+
+	pthread_mutex_lock(&process_lock);
+	old = process_client;
+	process_client = c;
+	pthread_mutex_unlock(&process_lock);
+	return old;
+}
+
+int
+http_options_set(const struct http_options *o, struct err *e)
+{
+	struct http_client *c = http_client_new(o, NULL, e);
+
+	if (!c)
+		return -1;
+	http_client_free(http_client_install(c));
+	return 0;
 }

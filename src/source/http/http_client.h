@@ -1,33 +1,60 @@
 /* http_client.h - one HTTP client: everything the remote sources of a
  * process share, in one object instead of process-wide singletons.
  *
- * A client owns the block cache (http_cache.h), the prefetcher with its
- * queue, worker threads and pace (http_prefetch.h) and the spool of
- * blocks on their way to the disk cache (http_spool.h).  A source is
- * opened with a client (struct source_http_opts) and keeps it; the
- * modules below are handed what they need of it.  The sources a front
- * end opens by name (model/provider.c: http://, hf://, s3://) use the
- * process's client, made once by http_client_process(); unit tests make
- * their own.
+ * A client owns its settings (http_conf.h: a copy made from the front
+ * end's options, the environment and the defaults), its transport (the
+ * libcurl one, or a unit test's fake), the block cache (http_cache.h),
+ * the prefetcher with its queue, worker threads and pace
+ * (http_prefetch.h), the disk cache (http_disk.h) and the spool of
+ * blocks on their way to it (http_spool.h).  A source is opened with a
+ * client (struct source_http_opts) and keeps it; the modules below are
+ * handed what they need of it (a pointer to the settings, the cache, the
+ * transport), never a process-wide copy.
+ *
+ * The sources a front end opens by name (model/provider.c: http://,
+ * hf://, s3:// and what the Hub and S3 list) use the process's client:
+ * the one http_options_set() makes, else one made from the environment
+ * at the first open.  Unit tests make their own.
  */
 #ifndef STFS_HTTP_CLIENT_H
 #define STFS_HTTP_CLIENT_H
 
+#include "source/http/http_conf.h"
+#include "source/http/http_options.h"
+#include "source/http/http_transport.h"
+
 struct err;
 
 struct http_client {
+	struct http_conf conf;		/* fixed once made */
+	const struct http_transport *tr;	/* curl, or the one given */
+	struct http_transport curl;
 	struct http_cache *cache;
 	struct http_prefetch *prefetch;
+	struct http_disk *disk;
 	struct http_spool *spool;
 };
 
-/* A client with the settings of http_conf.h; NULL with *e. */
-struct http_client *http_client_new(struct err *e);
+/* A client with the settings of o (NULL: the environment's and the
+ * defaults) over transport tr (NULL: libcurl); NULL with *e (a malformed
+ * setting or header file, no libcurl, no memory). */
+struct http_client *http_client_new(const struct http_options *o,
+				    const struct http_transport *tr,
+				    struct err *e);
 
 /* Stop its threads and free it; every source opened with it is closed. */
 void http_client_free(struct http_client *c);
 
-/* The process's client, made at the first call; NULL with *e. */
+/* The process's client (made from the environment at the first call
+ * when none was set); NULL with *e. */
 struct http_client *http_client_process(struct err *e);
+
+/* Make c the process's client; returns the one before (NULL: none),
+ * for the caller to free once none of its sources is open. */
+struct http_client *http_client_install(struct http_client *c);
+
+/* The most requests the client keeps in flight (http_connections, else
+ * HTTP_MAX_CONNECTIONS): how many files it is worth opening at once. */
+unsigned http_client_connections(const struct http_client *c);
 
 #endif

@@ -1,9 +1,8 @@
 /* http_conf.c - settings of the HTTP(S) sources: defaults, environment,
- * http_options_set(), the header file, messages and clocks. */
+ * the front end's options, the header file, messages and clocks. */
 #include "source/http/http_conf.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,14 +19,8 @@
 
 #define HTTP_HEADER_FILE_MAX	(64u << 10)
 
-struct http_conf http_conf;
-
-static pthread_once_t conf_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t conf_lock = PTHREAD_MUTEX_INITIALIZER;
-static int headers_loaded;
-
 void
-http_conf_log(int prio, const char *fmt, ...)
+http_conf_log(const struct http_conf *c, int prio, const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -35,15 +28,15 @@ http_conf_log(int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (http_conf.log)
-		http_conf.log(prio, msg);
+	if (c->log)
+		c->log(prio, msg);
 	else
 		syslog(prio, "%s",
 		       msg);	/* never stderr: may be a daemon */
 }
 
 void
-http_conf_warn(const char *fmt, ...)
+http_conf_warn(const struct http_conf *c, const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -51,8 +44,8 @@ http_conf_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (http_conf.log)
-		http_conf.log(HTTP_LOG_WARNING, msg);
+	if (c->log)
+		c->log(HTTP_LOG_WARNING, msg);
 	else
 		fprintf(stderr, "%s\n", msg);
 }
@@ -76,9 +69,9 @@ http_conf_sleep_ms(uint64_t ms)
 }
 
 uint64_t
-http_conf_bound_ms(void)
+http_conf_bound_ms(const struct http_conf *c)
 {
-	return (uint64_t)http_conf.tries * http_conf.timeout_s * 1000;
+	return (uint64_t)c->tries * c->timeout_s * 1000;
 }
 
 int
@@ -112,19 +105,13 @@ http_conf_env_bool(const char *name, int dflt, struct err *e)
 	return b;
 }
 
-/* The first malformed setting of the environment, for http_conf_ready(). */
-static char conf_error[ERR_DETAIL_MAX];
-
-/* A boolean variable of this layer: unset, empty or malformed -> dflt; a
- * malformed one is reported by http_conf_ready(). */
+/* A boolean variable of this layer: unset or empty -> dflt; a malformed
+ * one is recorded in *e (the first one wins) and taken as dflt. */
 static int
-env_bool(const char *name, int dflt)
+env_bool(const char *name, int dflt, struct err *e)
 {
-	struct err e = { 0 };
-	int b = http_conf_env_bool(name, dflt, &e);
+	int b = http_conf_env_bool(name, dflt, e);
 
-	if (b < 0 && !conf_error[0])
-		snprintf(conf_error, sizeof(conf_error), "%s", e.detail);
 	return b < 0 ? dflt : b;
 }
 
@@ -187,54 +174,36 @@ default_cache_dir(void)
 	return d;
 }
 
+/* The defaults, overridden by the environment; a malformed boolean is
+ * recorded in *e. */
 static void
-conf_init(void)
+from_env(struct http_conf *c, struct err *e)
 {
 	const char *ca = getenv("STFS_HTTP_CA_FILE");
 	const char *dd = getenv("STFS_CACHE_DIR");
 	const char *dm = getenv("STFS_CACHE_MAX");
 	const char *mt = getenv("STFS_HTTP_MAX_THROUGHPUT");
 
-	http_conf.insecure = env_bool("STFS_HTTP_INSECURE", 0);
-	http_conf.no_validator = env_bool("STFS_HTTP_NO_VALIDATOR", 0);
+	c->insecure = env_bool("STFS_HTTP_INSECURE", 0, e);
+	c->no_validator = env_bool("STFS_HTTP_NO_VALIDATOR", 0, e);
 	if (ca && *ca)
-		http_conf.ca_file = strdup(ca);
-	http_conf.cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
-						   HTTP_DEFAULT_CACHE_MB) << 20;
-	http_conf.timeout_s = env_uint("STFS_HTTP_TIMEOUT",
-				       HTTP_DEFAULT_TIMEOUT_S);
+		c->ca_file = strdup(ca);
+	c->cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
+					    HTTP_DEFAULT_CACHE_MB) << 20;
+	c->timeout_s = env_uint("STFS_HTTP_TIMEOUT", HTTP_DEFAULT_TIMEOUT_S);
 	/* STFS_HTTP_RETRIES counts the extra attempts (0: try once). */
-	http_conf.tries = env_uint("STFS_HTTP_RETRIES",
-				   HTTP_DEFAULT_TRIES - 1) + 1;
-	http_conf.ra_max = (uint64_t)env_uint("STFS_HTTP_READAHEAD_MB",
-					      HTTP_DEFAULT_READAHEAD_MB) << 20;
-	http_conf.max_workers = env_uint("STFS_HTTP_CONNECTIONS", 0);
-	if (http_conf.timeout_s == 0)
-		http_conf.timeout_s = HTTP_DEFAULT_TIMEOUT_S;
-	if (http_conf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
-		http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
-	http_conf.disk_on = env_bool("STFS_CACHE", 1);
-	http_conf.disk_dir = dd && *dd ? strdup(dd) : default_cache_dir();
-	if (!dm || http_conf_parse_size(dm, &http_conf.disk_max) != 0)
-		http_conf.disk_max = HTTP_CONF_DISK_MAX;
-	if (!mt || http_conf_parse_size(mt, &http_conf.max_bps) != 0)
-		http_conf.max_bps = 0;
-}
-
-int
-http_conf_ready(struct err *e)
-{
-	pthread_once(&conf_once, conf_init);
-	if (conf_error[0])
-		return err_set(e, ERR_USAGE, "%s", conf_error);
-	return 0;
-}
-
-unsigned
-http_options_read_bound_s(void)
-{
-	pthread_once(&conf_once, conf_init);
-	return http_conf.tries * http_conf.timeout_s;
+	c->tries = env_uint("STFS_HTTP_RETRIES", HTTP_DEFAULT_TRIES - 1) + 1;
+	c->ra_max = (uint64_t)env_uint("STFS_HTTP_READAHEAD_MB",
+				       HTTP_DEFAULT_READAHEAD_MB) << 20;
+	c->max_workers = env_uint("STFS_HTTP_CONNECTIONS", 0);
+	if (c->timeout_s == 0)
+		c->timeout_s = HTTP_DEFAULT_TIMEOUT_S;
+	c->disk_on = env_bool("STFS_CACHE", 1, e);
+	c->disk_dir = dd && *dd ? strdup(dd) : default_cache_dir();
+	if (!dm || http_conf_parse_size(dm, &c->disk_max) != 0)
+		c->disk_max = HTTP_CONF_DISK_MAX;
+	if (!mt || http_conf_parse_size(mt, &c->max_bps) != 0)
+		c->max_bps = 0;
 }
 
 static int
@@ -311,8 +280,8 @@ parse_header_text(const char *path, char *text, struct curl_slist **list,
 }
 
 int
-http_conf_load_header_file(const char *path, struct curl_slist **out,
-			   struct err *e)
+http_conf_load_header_file(const struct http_conf *c, const char *path,
+			   struct curl_slist **out, struct err *e)
 {
 	struct curl_slist *list = NULL;
 	struct stat st;
@@ -327,9 +296,9 @@ http_conf_load_header_file(const char *path, struct curl_slist **out,
 			       "cannot read the header file %s: %s",
 			       path, strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
-		http_conf_warn("warning: the header file %s is readable by group "
-			       "or others (mode %04o); chmod 600 it", path,
-			       (unsigned)(st.st_mode & 07777));
+		http_conf_warn(c, "warning: the header file %s is readable by "
+			       "group or others (mode %04o); chmod 600 it",
+			       path, (unsigned)(st.st_mode & 07777));
 	text = calloc(1, HTTP_HEADER_FILE_MAX + 1);
 	if (!text) {
 		fclose(f);
@@ -355,95 +324,93 @@ http_conf_load_header_file(const char *path, struct curl_slist **out,
 	return 0;
 }
 
-int
-http_options_set(const struct http_options *o, struct err *e)
+/* What o says over the environment's. */
+static int
+from_options(struct http_conf *c, const struct http_options *o, struct err *e)
 {
-	struct curl_slist *list = NULL;
-	const char *hf;
 	int rc = 0;
 
-	if (http_conf_ready(e))
-		return -1;
-	if (o->log)
-		http_conf.log = o->log;	/* before the header file's warning */
-	hf = o->header_file;
-	if (!hf && getenv("STFS_HTTP_HEADER_FILE") &&
-	    *getenv("STFS_HTTP_HEADER_FILE"))
-		hf = getenv("STFS_HTTP_HEADER_FILE");
-	if (hf && http_conf_load_header_file(hf, &list, e))
-		return -1;
-	pthread_mutex_lock(&conf_lock);
-	curl_slist_free_all(http_conf.headers);
-	http_conf.headers = list;
-	headers_loaded = 1;
 	if (o->ca_file) {
-		free(http_conf.ca_file);
-		http_conf.ca_file = strdup(o->ca_file);
-		if (!http_conf.ca_file)
+		free(c->ca_file);
+		c->ca_file = strdup(o->ca_file);
+		if (!c->ca_file)
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
 	if (o->insecure)
-		http_conf.insecure = 1;
+		c->insecure = 1;
 	if (o->no_validator)
-		http_conf.no_validator = 1;
+		c->no_validator = 1;
 	if (o->cache_mb)
-		http_conf.cache_bytes = (uint64_t)o->cache_mb << 20;
-	if (http_conf.cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
-		http_conf.cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+		c->cache_bytes = (uint64_t)o->cache_mb << 20;
 	if (o->timeout_s)
-		http_conf.timeout_s = o->timeout_s;
+		c->timeout_s = o->timeout_s;
 	if (o->tries)
-		http_conf.tries = o->tries;
+		c->tries = o->tries;
 	if (o->readahead_mb)
-		http_conf.ra_max = (uint64_t)o->readahead_mb << 20;
+		c->ra_max = (uint64_t)o->readahead_mb << 20;
 	if (o->connections)
-		http_conf.max_workers = o->connections;
+		c->max_workers = o->connections;
 	if (o->cache)
-		http_conf.disk_on = o->cache > 0;
+		c->disk_on = o->cache > 0;
 	if (o->cache_dir) {
 		char cwd[4096];
 
-		free(http_conf.disk_dir);
+		free(c->disk_dir);
 		/* absolute: the daemon changes to / once mounted */
 		if (o->cache_dir[0] != '/' && getcwd(cwd, sizeof(cwd))) {
-			if (asprintf(&http_conf.disk_dir, "%s/%s", cwd,
+			if (asprintf(&c->disk_dir, "%s/%s", cwd,
 				     o->cache_dir) < 0)
-				http_conf.disk_dir = NULL;
+				c->disk_dir = NULL;
 		} else {
-			http_conf.disk_dir = strdup(o->cache_dir);
+			c->disk_dir = strdup(o->cache_dir);
 		}
-		if (!http_conf.disk_dir)
+		if (!c->disk_dir)
 			rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	if (o->cache_max && http_conf_parse_size(o->cache_max,
-						 &http_conf.disk_max))
+	if (o->cache_max && http_conf_parse_size(o->cache_max, &c->disk_max))
 		rc = err_set(e, ERR_USAGE, "cache_max=%s: not a size (e.g. "
 			     "10G, 512M)", o->cache_max);
 	if (o->max_throughput && http_conf_parse_size(o->max_throughput,
-						      &http_conf.max_bps))
+						      &c->max_bps))
 		rc = err_set(e, ERR_USAGE, "max_throughput=%s: not a rate in "
 			     "bytes per second (e.g. 200M, 1G)",
 			     o->max_throughput);
-	pthread_mutex_unlock(&conf_lock);
 	return rc;
 }
 
 int
-http_conf_headers(struct err *e)
+http_conf_init(struct http_conf *c, const struct http_options *o,
+	       struct err *e)
 {
-	const char *hf = getenv("STFS_HTTP_HEADER_FILE");
-	struct curl_slist *list = NULL;
-	int rc = 0;
+	static const struct http_options none;
+	struct err env = { 0 };
+	const char *hf;
 
-	pthread_mutex_lock(&conf_lock);
-	if (!headers_loaded) {
-		if (hf && *hf)
-			rc = http_conf_load_header_file(hf, &list, e);
-		if (rc == 0) {
-			http_conf.headers = list;
-			headers_loaded = 1;
-		}
-	}
-	pthread_mutex_unlock(&conf_lock);
-	return rc;
+	memset(c, 0, sizeof(*c));
+	if (!o)
+		o = &none;
+	c->log = o->log;	/* before the header file's warning */
+	from_env(c, &env);
+	if (env.code != ERR_OK)
+		return err_set(e, env.code, "%s", env.detail);
+	if (from_options(c, o, e))
+		return -1;
+	if (c->cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
+		c->cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
+	hf = o->header_file;
+	if (!hf && getenv("STFS_HTTP_HEADER_FILE") &&
+	    *getenv("STFS_HTTP_HEADER_FILE"))
+		hf = getenv("STFS_HTTP_HEADER_FILE");
+	if (hf && http_conf_load_header_file(c, hf, &c->headers, e))
+		return -1;
+	return 0;
+}
+
+void
+http_conf_fini(struct http_conf *c)
+{
+	curl_slist_free_all(c->headers);
+	free(c->ca_file);
+	free(c->disk_dir);
+	memset(c, 0, sizeof(*c));
 }

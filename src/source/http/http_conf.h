@@ -1,9 +1,10 @@
 /* http_conf.h - settings of the HTTP(S) sources, the header file, logging.
  *
- * One process-wide set of settings: the defaults, overridden by the
- * environment (STFS_HTTP_*), overridden by http_options_set().  They are
- * fixed once the first source is open; the other http_* modules read
- * http_conf directly.
+ * A client's settings (http_client.h): the defaults, overridden by the
+ * environment (STFS_HTTP_*, STFS_CACHE*), overridden by the front end's
+ * struct http_options.  Made once with the client and fixed from then on;
+ * the modules below are handed a pointer to them (or the values they
+ * need), never a process-wide copy.
  */
 #ifndef STFS_HTTP_CONF_H
 #define STFS_HTTP_CONF_H
@@ -34,29 +35,34 @@ struct http_conf {
 	uint64_t disk_max;
 };
 
-extern struct http_conf http_conf;
-
-/* Fill http_conf from the environment once; 0 or -1 with *e (ERR_USAGE: a
- * malformed boolean such as STFS_HTTP_INSECURE=maybe, named). */
-int http_conf_ready(struct err *e);
-
-/* Load $STFS_HTTP_HEADER_FILE unless http_options_set() ran. */
-int http_conf_headers(struct err *e);
+/* The defaults, then the environment, then o (NULL: none; fields left
+ * 0/NULL do not override), and the header file (o's, else
+ * $STFS_HTTP_HEADER_FILE).  0, or -1 with *e (ERR_USAGE: a malformed
+ * setting, such as STFS_HTTP_INSECURE=maybe or cache_max=lots, named; an
+ * unreadable or malformed header file); free with http_conf_fini() in
+ * either case. */
+int http_conf_init(struct http_conf *c, const struct http_options *o,
+		   struct err *e);
+void http_conf_fini(struct http_conf *c);
 
 /* Parse a header file into a list of "Name: value" lines: blank and '#'
  * lines skipped, a line without a colon is "Authorization: Bearer LINE".
  * Messages name the file and line, never the contents.  A file readable
- * by group or others draws a warning on stderr (as ssh does for keys). */
-int http_conf_load_header_file(const char *path, struct curl_slist **out,
-			       struct err *e);
+ * by group or others draws a warning (http_conf_warn(), as ssh does for
+ * keys). */
+int http_conf_load_header_file(const struct http_conf *c, const char *path,
+			       struct curl_slist **out, struct err *e);
 
-void http_conf_log(int prio, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* A message of the sources (object changed, server gone and back) to the
+ * log callback of c, else syslog(3). */
+void http_conf_log(const struct http_conf *c, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* A warning the user should see at once (not a daemon's message): to the
  * log callback when a front end gave one, else to stderr as it is.  The
  * library never names the program: the front end's callback does. */
-void http_conf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void http_conf_warn(const struct http_conf *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* The one parser of boolean settings (environment and options):
  * 1/on/yes/true -> 1, 0/off/no/false -> 0 (any case), else -1. */
@@ -75,6 +81,6 @@ uint64_t http_conf_now_ms(void);
 void http_conf_sleep_ms(uint64_t ms);
 
 /* How long one read may wait for the network, in ms (tries * timeout). */
-uint64_t http_conf_bound_ms(void);
+uint64_t http_conf_bound_ms(const struct http_conf *c);
 
 #endif

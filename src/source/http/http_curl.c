@@ -28,6 +28,8 @@
 #define CONNECT_POLL_MS	100	/* until the request is out */
 #define IDLE_POLL_MS	1000	/* without a stall limit */
 
+/* libcurl's global state: initialized once per process, the same for
+ * every client (it holds no setting of ours). */
 static struct {
 	pthread_once_t once;
 	int failed;
@@ -37,8 +39,6 @@ static struct {
 } K = {
 	.once = PTHREAD_ONCE_INIT,
 };
-
-static const struct http_transport *current;
 
 static void
 share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *u)
@@ -57,10 +57,13 @@ share_unlock(CURL *h, curl_lock_data data, void *u)
 	pthread_mutex_unlock(&K.share_lock[data]);
 }
 
-/* One thread's handles (its connection lives in the multi handle). */
+/* One thread's handles (its connection lives in the multi handle), and
+ * the TLS policy they were made with. */
 struct handles {
 	CURL *easy;
 	CURLM *multi;
+	int insecure;
+	char *ca_file;
 };
 
 static void
@@ -68,8 +71,11 @@ handles_free(void *p)
 {
 	struct handles *t = p;
 
+	if (!t)
+		return;
 	curl_multi_cleanup(t->multi);
 	curl_easy_cleanup(t->easy);
+	free(t->ca_file);
 	free(t);
 }
 
@@ -95,24 +101,40 @@ curl_init(void)
 	}
 }
 
+/* Made with the TLS policy of conf? */
+static int
+same_policy(const struct handles *t, const struct http_conf *conf)
+{
+	if (t->insecure != conf->insecure)
+		return 0;
+	return t->ca_file && conf->ca_file ?
+	       strcmp(t->ca_file, conf->ca_file) == 0 :
+	       t->ca_file == conf->ca_file;
+}
+
 /* This thread's handles, the easy one with the options that never
- * change: the one TLS policy of stfs (http_conf: ca_file, insecure) among
- * them.  Proxies come from the environment (http_proxy, https_proxy,
+ * change: the one TLS policy of stfs (conf: ca_file, insecure) among
+ * them; made anew when a client with another policy uses the thread.
+ * Proxies come from the environment (http_proxy, https_proxy,
  * no_proxy), as libcurl reads them. */
 static struct handles *
-thread_handles(void)
+thread_handles(const struct http_conf *conf)
 {
 	struct handles *t = pthread_getspecific(K.handle_key);
 	CURL *h;
 
-	if (t)
+	if (t && same_policy(t, conf))
 		return t;
+	handles_free(t);
+	pthread_setspecific(K.handle_key, NULL);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->easy = curl_easy_init();
 	t->multi = curl_multi_init();
-	if (!t->easy || !t->multi ||
+	t->insecure = conf->insecure;
+	t->ca_file = conf->ca_file ? strdup(conf->ca_file) : NULL;
+	if (!t->easy || !t->multi || (conf->ca_file && !t->ca_file) ||
 	    pthread_setspecific(K.handle_key, t) != 0) {
 		handles_free(t);
 		return NULL;
@@ -129,12 +151,12 @@ thread_handles(void)
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "stfs/" STFS_VERSION);
 	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 256L << 10);
-	if (http_conf.insecure) {
+	if (conf->insecure) {
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	if (http_conf.ca_file)
-		curl_easy_setopt(h, CURLOPT_CAINFO, http_conf.ca_file);
+	if (conf->ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, conf->ca_file);
 	return t;
 }
 
@@ -380,9 +402,8 @@ curl_get(const struct http_transport *tr,
 	CURL *h;
 	CURLcode rc;
 
-	(void)tr;
 	memset(r, 0, sizeof(*r));
-	t = thread_handles();
+	t = thread_handles(tr->priv);
 	if (!t) {
 		snprintf(why, whylen, "cannot create a libcurl handle");
 		return HTTP_FAIL;
@@ -451,25 +472,13 @@ curl_get(const struct http_transport *tr,
 	return HTTP_OK;
 }
 
-static const struct http_transport curl_transport = {
-	.get = curl_get,
-};
-
-const struct http_transport *
-http_curl_transport(void)
+int
+http_curl_transport(struct http_transport *t, const struct http_conf *conf)
 {
 	pthread_once(&K.once, curl_init);
-	return K.failed ? NULL : &curl_transport;
-}
-
-const struct http_transport *
-http_transport_current(void)
-{
-	return current ? current : http_curl_transport();
-}
-
-void
-http_transport_set(const struct http_transport *t)
-{
-	current = t;
+	if (K.failed)
+		return -1;
+	t->get = curl_get;
+	t->priv = conf;
+	return 0;
 }

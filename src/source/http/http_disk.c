@@ -39,13 +39,34 @@
 #define IDENT_MAX	4096
 #define TOUCH_S		60		/* LRU time resolution, seconds */
 
+struct http_disk {
+	const struct http_conf *conf;	/* disk_on, disk_dir, disk_max, log */
+	int broken;			/* atomic: off after a failure */
+	uint64_t written;		/* atomic: bytes since the last trim */
+	int trimmed;			/* atomic: trimmed at the first open */
+	unsigned seq;			/* atomic: temporary file names */
+};
+
 struct http_disk_object {
+	struct http_disk *dc;
 	int dfd;			/* DIR/v1/KK/KEY */
 };
 
-static int broken;			/* atomic: off after a failure */
-static uint64_t written;		/* atomic: bytes since the last trim */
-static int trimmed;			/* atomic: trimmed at the first open */
+struct http_disk *
+http_disk_new(const struct http_conf *conf)
+{
+	struct http_disk *dc = calloc(1, sizeof(*dc));
+
+	if (dc)
+		dc->conf = conf;
+	return dc;
+}
+
+void
+http_disk_free(struct http_disk *dc)
+{
+	free(dc);
+}
 
 /* A block's checksum, against torn or damaged files (not against an
  * adversary: the files are the user's own, mode 0600).  XXH3 runs at
@@ -58,13 +79,13 @@ block_sum(const char *p, size_t n, uint64_t idx)
 }
 
 static void
-off_with_warning(const char *what, int err)
+off_with_warning(struct http_disk *dc, const char *what, int err)
 {
-	if (!__atomic_exchange_n(&broken, 1, __ATOMIC_RELAXED))
-		http_conf_log(HTTP_LOG_WARNING, "disk cache %s: %s (%s); "
-			      "blocks are not cached on disk any more in this "
-			      "process", http_conf.disk_dir ?
-			      http_conf.disk_dir : "?", what, strerror(err));
+	if (!__atomic_exchange_n(&dc->broken, 1, __ATOMIC_RELAXED))
+		http_conf_log(dc->conf, HTTP_LOG_WARNING, "disk cache %s: %s "
+			      "(%s); blocks are not cached on disk any more in "
+			      "this process", dc->conf->disk_dir ?
+			      dc->conf->disk_dir : "?", what, strerror(err));
 }
 
 /* mkdir -p, 0700 for what is made here. */
@@ -94,15 +115,15 @@ make_dirs(const char *path)
 
 /* Write buf to dfd/name through a temporary file and a rename. */
 static int
-write_file(int dfd, const char *name, const char *a, size_t alen,
-	   const char *b, size_t blen)
+write_file(struct http_disk *dc, int dfd, const char *name, const char *a,
+	   size_t alen, const char *b, size_t blen)
 {
-	static unsigned seq;
 	char tmp[96];
 	int fd, saved;
 
-	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%u", (long)getpid(),
-		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	snprintf(tmp, sizeof(tmp), ".tmp.%ld.%p.%u", (long)getpid(),
+		 (void *)dc, __atomic_add_fetch(&dc->seq, 1,
+						__ATOMIC_RELAXED));
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
@@ -125,7 +146,7 @@ write_file(int dfd, const char *name, const char *a, size_t alen,
 /* The object's identity in its directory: the hash names it, the file
  * "ident" proves it (a hash collision is a miss, never wrong bytes). */
 static int
-check_ident(int dfd, const char *ident)
+check_ident(struct http_disk *dc, int dfd, const char *ident)
 {
 	char buf[IDENT_MAX + 1];
 	size_t n = strlen(ident);
@@ -133,22 +154,23 @@ check_ident(int dfd, const char *ident)
 	int fd = openat(dfd, "ident", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return write_file(dfd, "ident", ident, n, NULL, 0);
+		return write_file(dc, dfd, "ident", ident, n, NULL, 0);
 	got = read(fd, buf, sizeof(buf));
 	close(fd);
 	return got == (ssize_t)n && memcmp(buf, ident, n) == 0 ? 0 : -1;
 }
 
 struct http_disk_object *
-http_disk_open(const char *url, const char *etag, uint64_t size)
+http_disk_open(struct http_disk *dc, const char *url, const char *etag,
+	       uint64_t size)
 {
 	struct http_disk_object *d;
 	char *ident = NULL, *dir = NULL;
 	XXH128_hash_t h;
 	int dfd;
 
-	if (!http_conf.disk_on || !http_conf.disk_dir ||
-	    __atomic_load_n(&broken, __ATOMIC_RELAXED) || !etag || !*etag ||
+	if (!dc->conf->disk_on || !dc->conf->disk_dir ||
+	    __atomic_load_n(&dc->broken, __ATOMIC_RELAXED) || !etag || !*etag ||
 	    strncmp(etag, "W/", 2) == 0)
 		return NULL;
 	if (asprintf(&ident, "stfs disk cache v1\n%s\n%s\n%llu\n", url, etag,
@@ -159,7 +181,7 @@ http_disk_open(const char *url, const char *etag, uint64_t size)
 		return NULL;
 	}
 	h = XXH3_128bits(ident, strlen(ident));
-	if (asprintf(&dir, "%s/v1/%02x/%016llx%016llx", http_conf.disk_dir,
+	if (asprintf(&dir, "%s/v1/%02x/%016llx%016llx", dc->conf->disk_dir,
 		     (unsigned)(h.high64 >> 56), (unsigned long long)h.high64,
 		     (unsigned long long)h.low64) < 0) {
 		free(ident);
@@ -167,15 +189,18 @@ http_disk_open(const char *url, const char *etag, uint64_t size)
 	}
 	d = NULL;
 	/* The limit may be lower than last time: enforce it once. */
-	if (!__atomic_exchange_n(&trimmed, 1, __ATOMIC_RELAXED))
-		http_disk_trim(http_conf.disk_max);
+	if (!__atomic_exchange_n(&dc->trimmed, 1, __ATOMIC_RELAXED))
+		http_disk_trim(dc, dc->conf->disk_max);
 	if (make_dirs(dir) < 0) {
-		off_with_warning("cannot make the directory", errno);
+		off_with_warning(dc, "cannot make the directory", errno);
 	} else if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		if (check_ident(dfd, ident) == 0 && (d = calloc(1, sizeof(*d))))
+		if (check_ident(dc, dfd, ident) == 0 &&
+		    (d = calloc(1, sizeof(*d)))) {
+			d->dc = dc;
 			d->dfd = dfd;
-		else
+		} else {
 			close(dfd);
+		}
 	}
 	free(ident);
 	free(dir);
@@ -185,15 +210,18 @@ http_disk_open(const char *url, const char *etag, uint64_t size)
 void
 http_disk_close(struct http_disk_object *d)
 {
+	struct http_disk *dc;
+
 	if (!d)
 		return;
+	dc = d->dc;
 	close(d->dfd);
 	free(d);
 	/* Blocks written since the last trim, e.g. while another thread's
 	 * trim held the lock and skipped ours: the limit holds once the
 	 * object is closed, so the next mount starts within it. */
-	if (__atomic_exchange_n(&written, 0, __ATOMIC_RELAXED) > 0)
-		http_disk_trim(http_conf.disk_max);
+	if (__atomic_exchange_n(&dc->written, 0, __ATOMIC_RELAXED) > 0)
+		http_disk_trim(dc, dc->conf->disk_max);
 }
 
 /* Used within the last TOUCH_S seconds already?  A hit touches the file
@@ -261,7 +289,7 @@ http_disk_get(struct http_disk_object *d, uint64_t idx, char *buf, size_t len)
 	uint64_t sum;
 	int fd, ok = 0;
 
-	if (!d || __atomic_load_n(&broken, __ATOMIC_RELAXED))
+	if (!d || __atomic_load_n(&d->dc->broken, __ATOMIC_RELAXED))
 		return 0;
 	place(idx, name, &tag_at, &data_at);
 	fd = openat(d->dfd, name, O_RDONLY | O_CLOEXEC);
@@ -291,7 +319,7 @@ http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
 	uint64_t sum;
 	int fd, err = 0;
 
-	if (!d || __atomic_load_n(&broken, __ATOMIC_RELAXED))
+	if (!d || __atomic_load_n(&d->dc->broken, __ATOMIC_RELAXED))
 		return;
 	sum = block_sum(buf, len, idx);
 	memcpy(tag, TRAILER_MAGIC, 8);
@@ -309,13 +337,13 @@ http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
 	if (fd >= 0 && close(fd) < 0 && !err)
 		err = errno;
 	if (err) {
-		off_with_warning("cannot write a block", err);
+		off_with_warning(d->dc, "cannot write a block", err);
 		return;
 	}
-	if (__atomic_add_fetch(&written, len, __ATOMIC_RELAXED) >=
-	    http_conf.disk_max / 16) {
-		__atomic_store_n(&written, 0, __ATOMIC_RELAXED);
-		http_disk_trim(http_conf.disk_max);
+	if (__atomic_add_fetch(&d->dc->written, len, __ATOMIC_RELAXED) >=
+	    d->dc->conf->disk_max / 16) {
+		__atomic_store_n(&d->dc->written, 0, __ATOMIC_RELAXED);
+		http_disk_trim(d->dc, d->dc->conf->disk_max);
 	}
 }
 
@@ -402,18 +430,18 @@ older(const void *a, const void *b)
 }
 
 uint64_t
-http_disk_trim(uint64_t max)
+http_disk_trim(struct http_disk *dc, uint64_t max)
 {
+	const char *dir = dc->conf->disk_dir;
 	struct entries es = { 0 };
 	char *root = NULL, *lock = NULL;
 	uint64_t total;
 	size_t i;
 	int lfd;
 
-	if (!http_conf.disk_dir || asprintf(&root, "%s/v1",
-					    http_conf.disk_dir) < 0)
+	if (!dir || asprintf(&root, "%s/v1", dir) < 0)
 		return 0;
-	if (asprintf(&lock, "%s/lock", http_conf.disk_dir) < 0) {
+	if (asprintf(&lock, "%s/lock", dir) < 0) {
 		free(root);
 		return 0;
 	}

@@ -14,7 +14,7 @@
  * Several mounts may share DIR.  The total is kept under the limit by
  * evicting the least recently used extents (file mtime, touched by a hit
  * unless it was within the last minute) across all mounts.  A full or
- * failing disk turns the cache off for the process, with one warning.
+ * failing disk turns the cache off for the client, with one warning.
  * Directories are 0700 and files 0600.
  *
  * Full blocks (page-aligned, from the cache's arena) go to and from the
@@ -33,12 +33,21 @@
 #include <stdint.h>
 
 
+struct http_conf;
+struct http_disk;
 struct http_disk_object;
+
+/* A client's disk cache, with the directory, limit and switch of conf
+ * (which stays the caller's); NULL without memory.  Free it after every
+ * object it opened is closed. */
+struct http_disk *http_disk_new(const struct http_conf *conf);
+void http_disk_free(struct http_disk *dc);
 
 /* The object's place in the cache, or NULL when the cache is off, the
  * object has no usable identity (no strong ETag) or the directory cannot
  * be made. */
-struct http_disk_object *http_disk_open(const char *ident, const char *etag,
+struct http_disk_object *http_disk_open(struct http_disk *dc,
+					const char *ident, const char *etag,
 					uint64_t size);
 void http_disk_close(struct http_disk_object *d);
 
@@ -52,6 +61,6 @@ void http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
 
 /* Evict least recently used extents until the total is under max bytes;
  * returns the total after.  Run by http_disk_put() now and then. */
-uint64_t http_disk_trim(uint64_t max);
+uint64_t http_disk_trim(struct http_disk *dc, uint64_t max);
 
 #endif

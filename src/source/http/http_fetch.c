@@ -62,7 +62,8 @@ append(struct curl_slist **l, const char *line)
 }
 
 int
-http_fetch_init(struct http_fetch_object *o, const char *url,
+http_fetch_init(struct http_fetch_object *o, const struct http_conf *conf,
+		const struct http_transport *tr, const char *url,
 		const char *display, const struct curl_slist *headers,
 		const struct http_transport_sigv4 *sig,
 		const char *session_token)
@@ -71,7 +72,8 @@ http_fetch_init(struct http_fetch_object *o, const char *url,
 
 	memset(o, 0, sizeof(*o));
 	pthread_mutex_init(&o->lock, NULL);
-	o->tr = http_transport_current();
+	o->conf = conf;
+	o->tr = tr;
 	o->url = strdup(url);
 	o->display = display ? strdup(display) : http_url_redact(url);
 	if (!o->url || !o->display)
@@ -359,7 +361,7 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 				    (double)QUICK_MS / 1000);
 			break;
 		}
-		q.connect_ms = q.stall_ms = http_conf.timeout_s * 1000ull;
+		q.connect_ms = q.stall_ms = o->conf->timeout_s * 1000ull;
 		q.timeout_ms = hard ? hard - now : 0;
 		if (hard && q.connect_ms > q.timeout_ms)
 			q.connect_ms = q.stall_ms = q.timeout_ms;
@@ -494,8 +496,8 @@ http_fetch_serves_past(struct http_fetch_object *o)
 		.url = url, .start = o->size, .len = 1,
 		.headers = home ? o->hdrs_origin : o->hdrs_other,
 		.sigv4 = home && o->sig.provider ? &o->sig : NULL,
-		.timeout_ms = http_conf.timeout_s * 1000ull,
-		.connect_ms = http_conf.timeout_s * 1000ull,
+		.timeout_ms = o->conf->timeout_s * 1000ull,
+		.connect_ms = o->conf->timeout_s * 1000ull,
 	};
 	struct http_transport_sink sink = {
 		NULL, past_head, past_body, &status
@@ -542,13 +544,13 @@ note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
 	if (r == HTTP_OK) {
 		__atomic_store_n(&o->trouble_until, 0, __ATOMIC_RELAXED);
 		if (__atomic_exchange_n(&o->failing, 0, __ATOMIC_RELAXED))
-			http_conf_log(HTTP_LOG_NOTICE, "%s: the server answers "
-				      "again", o->display);
+			http_conf_log(o->conf, HTTP_LOG_NOTICE, "%s: the server "
+				      "answers again", o->display);
 		return;
 	}
 	if (r == HTTP_CHANGED) {
 		if (!__atomic_exchange_n(&o->stale, 1, __ATOMIC_RELAXED))
-			http_conf_log(HTTP_LOG_ERR,
+			http_conf_log(o->conf, HTTP_LOG_ERR,
 				      "%s: the remote object changed "
 				      "since it was opened (%s); every read now "
 				      "fails with EIO", o->display, g->why);
@@ -562,17 +564,18 @@ note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
 	__atomic_store_n(&o->trouble_until, http_conf_now_ms() + TROUBLE_MS,
 			 __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&o->failing, 1, __ATOMIC_RELAXED))
-		http_conf_log(HTTP_LOG_ERR, "%s: a read of bytes %llu-%llu fails "
-			      "with EIO: %s", o->display,
+		http_conf_log(o->conf, HTTP_LOG_ERR, "%s: a read of bytes "
+			      "%llu-%llu fails with EIO: %s", o->display,
 			      (unsigned long long)start,
 			      (unsigned long long)(end - 1), g->why);
 }
 
 struct http_fetch_budget
-http_fetch_budget_now(unsigned tries, int demand)
+http_fetch_budget_now(const struct http_conf *conf, unsigned tries,
+		      int demand)
 {
 	struct http_fetch_budget b = {
-		.quiet_until = http_conf_now_ms() + http_conf_bound_ms(),
+		.quiet_until = http_conf_now_ms() + http_conf_bound_ms(conf),
 		.tries = tries, .demand = demand,
 	};
 
@@ -623,7 +626,7 @@ http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 		if (now >= until) {
 			/* a reader that waited for others' requests */
 			r = verdict(g, HTTP_FAIL, "no byte came for %u s",
-				    http_options_read_bound_s());
+				    o->conf->tries * o->conf->timeout_s);
 			break;
 		}
 		r = attempt(o, g, hard);
@@ -643,11 +646,12 @@ http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 		if (progress) {
 			fails = cuts = 0;
 			if (!hard)
-				until = now + http_conf_bound_ms();
+				until = now + http_conf_bound_ms(o->conf);
 		} else {
 			fails++;
 		}
-		if ((b->tries && fails >= b->tries) || cuts >= http_conf.tries ||
+		if ((b->tries && fails >= b->tries) ||
+		    cuts >= o->conf->tries ||
 		    now + LAST_TRY_MS >= until ||
 		    /* read-ahead, and other GETs fail too: a broken
 		     * server, not a hiccup; no one waits for these bytes */

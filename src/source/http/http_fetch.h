@@ -18,6 +18,7 @@
 #include "source/http/http_url.h"
 
 struct curl_slist;
+struct http_conf;
 
 #define HTTP_FETCH_HOLDS	16
 /* An attempt that brought this much (or the rest) made progress: a server
@@ -26,6 +27,7 @@ struct curl_slist;
 #define HTTP_FETCH_PROGRESS	(64u << 10)
 
 struct http_fetch_object {
+	const struct http_conf *conf;	/* the client's settings */
 	const struct http_transport *tr;
 	char *url;			/* as given: may hold secrets */
 	char *display;			/* for messages */
@@ -81,7 +83,7 @@ struct http_fetch_budget {
 	uint64_t quiet_until;
 	/* At most this many attempts in a row without progress (0: as many
 	 * as quiet_until allows).  Answers that were good but cut short
-	 * count against http_conf.tries in any case: such a server is up,
+	 * count against the tries setting in any case: such a server is up,
 	 * and waiting for it to change helps nothing. */
 	unsigned tries;
 	/* A reader waits for these bytes: a failure holds the range, makes
@@ -90,9 +92,11 @@ struct http_fetch_budget {
 	int demand;
 };
 
-/* 0, or -1 (no memory).  url and display are copied; headers are the
- * lines to send to url's origin only (copied). */
-int http_fetch_init(struct http_fetch_object *o, const char *url,
+/* 0, or -1 (no memory).  conf (timeouts, tries, messages) and tr (the
+ * exchanges) stay the caller's; url and display are copied; headers are
+ * the lines to send to url's origin only (copied). */
+int http_fetch_init(struct http_fetch_object *o, const struct http_conf *conf,
+		    const struct http_transport *tr, const char *url,
 		    const char *display, const struct curl_slist *headers,
 		    const struct http_transport_sigv4 *sig,
 		    const char *session_token);
@@ -110,9 +114,11 @@ int http_fetch_validators(struct http_fetch_object *o, const char *etag,
 int http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 		   const struct http_fetch_budget *b);
 
-/* A budget that starts now: the read bound of quiet, tries attempts in a
- * row without progress at most (0: no count), demand as above. */
-struct http_fetch_budget http_fetch_budget_now(unsigned tries, int demand);
+/* A budget that starts now: the read bound of conf of quiet, tries
+ * attempts in a row without progress at most (0: no count), demand as
+ * above. */
+struct http_fetch_budget http_fetch_budget_now(const struct http_conf *conf,
+					       unsigned tries, int demand);
 
 /* 1 when the server sends bytes at offset size, i.e. the total its
  * Content-Range gave is wrong (one request, no retries); 0 otherwise. */

@@ -1,7 +1,7 @@
 /* http_options.h - the settings of HTTP(S) sources that front ends set:
  * defaults, log priorities, struct http_options and http_options_set()
- * (implemented by http_conf.c).  Its own header so that http_conf.c, below
- * source_http.c, does not include source_http.h.
+ * (implemented by http_client.c).  Its own header so that http_conf.c,
+ * below source_http.c, does not include source_http.h.
  */
 #ifndef STFS_HTTP_OPTIONS_H
 #define STFS_HTTP_OPTIONS_H
@@ -29,9 +29,9 @@ struct http_options {
 	/* A file of request headers, one "Name: value" per line (blank lines
 	 * and lines starting with '#' are skipped); a line without a colon
 	 * is taken as a bare token and sent as "Authorization: Bearer LINE".
-	 * NULL: $STFS_HTTP_HEADER_FILE, if set.  The file is read once, by
-	 * http_options_set() (or the first open); its contents never appear
-	 * in messages. */
+	 * NULL: $STFS_HTTP_HEADER_FILE, if set.  The file is read once, when
+	 * the client is made (http_options_set(), or the first open); its
+	 * contents never appear in messages. */
 	const char *header_file;
 	const char *ca_file;	/* CA bundle (PEM); NULL: $STFS_HTTP_CA_FILE
 				   or the system store */
@@ -66,14 +66,11 @@ struct http_options {
 	const char *cache_max;
 };
 
-/* Set the options for every later source_open_http().  0, or -1 with *e
- * (ERR_USAGE: unreadable or malformed header file).  Fields left 0/NULL
+/* Make the process's client (http_client.h) with these options: every
+ * later source_open_http() (hf://, s3:// too) uses it.  Call it once,
+ * before the first open.  0, or -1 with *e (ERR_USAGE: a malformed
+ * setting, an unreadable or malformed header file).  Fields left 0/NULL
  * fall back to the environment, then to the defaults. */
 int http_options_set(const struct http_options *o, struct err *e);
-
-/* The longest a single read waits for a server that sends nothing, in
- * seconds: tries * timeout_s, backoff included (a read whose bytes keep
- * coming waits as long as they do). */
-unsigned http_options_read_bound_s(void);
 
 #endif

@@ -44,6 +44,7 @@ TAILQ_HEAD(hsrcs, http_prefetch_src);
 
 /* The rest under the cache lock. */
 struct http_prefetch {
+	const struct http_conf *conf;	/* the client's settings */
 	struct http_cache *cache;
 	pthread_cond_t work;		/* the queue has jobs */
 	struct hjobq queue;
@@ -58,12 +59,13 @@ struct http_prefetch {
 };
 
 struct http_prefetch *
-http_prefetch_new(struct http_cache *cache)
+http_prefetch_new(const struct http_conf *conf, struct http_cache *cache)
 {
 	struct http_prefetch *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
+	p->conf = conf;
 	p->cache = cache;
 	pthread_cond_init(&p->work, NULL);
 	TAILQ_INIT(&p->queue);
@@ -76,10 +78,9 @@ http_prefetch_add(struct http_prefetch *p, struct http_prefetch_src *ps)
 {
 	ps->pf = p;
 	http_cache_lock(p->cache);
-	/* The settings are fixed while sources are open (http_conf.h). */
 	if (TAILQ_EMPTY(&p->srcs))
-		http_pace_init(&p->pace, http_conf.max_workers,
-			       http_conf.max_bps, http_conf_now_ms());
+		http_pace_init(&p->pace, p->conf->max_workers,
+			       p->conf->max_bps, http_conf_now_ms());
 	TAILQ_INSERT_TAIL(&p->srcs, ps, link);
 	http_cache_unlock(p->cache);
 }
@@ -326,7 +327,7 @@ worker_main(void *arg)
 		}
 		job_start(j);
 		http_cache_unlock(p->cache);
-		b = http_fetch_budget_now(j->demand ? 0 : AHEAD_TRIES,
+		b = http_fetch_budget_now(p->conf, j->demand ? 0 : AHEAD_TRIES,
 					  j->demand);
 		job_run(j, &b);
 		http_cache_lock(p->cache);
@@ -477,10 +478,10 @@ active_streams(const struct http_prefetch *p, uint64_t now)
 static uint64_t
 window_cap(const struct http_prefetch *p, uint64_t now)
 {
-	uint64_t cap = http_conf.cache_bytes / 2 / active_streams(p, now);
+	uint64_t cap = p->conf->cache_bytes / 2 / active_streams(p, now);
 
-	if (cap > http_conf.ra_max)
-		cap = http_conf.ra_max;
+	if (cap > p->conf->ra_max)
+		cap = p->conf->ra_max;
 	if (cap < 2 * (uint64_t)HTTP_BLOCK_BYTES)
 		cap = 2 * (uint64_t)HTTP_BLOCK_BYTES;
 	return cap;
@@ -504,7 +505,7 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 	st->window = st->window * 2 < cap ? st->window * 2 : cap;
 	if (ps->stats)
 		http_stats_max(&ps->stats->ra_window, st->window);
-	if (http_conf.ra_max == 0 || st->ra_end >= ps->size ||
+	if (ps->pf->conf->ra_max == 0 || st->ra_end >= ps->size ||
 	    now < ps->ra_pause_until)
 		return;
 	/* Topped up by an eighth of the window at least, so that requests
@@ -529,7 +530,7 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 	struct http_stream *st;
 	unsigned njobs = 0;
 
-	if (off >= ps->size || len == 0 || http_conf.ra_max == 0)
+	if (off >= ps->size || len == 0 || p->conf->ra_max == 0)
 		return;
 	http_cache_lock(p->cache);
 	if (now < ps->ra_pause_until) {
@@ -714,7 +715,7 @@ static void
 wait_blocks(struct rd *r)
 {
 	struct http_prefetch *p = r->pf;
-	uint64_t i, bound = http_conf_bound_ms();
+	uint64_t i, bound = http_conf_bound_ms(p->conf);
 
 	while (r->rc == 0) {
 		int loading;
@@ -849,7 +850,7 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 	*r = (struct rd){
 		.pf = ps->pf, .ps = ps, .off = off, .end = off + len,
 		.b0 = off / HTTP_BLOCK_BYTES,
-		.quiet_until = now + http_conf_bound_ms(),
+		.quiet_until = now + http_conf_bound_ms(ps->pf->conf),
 	};
 	r->n = span(off, len);
 	r->blks = calloc((size_t)r->n, sizeof(*r->blks));

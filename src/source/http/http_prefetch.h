@@ -61,10 +61,12 @@ struct http_prefetch_src {
 	TAILQ_ENTRY(http_prefetch_src) link;
 };
 
-/* The prefetcher of a client (http_client.h), reading through cache:
- * its queue, its workers (started with the first read-ahead), its pace;
- * NULL without memory. */
-struct http_prefetch *http_prefetch_new(struct http_cache *cache);
+/* The prefetcher of a client (http_client.h), with its settings (conf
+ * stays the caller's), reading through cache: its queue, its workers
+ * (started with the first read-ahead), its pace; NULL without memory. */
+struct http_conf;
+struct http_prefetch *http_prefetch_new(const struct http_conf *conf,
+					struct http_cache *cache);
 
 /* Stop the worker threads, wait for them and free p (no source may be
  * added any more). */

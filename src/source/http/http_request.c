@@ -9,7 +9,7 @@
 
 #include <curl/curl.h>
 
-#include "base/error.h"
+#include "source/http/http_client.h"
 #include "source/http/http_conf.h"
 #include "source/http/http_url.h"
 
@@ -112,7 +112,7 @@ attempt(const struct http_request *q, struct http_request_answer *a,
 	/* small answers: the bound (HF_HUB_ETAG_TIMEOUT) is for the whole
 	 * call, as huggingface_hub has it */
 	x.timeout_ms = deadline > now ? deadline - now : 1;
-	x.connect_ms = http_conf.timeout_s * 1000ull;
+	x.connect_ms = q->client->conf.timeout_s * 1000ull;
 	if (x.connect_ms > x.timeout_ms)
 		x.connect_ms = x.timeout_ms;
 	x.stall_ms = x.connect_ms;
@@ -135,23 +135,13 @@ attempt(const struct http_request *q, struct http_request_answer *a,
 int
 http_request_get(const struct http_request *q, struct http_request_answer *a)
 {
-	const struct http_transport *tr;
-	struct err e = { 0 };
+	const struct http_transport *tr = q->client->tr;
 	uint64_t deadline, now, bound;
 	unsigned n;
 	int r;
 
 	answer_reset(a);
-	if (http_conf_ready(&e)) {
-		snprintf(a->why, sizeof(a->why), "%.200s", e.detail);
-		return HTTP_FAIL;
-	}
-	tr = http_transport_current();
-	if (!tr) {
-		snprintf(a->why, sizeof(a->why), "cannot initialize libcurl");
-		return HTTP_FAIL;
-	}
-	bound = http_conf_bound_ms();
+	bound = http_conf_bound_ms(&q->client->conf);
 	if (q->bound_ms && q->bound_ms < bound)
 		bound = q->bound_ms;
 	deadline = http_conf_now_ms() + bound;

@@ -6,8 +6,8 @@
  * transport (http_transport.h: one libcurl owner, one TLS policy, the
  * fake transport in unit tests) and the same policy as the reads:
  * transient failures (no answer, 5xx, 408, 429) are retried with backoff
- * within the per-read bound (http_conf_bound_ms()), each attempt under the
- * connect/stall timeout, headers go only to the origin they are meant
+ * within the client's read bound (http_conf_bound_ms()), each attempt
+ * under its connect/stall timeout, headers go only to the origin they are meant
  * for, and redirects are never followed (a 3xx is an answer like any).
  */
 #ifndef STFS_HTTP_REQUEST_H
@@ -20,8 +20,10 @@
 #include "source/http/http_transport.h"
 
 struct curl_slist;
+struct http_client;
 
 struct http_request {
+	const struct http_client *client;	/* its transport, settings */
 	const char *url;
 	/* "Name: value" lines, sent only when url is on the origin of
 	 * headers_for (NULL: they are meant for url itself). */

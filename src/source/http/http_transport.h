@@ -111,17 +111,16 @@ struct http_transport {
 		   struct http_transport_response *r,
 		   const struct http_transport_sink *sink,
 		   char *why, size_t whylen);
-	void *priv;
+	const void *priv;	/* the transport's own (libcurl: the settings) */
 };
 
-/* libcurl: one easy handle (and keep-alive connection) per thread, DNS
- * and TLS sessions shared.  NULL when libcurl cannot be initialized. */
-const struct http_transport *http_curl_transport(void);
-
-/* The transport new sources use (default: http_curl_transport()); tests
- * set a fake
- * one before opening. */
-const struct http_transport *http_transport_current(void);
-void http_transport_set(const struct http_transport *t);
+/* libcurl, with the TLS policy of conf (ca_file, insecure; conf stays
+ * the caller's), into *t: one easy handle (and keep-alive connection)
+ * per thread, DNS and TLS sessions shared.  0, or -1 when libcurl cannot
+ * be initialized.  A client (http_client.h) makes one, unless a test
+ * gives it a fake. */
+struct http_conf;
+int http_curl_transport(struct http_transport *t,
+			const struct http_conf *conf);
 
 #endif

@@ -148,7 +148,8 @@ meta_fetch(struct http_src *hs, uint64_t held, uint64_t want)
 		       .data = meta_data, .start = held, .len = want - held },
 		.from = hs->head_len,
 	};
-	struct http_fetch_budget b = http_fetch_budget_now(0, 1);
+	struct http_fetch_budget b = http_fetch_budget_now(&hs->client->conf,
+							   0, 1);
 	char *grown = realloc(hs->meta, n);
 
 	if (!grown)
@@ -297,10 +298,11 @@ log_stats(struct http_src *hs)
 #define N(kind) (unsigned long long)http_stats_get(&st->requests[ \
 		HTTP_STATS_REQ_ ## kind])
 #define V(c) (unsigned long long)http_stats_get(&st->c)
-	http_conf_log(HTTP_LOG_INFO, "%s: %llu requests (%llu header, %llu "
-		      "data, %llu resolve), %llu bytes fetched, blocks: %llu "
-		      "cached, %llu missed, %llu from disk; %llu retries, %llu "
-		      "failed attempts", hs->obj.display,
+	http_conf_log(&hs->client->conf, HTTP_LOG_INFO, "%s: %llu requests "
+		      "(%llu header, %llu data, %llu resolve), %llu bytes "
+		      "fetched, blocks: %llu cached, %llu missed, %llu from "
+		      "disk; %llu retries, %llu failed attempts",
+		      hs->obj.display,
 		      (unsigned long long)req, N(HEADER), N(DATA), N(RESOLVE),
 		      V(bytes), V(hits), V(misses), V(disk_hits), V(retries),
 		      (unsigned long long)err);
@@ -409,7 +411,8 @@ probe(struct http_src *hs, struct err *e)
 		.probe = 1, .kind = HTTP_STATS_REQ_HEADER, .start = 0,
 		.len = HTTP_HEAD_BYTES, .data = head_data,
 	};
-	struct http_fetch_budget b = http_fetch_budget_now(0, 1);
+	struct http_fetch_budget b = http_fetch_budget_now(&hs->client->conf,
+							   0, 1);
 
 	hs->head = malloc(HTTP_HEAD_BYTES);
 	if (!hs->head)
@@ -433,7 +436,7 @@ probe(struct http_src *hs, struct err *e)
 	 * the reads would mix two versions.  Unless this answer held the
 	 * whole object, nothing is left to fetch then. */
 	if (!g.resp.etag[0] && !g.resp.lastmod[0] &&
-	    hs->head_len < hs->obj.size && !http_conf.no_validator)
+	    hs->head_len < hs->obj.size && !hs->client->conf.no_validator)
 		return err_set(e, ERR_IO, "the server sends neither ETag nor "
 			       "Last-Modified, so a change of the file during "
 			       "the mount could not be seen and reads could "
@@ -447,7 +450,8 @@ probe(struct http_src *hs, struct err *e)
 /* The headers for the URL's origin: the header file's, then the
  * caller's. */
 static int
-origin_headers(const struct source_http_opts *o, struct curl_slist **out)
+origin_headers(const struct http_conf *conf, const struct source_http_opts *o,
+	       struct curl_slist **out)
 {
 	struct curl_slist *l, *list = NULL, *tmp;
 	const char *const *h;
@@ -458,7 +462,7 @@ origin_headers(const struct source_http_opts *o, struct curl_slist **out)
 			"427ae41e4649b934ca495991b7852b855")))
 		goto fail;
 	if (!o->no_header_file && !o->aws_sigv4)
-		for (l = http_conf.headers; l; l = l->next) {
+		for (l = conf->headers; l; l = l->next) {
 			if (!(tmp = curl_slist_append(list, l->data)))
 				goto fail;
 			list = tmp;
@@ -517,23 +521,18 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 	sig.provider = o->aws_sigv4;
 	sig.access_key = o->aws_key;
 	sig.secret_key = o->aws_secret;
-	if (http_conf_ready(e) || http_conf_headers(e))
-		goto fail;
 	client = o->client ? o->client : http_client_process(e);
 	if (!client)
 		goto fail;
-	if (!http_transport_current()) {
-		err_set(e, ERR_IO, "cannot initialize libcurl");
-		goto fail;
-	}
 	hs = calloc(1, sizeof(*hs));
 	if (hs)
 		pthread_mutex_init(&hs->meta_lock, NULL);
 	s = calloc(1, sizeof(*s));
 	if (hs)
 		hs->client = client;
-	if (!hs || !s || !shown || origin_headers(o, &hdrs) ||
-	    http_fetch_init(&hs->obj, url, shown, hdrs, &sig, o->aws_token) ||
+	if (!hs || !s || !shown || origin_headers(&client->conf, o, &hdrs) ||
+	    http_fetch_init(&hs->obj, &client->conf, client->tr, url, shown,
+			    hdrs, &sig, o->aws_token) ||
 	    !(s->name = strdup(shown)) ||
 	    !(s->base = o->base ? strdup(o->base) : http_url_base(url))) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
@@ -554,8 +553,9 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 	fill_source(s, hs, o);
 	/* Identity: the URL without user info and query (or the caller's
 	 * name for it: bucket/key, repo/file), the ETag, the size. */
-	hs->disk = http_disk_open(o->display ? o->display : hs->obj.display,
-			      hs->obj.etag, hs->obj.size);
+	hs->disk = http_disk_open(client->disk,
+				  o->display ? o->display : hs->obj.display,
+				  hs->obj.etag, hs->obj.size);
 	hs->pf.fill.obj = &hs->obj;
 	hs->pf.fill.disk = hs->disk;
 	hs->pf.fill.cache = client->cache;

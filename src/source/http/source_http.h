@@ -1,13 +1,15 @@
 /* source_http.h - the HTTP(S) range-request source and its knobs.
  *
  * source_open_http() (declared in source.h) opens a remote object with one
- * speculative ranged GET of its first 64 KiB; later reads go through a
- * process-wide block cache filled by ranged GETs.  Front ends may call
- * http_options_set() once, before the first open; without it the
- * environment (STFS_HTTP_*) and the defaults below apply.
+ * speculative ranged GET of its first 64 KiB; later reads go through the
+ * block cache of its client (http_client.h), filled by ranged GETs.  Front
+ * ends may call http_options_set() once, before the first open, to make
+ * the process's client; without it the environment (STFS_HTTP_*) and the
+ * defaults (http_options.h) apply.
  *
- * The parts: http_options.h (what front ends set), http_conf.c (settings,
- * header file), http_url.c (CURLU),
+ * The parts: http_options.h (what front ends set), http_client.c (the
+ * client: settings and shared state), http_conf.c (settings, header
+ * file), http_url.c (CURLU),
  * http_transport.h + http_curl.c (one GET), http_fetch.c (checks,
  * retries, redirects, validators), http_cache.c (blocks), http_fill.c
  * (blocks from the disk cache or a GET), http_prefetch.c (reads,

@@ -40,7 +40,7 @@
 #include "base/text.h"
 #include "format/naming.h"
 #include "source/source.h"
-#include "source/http/http_conf.h"
+#include "source/http/http_client.h"
 
 #define HUB_FILES_MAX		100000
 #define HUB_DEPTH_MAX		16
@@ -524,6 +524,20 @@ hub_listing_keep(void *arg, const char *name, struct source *s)
 	source_close(s);
 }
 
+/* The Hub did not answer: say so where the client's warnings go (the
+ * front end's, else stderr), and go on from the hub cache. */
+static void
+warn_offline(const char *uri, const char *why)
+{
+	static const struct http_conf no_client;
+	struct err e = { 0 };
+	struct http_client *c = http_client_process(&e);
+
+	http_conf_warn(c ? &c->conf : &no_client, "%s: no answer from %s "
+		       "(%s): using the local hub cache", uri,
+		       hub_cfg.endpoint, why);
+}
+
 int
 hub_list(const char *uri, struct hub_listing *out, struct err *e)
 {
@@ -554,8 +568,7 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 			goto out;
 		}
 		err_clear(e);
-		http_conf_warn("%s: no answer from %s (%s): using the local "
-			       "hub cache", uri, hub_cfg.endpoint, resp.why);
+		warn_offline(uri, resp.why);
 		offline = 1;
 		names_free(&p->all);
 	}

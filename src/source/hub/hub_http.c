@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "source/http/http_client.h"
 #include "source/http/http_request.h"
 
 static void
@@ -45,11 +46,17 @@ hub_request(const char *url, size_t body_max, struct hub_resp *r)
 		.url = url, .headers_for = hub_cfg.origin,
 		.body_max = body_max, .bound_ms = hub_cfg.api_ms,
 	};
+	struct err e = { 0 };
 	char *auth = NULL;
 	int rc;
 
 	hub_resp_free(r);
 	memset(r, 0, sizeof(*r));
+	q.client = http_client_process(&e);
+	if (!q.client) {
+		snprintf(r->why, sizeof(r->why), "%.200s", e.detail);
+		return -1;
+	}
 	if (hub_cfg.token) {
 		if (asprintf(&auth, "Authorization: Bearer %s",
 			     hub_cfg.token) < 0 ||

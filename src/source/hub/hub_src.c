@@ -26,7 +26,7 @@
 #include "base/error.h"
 #include "base/meter.h"
 #include "base/parallel.h"
-#include "source/http/http_conf.h"
+#include "source/http/http_client.h"
 #include "source/http/source_http.h"
 #include "source/source.h"
 
@@ -69,6 +69,9 @@ hub_src_open(const char *url, const char *path, struct source **out,
 	int rc;
 
 	*out = NULL;
+	o.client = http_client_process(e);
+	if (!o.client)
+		return err_at(e, url);
 	if (hub_cfg.token) {
 		if (asprintf(&auth, "Authorization: Bearer %s",
 			     hub_cfg.token) < 0) {
@@ -113,6 +116,7 @@ hub_open_files(struct hub_file *const *files, size_t n, struct meter *meter,
 	       struct err *e)
 {
 	struct batch b = { files, meter };
+	struct http_client *client = NULL;
 	size_t i, remote = 0;
 	unsigned cap;
 
@@ -122,10 +126,9 @@ hub_open_files(struct hub_file *const *files, size_t n, struct meter *meter,
 	 * for 160 shards as for one.  Local files need no thread. */
 	for (i = 0; i < n; i++)
 		remote += files[i]->local == NULL;
-	if (remote && http_conf_ready(e))
+	if (remote && !(client = http_client_process(e)))
 		return -1;
-	cap = http_conf.max_workers ? http_conf.max_workers :
-	      HTTP_MAX_CONNECTIONS;
+	cap = client ? http_client_connections(client) : 1;
 	meter_phase(meter, "files opened", n);
 	parallel_run(n, remote < cap ? (unsigned)remote : cap, open_one, &b);
 	for (i = 0; i < n; i++)

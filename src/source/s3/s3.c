@@ -28,6 +28,7 @@
 #include "base/text.h"
 #include "format/naming.h"
 #include "source/source.h"
+#include "source/http/http_client.h"
 #include "source/http/http_conf.h"
 #include "source/http/source_http.h"
 
@@ -377,6 +378,7 @@ s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
 		     struct meter *meter, struct err *e)
 {
 	struct s3_prefix_priv *p = ((struct s3_prefix *)arg)->priv;
+	struct http_client *client;
 	struct s3_prefix_obj *o;
 	struct err conf = {0};
 	size_t i, k = 0;
@@ -392,10 +394,9 @@ s3_prefix_open_ahead(void *arg, const char *const *url, size_t n,
 	 * up to the most requests the HTTP layer keeps in flight.  Without
 	 * its settings nothing is opened ahead: the opener then opens each
 	 * object when asked, and says what is wrong. */
-	if (!k || http_conf_ready(&conf))
+	if (!k || !(client = http_client_process(&conf)))
 		return 0;
-	cap = http_conf.max_workers ? http_conf.max_workers :
-	      HTTP_MAX_CONNECTIONS;
+	cap = http_client_connections(client);
 	meter_phase(meter, "files opened", k);
 	p->meter = meter;
 	parallel_run(p->n, k < cap ? (unsigned)k : cap, open_ahead_one, p);

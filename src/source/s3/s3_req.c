@@ -21,6 +21,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "base/text.h"
+#include "source/http/http_client.h"
 #include "source/http/http_request.h"
 
 #define S3_BODY_MAX	(16u << 20)	/* one listing page is ~300 KiB */
@@ -74,6 +75,9 @@ s3_get(const struct s3_conf *c, const char *url, uint64_t len,
 	};
 	int rc;
 
+	q.client = http_client_process(e);
+	if (!q.client)
+		return -1;
 	q.headers = s3_headers(c);
 	if (!q.headers)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
