@@ -292,8 +292,7 @@ read_all(struct source *s, size_t chunk)
 
 /* ---- the block cache on its own ---------------------------------------- */
 
-/* Full blocks 0..n-1 of owner, READY, in a cache of 8 blocks (cache lock
- * held). */
+/* Full blocks 0..n-1 of owner, READY and unreferenced, oldest first. */
 static void
 ready_blocks(struct http_cache *c, const void *owner,
 	     struct http_cache_block **b, int n)
@@ -301,43 +300,60 @@ ready_blocks(struct http_cache *c, const void *owner,
 	int i;
 
 	for (i = 0; i < n; i++) {
-		b[i] = http_cache_add(c, owner, (uint64_t)i, HTTP_BLOCK_BYTES,
-				      1);
-		ck_assert_ptr_nonnull(b[i]);
+		ck_assert_int_eq(http_cache_add(c, owner, (uint64_t)i,
+						HTTP_BLOCK_BYTES, 1, 1, &b[i]),
+				 HTTP_CACHE_ADDED);
 		http_cache_ready(c, b[i]);
+		http_cache_release(c, &b[i], 1, 0);	/* the filler's */
 	}
+}
+
+/* Is block idx of owner in c? */
+static int
+cached(struct http_cache *c, const void *owner, uint64_t idx,
+       struct http_cache_block *b)
+{
+	struct http_cache_block *x = http_cache_pin(c, owner, idx);
+
+	http_cache_release(c, &x, 1, 0);
+	return x && x == b;
 }
 
 START_TEST(cache_lru_evicts_oldest)
 {
 	static int owner;
 	struct http_cache *c = http_cache_new(8 * (uint64_t)HTTP_BLOCK_BYTES);
-	struct http_cache_block *b[9];
+	struct http_cache_block *b[10], *x;
 	int i;
 
-	http_cache_lock(c);
 	ready_blocks(c, &owner, b, 8);
 	ck_assert_uint_eq(http_cache_bytes(c), 8 * (uint64_t)HTTP_BLOCK_BYTES);
-	http_cache_touch(c, b[0], 0);	/* 1 is now the oldest */
-	b[1]->refs++;			/* ... but in use: 2 goes */
-	b[8] = http_cache_add(c, &owner, 8, HTTP_BLOCK_BYTES, 1);
-	ck_assert_ptr_nonnull(b[8]);
-	ck_assert_ptr_eq(http_cache_lookup(c, &owner, 0), b[0]);
-	ck_assert_ptr_eq(http_cache_lookup(c, &owner, 1), b[1]);
-	ck_assert_ptr_null(http_cache_lookup(c, &owner, 2));
+	/* block 0 read (not to its end): the most recent; 1 the oldest ... */
+	x = http_cache_pin(c, &owner, 0);
+	http_cache_release(c, &x, 1, 1);
+	/* ... but in use: 2 goes */
+	ck_assert_ptr_eq(http_cache_pin(c, &owner, 1), b[1]);
+	ck_assert_int_eq(http_cache_add(c, &owner, 8, HTTP_BLOCK_BYTES, 1, 1,
+					&b[8]), HTTP_CACHE_ADDED);
+	ck_assert(cached(c, &owner, 0, b[0]));
+	ck_assert(cached(c, &owner, 1, b[1]));
+	ck_assert_ptr_null(http_cache_pin(c, &owner, 2));
+	ck_assert_int_eq(http_cache_add(c, &owner, 1, HTTP_BLOCK_BYTES, 1, 1,
+					&x), HTTP_CACHE_PRESENT);
 	/* read-ahead does not push out blocks in use */
 	for (i = 3; i < 8; i++)
-		http_cache_lookup(c, &owner, (uint64_t)i)->refs++;
-	b[0]->refs++;
-	ck_assert_ptr_null(http_cache_add(c, &owner, 9, HTTP_BLOCK_BYTES, 1));
+		ck_assert_ptr_eq(http_cache_pin(c, &owner, (uint64_t)i), b[i]);
+	ck_assert_ptr_eq(http_cache_pin(c, &owner, 0), b[0]);
+	ck_assert_int_eq(http_cache_add(c, &owner, 9, HTTP_BLOCK_BYTES, 1, 1,
+					&b[9]), HTTP_CACHE_FULL);
+	ck_assert_ptr_null(b[9]);
 	/* a failed block leaves the table */
-	http_cache_failed(c, b[8]);
-	ck_assert_ptr_null(http_cache_lookup(c, &owner, 8));
-	for (i = 0; i < 8; i++)
-		if (i != 2)
-			b[i]->refs = 0;
+	http_cache_settle(c, &b[8], 1, 0, 1);
+	ck_assert_ptr_null(http_cache_pin(c, &owner, 8));
+	b[2] = b[8] = NULL;	/* freed */
+	http_cache_release(c, b, 8, 0);
 	http_cache_drop(c, &owner);
-	http_cache_unlock(c);
+	ck_assert_uint_eq(http_cache_bytes(c), 0);
 	http_cache_free(c);
 }
 END_TEST
@@ -348,33 +364,34 @@ START_TEST(cache_reuses_spent_memory)
 {
 	static int owner;
 	struct http_cache *c = http_cache_new(8 * (uint64_t)HTTP_BLOCK_BYTES);
-	struct http_cache_block *b[5];
+	struct http_cache_block *b[5], *x, *in_use;
 	uint64_t touched;
+	char *spent;
 	int i;
 
-	http_cache_lock(c);
 	ready_blocks(c, &owner, b, 3);
-	http_cache_touch(c, b[0], 1);	/* read to its end */
+	x = http_cache_pin(c, &owner, 0);
+	http_cache_release(c, &x, 1, HTTP_BLOCK_BYTES);	/* read to its end */
+	spent = b[0]->data;
 	touched = http_cache_arena_touched(c);
-	b[3] = http_cache_add(c, &owner, 3, HTTP_BLOCK_BYTES, 1);
-	ck_assert_ptr_nonnull(b[3]);
+	ck_assert_int_eq(http_cache_add(c, &owner, 3, HTTP_BLOCK_BYTES, 1, 1,
+					&b[3]), HTTP_CACHE_ADDED);
 	ck_assert_uint_eq(http_cache_arena_touched(c), touched);
-	ck_assert_ptr_eq(b[3]->data, b[0]->data);	/* b[0]'s memory */
-	http_cache_ready(c, b[3]);
+	ck_assert_ptr_eq(b[3]->data, spent);
+	http_cache_settle(c, &b[3], 1, 1, 0);
 	/* spent but in use, or not spent: kept */
-	b[2]->refs++;
-	http_cache_touch(c, b[2], 1);
-	b[4] = http_cache_add(c, &owner, 4, HTTP_BLOCK_BYTES, 1);
-	ck_assert_ptr_nonnull(b[4]);
+	in_use = http_cache_pin(c, &owner, 2);
+	x = http_cache_pin(c, &owner, 2);
+	http_cache_release(c, &x, 1, 3 * (uint64_t)HTTP_BLOCK_BYTES);
+	ck_assert_int_eq(http_cache_add(c, &owner, 4, HTTP_BLOCK_BYTES, 1, 1,
+					&b[4]), HTTP_CACHE_ADDED);
 	for (i = 1; i < 4; i++) {
-		ck_assert_ptr_eq(http_cache_lookup(c, &owner, (uint64_t)i),
-				 b[i]);
+		ck_assert(cached(c, &owner, (uint64_t)i, b[i]));
 		ck_assert_ptr_ne(b[4]->data, b[i]->data);
 	}
-	http_cache_ready(c, b[4]);
-	b[2]->refs = 0;
+	http_cache_settle(c, &b[4], 1, 1, 0);
+	http_cache_release(c, &in_use, 1, 0);
 	http_cache_drop(c, &owner);
-	http_cache_unlock(c);
 	http_cache_free(c);
 }
 END_TEST
@@ -1108,16 +1125,12 @@ spool_put_some(void *arg)
 	for (i = p->first; i < p->first + p->n; i++) {
 		struct http_cache_block *b;
 
-		http_cache_lock(client->cache);
-		b = http_cache_add(client->cache, &spool_owner, i,
-				   HTTP_BLOCK_BYTES, 0);
-		http_cache_unlock(client->cache);
-		ck_assert_ptr_nonnull(b);
+		ck_assert_int_eq(http_cache_add(client->cache, &spool_owner, i,
+						HTTP_BLOCK_BYTES, 0, 1, &b),
+				 HTTP_CACHE_ADDED);
 		memset(b->data, (int)(i & 0xff), HTTP_BLOCK_BYTES);
 		http_spool_put(client->spool, p->d, b);
-		http_cache_lock(client->cache);
-		http_cache_ready(client->cache, b);
-		http_cache_unlock(client->cache);
+		http_cache_settle(client->cache, &b, 1, 1, 0);
 	}
 	return NULL;
 }
@@ -1155,16 +1168,15 @@ START_TEST(disk_spool_writes_everything)
 	ck_assert_int_eq(http_disk_get(d, 0, buf + 1, HTTP_BLOCK_BYTES), 1);
 	ck_assert_int_eq((unsigned char)buf[1 + 4099], 0);
 	http_disk_close(d);
-	/* the writers let go of every block */
-	http_cache_lock(client->cache);
+	/* the writers let go of every block: ours is the one reference */
 	for (i = 0; i < THREADS * EACH; i++) {
-		struct http_cache_block *b = http_cache_lookup(client->cache,
-							       &spool_owner, i);
+		struct http_cache_block *b = http_cache_pin(client->cache,
+							    &spool_owner, i);
 
-		ck_assert(!b || b->refs == 0);
+		ck_assert(!b || b->refs == 1);
+		http_cache_release(client->cache, &b, 1, 0);
 	}
 	http_cache_drop(client->cache, &spool_owner);
-	http_cache_unlock(client->cache);
 	free(buf);
 	disk_off();
 }

@@ -1,13 +1,19 @@
-/* http_cache.c - the block cache: hash table, LRU list, arena. */
+/* http_cache.c - the block cache: hash table, LRU list, arena.
+ *
+ * Its lock is its own: every function here takes it for what it does,
+ * and nothing outside this file holds it (the prefetcher has a lock of
+ * its own, taken before this one when both are).  A block's state is
+ * stored with release order under the lock, so that whoever loads it
+ * with acquire order (http_cache_state()) sees the bytes of a READY one.
+ */
 #include "source/http/http_cache.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
 
-#include "source/http/http_conf.h"
+#include "source/http/http_options.h"
 
 #define BUCKETS		4096
 #define HUGE_PAGE	(2u << 20)	/* transparent huge page size */
@@ -17,8 +23,9 @@ TAILQ_HEAD(hlru, http_cache_block);
 
 struct http_cache {
 	uint64_t limit;			/* bytes of block data at most */
-	pthread_mutex_t lock;
-	pthread_cond_t changed;		/* a block or job settled */
+	pthread_mutex_t lock;		/* everything below, and the blocks'
+					   table, LRU and reference fields */
+	pthread_cond_t settled;		/* a block settled */
 	struct hbucket buckets[BUCKETS];
 	struct hlru lru;		/* most recent first */
 	uint64_t bytes;			/* block data allocated */
@@ -48,7 +55,7 @@ http_cache_new(uint64_t bytes)
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->changed, &ca);
+	pthread_cond_init(&c->settled, &ca);
 	pthread_condattr_destroy(&ca);
 	for (k = 0; k < BUCKETS; k++)
 		LIST_INIT(&c->buckets[k]);
@@ -64,58 +71,31 @@ http_cache_free(struct http_cache *c)
 	if (c->arena)
 		munmap(c->arena_map, c->arena_map_bytes);
 	free(c->free_slot);
-	pthread_cond_destroy(&c->changed);
+	pthread_cond_destroy(&c->settled);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
-}
-
-void
-http_cache_lock(struct http_cache *c)
-{
-	pthread_mutex_lock(&c->lock);
-}
-
-void
-http_cache_unlock(struct http_cache *c)
-{
-	pthread_mutex_unlock(&c->lock);
-}
-
-void
-http_cache_broadcast(struct http_cache *c)
-{
-	pthread_cond_broadcast(&c->changed);
-}
-
-int
-http_cache_wait(struct http_cache *c, uint64_t until_ms)
-{
-	struct timespec ts = {
-		(time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000
-	};
-
-	if (pthread_cond_timedwait(&c->changed, &c->lock, &ts) == ETIMEDOUT &&
-	    http_conf_now_ms() >= until_ms)
-		return ETIMEDOUT;
-	return 0;
-}
-
-void
-http_cache_cond_wait(struct http_cache *c, void *cond)
-{
-	pthread_cond_wait(cond, &c->lock);
 }
 
 uint64_t
 http_cache_bytes(struct http_cache *c)
 {
-	return c->bytes;
+	uint64_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->bytes;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 uint64_t
 http_cache_arena_touched(struct http_cache *c)
 {
-	return (uint64_t)c->touched * HTTP_BLOCK_BYTES;
+	uint64_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = (uint64_t)c->touched * HTTP_BLOCK_BYTES;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 static struct hbucket *
@@ -127,8 +107,8 @@ bucket_of(struct http_cache *c, const void *owner, uint64_t idx)
 	return &c->buckets[(k ^ (k >> 29)) % BUCKETS];
 }
 
-struct http_cache_block *
-http_cache_lookup(struct http_cache *c, const void *owner, uint64_t idx)
+static struct http_cache_block *
+lookup(struct http_cache *c, const void *owner, uint64_t idx)
 {
 	struct http_cache_block *b;
 
@@ -136,6 +116,12 @@ http_cache_lookup(struct http_cache *c, const void *owner, uint64_t idx)
 		if (b->owner == owner && b->idx == idx)
 			return b;
 	return NULL;
+}
+
+static void
+set_state(struct http_cache_block *b, int state)
+{
+	__atomic_store_n(&b->state, state, __ATOMIC_RELEASE);
 }
 
 static void
@@ -223,8 +209,8 @@ evict(struct http_cache *c, uint64_t need)
 
 	while (b && c->bytes + need > c->limit) {
 		prev = TAILQ_PREV(b, hlru, lru);
-		/* b->job: its transfer still points at it */
-		if (b->refs == 0 && !b->job) {
+		/* referenced: read, written to disk, or being filled */
+		if (b->refs == 0) {
 			unhash(c, b);
 			block_free(c, b);
 		}
@@ -247,7 +233,7 @@ reuse_spent(struct http_cache *c)
 		return;		/* the next slot is a used one anyway */
 	for (; b && b->spent && looked < 16; b = prev, looked++) {
 		prev = TAILQ_PREV(b, hlru, lru);
-		if (b->refs == 0 && !b->job && in_arena(c, b->data)) {
+		if (b->refs == 0 && in_arena(c, b->data)) {
 			unhash(c, b);
 			block_free(c, b);
 			return;
@@ -256,61 +242,132 @@ reuse_spent(struct http_cache *c)
 }
 
 struct http_cache_block *
-http_cache_add(struct http_cache *c, const void *owner, uint64_t idx,
-	       size_t len, int must_fit)
+http_cache_pin(struct http_cache *c, const void *owner, uint64_t idx)
 {
 	struct http_cache_block *b;
 
+	pthread_mutex_lock(&c->lock);
+	b = lookup(c, owner, idx);
+	if (b)
+		b->refs++;
+	pthread_mutex_unlock(&c->lock);
+	return b;
+}
+
+int
+http_cache_add(struct http_cache *c, const void *owner, uint64_t idx,
+	       size_t len, int must_fit, unsigned refs,
+	       struct http_cache_block **out)
+{
+	struct http_cache_block *b = NULL;
+	int rc = HTTP_CACHE_FULL;
+
+	pthread_mutex_lock(&c->lock);
+	if (lookup(c, owner, idx)) {
+		rc = HTTP_CACHE_PRESENT;
+		goto out;
+	}
 	if (len == HTTP_BLOCK_BYTES)
 		reuse_spent(c);
 	evict(c, len);
 	if (must_fit && c->bytes + len > c->limit)
-		return NULL;
+		goto out;
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return NULL;
+		goto out;
 	b->data = data_alloc(c, len);
 	if (!b->data) {
 		free(b);
-		return NULL;
+		b = NULL;
+		goto out;
 	}
 	b->owner = owner;
 	b->idx = idx;
 	b->len = len;
 	b->state = HTTP_CACHE_LOADING;
+	b->refs = refs;
 	LIST_INSERT_HEAD(bucket_of(c, owner, idx), b, hlink);
 	b->hashed = 1;
 	c->bytes += len;
-	return b;
+	rc = HTTP_CACHE_ADDED;
+out:
+	pthread_mutex_unlock(&c->lock);
+	*out = b;
+	return rc;
+}
+
+/* LOADING -> READY, the most recently used (lock held). */
+static void
+ready(struct http_cache *c, struct http_cache_block *b)
+{
+	set_state(b, HTTP_CACHE_READY);
+	if (b->hashed && !b->in_lru) {
+		TAILQ_INSERT_HEAD(&c->lru, b, lru);
+		b->in_lru = 1;
+	}
+}
+
+/* Drop a reference (lock held); a block out of the table goes with its
+ * last one. */
+static void
+unref(struct http_cache *c, struct http_cache_block *b)
+{
+	if (--b->refs == 0 && !b->hashed)
+		block_free(c, b);
 }
 
 void
 http_cache_ready(struct http_cache *c, struct http_cache_block *b)
 {
-	b->state = HTTP_CACHE_READY;
-	if (b->hashed && !b->in_lru) {
-		TAILQ_INSERT_HEAD(&c->lru, b, lru);
-		b->in_lru = 1;
+	pthread_mutex_lock(&c->lock);
+	ready(c, b);
+	pthread_cond_broadcast(&c->settled);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void
+http_cache_settle(struct http_cache *c, struct http_cache_block **blocks,
+		  unsigned n, int ok, int ahead)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < n; i++) {
+		struct http_cache_block *b = blocks[i];
+
+		if (b->state == HTTP_CACHE_LOADING) {
+			if (ok) {
+				ready(c, b);
+			} else {
+				b->failed_ahead = ahead;
+				set_state(b, HTTP_CACHE_FAILED);
+				unhash(c, b);
+			}
+		}
+		unref(c, b);
 	}
-	http_cache_broadcast(c);
+	pthread_cond_broadcast(&c->settled);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void
-http_cache_failed(struct http_cache *c, struct http_cache_block *b)
+http_cache_ref(struct http_cache *c, struct http_cache_block *b)
 {
-	b->state = HTTP_CACHE_FAILED;
-	unhash(c, b);
-	if (b->refs == 0)
-		block_free(c, b);
+	pthread_mutex_lock(&c->lock);
+	b->refs++;
+	pthread_mutex_unlock(&c->lock);
 }
 
-void
-http_cache_touch(struct http_cache *c, struct http_cache_block *b, int spent)
+/* A reader took bytes up to read_end from b: the most recently used
+ * block, or, read up to its end (a sequential reader is done with it),
+ * the next to be evicted (lock held). */
+static void
+touch(struct http_cache *c, struct http_cache_block *b, uint64_t read_end)
 {
-	b->spent = spent;
+	b->spent = read_end >= b->idx * HTTP_BLOCK_BYTES + b->len;
 	if (b->in_lru) {
 		TAILQ_REMOVE(&c->lru, b, lru);
-		if (spent)
+		if (b->spent)
 			TAILQ_INSERT_TAIL(&c->lru, b, lru);
 		else
 			TAILQ_INSERT_HEAD(&c->lru, b, lru);
@@ -318,10 +375,41 @@ http_cache_touch(struct http_cache *c, struct http_cache_block *b, int spent)
 }
 
 void
-http_cache_unref(struct http_cache *c, struct http_cache_block *b)
+http_cache_release(struct http_cache *c, struct http_cache_block **blocks,
+		   uint64_t n, uint64_t read_end)
 {
-	if (--b->refs == 0 && !b->hashed)
-		block_free(c, b);
+	uint64_t i;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < n; i++) {
+		struct http_cache_block *b = blocks[i];
+
+		if (!b)
+			continue;
+		if (read_end && b->state == HTTP_CACHE_READY)
+			touch(c, b, read_end);
+		unref(c, b);
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+int
+http_cache_wait(struct http_cache *c, struct http_cache_block *const *blocks,
+		uint64_t n, uint64_t until_ms)
+{
+	struct timespec ts = {
+		(time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000
+	};
+	uint64_t i;
+	int loading = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < n && !loading; i++)
+		loading = blocks[i] && blocks[i]->state == HTTP_CACHE_LOADING;
+	if (loading)
+		pthread_cond_timedwait(&c->settled, &c->lock, &ts);
+	pthread_mutex_unlock(&c->lock);
+	return !loading;
 }
 
 void
@@ -329,6 +417,7 @@ http_cache_drop(struct http_cache *c, const void *owner)
 {
 	size_t k;
 
+	pthread_mutex_lock(&c->lock);
 	for (k = 0; k < BUCKETS; k++) {
 		struct http_cache_block *b, *next;
 
@@ -341,4 +430,5 @@ http_cache_drop(struct http_cache *c, const void *owner)
 				block_free(c, b);
 		}
 	}
+	pthread_mutex_unlock(&c->lock);
 }

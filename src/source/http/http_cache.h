@@ -3,13 +3,19 @@
  *
  * Blocks of HTTP_BLOCK_BYTES (the last one of an object shorter) keyed by
  * (owner, index), bounded by the cache's size, least recently used ones
- * evicted first.  A block is LOADING (being fetched; job says by which
- * request), READY (immutable: readers copy out of it without the lock) or
- * FAILED (out of the table; freed with its last reference).
+ * evicted first (except that a block read up to its end goes first: a
+ * sequential reader is done with it, and in plain LRU order the blocks
+ * read-ahead fetched but no one had read yet were the oldest, so that a
+ * loader lost 40% of what was fetched for it before it got there).  A
+ * block is LOADING (being filled), READY (immutable: readers copy out of
+ * it without any lock) or FAILED (out of the table; freed with its last
+ * reference).  A referenced block is never evicted: readers, the
+ * request filling it and the disk cache's writers each hold one.
  *
- * Everything here runs under the cache lock (http_cache_lock()), which the
- * prefetcher shares: one lock for blocks and jobs keeps their states
- * consistent.
+ * The cache's lock is its own: each function takes it for what it does,
+ * atomically (a reader's pin, a job's blocks added and settled), and
+ * nothing else holds it.  The prefetcher keeps its own state under a lock
+ * of its own.
  */
 #ifndef STFS_HTTP_CACHE_H
 #define STFS_HTTP_CACHE_H
@@ -20,20 +26,23 @@
 
 enum { HTTP_CACHE_LOADING, HTTP_CACHE_READY, HTTP_CACHE_FAILED };
 
-struct http_prefetch_job;
+/* What http_cache_add() did. */
+enum { HTTP_CACHE_ADDED, HTTP_CACHE_PRESENT, HTTP_CACHE_FULL };
 
 struct http_cache_block {
+	/* Set when added, then fixed: read them freely. */
 	const void *owner;
 	uint64_t idx;
 	char *data;
 	size_t len;
+	/* The cache's, under its lock; state is read with
+	 * http_cache_state(), failed_ahead once it says FAILED. */
 	int state;
-	unsigned refs;			/* readers copying out of it */
+	int failed_ahead;	/* FAILED as read-ahead no one waited for */
+	unsigned refs;
 	int hashed;			/* findable (not FAILED/dropped) */
 	int in_lru;			/* READY and hashed */
 	int spent;			/* read to its end (LRU's tail) */
-	struct http_prefetch_job *job;		/* while LOADING */
-	int failed_ahead;	/* FAILED as read-ahead no one waited for */
 	LIST_ENTRY(http_cache_block) hlink;
 	TAILQ_ENTRY(http_cache_block) lru;
 };
@@ -45,47 +54,54 @@ struct http_cache *http_cache_new(uint64_t bytes);
 /* Free c (every owner's blocks dropped). */
 void http_cache_free(struct http_cache *c);
 
-void http_cache_lock(struct http_cache *c);
-void http_cache_unlock(struct http_cache *c);
+/* b's state; once READY its bytes are in and fixed. */
+static inline int
+http_cache_state(const struct http_cache_block *b)
+{
+	return __atomic_load_n(&b->state, __ATOMIC_ACQUIRE);
+}
 
-/* Wake everyone waiting for a block or job to settle. */
-void http_cache_broadcast(struct http_cache *c);
+/* Block idx of owner (LOADING or READY), referenced; NULL when the table
+ * has none. */
+struct http_cache_block *http_cache_pin(struct http_cache *c,
+					const void *owner, uint64_t idx);
 
-/* Wait for a broadcast until until_ms (http_conf_now_ms() clock); 0, or
- * ETIMEDOUT once the time has passed. */
-int http_cache_wait(struct http_cache *c, uint64_t until_ms);
+/* A new LOADING block with refs references into *out: HTTP_CACHE_ADDED;
+ * HTTP_CACHE_PRESENT (*out NULL) when the table has one; HTTP_CACHE_FULL
+ * (*out NULL) without memory or, must_fit (read-ahead), when the cache is
+ * full of blocks in use (a reader's blocks may go over the limit). */
+int http_cache_add(struct http_cache *c, const void *owner, uint64_t idx,
+		   size_t len, int must_fit, unsigned refs,
+		   struct http_cache_block **out);
 
-/* pthread_cond_wait(cond) on the cache lock (the workers' queue). */
-void http_cache_cond_wait(struct http_cache *c, void *cond);
-
-struct http_cache_block *http_cache_lookup(struct http_cache *c,
-					   const void *owner, uint64_t idx);
-
-/* A new LOADING block in the table, or NULL.  must_fit (read-ahead):
- * give up when the cache is full of blocks in use; demand reads may go
- * over the limit. */
-struct http_cache_block *http_cache_add(struct http_cache *c,
-					const void *owner, uint64_t idx,
-					size_t len, int must_fit);
-
-/* LOADING -> READY (most recently used), waking waiters. */
+/* b, LOADING, has all its bytes: READY (the most recently used), and
+ * its waiters wake. */
 void http_cache_ready(struct http_cache *c, struct http_cache_block *b);
 
-/* LOADING -> FAILED: out of the table, freed once unreferenced. */
-void http_cache_failed(struct http_cache *c, struct http_cache_block *b);
+/* The end of the request that filled blocks[0..n): each still LOADING
+ * becomes READY (ok) or FAILED (out of the table; ahead: as read-ahead
+ * no one waited for), each loses the request's reference, and the
+ * waiters wake. */
+void http_cache_settle(struct http_cache *c, struct http_cache_block **blocks,
+		       unsigned n, int ok, int ahead);
 
-/* A reader took bytes from b: the most recently used block, or, spent
- * (read up to its end: a sequential reader is done with it), the next to
- * be evicted.  Read-ahead fills the cache with blocks not read yet, which
- * a plain LRU order puts behind the blocks just read, so that a loader
- * lost 40% of what was fetched for it before it got there. */
-void http_cache_touch(struct http_cache *c, struct http_cache_block *b,
-		      int spent);
+/* One more reference to b. */
+void http_cache_ref(struct http_cache *c, struct http_cache_block *b);
 
-/* Drop a reference (b->refs--); frees a block no longer in the table. */
-void http_cache_unref(struct http_cache *c, struct http_cache_block *b);
+/* Drop a reference to each of blocks[0..n) (NULL ones skipped); a block
+ * out of the table goes with its last one.  read_end (not 0): a reader
+ * took bytes up to there from them: each READY one becomes the most
+ * recently used, or, read to its end, the next to be evicted. */
+void http_cache_release(struct http_cache *c, struct http_cache_block **blocks,
+			uint64_t n, uint64_t read_end);
 
-/* Free every block of owner (no job may be running for it). */
+/* While some of blocks[0..n) (NULL ones skipped) is LOADING, wait until
+ * a block settles or until_ms (http_conf_now_ms() clock), once.  1 when
+ * none was LOADING. */
+int http_cache_wait(struct http_cache *c, struct http_cache_block *const *blocks,
+		    uint64_t n, uint64_t until_ms);
+
+/* Free every block of owner (no request may be filling one). */
 void http_cache_drop(struct http_cache *c, const void *owner);
 
 /* Bytes of block data allocated (for tests and counters). */

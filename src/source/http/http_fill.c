@@ -29,9 +29,7 @@ static void
 block_complete(const struct http_fill *f, struct http_cache_block *b)
 {
 	http_spool_put(f->spool, f->disk, b);
-	http_cache_lock(f->cache);
 	http_cache_ready(f->cache, b);	/* immutable from here on */
-	http_cache_unlock(f->cache);
 }
 
 static void
@@ -89,9 +87,7 @@ from_disk(const struct http_fill *f, struct http_cache_block *b)
 	if (!f->disk || !http_disk_get(f->disk, b->idx, b->data, b->len))
 		return 0;
 	http_stats_add(&f->obj->stats.disk_hits, 1);
-	http_cache_lock(f->cache);
 	http_cache_ready(f->cache, b);
-	http_cache_unlock(f->cache);
 	return 1;
 }
 

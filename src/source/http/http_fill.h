@@ -28,8 +28,8 @@ struct http_fill {
 	struct http_spool *spool;	/* on their way to the disk cache */
 };
 
-/* Fill n consecutive LOADING blocks within budget b (the cache lock not
- * held), each READY as it completes; *fed_ms (atomic) is stamped with
+/* Fill n consecutive LOADING blocks within budget b (no lock held), each
+ * READY as it completes; *fed_ms (atomic) is stamped with
  * http_conf_now_ms() whenever bytes come, so that a reader waiting for
  * the request sees it move; *first_ms is set when the first byte came
  * from the network (left 0 when none did).  HTTP_OK, or the enum

@@ -37,7 +37,7 @@
  * at 8 MB/s keep 128 MiB in flight with 2 MiB parts, 512 with 8 MiB).
  *
  * Pure bookkeeping: the caller passes the clock and holds whatever lock
- * guards the struct (the prefetcher: the cache lock).  The unit tests
+ * guards the struct (the prefetcher: its own lock).  The unit tests
  * drive it with a made-up clock.
  */
 #ifndef STFS_HTTP_PACE_H

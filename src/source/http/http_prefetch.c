@@ -1,4 +1,10 @@
-/* http_prefetch.c - cached reads, read streams, the read-ahead workers. */
+/* http_prefetch.c - cached reads, read streams, the read-ahead workers.
+ *
+ * Its state (the queue, the jobs, the sources' streams and counters, the
+ * pace) is under its own lock; the block cache is reached only through
+ * its functions, which take the cache's lock themselves (this lock, then
+ * the cache's, never the other way round).  A job holds a reference to
+ * each of its blocks until it is settled. */
 #include "source/http/http_prefetch.h"
 
 #include <errno.h>
@@ -29,12 +35,14 @@ enum { JOB_QUEUED, JOB_RUNNING };
 
 struct http_prefetch_job {
 	struct http_prefetch_src *ps;
+	TAILQ_ENTRY(http_prefetch_job) of_src;	/* ps->jobs */
 	int state;
 	int demand;			/* a reader asked for (or took) it */
 	int missed;			/* for blocks a reader missed (not on
 					   their way): read-ahead waits */
 	uint64_t fed_ms;		/* atomic: bytes came for it then */
 	TAILQ_ENTRY(http_prefetch_job) q;
+	uint64_t first;			/* blocks[0]->idx */
 	unsigned n;
 	struct http_cache_block *blocks[];	/* consecutive */
 };
@@ -42,11 +50,12 @@ struct http_prefetch_job {
 TAILQ_HEAD(hjobq, http_prefetch_job);
 TAILQ_HEAD(hsrcs, http_prefetch_src);
 
-/* The rest under the cache lock. */
 struct http_prefetch {
 	const struct http_conf *conf;	/* the client's settings */
 	struct http_cache *cache;
+	pthread_mutex_t lock;		/* the rest, and the sources' state */
 	pthread_cond_t work;		/* the queue has jobs */
+	pthread_cond_t ended;		/* a running job ended */
 	struct hjobq queue;
 	unsigned nworkers, idle;
 	int stop;			/* http_prefetch_free(): workers leave */
@@ -62,12 +71,18 @@ struct http_prefetch *
 http_prefetch_new(const struct http_conf *conf, struct http_cache *cache)
 {
 	struct http_prefetch *p = calloc(1, sizeof(*p));
+	pthread_condattr_t ca;
 
 	if (!p)
 		return NULL;
 	p->conf = conf;
 	p->cache = cache;
-	pthread_cond_init(&p->work, NULL);
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->work, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&p->ended, NULL);
 	TAILQ_INIT(&p->queue);
 	TAILQ_INIT(&p->srcs);
 	return p;
@@ -77,55 +92,59 @@ void
 http_prefetch_add(struct http_prefetch *p, struct http_prefetch_src *ps)
 {
 	ps->pf = p;
-	http_cache_lock(p->cache);
+	TAILQ_INIT(&ps->jobs);
+	pthread_mutex_lock(&p->lock);
 	if (TAILQ_EMPTY(&p->srcs))
 		http_pace_init(&p->pace, p->conf->max_workers,
 			       p->conf->max_bps, http_conf_now_ms());
 	TAILQ_INSERT_TAIL(&p->srcs, ps, link);
-	http_cache_unlock(p->cache);
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* ---- jobs --------------------------------------------------------------- */
 
+/* A job for blocks[0..n) (each referenced once for it), or NULL: then
+ * the blocks fail. */
 static struct http_prefetch_job *
 job_new(struct http_prefetch_src *ps, struct http_cache_block **blocks,
 	unsigned n)
 {
 	struct http_prefetch_job *j = calloc(1,
 					     sizeof(*j) + n * sizeof(j->blocks[0]));
-	unsigned i;
 
-	if (!j)
+	if (!j) {
+		http_cache_settle(ps->pf->cache, blocks, n, 0, 0);
 		return NULL;
+	}
 	j->ps = ps;
+	j->first = blocks[0]->idx;
 	j->n = n;
 	j->state = JOB_QUEUED;
-	for (i = 0; i < n; i++) {
-		j->blocks[i] = blocks[i];
-		blocks[i]->job = j;
-	}
+	memcpy(j->blocks, blocks, n * sizeof(j->blocks[0]));
+	TAILQ_INSERT_TAIL(&ps->jobs, j, of_src);
 	return j;
 }
 
-/* Settle a job's blocks, wake the waiters, free the job. */
+/* The job of ps that fills block b, or NULL. */
+static struct http_prefetch_job *
+job_of(struct http_prefetch_src *ps, const struct http_cache_block *b)
+{
+	struct http_prefetch_job *j;
+
+	TAILQ_FOREACH(j, &ps->jobs, of_src)
+		if (b->idx >= j->first && b->idx < j->first + j->n &&
+		    j->blocks[b->idx - j->first] == b)
+			return j;
+	return NULL;
+}
+
+/* Settle a job's blocks (waking their waiters), free the job. */
 static void
 job_finish(struct http_prefetch_job *j, int ok)
 {
 	struct http_prefetch *p = j->ps->pf;
-	unsigned i;
 
-	for (i = 0; i < j->n; i++) {
-		struct http_cache_block *b = j->blocks[i];
-
-		b->job = NULL;
-		if (b->state == HTTP_CACHE_READY)
-			continue;	/* filled while the transfer went on */
-		b->failed_ahead = !j->demand;
-		if (ok)
-			http_cache_ready(p->cache, b);
-		else
-			http_cache_failed(p->cache, b);
-	}
+	http_cache_settle(p->cache, j->blocks, j->n, ok, !j->demand);
 	if (j->missed)
 		p->missed--;
 	if (j->state == JOB_RUNNING) {
@@ -133,10 +152,11 @@ job_finish(struct http_prefetch_job *j, int ok)
 		p->running--;
 		if (!TAILQ_EMPTY(&p->queue))
 			pthread_cond_broadcast(&p->work);
+		pthread_cond_broadcast(&p->ended);
 	} else {
 		TAILQ_REMOVE(&p->queue, j, q);
 	}
-	http_cache_broadcast(p->cache);
+	TAILQ_REMOVE(&j->ps->jobs, j, of_src);
 	free(j);
 }
 
@@ -183,7 +203,7 @@ job_bytes(const struct http_prefetch_job *j)
 
 static void kick_workers(struct http_prefetch *p, unsigned njobs);
 
-/* The bytes all open sources have received (cache lock held). */
+/* The bytes all open sources have received (lock held). */
 static uint64_t
 received(const struct http_prefetch *p)
 {
@@ -213,9 +233,9 @@ ahead_result(struct http_prefetch_src *ps, int ok, uint64_t now)
 	ps->ra_pause_until = now + ps->ra_backoff_ms;
 }
 
-/* Transfer a RUNNING job's range within budget b (lock not held), then
- * settle it; what the transfer took teaches the pace (the level, the
- * source's request size). */
+/* Fill a RUNNING job's blocks within budget b (lock not held), then
+ * settle it (lock taken); what the transfer took teaches the pace (the
+ * level, the source's request size). */
 static void
 job_run(struct http_prefetch_job *j, const struct http_fetch_budget *b)
 {
@@ -226,7 +246,7 @@ job_run(struct http_prefetch_job *j, const struct http_fetch_budget *b)
 			       &j->fed_ms) == HTTP_OK;
 
 	t1 = http_conf_now_ms();
-	http_cache_lock(p->cache);
+	pthread_mutex_lock(&p->lock);
 	/* a failed read pauses read-ahead as a failed read-ahead does */
 	ahead_result(ps, ok, t1);
 	if (ok && first) {
@@ -243,7 +263,7 @@ job_run(struct http_prefetch_job *j, const struct http_fetch_budget *b)
 	job_finish(j, ok);
 	if (!ok)
 		cancel_queued(ps, 0);
-	http_cache_unlock(p->cache);
+	pthread_mutex_unlock(&p->lock);
 }
 
 static void
@@ -300,13 +320,24 @@ may_start(struct http_prefetch *p, struct http_prefetch_job *j, uint64_t now,
 	       http_pace_admit(&p->pace, p->running, job_bytes(j), now, wait);
 }
 
+/* Wait on cond (a CLOCK_MONOTONIC one) until until_ms at most. */
+static void
+wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until_ms)
+{
+	struct timespec ts = {
+		(time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000
+	};
+
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
 static void *
 worker_main(void *arg)
 {
 	struct http_prefetch *p = arg;
 	struct http_prefetch_job *j;
 
-	http_cache_lock(p->cache);
+	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		uint64_t wait = 0, now = http_conf_now_ms();
 		struct http_fetch_budget b;
@@ -319,20 +350,20 @@ worker_main(void *arg)
 		if (!j) {
 			p->idle++;
 			if (wait)	/* the throughput cap */
-				http_cache_wait(p->cache, now + wait);
+				wait_until(&p->work, &p->lock, now + wait);
 			else
-				http_cache_cond_wait(p->cache, &p->work);
+				pthread_cond_wait(&p->work, &p->lock);
 			p->idle--;
 			continue;
 		}
 		job_start(j);
-		http_cache_unlock(p->cache);
+		pthread_mutex_unlock(&p->lock);
 		b = http_fetch_budget_now(p->conf, j->demand ? 0 : AHEAD_TRIES,
 					  j->demand);
 		job_run(j, &b);
-		http_cache_lock(p->cache);
+		pthread_mutex_lock(&p->lock);
 	}
-	http_cache_unlock(p->cache);
+	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
 
@@ -377,19 +408,15 @@ block_len(const struct http_prefetch_src *ps, uint64_t idx)
 	return left < HTTP_BLOCK_BYTES ? (size_t)left : HTTP_BLOCK_BYTES;
 }
 
-/* Queue a job for run[0..n) at the back; 0, or -1 (the blocks are
- * dropped). */
+/* Queue a job for run[0..n) at the back; 0, or -1 (the blocks failed). */
 static int
 queue_run(struct http_prefetch_src *ps, struct http_cache_block **run,
 	  unsigned n)
 {
 	struct http_prefetch_job *j = job_new(ps, run, n);
 
-	if (!j) {
-		while (n)
-			http_cache_failed(ps->pf->cache, run[--n]);
+	if (!j)
 		return -1;
-	}
 	TAILQ_INSERT_TAIL(&ps->pf->queue, j, q);
 	return 0;
 }
@@ -427,21 +454,19 @@ queue_range(struct http_prefetch_src *ps, uint64_t near, uint64_t from,
 	uint64_t reached = from;
 
 	for (idx = from / HTTP_BLOCK_BYTES; idx <= last; idx++) {
-		struct http_cache_block *b = http_cache_lookup(p->cache, ps, idx);
+		struct http_cache_block *b;
+		int added = http_cache_add(p->cache, ps, idx,
+					   block_len(ps, idx), 1, 1, &b);
 
 		if (nrun == 0)
 			want = ramp_part(p, part, near,
 					 idx * HTTP_BLOCK_BYTES);
-
-		if (!b) {
-			b = http_cache_add(p->cache, ps, idx, block_len(ps, idx),
-					   1);
-			if (!b)
-				break;
+		if (added == HTTP_CACHE_FULL)
+			break;
+		if (added == HTTP_CACHE_ADDED)
 			run[nrun++] = b;
-			b = NULL;
-		}
-		if (nrun && (b || nrun == want || idx == last)) {
+		if (nrun && (added == HTTP_CACHE_PRESENT || nrun == want ||
+			     idx == last)) {
 			if (queue_run(ps, run, nrun))
 				break;
 			(*njobs)++;
@@ -495,28 +520,15 @@ readahead(struct http_prefetch_src *ps, uint64_t off, uint64_t end,
 {
 	struct http_stream *st = http_stream_read(ps->streams, off, end, now,
 						  missed);
-	uint64_t target, cap;
+	uint64_t target;
 
 	if (!st)
 		return;
-	/* The window doubles with every sequential read up to what the
-	 * cache allows. */
-	cap = window_cap(ps->pf, now);
-	st->window = st->window * 2 < cap ? st->window * 2 : cap;
+	http_stream_grow(st, window_cap(ps->pf, now));
 	if (ps->stats)
 		http_stats_max(&ps->stats->ra_window, st->window);
-	if (ps->pf->conf->ra_max == 0 || st->ra_end >= ps->size ||
-	    now < ps->ra_pause_until)
-		return;
-	/* Topped up by an eighth of the window at least, so that requests
-	 * stay whole parts rather than a read's size each. */
-	target = st->next + st->window;
-	target = (target + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
-		 HTTP_BLOCK_BYTES;
-	if (target > ps->size)
-		target = ps->size;
-	if (target <= st->ra_end || (target < ps->size &&
-				     target - st->ra_end < st->window / 8))
+	if (ps->pf->conf->ra_max == 0 || now < ps->ra_pause_until ||
+	    !(target = http_stream_target(st, ps->size)))
 		return;
 	st->ra_end = queue_range(ps, st->next, st->ra_end, target, st->window,
 				 njobs);
@@ -532,9 +544,9 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 
 	if (off >= ps->size || len == 0 || p->conf->ra_max == 0)
 		return;
-	http_cache_lock(p->cache);
+	pthread_mutex_lock(&p->lock);
 	if (now < ps->ra_pause_until) {
-		http_cache_unlock(p->cache);
+		pthread_mutex_unlock(&p->lock);
 		return;		/* its read-ahead failed a moment ago */
 	}
 	st = http_stream_hinted(ps->streams, off, now);
@@ -561,7 +573,7 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 	}
 	if (njobs)
 		kick_workers(p, njobs);
-	http_cache_unlock(p->cache);
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* ---- one read ------------------------------------------------------------ */
@@ -572,7 +584,7 @@ struct rd {
 	int missed;		/* some block was not in the cache */
 	uint64_t off, end, b0, n;
 	uint64_t quiet_until;	/* no progress for the read by then: fail */
-	struct http_cache_block **blks;
+	struct http_cache_block **blks;	/* referenced */
 	struct http_prefetch_job *mine;	/* fetched by this thread first */
 	unsigned njobs;		/* jobs queued for the workers */
 	int rc;
@@ -584,12 +596,9 @@ static void
 demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 {
 	struct http_prefetch *p = r->pf;
-
 	struct http_prefetch_job *j = job_new(r->ps, run, nrun);
 
 	if (!j) {
-		while (nrun)
-			http_cache_failed(p->cache, run[--nrun]);
 		r->rc = -ENOMEM;
 		return;
 	}
@@ -608,6 +617,43 @@ demand_job(struct rd *r, struct http_cache_block **run, unsigned nrun)
 	}
 }
 
+/* Block idx of the read, referenced: the cache's, or a new one (fresh,
+ * referenced for its job too); NULL with r->rc set. */
+static struct http_cache_block *
+pin_block(struct rd *r, uint64_t idx, int *fresh)
+{
+	struct http_cache *c = r->pf->cache;
+	struct http_cache_block *b;
+
+	for (;;) {
+		b = http_cache_pin(c, r->ps, idx);
+		if (b) {
+			if (r->ps->stats)
+				http_stats_add(&r->ps->stats->hits, 1);
+			return b;
+		}
+		if (http_fetch_held(r->ps->fill.obj, idx * HTTP_BLOCK_BYTES,
+				    (idx + 1) * HTTP_BLOCK_BYTES)) {
+			r->rc = -EIO;	/* the server just failed a read
+					   here */
+			return NULL;
+		}
+		switch (http_cache_add(c, r->ps, idx, block_len(r->ps, idx), 0,
+				       2, &b)) {
+		case HTTP_CACHE_ADDED:
+			*fresh = 1;
+			r->missed = 1;
+			if (r->ps->stats)
+				http_stats_add(&r->ps->stats->misses, 1);
+			return b;
+		case HTTP_CACHE_FULL:
+			r->rc = -ENOMEM;
+			return NULL;
+		}
+		/* HTTP_CACHE_PRESENT: added meanwhile, pin it */
+	}
+}
+
 /* Reference every block of the read not referenced yet (or FAILED: a read
  * asking again), creating the missing ones (lock held).  Runs of missing
  * blocks become one request each, split for parallelism only when large
@@ -621,47 +667,18 @@ pin_blocks(struct rd *r)
 	uint64_t i;
 
 	for (i = 0; i < r->n && r->rc == 0; i++) {
-		uint64_t idx = r->b0 + i;
 		struct http_cache_block *b = r->blks[i];
 		int fresh = 0;
 
-		if (b && b->state != HTTP_CACHE_FAILED) {
-			b = NULL;	/* kept from the pass before */
-		} else {
-			if (b)
-				http_cache_unref(r->pf->cache, b);
-			r->blks[i] = NULL;
-			b = http_cache_lookup(r->pf->cache, r->ps, idx);
-			if (b) {
-				if (r->ps->stats)
-					http_stats_add(&r->ps->stats->hits, 1);
-			} else if (http_fetch_held(r->ps->fill.obj,
-						   idx * HTTP_BLOCK_BYTES,
-						   (idx + 1) *
-						   HTTP_BLOCK_BYTES)) {
-				r->rc = -EIO;	/* the server just failed a
-						   read here */
-			} else if (!(b = http_cache_add(r->pf->cache, r->ps,
-							idx,
-							block_len(r->ps, idx),
-							0))) {
-				r->rc = -ENOMEM;
-			} else {
-				fresh = 1;
-				r->missed = 1;
+		if (!b || http_cache_state(b) == HTTP_CACHE_FAILED) {
+			http_cache_release(r->pf->cache, &r->blks[i], 1, 0);
+			r->blks[i] = b = pin_block(r, r->b0 + i, &fresh);
+			if (fresh)
 				run[nrun++] = b;
-				if (r->ps->stats)
-					http_stats_add(&r->ps->stats->misses,
-						       1);
-			}
-			if (b) {
-				b->refs++;
-				r->blks[i] = b;
-			}
 		}
 		if (nrun && r->rc) {
-			while (nrun)	/* the read fails: fetch nothing */
-				http_cache_failed(r->pf->cache, run[--nrun]);
+			/* the read fails: fetch nothing */
+			http_cache_settle(r->pf->cache, run, nrun, 0, 0);
 		} else if (nrun && (!fresh || nrun == split || i == r->n - 1)) {
 			demand_job(r, run, nrun);
 			nrun = 0;
@@ -669,22 +686,24 @@ pin_blocks(struct rd *r)
 	}
 }
 
-/* A queued job one of our blocks waits for, or NULL; 1 in *loading when
- * some block is still LOADING. */
+/* A queued job one of our LOADING blocks waits for, or NULL; 1 in
+ * *loading when some block is still LOADING (lock held). */
 static struct http_prefetch_job *
 queued_job(struct rd *r, int *loading)
 {
+	struct http_prefetch_job *j;
 	uint64_t i;
 
 	*loading = 0;
 	for (i = 0; i < r->n; i++) {
 		struct http_cache_block *b = r->blks[i];
 
-		if (!b || b->state != HTTP_CACHE_LOADING)
+		if (!b || http_cache_state(b) != HTTP_CACHE_LOADING)
 			continue;
 		*loading = 1;
-		if (b->job && b->job->state == JOB_QUEUED)
-			return b->job;
+		j = job_of(r->ps, b);
+		if (j && j->state == JOB_QUEUED)
+			return j;
 	}
 	return NULL;
 }
@@ -692,25 +711,27 @@ queued_job(struct rd *r, int *loading)
 /* The last time a byte came for a request that fills one of our LOADING
  * blocks (lock held; 0: none). */
 static uint64_t
-last_progress(const struct rd *r)
+last_progress(struct rd *r)
 {
+	struct http_prefetch_job *j;
 	uint64_t i, t, latest = 0;
 
 	for (i = 0; i < r->n; i++) {
 		const struct http_cache_block *b = r->blks[i];
 
-		if (!b || b->state != HTTP_CACHE_LOADING || !b->job)
+		if (!b || http_cache_state(b) != HTTP_CACHE_LOADING ||
+		    !(j = job_of(r->ps, b)))
 			continue;
-		t = __atomic_load_n(&b->job->fed_ms, __ATOMIC_RELAXED);
+		t = __atomic_load_n(&j->fed_ms, __ATOMIC_RELAXED);
 		if (t > latest)
 			latest = t;
 	}
 	return latest;
 }
 
-/* Until every block settled (lock held): fetch queued ones ourselves
- * rather than wait behind other work, wait for the others as long as the
- * requests filling them move. */
+/* Until every block settled (lock held, dropped while waiting): fetch
+ * queued ones ourselves rather than wait behind other work, wait for the
+ * others as long as the requests filling them move. */
 static void
 wait_blocks(struct rd *r)
 {
@@ -738,9 +759,9 @@ wait_blocks(struct rd *r)
 			job_demand(j, 0);
 			http_pace_demand(&p->pace, job_bytes(j),
 					 http_conf_now_ms());
-			http_cache_unlock(p->cache);
+			pthread_mutex_unlock(&p->lock);
 			job_run(j, &b);
-			http_cache_lock(p->cache);
+			pthread_mutex_lock(&p->lock);
 			continue;
 		}
 		if (!loading)
@@ -761,13 +782,17 @@ wait_blocks(struct rd *r)
 			r->rc = -EIO;
 			break;
 		}
-		/* a broadcast comes with every block settled; bytes within
-		 * a block only show every second */
-		http_cache_wait(p->cache, now + 1000 < r->quiet_until + bound ?
+		/* a block settling wakes us; bytes within a block only
+		 * show every second */
+		pthread_mutex_unlock(&p->lock);
+		http_cache_wait(p->cache, r->blks, r->n,
+				now + 1000 < r->quiet_until + bound ?
 				now + 1000 : r->quiet_until + bound);
+		pthread_mutex_lock(&p->lock);
 	}
 	for (i = 0; i < r->n && r->rc == 0; i++)
-		if (!r->blks[i] || r->blks[i]->state != HTTP_CACHE_READY)
+		if (!r->blks[i] ||
+		    http_cache_state(r->blks[i]) != HTTP_CACHE_READY)
 			r->rc = -EIO;
 }
 
@@ -779,7 +804,8 @@ ahead_failed(const struct rd *r)
 	uint64_t i;
 
 	for (i = 0; i < r->n; i++)
-		if (r->blks[i] && r->blks[i]->state == HTTP_CACHE_FAILED &&
+		if (r->blks[i] &&
+		    http_cache_state(r->blks[i]) == HTTP_CACHE_FAILED &&
 		    r->blks[i]->failed_ahead)
 			return 1;
 	return 0;
@@ -819,45 +845,26 @@ span(uint64_t off, size_t len)
 	return (off + len - 1) / HTTP_BLOCK_BYTES - off / HTTP_BLOCK_BYTES + 1;
 }
 
-/* Drop our references; blocks read from become the most recent, or,
- * read to their end, the next to go. */
-static void
-unpin(struct rd *r)
-{
-	uint64_t i;
-
-	for (i = 0; i < r->n; i++) {
-		struct http_cache_block *b = r->blks[i];
-
-		if (!b)
-			continue;
-		if (r->rc == 0 && b->state == HTTP_CACHE_READY)
-			http_cache_touch(r->pf->cache, b,
-					 r->end >= b->idx * HTTP_BLOCK_BYTES +
-					 b->len);
-		http_cache_unref(r->pf->cache, b);
-	}
-}
-
 /* Pin the blocks of [off, off + len), start what read-ahead it calls for
  * and wait until they are READY: r->rc.  release() in every case. */
 static int
 acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 {
+	struct http_prefetch *p = ps->pf;
 	uint64_t now = http_conf_now_ms();
 	int pass, again;
 
 	*r = (struct rd){
-		.pf = ps->pf, .ps = ps, .off = off, .end = off + len,
+		.pf = p, .ps = ps, .off = off, .end = off + len,
 		.b0 = off / HTTP_BLOCK_BYTES,
-		.quiet_until = now + http_conf_bound_ms(ps->pf->conf),
+		.quiet_until = now + http_conf_bound_ms(p->conf),
 	};
 	r->n = span(off, len);
 	r->blks = calloc((size_t)r->n, sizeof(*r->blks));
 	if (!r->blks)
 		return r->rc = -ENOMEM;
 	for (pass = 0; ; pass++) {
-		http_cache_lock(ps->pf->cache);
+		pthread_mutex_lock(&p->lock);
 		r->rc = 0;
 		r->mine = NULL;
 		r->njobs = 0;
@@ -866,8 +873,8 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 			readahead(ps, r->off, r->end, now, r->missed,
 				  &r->njobs);
 		if (r->njobs)
-			kick_workers(ps->pf, r->njobs);
-		http_cache_unlock(ps->pf->cache);
+			kick_workers(p, r->njobs);
+		pthread_mutex_unlock(&p->lock);
 
 		if (r->mine) {
 			struct http_fetch_budget b = {
@@ -877,24 +884,24 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 			job_run(r->mine, &b);
 		}
 
-		http_cache_lock(ps->pf->cache);
+		pthread_mutex_lock(&p->lock);
 		wait_blocks(r);
 		again = r->rc == -EIO && pass + 1 < READ_PASSES &&
 			ahead_failed(r);
-		http_cache_unlock(ps->pf->cache);
+		pthread_mutex_unlock(&p->lock);
 		if (!again)
 			return r->rc;
 	}
 }
 
+/* Drop our references; blocks read from become the most recent, or,
+ * read to their end, the next to go. */
 static void
 release(struct rd *r)
 {
-	if (r->blks) {
-		http_cache_lock(r->pf->cache);
-		unpin(r);
-		http_cache_unlock(r->pf->cache);
-	}
+	if (r->blks)
+		http_cache_release(r->pf->cache, r->blks, r->n,
+				   r->rc == 0 ? r->end : 0);
 	free(r->blks);
 	r->blks = NULL;
 }
@@ -953,16 +960,18 @@ http_prefetch_free(struct http_prefetch *p)
 
 	if (!p)
 		return;
-	http_cache_lock(p->cache);
+	pthread_mutex_lock(&p->lock);
 	if (p->pid != getpid())
 		p->nworkers = p->idle = 0;	/* a fork's: not ours */
 	p->stop = 1;
 	pthread_cond_broadcast(&p->work);
 	n = p->nworkers;
-	http_cache_unlock(p->cache);
+	pthread_mutex_unlock(&p->lock);
 	for (i = 0; i < n; i++)
 		pthread_join(p->threads[i], NULL);
 	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->ended);
+	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
 
@@ -971,11 +980,11 @@ http_prefetch_remove(struct http_prefetch_src *ps)
 {
 	struct http_prefetch *p = ps->pf;
 
-	http_cache_lock(p->cache);
+	pthread_mutex_lock(&p->lock);
 	TAILQ_REMOVE(&p->srcs, ps, link);
 	cancel_queued(ps, 1);
 	while (ps->running)
-		http_cache_wait(p->cache, http_conf_now_ms() + 1000);
+		pthread_cond_wait(&p->ended, &p->lock);
+	pthread_mutex_unlock(&p->lock);
 	http_cache_drop(p->cache, ps);
-	http_cache_unlock(p->cache);
 }

@@ -50,7 +50,8 @@ struct http_prefetch_src {
 	struct http_fill fill;		/* where its blocks come from */
 	uint64_t size;
 	struct http_stats *stats;	/* hits, misses, ra_window */
-	/* under the cache lock */
+	/* under the prefetcher's lock */
+	TAILQ_HEAD(, http_prefetch_job) jobs;	/* queued or running */
 	unsigned running;		/* jobs being transferred */
 	uint64_t ra_pause_until;	/* read-ahead failed: none before */
 	uint64_t ra_backoff_ms;		/* the last such pause */

@@ -74,9 +74,7 @@ writer_main(void *arg)
 		*busy = it->d;
 		pthread_mutex_unlock(&sp->lock);
 		http_disk_put(it->d, it->b->idx, it->b->data, it->b->len);
-		http_cache_lock(sp->cache);
-		http_cache_unref(sp->cache, it->b);
-		http_cache_unlock(sp->cache);
+		http_cache_release(sp->cache, &it->b, 1, 0);
 		pthread_mutex_lock(&sp->lock);
 		*busy = NULL;
 		sp->bytes -= HTTP_BLOCK_BYTES;
@@ -140,9 +138,7 @@ http_spool_put(struct http_spool *sp, struct http_disk_object *d,
 		return;
 	}
 	pthread_mutex_unlock(&sp->lock);
-	http_cache_lock(sp->cache);
-	b->refs++;
-	http_cache_unlock(sp->cache);
+	http_cache_ref(sp->cache, b);
 	it->d = d;
 	it->b = b;
 	pthread_mutex_lock(&sp->lock);

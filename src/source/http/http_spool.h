@@ -35,9 +35,8 @@ struct http_spool *http_spool_new(struct http_cache *cache);
 /* Write what is queued, stop the writers and free s. */
 void http_spool_free(struct http_spool *s);
 
-/* Keep complete block b of d: written soon; b is referenced (b->refs)
- * until then.  Called without the cache lock.  d NULL (no disk cache):
- * nothing. */
+/* Keep complete block b of d: written soon; b is referenced
+ * (http_cache_ref()) until then.  d NULL (no disk cache): nothing. */
 void http_spool_put(struct http_spool *s, struct http_disk_object *d,
 		    struct http_cache_block *b);
 

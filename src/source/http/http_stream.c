@@ -82,3 +82,28 @@ http_stream_reading(const struct http_stream *st, uint64_t now)
 	return st->live && st->window > HTTP_BLOCK_BYTES &&
 	       st->read_at + 1000 > now;
 }
+
+void
+http_stream_grow(struct http_stream *st, uint64_t cap)
+{
+	st->window = st->window * 2 < cap ? st->window * 2 : cap;
+}
+
+uint64_t
+http_stream_target(const struct http_stream *st, uint64_t size)
+{
+	uint64_t target = st->next + st->window;
+
+	if (st->ra_end >= size)
+		return 0;
+	/* Topped up by an eighth of the window at least, so that requests
+	 * stay whole parts rather than a read's size each. */
+	target = (target + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
+		 HTTP_BLOCK_BYTES;
+	if (target > size)
+		target = size;
+	if (target <= st->ra_end || (target < size &&
+				     target - st->ra_end < st->window / 8))
+		return 0;
+	return target;
+}

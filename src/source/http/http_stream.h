@@ -39,6 +39,15 @@ struct http_stream *http_stream_read(struct http_stream *s, uint64_t off,
 struct http_stream *http_stream_hinted(struct http_stream *s, uint64_t off,
 				       uint64_t now);
 
+/* A read continued st: its window doubles, up to cap (what the cache
+ * allows it). */
+void http_stream_grow(struct http_stream *st, uint64_t cap);
+
+/* Where st's read-ahead should reach now, in an object of size bytes
+ * (a block boundary, or size), or 0 when what is queued is enough: it is
+ * topped up by an eighth of the window at least. */
+uint64_t http_stream_target(const struct http_stream *st, uint64_t size);
+
 /* A reader continued st within the last second (streams only hinted
  * belong to a reader counted where it reads now). */
 int http_stream_reading(const struct http_stream *st, uint64_t now);
