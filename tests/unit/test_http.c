@@ -881,6 +881,45 @@ START_TEST(meta_read_fetches_exactly)
 }
 END_TEST
 
+/* issue 29.6: two clients share nothing: each source reads through its
+ * own client's cache with its own settings, and a client is freed (its
+ * threads joined) while another's sources go on. */
+START_TEST(clients_are_independent)
+{
+	struct http_options o = { 0 };
+	struct source_http_opts with = { 0 };
+	struct http_client *other;
+	struct source *s, *t = NULL;
+	struct err e = { 0 };
+	char buf[4096];
+
+	o.timeout_s = 1;
+	o.tries = 3;
+	o.cache_mb = 8;
+	o.readahead_mb = 2;
+	o.cache = -1;
+	other = http_client_new(&o, &fake, &e);
+	ck_assert_msg(other != NULL, "%s", e.detail);
+	ck_assert_uint_eq(other->conf.ra_max, 2u << 20);
+	ck_assert_uint_eq(client->conf.ra_max, 8u << 20);
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	with.client = other;
+	ck_assert_int_eq(source_open_http_opts(
+		"http://origin.test/m.safetensors", &with, &t, &e), 0);
+	read_all(t, 1 << 20);
+	ck_assert_uint_gt(http_cache_bytes(other->cache), 0);
+	ck_assert_uint_eq(http_cache_bytes(client->cache), 0);
+	ck_assert_int_eq(stat_blocks(s, "cache_hits") +
+			 stat_blocks(s, "cache_misses"), 0);
+	source_close(t);
+	http_client_free(other);
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (5 << 20), sizeof(buf)) == 0);
+	ck_assert_int_eq(stat_blocks(s, "cache_misses"), 1);
+	source_close(s);
+}
+END_TEST
+
 /* A reader that goes on chunk after chunk where the metadata held ends
  * (GGUF's): requests that double, not one per chunk; a metadata read
  * elsewhere (a zip's directory at the end) goes through the block
@@ -1248,6 +1287,7 @@ http_suite(void)
 	tcase_add_test(tc, meta_read_fetches_exactly);
 	tcase_add_test(tc, meta_read_sequential_grows);
 	tcase_add_test(tc, meta_read_without_probe);
+	tcase_add_test(tc, clients_are_independent);
 	tcase_add_test(tc, disk_second_mount_no_data);
 	tcase_add_test(tc, disk_damaged_block_is_a_miss);
 	tcase_add_test(tc, disk_spool_writes_everything);
