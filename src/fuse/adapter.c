@@ -278,6 +278,18 @@ adapter_init(void *userdata, struct fuse_conn_info *conn)
 
 /* --- names and attributes ---------------------------------------------- */
 
+/* What every reply says of ino's attributes: the view's, with a
+ * directory's block size the listing's request size (adapter.h). */
+static int
+stat_ino(const struct view *v, fuse_ino_t ino, struct stat *st)
+{
+	if (view_stat(v, ino, st) != 0)
+		return -1;
+	if (S_ISDIR(st->st_mode))
+		st->st_blksize = ADAPTER_DIR_BLKSIZE;
+	return 0;
+}
+
 /* A lookup's reply: every field libfuse reads is set (the rest zero). */
 static void
 fill_entry(const struct view *v, fuse_ino_t ino,
@@ -288,7 +300,7 @@ fill_entry(const struct view *v, fuse_ino_t ino,
 	ent->attr_timeout = ADAPTER_TIMEOUT;
 	ent->entry_timeout = ADAPTER_TIMEOUT;
 	if (ino)
-		view_stat(v, ino, &ent->attr);
+		stat_ino(v, ino, &ent->attr);
 }
 
 static void
@@ -316,7 +328,7 @@ adapter_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi UNUSED
 
 	first_request(req);
 
-	if (view_stat(adapter_view(req), ino, &st) != 0)
+	if (stat_ino(adapter_view(req), ino, &st) != 0)
 		fuse_reply_err(req, ENOENT);
 	else
 		fuse_reply_attr(req, &st, ADAPTER_TIMEOUT);
@@ -473,7 +485,7 @@ do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
 			 * ino 0 keeps it from taking a lookup reference. */
 			strcpy(name, k ? ".." : ".");
 			fill_entry(v, 0, &ent);
-			view_stat(v, ino, &ent.attr);
+			stat_ino(v, ino, &ent.attr);
 		} else {
 			child = view_child(v, ino, k - 2);
 			view_name(v, child, name);

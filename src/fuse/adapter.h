@@ -82,6 +82,14 @@ void adapter_cleanup(struct adapter *fs);
  * POSIX_FADV_SEQUENTIAL (cat, cp) doubles the readahead window to 1 MiB
  * and gets 1 MiB requests. */
 #define ADAPTER_MAX_READ (512u * 1024)
+/* st_blksize of a directory.  glibc's readdir() reads a directory in
+ * getdents64 calls of its st_blksize (32 KiB at least, 1 MiB at most),
+ * and since Linux 6.16 the kernel asks READDIRPLUS for as much as the
+ * call can take, up to max_pages (1 MiB with libfuse's max_write): a
+ * listing of 184k entries is then 38 round trips to the daemon, not 1,180
+ * (each a wait for a thread to be scheduled on a loaded machine).  Older
+ * kernels ask one page at a time whatever the buffer. */
+#define ADAPTER_DIR_BLKSIZE (1u << 20)
 
 extern const struct fuse_lowlevel_ops adapter_ops;
 
