@@ -27,6 +27,8 @@ STFS_DEPS+=(libxxhash-dev)
 STFS_DEPS+=(libzip-dev python3-torch)
 # TLS tests (int-remote, int-s3) make their certificates with openssl req
 STFS_DEPS+=(openssl)
+# int-basic counts the getdents64 calls of an ls -l with strace
+STFS_DEPS+=(strace)
 # The sanitizer, valgrind and fuzzing runs of CI on top.
 STFS_CHECK_DEPS=(clang libclang-rt-14-dev valgrind)
 # Building the Debian package (scripts/deb, CI).
