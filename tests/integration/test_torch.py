@@ -888,6 +888,28 @@ def check_remote(t, d):
 		t.check(reqs and all(x.get("range") for x in reqs),
 			"http: every request is a range request (nothing "
 			"downloads the checkpoint whole): %r" % reqs[:3])
+
+		# Opening reads the zip's directory and each entry's local
+		# header, not the data between them (the block cache's
+		# read-ahead once fetched nearly all of it).
+		wide = os.path.join(d, "wide.pt")
+		torch.save({"w%02d" % i: torch.full((256, 1024), float(i))
+			    for i in range(24)}, wide)
+		n0 = len(srv.log)
+		r = run([STFS_INSPECT, srv.url("wide.pt")])
+		t.eq(r.returncode, 0, "http: stfs-inspect wide.pt: %r" % r.stderr)
+		sent = sum(x.get("bytes") or 0 for x in srv.log[n0:])
+		size = os.path.getsize(wide)
+		t.check(sent < size // 8, "http: opening a %d-byte checkpoint "
+			"of 24 tensors fetched %d bytes (its directory and local "
+			"headers, not its data)" % (size, sent))
+		tensors, _ = flatten(torch.load(wide))
+		with harness.Mount(t, srv.url("wide.pt")) as m:
+			for name, v in sorted(tensors.items()):
+				with open(os.path.join(m.path, name), "rb") as f:
+					t.check(f.read() == raw_bytes(v),
+						"http: wide.pt %s equals torch.load's"
+						% name)
 	finally:
 		srv.stop()
 

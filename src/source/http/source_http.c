@@ -54,6 +54,13 @@ struct http_src {
 	pthread_mutex_t meta_lock;
 	char *meta;
 	size_t meta_len;
+	/* Bytes [far_off, far_off + far_len) that a metadata read away from
+	 * those fetched (a zip's directory at its end, its local headers
+	 * between the entries' data), under meta_lock, until
+	 * http_meta_done(). */
+	char *far;
+	uint64_t far_off;
+	size_t far_len;
 };
 
 /* The most metadata one source fetches past its head; a read beyond it
@@ -64,6 +71,13 @@ struct http_src {
 /* A reader that goes on where the metadata held ends fetches twice what
  * is held, at most this much more at once. */
 #define META_STEP	((uint64_t)16 << 20)
+/* A metadata read away from the bytes held fetches at least this much
+ * from where it starts: a zip's local header and the next ones when the
+ * entries are small. */
+#define META_FAR	((uint64_t)64 << 10)
+/* ... and this much before it: libzip reads a local header's lengths, 26
+ * bytes in, before the header itself is read (torch_zip.c). */
+#define META_BACK	((uint64_t)4 << 10)
 
 /* ---- the source ops ---------------------------------------------------- */
 
@@ -136,35 +150,76 @@ meta_want(uint64_t held, uint64_t off, uint64_t end, uint64_t size)
 	return want < size ? want : size;
 }
 
-/* Bytes [held, want) fetched onto the metadata held: one ranged GET
- * through http_fetch.c, as a data read's (validators, deadlines,
- * retries).  0 or -errno.  meta_lock held. */
+/* Bytes [from + *len, want) of the object fetched onto *buf, which holds
+ * [from, from + *len): one ranged GET through http_fetch.c, as a data
+ * read's (validators, deadlines, retries).  0 or -errno.  meta_lock
+ * held. */
 static int
-meta_fetch(struct http_src *hs, uint64_t held, uint64_t want)
+meta_fetch(struct http_src *hs, char **buf, size_t *len, uint64_t from,
+	   uint64_t want)
 {
-	size_t n = (size_t)(want - hs->head_len);
+	uint64_t held = from + *len;
+	size_t n = (size_t)(want - from);
 	struct metaget m = {
 		.g = { .kind = HTTP_STATS_REQ_HEADER, .resume = 1,
 		       .data = meta_data, .start = held, .len = want - held },
-		.from = hs->head_len,
+		.from = from,
 	};
 	struct http_fetch_budget b = http_fetch_budget_now(&hs->client->conf,
 							   0, 1);
-	char *grown = realloc(hs->meta, n);
+	char *grown = realloc(*buf, n);
 
 	if (!grown)
 		return -ENOMEM;
-	hs->meta = m.to = grown;
+	*buf = m.to = grown;
 	if (http_fetch_get(&hs->obj, &m.g, &b) != HTTP_OK)
 		return -EIO;
-	hs->meta_len = n;
+	*len = n;
 	return 0;
+}
+
+/* A metadata read of [off, end) away from the bytes held: from the far
+ * window, grown when the read goes on where it ends, else replaced by a
+ * fetch of [off - META_BACK, off + META_FAR) at least.  Never through the block
+ * cache: its read-ahead would fetch the data between a zip's local
+ * headers (all of a checkpoint, to mount it).  meta_lock held. */
+static int
+far_read(struct http_src *hs, void *buf, uint64_t off, uint64_t end)
+{
+	uint64_t want = end, size = hs->obj.size;
+	int rc = 0;
+
+	if (off < hs->far_off || end > hs->far_off + hs->far_len) {
+		if (hs->far_len && off >= hs->far_off &&
+		    off <= hs->far_off + hs->far_len) {
+			/* goes on where the window ends: twice as much,
+			 * META_STEP more at most */
+			want = hs->far_off + hs->far_len +
+			       (hs->far_len < META_STEP ? hs->far_len :
+				META_STEP);
+		} else {
+			hs->far_off = off > META_BACK ? off - META_BACK : 0;
+			hs->far_len = 0;
+			want = off + META_FAR;
+		}
+		if (want < end)
+			want = end;
+		if (want > size)
+			want = size;
+		rc = meta_fetch(hs, &hs->far, &hs->far_len, hs->far_off, want);
+		if (rc)
+			hs->far_len = 0;
+	}
+	if (rc == 0)
+		memcpy(buf, hs->far + (off - hs->far_off), (size_t)(end - off));
+	return rc;
 }
 
 /* A metadata read: from the head and the metadata held, and what is
  * missing fetched exactly (meta_want).  A read that does not start
- * within or right after the bytes held (a zip's directory at the end)
- * goes through the block cache. */
+ * within or right after the bytes held (a zip's directory at the end,
+ * its local headers) goes to the far window (far_read); one longer than
+ * META_MAX (no format reads that much) through the block cache. */
 static int
 http_pread_meta(struct source *s, void *buf, size_t len, uint64_t off)
 {
@@ -183,20 +238,24 @@ http_pread_meta(struct source *s, void *buf, size_t len, uint64_t off)
 	}
 	pthread_mutex_lock(&hs->meta_lock);
 	held = hs->head_len + hs->meta_len;
-	if (off > held || end > META_MAX) {
+	if (len > META_MAX) {
 		pthread_mutex_unlock(&hs->meta_lock);
 		return http_pread(s, buf, len, off);
 	}
-	if (end > held)
-		rc = meta_fetch(hs, held, meta_want(held, off, end,
-						    hs->obj.size));
-	if (rc == 0) {
-		if (off < hs->head_len) {
+	if (off > held || end > META_MAX) {
+		rc = far_read(hs, buf, off, end);
+	} else {
+		if (end > held)
+			rc = meta_fetch(hs, &hs->meta, &hs->meta_len,
+					hs->head_len, meta_want(held, off, end,
+								hs->obj.size));
+		if (rc == 0 && off < hs->head_len) {
 			k = hs->head_len - (size_t)off;
 			memcpy(buf, hs->head + off, k);
 		}
-		memcpy((char *)buf + k, hs->meta + (off + k - hs->head_len),
-		       len - k);
+		if (rc == 0)
+			memcpy((char *)buf + k,
+			       hs->meta + (off + k - hs->head_len), len - k);
 	}
 	pthread_mutex_unlock(&hs->meta_lock);
 	if (rc == 0 && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
@@ -222,6 +281,9 @@ http_meta_done(struct source *s)
 	free(hs->meta);
 	hs->meta = NULL;
 	hs->meta_len = 0;
+	free(hs->far);
+	hs->far = NULL;
+	hs->far_len = 0;
 	pthread_mutex_unlock(&hs->meta_lock);
 }
 
@@ -279,6 +341,7 @@ http_src_free(struct http_src *hs)
 	http_fetch_fini(&hs->obj);
 	free(hs->head);
 	free(hs->meta);
+	free(hs->far);
 	pthread_mutex_destroy(&hs->meta_lock);
 	free(hs);
 }
