@@ -105,8 +105,30 @@ cache_trim(struct qsrc *c)
 	}
 }
 
+/* The shard that holds part k of qw. */
+static size_t
+part_shard(const struct model *m, const struct quant_weight *qw, size_t k)
+{
+	return m->tensors[qw->part[k]].shard;
+}
+
+/* 1 when a part of qw before part k lies in k's shard. */
+static int
+shard_seen(const struct model *m, const struct quant_weight *qw, size_t k)
+{
+	size_t j;
+
+	for (j = 0; j < k; j++)
+		if (qw->part[j] != QUANT_ABSENT &&
+		    part_shard(m, qw, j) == part_shard(m, qw, k))
+			return 1;
+	return 0;
+}
+
 /* The parts' sources have not changed since they were opened: a tile
- * computed before a change must not outlive it. */
+ * computed before a change must not outlive it.  Every read comes here,
+ * cached tile or not, and a weight's parts mostly share one shard: each
+ * shard is checked once (a local file's check is an fstat). */
 static int
 parts_verify(struct source *s, const struct qsrc *c, size_t w)
 {
@@ -115,10 +137,11 @@ parts_verify(struct source *s, const struct qsrc *c, size_t w)
 	int rc;
 
 	for (k = 0; k < QUANT_PARTS; k++) {
-		if (qw->part[k] == QUANT_ABSENT)
+		if (qw->part[k] == QUANT_ABSENT ||
+		    shard_seen(c->base, qw, k))
 			continue;
 		rc = source_verify(c->base->shards[
-			c->base->tensors[qw->part[k]].shard].src);
+			part_shard(c->base, qw, k)].src);
 		if (rc == -ESTALE)
 			source_mark_stale(s, "a quantized weight's part changed");
 		if (rc)
