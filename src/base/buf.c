@@ -64,8 +64,8 @@ buf_addf(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
-int
-buf_add_u64(struct buf *b, uint64_t v)
+size_t
+buf_put_u64(char *dst, uint64_t v)
 {
 	char tmp[20];
 	size_t i = sizeof(tmp);
@@ -74,56 +74,70 @@ buf_add_u64(struct buf *b, uint64_t v)
 		tmp[--i] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	return buf_add(b, tmp + i, sizeof(tmp) - i);
+	if (dst)
+		memcpy(dst, tmp + i, sizeof(tmp) - i);
+	return sizeof(tmp) - i;
+}
+
+int
+buf_add_u64(struct buf *b, uint64_t v)
+{
+	char tmp[20];
+
+	return buf_add(b, tmp, buf_put_u64(tmp, v));
+}
+
+/* n bytes of s at dst + at, when there is a dst; at + n. */
+static size_t
+put(char *dst, size_t at, const char *s, size_t n)
+{
+	if (dst && n)
+		memcpy(dst + at, s, n);
+	return at + n;
+}
+
+size_t
+buf_put_json_string(char *dst, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i, run = 0, at;
+
+	at = put(dst, 0, "\"", 1);
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[6];
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+			continue;
+		/* Copy the clean run before this byte in one go. */
+		at = put(dst, at, s + run, i - run);
+		run = i + 1;
+		switch (c) {
+		case '"': at = put(dst, at, "\\\"", 2); break;
+		case '\\': at = put(dst, at, "\\\\", 2); break;
+		case '\n': at = put(dst, at, "\\n", 2); break;
+		case '\t': at = put(dst, at, "\\t", 2); break;
+		case '\r': at = put(dst, at, "\\r", 2); break;
+		default:
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			at = put(dst, at, esc, 6);
+		}
+	}
+	at = put(dst, at, s + run, len - run);
+	return put(dst, at, "\"", 1);
 }
 
 int
 buf_add_json_string(struct buf *b, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0, need = 2;
-
 	/* The exact length first: a reserve for the worst case (every byte
 	 * \u00XX) would ask six times the memory of a long string. */
-	if (len > (SIZE_MAX - 3) / 6)
+	if (len > (SIZE_MAX - 3) / 6 ||
+	    buf_reserve(b, buf_put_json_string(NULL, s, len)))
 		return -1;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		need += c >= 0x20 && c != '"' && c != '\\' && c != 0x7f ? 1 :
-			c == '"' || c == '\\' || c == '\n' || c == '\t' ||
-			c == '\r' ? 2 : 6;
-	}
-	if (buf_reserve(b, need))
-		return -1;
-	b->data[b->len++] = '"';
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char *o;
-
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
-			continue;
-		/* Copy the clean run before this byte in one go. */
-		memcpy(b->data + b->len, s + run, i - run);
-		b->len += i - run;
-		run = i + 1;
-		o = b->data + b->len;
-		switch (c) {
-		case '"': memcpy(o, "\\\"", 2); b->len += 2; break;
-		case '\\': memcpy(o, "\\\\", 2); b->len += 2; break;
-		case '\n': memcpy(o, "\\n", 2); b->len += 2; break;
-		case '\t': memcpy(o, "\\t", 2); b->len += 2; break;
-		case '\r': memcpy(o, "\\r", 2); b->len += 2; break;
-		default:
-			memcpy(o, "\\u00", 4);
-			o[4] = hex[c >> 4];
-			o[5] = hex[c & 15];
-			b->len += 6;
-		}
-	}
-	memcpy(b->data + b->len, s + run, len - run);
-	b->len += len - run;
-	b->data[b->len++] = '"';
+	b->len += buf_put_json_string(b->data + b->len, s, len);
 	b->data[b->len] = '\0';
 	return 0;
 }

@@ -26,6 +26,13 @@ int buf_add_u64(struct buf *b, uint64_t v);
  * (including NUL) and 0x7f are escaped, everything else is copied. */
 int buf_add_json_string(struct buf *b, const char *s, size_t len);
 
+/* The same two into memory the caller sized (no NUL added), for a
+ * writer that counts before it writes: the bytes go to dst, or nowhere
+ * when dst is NULL; the number of bytes either way (20 at most for a
+ * u64). */
+size_t buf_put_u64(char *dst, uint64_t v);
+size_t buf_put_json_string(char *dst, const char *s, size_t len);
+
 /* Hand the bytes over to the caller (who frees them); b becomes empty. */
 char *buf_steal(struct buf *b);
 void buf_free(struct buf *b);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 #include "format/dtype.h"
 #include "model/model.h"
@@ -29,48 +30,13 @@ put(struct repack_json *o, const char *s, size_t len)
 static void
 put_u64(struct repack_json *o, uint64_t v)
 {
-	char tmp[20];
-	size_t i = sizeof(tmp);
-
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(o, tmp + i, sizeof(tmp) - i);
+	o->n += buf_put_u64(o->p ? o->p + o->n : NULL, v);
 }
 
-/* A JSON string literal: '"', '\\' and bytes < 0x20 or 0x7f escaped (the
- * rules of buf_add_json_string), every other byte copied. */
 static void
 put_str(struct repack_json *o, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0;
-
-	PUTS(o, "\"");
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[6];
-
-		if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
-			continue;
-		put(o, s + run, i - run);
-		run = i + 1;
-		switch (c) {
-		case '"': PUTS(o, "\\\""); break;
-		case '\\': PUTS(o, "\\\\"); break;
-		case '\n': PUTS(o, "\\n"); break;
-		case '\t': PUTS(o, "\\t"); break;
-		case '\r': PUTS(o, "\\r"); break;
-		default:
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			put(o, esc, 6);
-		}
-	}
-	put(o, s + run, len - run);
-	PUTS(o, "\"");
+	o->n += buf_put_json_string(o->p ? o->p + o->n : NULL, s, len);
 }
 
 /* --- __metadata__ --------------------------------------------------------- */
