@@ -1,5 +1,5 @@
-/* le.h - little-endian fields of GGUF's quantized blocks (dequant.c,
- * dequant_iq.c): any alignment, any host. */
+/* le.h - little-endian fields of quantized blocks and packed weights
+ * (dequant.c, dequant_iq.c, quant/): any alignment, any host. */
 #ifndef STFS_LE_H
 #define STFS_LE_H
 

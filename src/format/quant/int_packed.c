@@ -3,18 +3,12 @@
 
 #include <stdlib.h>
 
+#include "format/le.h"
 #include "format/quant/qscalar.h"
 
 /* AutoAWQ packs output column 8 c + ORDER[k] into nibble k of word c;
  * column 8 c + j is therefore in nibble awq_nibble[j]. */
 static const unsigned awq_nibble[8] = { 0, 4, 1, 5, 2, 6, 3, 7 };
-
-static inline uint32_t
-u32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
 
 /* Value j (0..31) of a run of 32 3-bit values in words w[0..2]. */
 static unsigned
@@ -41,12 +35,12 @@ gptq_value(const uint8_t *words, uint64_t stride, unsigned bits, uint64_t j)
 
 	if (bits == 3) {
 		m = j / 32 * 3;
-		w[0] = u32_at(words + m * stride);
-		w[1] = u32_at(words + (m + 1) * stride);
-		w[2] = u32_at(words + (m + 2) * stride);
+		w[0] = le_u32(words + m * stride);
+		w[1] = le_u32(words + (m + 1) * stride);
+		w[2] = le_u32(words + (m + 2) * stride);
 		return three_bit(w, (unsigned)(j % 32));
 	}
-	return (u32_at(words + j / (32 / bits) * stride) >>
+	return (le_u32(words + j / (32 / bits) * stride) >>
 		(bits * (j % (32 / bits)))) & ((1u << bits) - 1);
 }
 
@@ -96,7 +90,7 @@ group_params(const struct int_packed *p, const uint8_t *qz, uint64_t zn,
 
 		for (oo = 0; oo < nc; oo++) {
 			if (p->kind == INT_PACKED_AWQ)
-				v = (u32_at(zrow + oo / 8 * 4) >>
+				v = (le_u32(zrow + oo / 8 * 4) >>
 				     (4 * awq_nibble[oo % 8])) & 15;
 			else
 				v = gptq_value(zrow, 4, p->bits, oo);
@@ -114,7 +108,7 @@ row_groups(const struct int_packed *p, const uint8_t *gidx, uint32_t *grp)
 	uint64_t i, g;
 
 	for (i = 0; i < p->in; i++) {
-		g = gidx ? (uint64_t)(int64_t)(int32_t)u32_at(gidx + 4 * i) :
+		g = gidx ? (uint64_t)(int64_t)(int32_t)le_u32(gidx + 4 * i) :
 		    i / p->group_size;
 		if (g >= p->groups)
 			return -1;
@@ -137,13 +131,13 @@ row_codes(const struct int_packed *p, const uint8_t *qw, uint64_t qn,
 
 		j = 4 * awq_nibble[oo % 8];
 		for (i = 0; i < p->in; i++)
-			q[i] = (uint8_t)((u32_at(col + i * qn * 4) >> j) & 15);
+			q[i] = (uint8_t)((le_u32(col + i * qn * 4) >> j) & 15);
 		return;
 	}
 	if (bits == 3) {
 		for (k = 0; 32 * k < p->in; k++) {
 			for (j = 0; j < 3; j++)
-				w[j] = u32_at(qw + ((3 * k + j) * qn + oo) * 4);
+				w[j] = le_u32(qw + ((3 * k + j) * qn + oo) * 4);
 			n = p->in - 32 * k < 32 ? p->in - 32 * k : 32;
 			for (j = 0; j < n; j++)
 				q[32 * k + j] = (uint8_t)three_bit(w, j);
@@ -151,7 +145,7 @@ row_codes(const struct int_packed *p, const uint8_t *qw, uint64_t qn,
 		return;
 	}
 	for (k = 0; k * pf < p->in; k++) {
-		w[0] = u32_at(qw + (k * qn + oo) * 4);
+		w[0] = le_u32(qw + (k * qn + oo) * 4);
 		n = p->in - k * pf < pf ? p->in - k * pf : pf;
 		for (j = 0; j < n; j++)
 			q[k * pf + j] = (uint8_t)((w[0] >> (bits * j)) & mask);

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "format/minifloat.h"
+#include "format/le.h"
 
 #define F32_QNAN 0x7fc00000u
 #define F32_INF 0x7f800000u
@@ -36,16 +36,13 @@ qscalar_is_scale(enum dtype d)
 float
 qscalar_load(enum dtype d, const uint8_t *p)
 {
-	uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-
 	switch (d) {
 	case DTYPE_F16:
-		return minifloat_f16((uint16_t)v);
+		return le_f16(p);
 	case DTYPE_BF16:
-		return float_of(v << 16);
+		return float_of((uint32_t)le_u16(p) << 16);
 	default:
-		return float_of(v | (uint32_t)p[2] << 16 |
-				(uint32_t)p[3] << 24);
+		return float_of(le_u32(p));
 	}
 }
 
