@@ -28,7 +28,6 @@
 #include "format/torch/pickle_call.h"
 #include "format/torch/pickle_counted.h"
 #include "format/torch/pickle_input.h"
-#include "format/torch/pickle_long.h"
 #include "format/torch/pickle_names.h"
 #include "format/torch/pickle_store.h"
 #include "format/torch/pickle_text.h"
@@ -576,7 +575,6 @@ op_pop(struct machine *m)
 	}
 	return pop(m) ? 0 : -1;
 }
-
 
 /* Run one opcode; 1 at STOP. */
 static int

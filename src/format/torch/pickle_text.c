@@ -118,9 +118,11 @@ pickle_text_float(struct pickle_store *s, const char *p, size_t n,
 	return v;
 }
 
-struct pickle_value *
-pickle_text_py2(struct pickle_store *s, const char *p, size_t n,
-		struct err *e)
+/* STRING's bytes: a Python 2 str, which torch.load reads as UTF-8: a
+ * PICKLE_STR when it is UTF-8, else the PICKLE_BYTES Python reads with
+ * encoding='bytes' (pickle_counted.c makes BINSTRING's alike). */
+static struct pickle_value *
+py2(struct pickle_store *s, const char *p, size_t n, struct err *e)
 {
 	size_t bad;
 	unsigned bad_len;
@@ -194,7 +196,7 @@ pickle_text_string(struct pickle_store *s, const char *p, size_t n,
 	}
 	k = unescape(p + 1, n - 2, out);
 	v = k < 0 ? refuse(e, at, "has an escape Python refuses") :
-	    pickle_text_py2(s, out, (size_t)k, e);
+	    py2(s, out, (size_t)k, e);
 	free(out);
 	return v;
 }

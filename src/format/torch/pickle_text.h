@@ -3,9 +3,10 @@
  * makes them (pickle.h: the machine reads the lines).
  *
  * Python 2 and protocol 0 of Python 3 write ints in decimal (INT, LONG
- * with an L), floats as repr() (FLOAT), byte strings as repr() (STRING)
- * or counted (BINSTRING, SHORT_BINSTRING), text in raw-unicode-escape
- * (UNICODE), memo indices in decimal (GET, PUT).  Python's int() and
+ * with an L), floats as repr() (FLOAT), byte strings as repr() (STRING;
+ * counted ones, BINSTRING and SHORT_BINSTRING, are pickle_counted.h's),
+ * text in raw-unicode-escape (UNICODE), memo indices in decimal (GET,
+ * PUT).  Python's int() and
  * float() accept more than that (spaces, underscores, other bases); only
  * what Python writes is read here, anything else is refused: the
  * readers of Python's own two implementations do not agree on the rest.
@@ -43,12 +44,6 @@ struct pickle_value *pickle_text_float(struct pickle_store *s, const char *p,
 struct pickle_value *pickle_text_string(struct pickle_store *s, const char *p,
 					size_t n, const char *at,
 					struct err *e);
-
-/* BINSTRING, SHORT_BINSTRING (and STRING's bytes): a Python 2 str, which
- * torch.load reads as UTF-8: a PICKLE_STR when it is UTF-8, else the
- * PICKLE_BYTES Python reads with encoding='bytes'. */
-struct pickle_value *pickle_text_py2(struct pickle_store *s, const char *p,
-				     size_t n, struct err *e);
 
 /* UNICODE: text in raw-unicode-escape (\uXXXX, \UXXXXXXXX; any other
  * byte is its code point), as UTF-8. */
