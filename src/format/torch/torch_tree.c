@@ -638,11 +638,16 @@ walk_parts(struct tree *w, const struct pickle_value *v)
 
 /* --- whole modules ---------------------------------------------------------- */
 
+/* The dicts of a module's state that state_dict() walks, in its order. */
+enum { PARAMETERS, BUFFERS, MODULES, PARTS };
+
 /* The state of an nn.Module pickled whole (torch.save(model)): the
  * __dict__ BUILD gave the object, with the _parameters and _modules dicts
- * (and _buffers) that state_dict() walks; NULL for anything else. */
+ * (and _buffers: NULL when absent) that state_dict() walks, in part;
+ * NULL for anything else. */
 static const struct pickle_value *
-module_state(const struct pickle_value *v)
+module_state(const struct pickle_value *v,
+	     const struct pickle_value *part[PARTS])
 {
 	const struct pickle_value *st = v->kind == PICKLE_CALL ?
 					v->call.state : NULL, *p, *m, *b;
@@ -655,6 +660,9 @@ module_state(const struct pickle_value *v)
 	if (!p || p->kind != PICKLE_DICT || !m || m->kind != PICKLE_DICT ||
 	    (b && b->kind != PICKLE_DICT))
 		return NULL;
+	part[PARAMETERS] = p;
+	part[BUFFERS] = b;
+	part[MODULES] = m;
 	return st;
 }
 
@@ -680,10 +688,9 @@ in_names(const struct pickle_value *set, const struct pickle_value *key)
  * class is the metadata __class__. */
 static int
 walk_module(struct tree *w, const struct pickle_value *v,
-	    const struct pickle_value *st)
+	    const struct pickle_value *st,
+	    const struct pickle_value *const part[PARTS])
 {
-	static const char *const parts[] = { "_parameters", "_buffers",
-					     "_modules" };
 	const struct pickle_value *skip, *d;
 	size_t mark;
 	int rc = 0;
@@ -697,12 +704,12 @@ walk_module(struct tree *w, const struct pickle_value *v,
 	if (!w->in_module && walk_under(w, "__class__", v->call.callee))
 		return -1;
 	w->in_module++;
-	for (size_t p = 0; rc == 0 && p < 3; p++) {
-		d = pickle_dict_get(st, parts[p]);
+	for (size_t p = 0; rc == 0 && p < PARTS; p++) {
+		d = part[p];
 		for (size_t i = 0; rc == 0 && d && i < d->dict.n; i++) {
 			if (d->dict.values[i]->kind == PICKLE_NONE)
 				continue;
-			if (p == 1 && skip) {
+			if (p == BUFFERS && skip) {
 				w->visits += skip->seq.n;
 				if (in_names(skip, d->dict.keys[i]))
 					continue;
@@ -720,16 +727,16 @@ walk_module(struct tree *w, const struct pickle_value *v,
 static int
 walk(struct tree *w, const struct pickle_value *v)
 {
-	const struct pickle_value *st;
+	const struct pickle_value *st, *part[PARTS];
 	struct buf text = BUF_INIT;
 	size_t i, mark;
 	int rc = 0;
 
 	if (visit(w))
 		return -1;
-	st = module_state(v);
+	st = module_state(v, part);
 	if (st)
-		return walk_module(w, v, st);
+		return walk_module(w, v, st, part);
 	if (v->kind == PICKLE_DICT && v->dict.n) {
 		for (i = 0; rc == 0 && i < v->dict.n; i++) {
 			if (push_key(w, v->dict.keys[i], &mark))
@@ -828,6 +835,7 @@ torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
 		 uint64_t file_size, const struct torch_tree_budget *budget,
 		 struct header **out, struct err *e)
 {
+	const struct pickle_value *part[PARTS];
 	struct tree w = { 0 };
 	struct header *h;
 	size_t i;
@@ -845,7 +853,7 @@ torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
 		tree_free(&w);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	if (root->kind != PICKLE_DICT && !module_state(root))
+	if (root->kind != PICKLE_DICT && !module_state(root, part))
 		return not_a_dict(&w, root);
 	h = calloc(1, sizeof(*h));
 	if (!h || walk(&w, root)) {
