@@ -1,7 +1,6 @@
 /* torch.c - PyTorch checkpoints as a container format (torch.h). */
 #include "format/torch/torch.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
@@ -43,32 +42,25 @@ torch_claims(const unsigned char *head, size_t n, uint64_t size)
 	return is_legacy(head, n);
 }
 
-/* Read a small entry whole (byteorder): its bytes in *buf. */
+/* Read a small entry whole (byteorder) into buf, at most cap bytes. */
 static int
 read_entry(const struct reader *r, struct torch_zip *z, const char *name,
-	   size_t max, char **buf, size_t *len, struct err *e)
+	   char *buf, size_t cap, size_t *len, struct err *e)
 {
 	uint64_t off, n;
 	int rc;
 
-	*buf = NULL;
 	*len = 0;
 	if (torch_zip_locate(z, name, &off, &n, e))
 		return -1;
-	if (n > max)
+	if (n > cap)
 		return err_set(e, ERR_INVALID_CHECKPOINT, "%s is %llu bytes, "
 			       "more than the %zu stfs reads", name,
-			       (unsigned long long)n, max);
-	*buf = malloc(n ? (size_t)n : 1);
-	if (!*buf)
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	rc = n ? reader_pread(r, *buf, (size_t)n, off) : 0;
-	if (rc) {
-		free(*buf);
-		*buf = NULL;
+			       (unsigned long long)n, cap);
+	rc = n ? reader_pread(r, buf, (size_t)n, off) : 0;
+	if (rc)
 		return err_set(e, ERR_IO, "reading %s: %s", name,
 			       strerror(-rc));
-	}
 	*len = (size_t)n;
 	return 0;
 }
@@ -78,24 +70,22 @@ read_entry(const struct reader *r, struct torch_zip *z, const char *name,
 static int
 check_byteorder(const struct reader *r, struct torch_zip *z, struct err *e)
 {
-	char *text;
+	char text[16];
 	size_t len;
-	int rc = 0;
 
 	if (!torch_zip_has(z, "byteorder"))
 		return 0;
-	if (read_entry(r, z, "byteorder", 16, &text, &len, e))
+	if (read_entry(r, z, "byteorder", text, sizeof(text), &len, e))
 		return -1;
 	if (len == 3 && memcmp(text, "big", 3) == 0)
-		rc = err_set(e, ERR_INVALID_CHECKPOINT, "the checkpoint was "
-			     "written big-endian: stfs serves little-endian "
-			     "bytes only; load and save it again on a "
-			     "little-endian machine");
-	else if (len != 6 || memcmp(text, "little", 6) != 0)
-		rc = err_set(e, ERR_INVALID_CHECKPOINT, "byteorder says "
-			     "neither little nor big");
-	free(text);
-	return rc;
+		return err_set(e, ERR_INVALID_CHECKPOINT, "the checkpoint was "
+			       "written big-endian: stfs serves little-endian "
+			       "bytes only; load and save it again on a "
+			       "little-endian machine");
+	if (len != 6 || memcmp(text, "little", 6) != 0)
+		return err_set(e, ERR_INVALID_CHECKPOINT, "byteorder says "
+			       "neither little nor big");
+	return 0;
 }
 
 static int
