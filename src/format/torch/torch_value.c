@@ -199,17 +199,6 @@ put_long(struct render *r, const struct pickle_value *v, int json)
 	return rc;
 }
 
-static int
-put_bytes(struct render *r, const struct pickle_value *v, int quoted)
-{
-	char tmp[64];
-
-	if (v->str.len <= TORCH_VALUE_BYTES_SHOWN)
-		return put_hex(r, v, quoted);
-	snprintf(tmp, sizeof(tmp), "{\"__bytes__\": %zu}", v->str.len);
-	return puts_(r, tmp);
-}
-
 /* A value too long to show, by its length: {"__bytes__": N}. */
 static int
 put_sized(struct render *r, const char *fmt, uint64_t n)
@@ -218,6 +207,18 @@ put_sized(struct render *r, const char *fmt, uint64_t n)
 
 	snprintf(tmp, sizeof(tmp), fmt, n);
 	return puts_(r, tmp);
+}
+
+/* What put_sized() writes for bytes and for a str. */
+#define BYTES_SIZED "{\"__bytes__\": %" PRIu64 "}"
+#define STR_SIZED "{\"__str__\": %" PRIu64 "}"
+
+static int
+put_bytes(struct render *r, const struct pickle_value *v, int quoted)
+{
+	if (v->str.len <= TORCH_VALUE_BYTES_SHOWN)
+		return put_hex(r, v, quoted);
+	return put_sized(r, BYTES_SIZED, v->str.len);
 }
 
 /* 1 when str s is shown, 0 when it is named by its length. */
@@ -236,7 +237,7 @@ put_str_sized(struct render *r, const struct pickle_value *s)
 
 	for (size_t i = 0; i < s->str.len; i++)
 		n += ((unsigned char)s->str.p[i] & 0xc0) != 0x80;
-	return put_sized(r, "{\"__str__\": %" PRIu64 "}", n);
+	return put_sized(r, STR_SIZED, n);
 }
 
 /* A value the pickle reader passed by: its kind and length. */
@@ -245,13 +246,12 @@ put_elided(struct render *r, const struct pickle_value *v)
 {
 	switch (v->elided.kind) {
 	case PICKLE_STR:
-		return put_sized(r, "{\"__str__\": %" PRIu64 "}", v->elided.n);
+		return put_sized(r, STR_SIZED, v->elided.n);
 	case PICKLE_LONG:
 		return put_sized(r, "{\"__int__\": {\"bit_length\": %" PRIu64
 				 "}}", v->elided.n);
 	default:
-		return put_sized(r, "{\"__bytes__\": %" PRIu64 "}",
-				 v->elided.n);
+		return put_sized(r, BYTES_SIZED, v->elided.n);
 	}
 }
 
