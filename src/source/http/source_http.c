@@ -633,12 +633,7 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 fail:
 	err_at(e, shown ? shown : "remote source");
 	curl_slist_free_all(hdrs);
-	if (hs) {
-		http_fetch_fini(&hs->obj);
-		free(hs->head);
-		pthread_mutex_destroy(&hs->meta_lock);
-		free(hs);
-	}
+	http_src_free(hs);	/* no disk object yet: nothing spooled */
 	if (s) {
 		free(s->name);
 		free(s->base);
