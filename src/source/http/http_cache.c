@@ -11,8 +11,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <time.h>
 
+#include "source/http/http_conf.h"
 #include "source/http/http_options.h"
 
 #define BUCKETS		4096
@@ -46,17 +46,13 @@ struct http_cache *
 http_cache_new(uint64_t bytes)
 {
 	struct http_cache *c = calloc(1, sizeof(*c));
-	pthread_condattr_t ca;
 	size_t k;
 
 	if (!c)
 		return NULL;
 	c->limit = bytes;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->settled, &ca);
-	pthread_condattr_destroy(&ca);
+	http_conf_cond_init(&c->settled);
 	for (k = 0; k < BUCKETS; k++)
 		LIST_INIT(&c->buckets[k]);
 	TAILQ_INIT(&c->lru);
@@ -397,9 +393,6 @@ int
 http_cache_wait(struct http_cache *c, struct http_cache_block *const *blocks,
 		uint64_t n, uint64_t until_ms)
 {
-	struct timespec ts = {
-		(time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000
-	};
 	uint64_t i;
 	int loading = 0;
 
@@ -407,7 +400,7 @@ http_cache_wait(struct http_cache *c, struct http_cache_block *const *blocks,
 	for (i = 0; i < n && !loading; i++)
 		loading = blocks[i] && blocks[i]->state == HTTP_CACHE_LOADING;
 	if (loading)
-		pthread_cond_timedwait(&c->settled, &c->lock, &ts);
+		http_conf_cond_wait_until(&c->settled, &c->lock, until_ms);
 	pthread_mutex_unlock(&c->lock);
 	return !loading;
 }

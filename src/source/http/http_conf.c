@@ -59,13 +59,40 @@ http_conf_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static struct timespec
+timespec_of(uint64_t ms)
+{
+	return (struct timespec){ (time_t)(ms / 1000),
+				  (long)(ms % 1000) * 1000000 };
+}
+
 void
 http_conf_sleep_ms(uint64_t ms)
 {
-	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+	struct timespec ts = timespec_of(ms);
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+void
+http_conf_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+void
+http_conf_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
+			  uint64_t until_ms)
+{
+	struct timespec ts = timespec_of(until_ms);
+
+	pthread_cond_timedwait(cond, lock, &ts);
 }
 
 uint64_t

@@ -9,6 +9,7 @@
 #ifndef STFS_HTTP_CONF_H
 #define STFS_HTTP_CONF_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "source/http/http_options.h"
@@ -79,6 +80,13 @@ int http_conf_parse_size(const char *s, uint64_t *out);
 
 uint64_t http_conf_now_ms(void);
 void http_conf_sleep_ms(uint64_t ms);
+
+/* A condition variable on the clock of http_conf_now_ms(), so that its
+ * deadlines do not jump with the wall clock. */
+void http_conf_cond_init(pthread_cond_t *cond);
+/* Wait on cond (made by http_conf_cond_init()) until until_ms at most. */
+void http_conf_cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
+			       uint64_t until_ms);
 
 /* How long one read may wait for the network, in ms (tries * timeout). */
 uint64_t http_conf_bound_ms(const struct http_conf *c);

@@ -71,17 +71,13 @@ struct http_prefetch *
 http_prefetch_new(const struct http_conf *conf, struct http_cache *cache)
 {
 	struct http_prefetch *p = calloc(1, sizeof(*p));
-	pthread_condattr_t ca;
 
 	if (!p)
 		return NULL;
 	p->conf = conf;
 	p->cache = cache;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->work, &ca);
-	pthread_condattr_destroy(&ca);
+	http_conf_cond_init(&p->work);
 	pthread_cond_init(&p->ended, NULL);
 	TAILQ_INIT(&p->queue);
 	TAILQ_INIT(&p->srcs);
@@ -320,17 +316,6 @@ may_start(struct http_prefetch *p, struct http_prefetch_job *j, uint64_t now,
 	       http_pace_admit(&p->pace, p->running, job_bytes(j), now, wait);
 }
 
-/* Wait on cond (a CLOCK_MONOTONIC one) until until_ms at most. */
-static void
-wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until_ms)
-{
-	struct timespec ts = {
-		(time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000
-	};
-
-	pthread_cond_timedwait(cond, lock, &ts);
-}
-
 static void *
 worker_main(void *arg)
 {
@@ -350,7 +335,8 @@ worker_main(void *arg)
 		if (!j) {
 			p->idle++;
 			if (wait)	/* the throughput cap */
-				wait_until(&p->work, &p->lock, now + wait);
+				http_conf_cond_wait_until(&p->work, &p->lock,
+							  now + wait);
 			else
 				pthread_cond_wait(&p->work, &p->lock);
 			p->idle--;
