@@ -17,6 +17,13 @@ struct spool_item {
 	struct http_cache_block *b;	/* referenced until written */
 };
 
+/* A writer thread, and what it is given: its spool. */
+struct writer {
+	struct http_spool *sp;
+	pthread_t thread;
+	struct http_disk_object *busy;	/* being written (spool's lock) */
+};
+
 struct http_spool {
 	struct http_cache *cache;	/* where its blocks live */
 	pthread_mutex_t lock;
@@ -24,17 +31,10 @@ struct http_spool {
 	pthread_cond_t less;		/* an item was written */
 	STAILQ_HEAD(, spool_item) queue;
 	uint64_t bytes;			/* queued or being written */
-	struct http_disk_object *busy[SPOOL_WRITERS];	/* being written */
 	pid_t pid;			/* whose writer threads run (0: none) */
-	pthread_t thread[SPOOL_WRITERS];
+	struct writer writers[SPOOL_WRITERS];
 	unsigned nthreads;
 	int stop;			/* http_spool_free(): leave */
-};
-
-/* What a writer thread is given: its spool and its slot in busy[]. */
-struct writer {
-	struct http_spool *s;
-	unsigned slot;
 };
 
 struct http_spool *
@@ -56,10 +56,8 @@ static void *
 writer_main(void *arg)
 {
 	struct writer *w = arg;
-	struct http_spool *sp = w->s;
-	struct http_disk_object **busy = &sp->busy[w->slot];
+	struct http_spool *sp = w->sp;
 
-	free(w);
 	pthread_mutex_lock(&sp->lock);
 	for (;;) {
 		struct spool_item *it = STAILQ_FIRST(&sp->queue);
@@ -71,12 +69,12 @@ writer_main(void *arg)
 			continue;
 		}
 		STAILQ_REMOVE_HEAD(&sp->queue, link);
-		*busy = it->d;
+		w->busy = it->d;
 		pthread_mutex_unlock(&sp->lock);
 		http_disk_put(it->d, it->b->idx, it->b->data, it->b->len);
 		http_cache_release(sp->cache, &it->b, 1, 0);
 		pthread_mutex_lock(&sp->lock);
-		*busy = NULL;
+		w->busy = NULL;
 		sp->bytes -= HTTP_BLOCK_BYTES;
 		free(it);
 		pthread_cond_broadcast(&sp->less);
@@ -100,18 +98,12 @@ writer_running(struct http_spool *sp)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	sp->nthreads = 0;
 	for (i = 0; i < SPOOL_WRITERS; i++) {
-		struct writer *w = malloc(sizeof(*w));
+		struct writer *w = &sp->writers[sp->nthreads];
 
-		sp->busy[i] = NULL;
-		if (!w)
-			break;
-		w->s = sp;
-		w->slot = sp->nthreads;
-		if (pthread_create(&sp->thread[sp->nthreads], NULL, writer_main,
-				   w) == 0)
+		w->sp = sp;
+		w->busy = NULL;
+		if (pthread_create(&w->thread, NULL, writer_main, w) == 0)
 			sp->nthreads++;
-		else
-			free(w);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!sp->nthreads)
@@ -158,7 +150,7 @@ pending(const struct http_spool *sp, const struct http_disk_object *d)
 	unsigned i;
 
 	for (i = 0; i < sp->nthreads; i++)
-		if (sp->busy[i] == d)
+		if (sp->writers[i].busy == d)
 			return 1;
 	STAILQ_FOREACH(it, &sp->queue, link)
 		if (it->d == d)
@@ -193,7 +185,7 @@ http_spool_free(struct http_spool *sp)
 	if (sp->pid == getpid())		/* else a fork's: not ours */
 		for (i = 0; i < sp->nthreads; i++)	/* after the queue is
 							   written */
-			pthread_join(sp->thread[i], NULL);
+			pthread_join(sp->writers[i].thread, NULL);
 	pthread_cond_destroy(&sp->more);
 	pthread_cond_destroy(&sp->less);
 	pthread_mutex_destroy(&sp->lock);
