@@ -539,8 +539,7 @@ http_prefetch_hint(struct http_prefetch_src *ps, uint64_t off, uint64_t len)
 	cap = window_cap(p, now);
 	if (len > cap)
 		len = cap;
-	end = off + len > ps->size - 1 ? ps->size : off + len;
-	end = (end + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
+	end = (off + len + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES *
 	      HTTP_BLOCK_BYTES;
 	if (end > ps->size)
 		end = ps->size;
