@@ -1,34 +1,63 @@
 # scripts/lib.sh - shared by scripts/test and scripts/try; source it.
 #
 #   stfs_install_deps [PKG...]  install the missing Debian packages of
-#                          STFS_DEPS (and PKG...), as root
+#                          STFS_DEPS (and PKG...), as root; with
+#                          STFS_DEPS_SIMULATE=1 only show what apt-get
+#                          would install (apt-get install -s, any user)
 #   stfs_apt ARGS...       apt-get ARGS, waiting (with a message) while
 #                          another apt or dpkg holds the package lock
 #   stfs_build DIR [ARGS]  meson setup (or reconfigure) DIR, then ninja
 #   stfs_build_quiet DIR [ARGS]  the same, meson's report kept in a log
-#                          (shown on failure), ninja's progress shown
+#                          (shown on failure), ninja's progress shown on
+#                          a terminal, else kept in a log too
 
-# Build and test: the tests also need nginx (remote sources, on loopback),
-# getfattr (attr) and man (man-db) for the views and man pages.
-STFS_DEPS=(meson ninja-build pkg-config gcc libc6-dev libfuse3-dev fuse3
-	libjansson-dev check python3-numpy libcurl4-openssl-dev attr
-	nginx-light man-db)
-# s3:// sources: libxml2 parses ListObjectsV2; their tests run s3rver (npm,
-# installed by the test into the build directory) behind a proxy that checks
-# signatures with botocore.  A nodejs from nodesource already brings npm.
-STFS_DEPS+=(libxml2-dev python3-botocore)
-command -v npm >/dev/null 2>&1 || STFS_DEPS+=(nodejs npm)
+# What building and running stfs need (scripts/try installs these and
+# nothing else): the compiler and meson, and the libraries the programs
+# link.  The tests' own tools are STFS_TEST_DEPS below: put a package
+# here only if `stfs` or `stfs-inspect` cannot be built or run without it.
+STFS_DEPS=(meson ninja-build pkg-config gcc libc6-dev)
+# FUSE: the library, and fusermount3 (unmounting; mounts by non-root users)
+STFS_DEPS+=(libfuse3-dev fuse3)
+# JSON: headers, indexes, sidecars, __summary__.json
+STFS_DEPS+=(libjansson-dev)
+# http(s)://, hf://, s3:// through libcurl; ca-certificates so that TLS
+# can verify a server (libcurl only recommends it)
+STFS_DEPS+=(libcurl4-openssl-dev ca-certificates)
+# s3://: libxml2 parses ListObjectsV2
+STFS_DEPS+=(libxml2-dev)
 # the sha256 xattr: nettle's SHA-256
 STFS_DEPS+=(nettle-dev)
 # the disk cache's block checksums: xxHash's XXH3
 STFS_DEPS+=(libxxhash-dev)
-# PyTorch checkpoints: libzip reads the zip; the tests write checkpoints
-# with torch.save and compare with torch.load
-STFS_DEPS+=(libzip-dev python3-torch)
-# TLS tests (int-remote, int-s3) make their certificates with openssl req
-STFS_DEPS+=(openssl)
-# int-basic counts the getdents64 calls of an ls -l with strace
-STFS_DEPS+=(strace)
+# PyTorch checkpoints: libzip reads the zip
+STFS_DEPS+=(libzip-dev)
+# The README's examples: numpy (with Debian's python3, which also runs
+# samples/make.py) and man for the man pages.
+STFS_DEPS+=(python3-numpy man-db)
+
+# What the tests need on top (scripts/test installs STFS_DEPS and these):
+# every program a test runs that a minimal Debian 12 (debootstrap
+# --variant=minbase) lacks.  Checked on such a root (docs/usage.md).
+# Check: the unit tests.
+STFS_TEST_DEPS=(check)
+# getfattr and setfattr (xattrs of the mount); groff renders the man
+# pages without warnings (int-install; man-db brings it too)
+STFS_TEST_DEPS+=(attr groff-base)
+# remote sources: nginx on 127.0.0.1; openssl req makes the TLS tests'
+# certificates; curl fetches through nginx next to stfs (int-remote-gpt2)
+STFS_TEST_DEPS+=(nginx-light openssl curl)
+# s3://: s3rver (npm, installed by the test into the build directory)
+# behind a proxy that checks signatures with botocore; GGUF files are
+# compared with @huggingface/gguf (npm).  A nodejs from nodesource
+# already brings npm (and conflicts with Debian's).
+STFS_TEST_DEPS+=(python3-botocore nodejs)
+command -v npm >/dev/null 2>&1 || STFS_TEST_DEPS+=(npm)
+# PyTorch checkpoints: the tests write them with torch.save and compare
+# with torch.load (also tests/fuzz/make_corpus.py)
+STFS_TEST_DEPS+=(python3-torch)
+# int-basic counts the getdents64 calls of an ls -l with strace;
+# int-faults measures peak memory with /usr/bin/time
+STFS_TEST_DEPS+=(strace time)
 # The sanitizer, valgrind and fuzzing runs of CI on top.
 STFS_CHECK_DEPS=(clang libclang-rt-14-dev valgrind)
 # Building the Debian package (scripts/deb, CI).
@@ -49,8 +78,14 @@ stfs_install_deps() {
 	local p missing=()
 	local deps=("${STFS_DEPS[@]}" "$@")
 
+	if [ -n "${STFS_DEPS_SIMULATE:-}" ]; then
+		# every package, installed or not: apt says which it would
+		# install (APT_CONFIG may point it at another dpkg status)
+		apt-get install -s --no-install-recommends "${deps[@]}"
+		return
+	fi
 	if ! command -v dpkg-query >/dev/null 2>&1; then
-		stfs_say "not a Debian system: install by hand: ${STFS_DEPS[*]}"
+		stfs_say "not a Debian system: install by hand: ${deps[*]}"
 		return 0
 	fi
 	for p in "${deps[@]}"; do
@@ -140,5 +175,16 @@ stfs_build_quiet() {
 		return "$rc"
 	fi
 	rm -f "$log"
-	ninja -C "$dir"
+	if [ -t 1 ]; then
+		ninja -C "$dir"
+		return
+	fi
+	# not a terminal (a log, CI): ninja's line per file would bury the
+	# steps; show it only when the build fails
+	log=$(mktemp)
+	ninja -C "$dir" >"$log" 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] || tail -n 60 "$log" >&2
+	rm -f "$log"
+	[ "$rc" -eq 0 ] || stfs_say "ninja -C $dir failed (above)"
+	return "$rc"
 }
