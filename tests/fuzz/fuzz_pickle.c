@@ -182,6 +182,15 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	case PICKLE_PERSID:
 		walk(w, v->persid.pid, depth + 1);
 		break;
+	case PICKLE_REF: {
+		/* a path of steps through the values to an ancestor */
+		unsigned n = 0;
+
+		CHECK(v->ref.to != NULL);
+		for (const struct pickle_step *p = v->ref.path; p; p = p->prev)
+			CHECK(++n <= w->lim->depth);
+		break;
+	}
 	default:
 		CHECK(!"a kind pickle.h does not name");
 	}

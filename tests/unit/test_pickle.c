@@ -139,6 +139,14 @@ dump(struct buf *b, const struct pickle_value *v)
 		buf_adds(b, "P");
 		dump(b, v->persid.pid);
 		break;
+	case PICKLE_REF: {
+		size_t n = 0;
+
+		for (const struct pickle_step *p = v->ref.path; p; p = p->prev)
+			n++;
+		buf_addf(b, "<ref %zu:%s>", n, pickle_kind_name(v->ref.to->kind));
+		break;
+	}
 	case PICKLE_ELIDED:
 		buf_addf(b, "<%s %llu%s>", pickle_kind_name(v->elided.kind),
 			 (unsigned long long)v->elided.n,
@@ -1010,13 +1018,20 @@ END_TEST
 START_TEST(test_cycles)
 {
 	/* a list that holds itself, a dict that is its own value, a call
-	 * whose state is itself */
-	REFUSE("]q\x00h\x00" "a.", "a value contains itself");
-	REFUSE("}q\x00K\x01h\x00s.", "a value contains itself");
-	REFUSE("ctorch._utils\n_rebuild_parameter\n)Rq\x00h\x00" "b.",
-	       "a value contains itself");
-	/* indirect: an outer list in an inner one in the outer one */
-	REFUSE("]q\x00]q\x01h\x00" "aa.", "a value contains itself");
+	 * whose state is itself: the edge that closes the cycle becomes a
+	 * reference to the value, with its path from the root */
+	ACCEPT("]q\x00h\x00" "a.", "[<ref 0:list>]");
+	ACCEPT("}q\x00K\x01h\x00s.", "{1: <ref 0:dict>}");
+	ACCEPT("ctorch._utils\n_rebuild_parameter\n)Rq\x00h\x00" "b.",
+	       "torch._utils._rebuild_parameter()@<ref 0:call>");
+	/* indirect: an outer list in an inner one in the outer one; and an
+	 * inner list that holds itself, one step from the root */
+	ACCEPT("]q\x00]q\x01h\x00" "aa.", "[[<ref 0:list>]]");
+	ACCEPT("](]q\x01h\x01" "ae.", "[[<ref 1:list>]]");
+	/* a cycle through a call's arguments: no pickler writes one */
+	REFUSE("]q\x00\x85q\x01" "0h\x00" "cm\nf\nh\x01R" "a0h\x01.",
+	       "a value contains itself through the callable or the "
+	       "arguments of a call");
 }
 END_TEST
 

@@ -814,6 +814,42 @@ static const char wide_offset[] =
 static const char tensor_key[] =
 	"\x80\x02}(X\x01\0\0\0d}(" P_TENSOR("\x00", "\x01") "K\x01uu.";
 static const char not_dict[] = "\x80\x02" "cargparse\nNamespace\n)\x81.";
+/* {'s': a scheduler whose state holds a tensor and a bound method of
+ * itself (getattr(s, 'f'): OneCycleLR's anneal_func)} */
+static const char cycle[] =
+	"\x80\x02}(X\x01\0\0\0s" "cm\nSched\n)\x81q\x01"
+	"}(X\x01\0\0\0w" P_TENSOR("\x00", "\x01")
+	"X\x02\0\0\0me" "c__builtin__\ngetattr\nh\x01X\x01\0\0\0f\x86R"
+	"ubu.";
+
+/* Tensors are never refused over the values around them: a dict keyed
+ * by tensors (an optimizer's own state, keyed by its parameters) is
+ * named by index, each key as INDEX.__key__; a value that contains
+ * itself is a reference to where it is. */
+START_TEST(test_around_tensors)
+{
+	struct buf z = checkpoint(tensor_key, sizeof(tensor_key) - 1, 16, 0);
+	struct header *h = NULL;
+	struct err e;
+
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(h->ntensors, 1);
+	ck_assert_ptr_nonnull(find(h, "d.0.__key__"));
+	META_EQ(h, "d.0", "1");
+	container_free(h);
+	buf_free(&z);
+	z = checkpoint(cycle, sizeof(cycle) - 1, 16, 0);
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(h->ntensors, 1);
+	ck_assert_ptr_nonnull(find(h, "s.state.w"));
+	META_EQ(h, "s.__class__", "m.Sched");
+	META_EQ(h, "s.state.me", "{\"__call__\": \"__builtin__.getattr\", "
+		"\"args\": [{\"__ref__\": \"s\"}, \"f\"]}");
+	ck_assert_uint_eq(h->nmeta, 2);
+	container_free(h);
+	buf_free(&z);
+}
+END_TEST
 
 START_TEST(test_refused)
 {
@@ -852,8 +888,7 @@ START_TEST(test_refused)
 	/* a zip that is no checkpoint: the safetensors reader's error, and
 	 * what the file is */
 	refused(zip_of(npz, 1, NULL), ERR_HEADER_TOO_LARGE, ".npz");
-	/* only tensor geometry needs 64 bits; a tensor as a key; a root
-	 * that is not a dict */
+	/* only tensor geometry needs 64 bits; a root that is not a dict */
 	refused(checkpoint(wide_size, sizeof(wide_size) - 1, 16, 0),
 		ERR_INVALID_PICKLE, "`w` has a size wider than 64 bits");
 	refused(checkpoint(wide_offset, sizeof(wide_offset) - 1, 16, 0),
@@ -870,8 +905,6 @@ START_TEST(test_refused)
 		"which has no safetensors dtype");
 	refused(checkpoint(v3_complex32, sizeof(v3_complex32) - 1, 16, 0),
 		ERR_INVALID_PICKLE, "`w` is a torch.complex32 tensor");
-	refused(checkpoint(tensor_key, sizeof(tensor_key) - 1, 16, 0),
-		ERR_INVALID_PICKLE, "`d` has a tensor as a key");
 	refused(checkpoint(not_dict, sizeof(not_dict) - 1, 16, 0),
 		ERR_INVALID_PICKLE, "holds an object of class "
 		"argparse.Namespace, not a dict of tensors (a state dict) or a "
@@ -898,6 +931,7 @@ torch_suite(void)
 	tcase_add_test(tc, test_budgets);
 	tcase_add_test(tc, test_passed_by);
 	tcase_add_test(tc, test_deflated);
+	tcase_add_test(tc, test_around_tensors);
 	tcase_add_test(tc, test_numpy);
 	tcase_add_test(tc, test_tensor_v3);
 	tcase_add_test(tc, test_module);

@@ -823,7 +823,8 @@ load(struct machine *m, const struct pickle_limits *lim, struct pickle **out)
 	}
 	if (rc == 1) {
 		m->pk->root = m->stack[0];
-		rc = pickle_store_check(m->pk->root, &m->lim, m->e);
+		rc = pickle_store_check(&m->pk->store, m->pk->root, &m->lim,
+					m->e);
 	}
 	free(m->stack);
 	free(m->marks);
@@ -894,6 +895,7 @@ pickle_kind_name(enum pickle_kind kind)
 		[PICKLE_DICT] = "dict", [PICKLE_GLOBAL] = "global",
 		[PICKLE_CALL] = "call", [PICKLE_PERSID] = "persistent id",
 		[PICKLE_ELIDED] = "value too long to keep",
+		[PICKLE_REF] = "reference to a value that contains it",
 	};
 
 	if ((unsigned)kind >= sizeof(names) / sizeof(names[0]))

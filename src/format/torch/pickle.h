@@ -29,9 +29,9 @@
  * INST: never more than one per byte; a memo no larger than the input;
  * protocol 0's text makes at most twice its bytes; a string passed to
  * _codecs.encode again and again makes its bytes once), nothing recurses,
- * and the finished graph is checked for cycles, depth and the size it
- * has walked as a tree (pickle_limits), so callers may walk it
- * recursively.
+ * and the finished graph is checked for depth and the size it has walked
+ * as a tree (pickle_limits), its cycles cut into PICKLE_REFs
+ * (pickle_store.h), so callers may walk it recursively.
  */
 #ifndef STFS_PICKLE_H
 #define STFS_PICKLE_H
@@ -50,7 +50,8 @@ struct pickle;
  * lim NULL means PICKLE_LIMITS_DEFAULT.  0 with *out set, or -1 with *e
  * (ERR_INVALID_PICKLE, ERR_NO_MEMORY), not named after a file: the caller
  * knows it and adds it with err_at().  buf is not used after the return.
- * On success the graph from the root has no cycle, is at most lim->depth
+ * On success the graph from the root has no cycle (a value that contained
+ * itself is a PICKLE_REF where the cycle closed), is at most lim->depth
  * deep and lim->walk values walked as a tree; values reached through the
  * memo are shared (the same pointer in several places). */
 int pickle_load(const void *buf, size_t len, const struct pickle_limits *lim,

@@ -36,6 +36,12 @@ struct pickle_store_chunk {
 	struct node nodes[CHUNK_NODES];
 };
 
+struct pickle_store_steps {
+	struct pickle_store_steps *next;
+	size_t used;
+	struct pickle_step steps[CHUNK_NODES];
+};
+
 static struct node *
 node_of(struct pickle_value *v)
 {
@@ -217,6 +223,53 @@ child(const struct pickle_value *v, size_t i)
 	}
 }
 
+/* The slot of child i of v (child() reads it). */
+static struct pickle_value **
+child_slot(struct pickle_value *v, size_t i)
+{
+	switch (v->kind) {
+	case PICKLE_TUPLE:
+	case PICKLE_LIST:
+	case PICKLE_SET:
+		return &v->seq.items[i];
+	case PICKLE_DICT:
+		if (i == 2 * v->dict.n)
+			return &v->dict.attrs;
+		return i % 2 ? &v->dict.values[i / 2] : &v->dict.keys[i / 2];
+	case PICKLE_CALL:
+		return i == 2 ? &v->call.state : i == 3 ? &v->call.items :
+		       &v->call.kwargs;
+	default:
+		return &v->persid.pid;
+	}
+}
+
+/* A step of a path, counted as a value. */
+static struct pickle_step *
+new_step(struct pickle_store *s, struct err *e)
+{
+	struct pickle_store_steps *c = s->steps;
+
+	if (s->values >= s->max_values) {
+		err_set(e, ERR_INVALID_PICKLE, "more than %zu values (the "
+			"limit of this reader)", s->max_values);
+		return NULL;
+	}
+	if (!c || c->used == CHUNK_NODES) {
+		c = malloc(sizeof(*c));
+		if (!c) {
+			err_set(e, ERR_NO_MEMORY, "out of memory reading a "
+				"pickle");
+			return NULL;
+		}
+		c->next = s->steps;
+		c->used = 0;
+		s->steps = c;
+	}
+	s->values++;
+	return &c->steps[c->used++];
+}
+
 /* What a finished child c adds to its parent up. */
 static void
 add_child(struct node *up, const struct node *c, uint64_t cap)
@@ -235,14 +288,74 @@ too_deep(const struct pickle_limits *lim, struct err *e)
 		       "levels (the limit of this reader)", lim->depth);
 }
 
-int
-pickle_store_check(struct pickle_value *root, const struct pickle_limits *lim,
-		   struct err *e)
+/* A frame of the check's walk: a value, its next child, and the step
+ * that led to it (made when a PICKLE_REF needs the path, once per
+ * frame: paths share their beginnings). */
+struct frame {
+	struct node *n;
+	size_t next;
+	struct pickle_step *step;
+};
+
+/* The path to the value of frame k: its step, made with those of the
+ * frames below it that have none yet (NULL: the root). */
+static const struct pickle_step *
+path_to(struct pickle_store *s, struct frame *st, size_t k, struct err *e)
 {
-	struct frame {
-		struct node *n;
-		size_t next;
-	} *st;
+	size_t i = k;
+
+	while (i > 0 && !st[i].step)
+		i--;
+	while (i < k) {
+		struct pickle_step *p = new_step(s, e);
+
+		if (!p)
+			return NULL;
+		p->prev = st[i].step;
+		p->parent = &st[i].n->v;
+		p->index = st[i].next - 1;
+		st[++i].step = p;
+	}
+	return st[k].step;
+}
+
+/* The edge from frame f's value to its child c (open: an ancestor)
+ * closes a cycle: a PICKLE_REF to c in its place. */
+static int
+cut_cycle(struct pickle_store *s, struct frame *st, size_t sn,
+	  struct node *c, uint64_t cap, struct err *e)
+{
+	struct frame *f = &st[sn - 1];
+	struct pickle_value *ref;
+	size_t k = sn;
+
+	if (f->n->v.kind == PICKLE_CALL && f->next - 1 < 2)
+		return err_set(e, ERR_INVALID_PICKLE, "a value contains "
+			       "itself through the callable or the arguments "
+			       "of a call (which Python's pickle never "
+			       "writes)");
+	while (st[--k].n != c)
+		;
+	ref = pickle_store_new(s, PICKLE_REF, e);
+	if (!ref)
+		return -1;
+	ref->ref.to = &c->v;
+	ref->ref.path = k ? path_to(s, st, k, e) : NULL;
+	if (k && !ref->ref.path)
+		return -1;
+	*child_slot(&f->n->v, f->next - 1) = ref;
+	node_of(ref)->state = 2;
+	node_of(ref)->walk = 1;
+	node_of(ref)->height = 1;
+	add_child(f->n, node_of(ref), cap);
+	return 0;
+}
+
+int
+pickle_store_check(struct pickle_store *s, struct pickle_value *root,
+		   const struct pickle_limits *lim, struct err *e)
+{
+	struct frame *st;
 	size_t sn = 0;
 	/* walks saturate one above the limit */
 	uint64_t cap = lim->walk < UINT64_MAX ? lim->walk + 1 : lim->walk;
@@ -252,7 +365,7 @@ pickle_store_check(struct pickle_value *root, const struct pickle_limits *lim,
 	if (!st)
 		return err_set(e, ERR_NO_MEMORY, "out of memory reading a "
 			       "pickle");
-	st[sn++] = (struct frame){ node_of(root), 0 };
+	st[sn++] = (struct frame){ node_of(root), 0, NULL };
 	node_of(root)->state = 1;
 	node_of(root)->walk = 1;
 	node_of(root)->height = 1;
@@ -279,10 +392,10 @@ pickle_store_check(struct pickle_value *root, const struct pickle_limits *lim,
 			continue;
 		}
 		if (c->state == 1) {
-			rc = err_set(e, ERR_INVALID_PICKLE, "a value "
-				     "contains itself (a recursive structure, "
-				     "which torch.save does not write)");
-			break;
+			rc = cut_cycle(s, st, sn, c, cap, e);
+			if (rc)
+				break;
+			continue;
 		}
 		if (sn >= lim->depth) {
 			rc = too_deep(lim, e);
@@ -291,7 +404,7 @@ pickle_store_check(struct pickle_value *root, const struct pickle_limits *lim,
 		c->state = 1;
 		c->walk = 1;
 		c->height = 1;
-		st[sn++] = (struct frame){ c, 0 };
+		st[sn++] = (struct frame){ c, 0, NULL };
 	}
 	free(st);
 	if (!rc && node_of(root)->walk > lim->walk)
@@ -333,4 +446,10 @@ pickle_store_free(struct pickle_store *s)
 		free(c);
 	}
 	s->chunks = NULL;
+	while (s->steps) {
+		struct pickle_store_steps *x = s->steps;
+
+		s->steps = x->next;
+		free(x);
+	}
 }

@@ -12,10 +12,12 @@
 
 struct err;
 struct pickle_store_chunk;
+struct pickle_store_steps;
 
 struct pickle_store {
 	struct pickle_store_chunk *chunks;
-	size_t values;		/* made so far */
+	struct pickle_store_steps *steps;	/* the paths of PICKLE_REFs */
+	size_t values;		/* made so far (steps counted as values) */
 	size_t max_values;	/* refused beyond */
 };
 
@@ -53,10 +55,15 @@ struct pickle_value **pickle_store_made(struct pickle_value *str);
 int pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
 		     size_t n, struct err *e);
 
-/* The check after STOP, from root: no cycle, no path longer than
- * lim->depth, at most lim->walk values walked as a tree.  Runs once per
- * store.  0, or -1 with ERR_INVALID_PICKLE. */
-int pickle_store_check(struct pickle_value *root,
+/* The check after STOP, from root: no path longer than lim->depth, at
+ * most lim->walk values walked as a tree.  A value that contains itself
+ * (a scheduler's bound method whose object holds the method: torch.save
+ * writes those) has the edge that closes the cycle replaced by a
+ * PICKLE_REF to it, made in s, so the graph has no cycle; one closed
+ * through a call's callable or arguments (which Python's pickler never
+ * writes) is refused.  Runs once per store.  0, or -1 with
+ * ERR_INVALID_PICKLE (ERR_NO_MEMORY). */
+int pickle_store_check(struct pickle_store *s, struct pickle_value *root,
 		       const struct pickle_limits *lim, struct err *e);
 
 /* Free every value and the chunks (the store itself is the caller's). */

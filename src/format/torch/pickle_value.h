@@ -36,6 +36,23 @@ enum pickle_kind {
 	PICKLE_ELIDED,	/* elided: a str, bytes or int longer than the load
 			 * keeps (pickle_limits), passed by: what it was and
 			 * how long, not its content */
+	PICKLE_REF,	/* ref: where a value contains itself (a scheduler
+			 * whose bound method refers back to it), the check
+			 * after STOP puts this in place of the edge that
+			 * closes the cycle: the value it stands for and the
+			 * path to it from the root */
+};
+
+/* The last step of a path from the root (PICKLE_REF): child index of
+ * parent, in the order pickle_store_check() walks them (a tuple's, list's
+ * or set's item; a dict's key 2i, value 2i + 1, BUILD's state 2n; a
+ * call's callee 0, args 1, state 2, items 3, kwargs 4; a persistent id's
+ * 0), and the path to parent (NULL: parent is the root).  Paths share
+ * their beginnings. */
+struct pickle_step {
+	const struct pickle_step *prev;
+	const struct pickle_value *parent;
+	size_t index;
 };
 
 /* The globals stfs knows, by what the name is; any other is
@@ -141,6 +158,13 @@ struct pickle_value {
 					 * 256 (_codecs.encode can make it
 					 * bytes) */
 		} elided;
+		struct {
+			/* the value, an ancestor of the ref on the path
+			 * the check took */
+			const struct pickle_value *to;
+			/* the path from the root to it; NULL: the root */
+			const struct pickle_step *path;
+		} ref;
 	};
 };
 

@@ -201,7 +201,8 @@ take_name(struct tree *w, uint32_t id)
 }
 
 /* Append ".key" (or "key" at the root) to the name; its old length in
- * *mark.  A key is its text (torch_value_key: an integer in decimal). */
+ * *mark.  A key is its text (torch_value_key: an integer in decimal).
+ * 0; 1, the name unchanged, when the key holds a tensor; -1 with *w->e. */
 static int
 push_key(struct tree *w, const struct pickle_value *key, size_t *mark)
 {
@@ -217,7 +218,7 @@ push_key(struct tree *w, const struct pickle_value *key, size_t *mark)
 		return 0;
 	w->name.len = *mark;
 	if (rc == 1)
-		return bad(w, "has a tensor as a key of a dict");
+		return 1;
 	if (rc == 2)
 		return too_many_names(w);
 	return -1;
@@ -714,8 +715,11 @@ walk_module(struct tree *w, const struct pickle_value *v,
 				if (in_names(skip, d->dict.keys[i]))
 					continue;
 			}
-			if (push_key(w, d->dict.keys[i], &mark))
-				return -1;
+			rc = push_key(w, d->dict.keys[i], &mark);
+			if (rc)
+				return rc < 0 ? -1 : bad(w, "has a tensor as "
+							 "the name of a "
+							 "module's entry");
 			rc = walk(w, d->dict.values[i]);
 			w->name.len = mark;
 		}
@@ -724,12 +728,40 @@ walk_module(struct tree *w, const struct pickle_value *v,
 	return rc;
 }
 
+/* Item i of dict d under its key's text; a key holding a tensor (an
+ * optimizer's own state, keyed by its parameters) has its index for text
+ * and is itself walked as "INDEX.__key__". */
+static int
+walk_item(struct tree *w, const struct pickle_value *d, size_t i)
+{
+	char index[24];
+	size_t mark;
+	int rc;
+
+	rc = push_key(w, d->dict.keys[i], &mark);
+	if (rc == 0) {
+		rc = walk(w, d->dict.values[i]);
+		w->name.len = mark;
+		return rc;
+	}
+	if (rc < 0)
+		return -1;
+	snprintf(index, sizeof(index), "%zu", i);
+	if (push_text(w, index, &mark))
+		return -1;
+	rc = walk(w, d->dict.values[i]);
+	if (rc == 0)
+		rc = walk_under(w, "__key__", d->dict.keys[i]);
+	w->name.len = mark;
+	return rc;
+}
+
 static int
 walk(struct tree *w, const struct pickle_value *v)
 {
 	const struct pickle_value *st, *part[PARTS];
 	struct buf text = BUF_INIT;
-	size_t i, mark;
+	size_t i;
 	int rc = 0;
 
 	if (visit(w))
@@ -738,12 +770,8 @@ walk(struct tree *w, const struct pickle_value *v)
 	if (st)
 		return walk_module(w, v, st, part);
 	if (v->kind == PICKLE_DICT && v->dict.n) {
-		for (i = 0; rc == 0 && i < v->dict.n; i++) {
-			if (push_key(w, v->dict.keys[i], &mark))
-				return -1;
-			rc = walk(w, v->dict.values[i]);
-			w->name.len = mark;
-		}
+		for (i = 0; rc == 0 && i < v->dict.n; i++)
+			rc = walk_item(w, v, i);
 		return rc;
 	}
 	if (torch_value_is_tensor(v))

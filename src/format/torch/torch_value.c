@@ -468,6 +468,73 @@ emit_array(struct render *r, const struct pickle_numpy_array *a)
 	return rc;
 }
 
+/* The text of a path's steps up to step p, dotted as the flattened names
+ * of torch_tree.h and the parts of the descriptions above name them. */
+static int
+path_text(struct render *r, const struct pickle_step *p)
+{
+	const struct pickle_value *v;
+	char tmp[40];
+	int rc = 0;
+
+	if (!p)
+		return 0;
+	if (p->prev)
+		rc = path_text(r, p->prev);
+	if (rc == 0 && p->prev)
+		rc = puts_(r, ".");
+	if (rc)
+		return rc;
+	v = p->parent;
+	switch (v->kind) {
+	case PICKLE_DICT:
+		if (p->index % 2)
+			return key_text(r, v->dict.keys[p->index / 2]);
+		if (p->index == 2 * v->dict.n)
+			return puts_(r, "__state__");
+		snprintf(tmp, sizeof(tmp), "__keys__.%zu", p->index / 2);
+		return puts_(r, tmp);
+	case PICKLE_CALL: {
+		static const char *const parts[] = {
+			"__call__", "args", "state", "items", "kwargs",
+		};
+
+		if (p->index == 0 && v->call.newobj)
+			return puts_(r, "__class__");
+		return puts_(r, parts[p->index]);
+	}
+	case PICKLE_PERSID:
+		return puts_(r, "__persistent_id__");
+	default:
+		snprintf(tmp, sizeof(tmp), "%zu", p->index);
+		return puts_(r, tmp);
+	}
+}
+
+/* A value that contains itself, where it does: {"__ref__": "a.b.0"},
+ * the path from the root to the value it is ("" for the root). */
+static int
+emit_ref(struct render *r, const struct pickle_value *v)
+{
+	struct buf t = BUF_INIT;
+	struct render pr = { r->j, &t, r->limit, r->over, 0 };
+	int rc;
+
+	if (!r->over)
+		pr.limit = r->limit - r->b->len;
+	rc = path_text(&pr, v->ref.path);
+	if (rc == 0 && pr.over)
+		r->over = 1;
+	if (rc == 0 && !r->over)
+		rc = puts_(r, "{\"__ref__\": ");
+	if (rc == 0)
+		rc = put_json_string(r, t.data ? t.data : "", t.len);
+	if (rc == 0)
+		rc = puts_(r, "}");
+	buf_free(&t);
+	return rc;
+}
+
 /* What a call not folded into a value would make: named, not made. */
 static int
 emit_call(struct render *r, const struct pickle_value *v)
@@ -563,6 +630,8 @@ emit(struct render *r, const struct pickle_value *v)
 		if (puts_(r, "{\"__persistent_id__\": ") || emit(r, v->persid.pid))
 			return -1;
 		return puts_(r, "}");
+	case PICKLE_REF:
+		return emit_ref(r, v);
 	}
 	return 0;
 }

@@ -24,7 +24,11 @@
  * with "args" when there are any, "kwargs" when NEWOBJ_EX passed some,
  * "state" when BUILD gave one, "items" when items were set or appended
  * on the object; a storage outside a tensor is
- * {"__persistent_id__": [...]}.
+ * {"__persistent_id__": [...]}; where a value contains itself (a
+ * scheduler's bound method refers back to the scheduler), the edge that
+ * closes the cycle is {"__ref__": "PATH"}, the dotted path from the root
+ * to the value it is (pickle_store.h; its parts named as the flattened
+ * names and the descriptions here name them, "" for the root).
  *
  * Rendering is bounded: by a count of values looked at that the caller
  * shares across its walk, and by the bytes of text the caller still
