@@ -343,7 +343,7 @@ usage(FILE *out, const char *prog)
 #ifdef STFS_HAVE_HTTP
 	fprintf(out,
 "http(s):// sources (defaults from STFS_HTTP_* variables; see\n"
-STFS_DOCDIR "/remote.md):\n"
+STFS_DOCDIR "/docs/remote.md):\n"
 "  -o header_file=PATH  request headers, \"Name: value\" per line, or a bare\n"
 "                       token for \"Authorization: Bearer\" (never logged)\n"
 "  -o ca_file=PATH      CA bundle (PEM) instead of the system store\n"

@@ -6,7 +6,9 @@ nothing rebuilt): the programs, the mount helpers, the man pages and the
 docs.  Every document an installed man page or `stfs --help` names is
 installed there, and names nothing else: the man pages point to the
 prefix's docdir, never into a source tree.  The man pages render without
-groff warnings.
+groff warnings.  Every relative link of the installed docs (README.md,
+HACKING.md, docs/, samples/README.md) resolves there, anchors included
+(scripts/check-doc-links; issue 40).
 """
 
 import os
@@ -35,9 +37,10 @@ def run_(t):
 	for p in pages:
 		with open(p) as f:
 			text = f.read()
-		t.check("docs/" not in text.replace("source tree: docs/", ""),
+		t.check(not re.search(r"(?<!/doc/stfs/)(?<!source tree: )docs/",
+				      text),
 			"%s names no docs/ of a source tree" % p)
-		named |= set(re.findall(r"(/[\w/.-]*/doc/stfs/\w+\.md)", text))
+		named |= set(re.findall(r"(/[\w/.-]*/doc/stfs/[\w/]+\.md)", text))
 		# from the man root, where .so man8/mount.stfs.8 starts
 		res = subprocess.run(["groff", "-man", "-ww", "-z", p],
 				     stderr=subprocess.PIPE,
@@ -45,15 +48,32 @@ def run_(t):
 				     cwd=os.path.dirname(os.path.dirname(p)))
 		t.eq(res.stderr, b"", "groff warnings for %s" % p)
 	out = run([STFS, "--help"]).stdout.decode()
-	named |= set(re.findall(r"(/[\w/.-]*/doc/stfs/\w+\.md)", out))
+	named |= set(re.findall(r"(/[\w/.-]*/doc/stfs/[\w/]+\.md)", out))
 	t.check(len(named) >= 8, "the man pages and --help name the docs: %r"
 		% sorted(named))
 	for doc in sorted(named):
 		t.check(os.path.isfile(d + doc), "%s is installed" % doc)
-	docdir = os.path.dirname(next(iter(named))) if named else ""
-	for f in os.listdir(os.path.join(harness.SRCROOT, "docs")):
-		t.check(os.path.isfile(os.path.join(d + docdir, f)),
-			"docs/%s is installed in %s" % (f, docdir))
+	docdir = os.path.dirname(os.path.dirname(sorted(named)[0])) \
+		if named else ""
+	want = ["HACKING.md", "LICENSE", "README.md", "samples/README.md"] + \
+		sorted("docs/" + f for f in
+		       os.listdir(os.path.join(harness.SRCROOT, "docs")))
+	got = []
+	for root, _, files in os.walk(d + docdir):
+		got += [os.path.relpath(os.path.join(root, f), d + docdir)
+			for f in files]
+	t.eq(sorted(got), sorted(want), "the docs installed in %s, as laid "
+	     "out in the tree" % docdir)
+	# every relative link of the installed docs resolves there
+	r = run([os.path.join(harness.SRCROOT, "scripts", "check-doc-links"),
+		 d + docdir])
+	out = r.stdout.decode()
+	t.eq(r.returncode, 0, "check-doc-links %s: %s" % (docdir, out[-3000:]))
+	m = re.search(r"(\d+) relative links", out)
+	t.check(m and int(m.group(1)) >= 90, "links followed: %s" % out)
+	readme = open(os.path.join(d + docdir, "README.md")).read()
+	t.check(len(re.findall(r"\]\((?!https?:)[^)#]", readme)) >= 14,
+		"the installed README has its relative links")
 
 
 harness.main("int-install", run_, mounts=False)
