@@ -32,6 +32,7 @@
 #include "cli/mountpoint.h"
 #include "cli/nofile.h"
 #include "cli/progress.h"
+#include "cli/stfs_help.h"
 #include "model/display.h"
 #include "model/catalog.h"
 #include "fuse/adapter.h"
@@ -260,140 +261,6 @@ opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 	default:
 		return 1;
 	}
-}
-
-static void
-usage(FILE *out, const char *prog)
-{
-	fprintf(out,
-"usage: %s [options] SOURCE MOUNTPOINT\n"
-"       mount.stfs SOURCE MOUNTPOINT [-f] [-o options]\n"
-"\n"
-"Mount a safetensors model read-only as a directory of plain files.\n"
-"SOURCE is a .safetensors file, a PyTorch checkpoint (pytorch_model.bin,\n"
-".pt: read without running its pickle), a GGUF file (llama.cpp; a split\n"
-"set by any of its parts, NAME-00001-of-00003.gguf), a\n"
-"model.safetensors.index.json or pytorch_model.bin.index.json of a sharded\n"
-"set, a directory holding one of them, a Hugging Face hub cache repo\n"
-"(models--ORG--NAME: its refs/main snapshot) or snapshot, Ollama's store\n"
-"(ollama:, or ollama:MODEL[:TAG] for one model; $OLLAMA_MODELS), an\n"
-"http(s):// URL, hf:// or s3:// (below).  It is validated as strictly as\n"
-"the reference reader before anything is mounted.\n"
-"\n"
-"Layout of MOUNTPOINT:\n"
-"  NAME                 one per tensor: exactly its bytes (mmap works)\n"
-"  NAME.json            its description: name, dtype, shape, data_offsets,\n"
-"                       nbytes, numel, offset, numpy, decode, source\n"
-"  __metadata__.json    the model's __metadata__\n"
-"  __summary__.json     totals: tensors, bytes, parameters per dtype, ...\n"
-"  __shards__/          sharded sets: SHARD.json, each shard's totals and\n"
-"                       own __metadata__\n"
-"  .npy/NAME.npy        NPY file for np.load (mmap too): the bytes, or for\n"
-"                       BF16, F8_*, F6_*, F4 their exact float32 decoding,\n"
-"                       for every GGUF quantized type ggml's float32\n"
-"                       dequantization (F32 in .safetensors/ too); for a\n"
-"                       quantized weight (FP8 with scales, bitsandbytes)\n"
-"                       the values it stands for\n"
-"  .txt/NAME.txt        the values as text, one row of the last dimension\n"
-"                       per line, fixed width (np.loadtxt reads it back)\n"
-"  .safetensors/        model.safetensors (every shard as one file),\n"
-"                       PREFIX.safetensors per module (names kept) and\n"
-"                       strip/PREFIX.safetensors (\"PREFIX.\" removed)\n"
-"  .stats/NAME.json     min, max, mean, std, NaN/Inf counts of the values\n"
-"                       (computed on first read, then kept)\n"
-"  .stfs/stats.json     per source: requests, bytes, cache hits, errors\n"
-"  .dequant/            models with quantized weights (FP8 with scales,\n"
-"                       MXFP4, GPTQ, AWQ, NF4, NVFP4): the model as its\n"
-"                       framework loads it, each such weight its float32\n"
-"                       values (.npy/, .safetensors/, ... of its own);\n"
-"                       __summary__.json's \"quantization\" names it\n"
-"  (.npy/, .txt/, .stats/, .safetensors/, .stfs/ and .dequant/ are not\n"
-"  listed unless -o views=visible: ls -a, du, cp -r do not see them; open\n"
-"  them by path)\n"
-"Tensor files carry xattrs user.safetensors.{name,dtype,shape,offset,\n"
-"nbytes} (getfattr -d).\n"
-"NAME is the tensor name with '/', '%%', control bytes and a few others\n"
-"written %%XX (man stfs, File names); the sidecar keeps the exact name.\n"
-"\n",
-		prog);
-	/* Two literals: ISO C promises 4,095 bytes in one. */
-	fprintf(out,
-"stfs options:\n"
-"  -o tree              split names at '.' into directories: a.b.c is\n"
-"                       a/b/c (sidecar a/b/c.json); a.b next to a.b.c is\n"
-"                       a/b/__tensor__; .npy/ and .txt/ follow (man stfs)\n"
-"  -o views=WHEN        .npy/ .txt/ .stats/ .safetensors/ .stfs/ .dequant/:\n"
-"                       hidden (default: not listed, so du, cp -r, tar,\n"
-"                       find see only the model; reachable by path),\n"
-"                       visible (listed), off\n"
-"  -o readahead=KiB     kernel readahead of the mount, 0-65536 (default %u;\n"
-"                       0 keeps the kernel's 128); needs root, else ignored\n"
-"  -o uid=N,gid=N       owner of the files, 0-4294967294 (default: the\n"
-"                       source's)\n"
-"  -o auto_unmount      unmount when the daemon dies (killed, crashed):\n"
-"                       no stale \"Transport endpoint is not connected\"\n"
-"                       mount point; recommended in fstab\n"
-"  -q, --quiet          no progress line: on a terminal, a SOURCE that\n"
-"                       takes more than a second to open says what it\n"
-"                       waits for (files of total, bytes, rate, time left)\n"
-"  -h, --help           this text\n"
-"  -V, --version        print the version\n"
-"\n",
-		DEFAULT_READAHEAD_KIB);
-#ifdef STFS_HAVE_HTTP
-	fprintf(out,
-"http(s):// sources (defaults from STFS_HTTP_* variables; see\n"
-STFS_DOCDIR "/docs/remote.md):\n"
-"  -o header_file=PATH  request headers, \"Name: value\" per line, or a bare\n"
-"                       token for \"Authorization: Bearer\" (never logged)\n"
-"  -o ca_file=PATH      CA bundle (PEM) instead of the system store\n"
-"  -o insecure          do not verify TLS certificates\n"
-"  -o http_no_validator mount a server that sends neither ETag nor\n"
-"                       Last-Modified (a change of the file during the\n"
-"                       mount could not be seen: reads could mix versions)\n"
-"  -o http_cache_mb=N   block cache size, 1-65536 (default %u)\n"
-"  -o http_timeout=S    the longest an attempt waits to connect or for a\n"
-"                       byte, 1-3600 (default %u; never a limit on a whole\n"
-"                       transfer)\n"
-"  -o http_tries=N      a read fails after N x http_timeout without\n"
-"                       progress, N 1-100 (default %u)\n"
-"  -o http_readahead_mb=N  largest read-ahead window, 1-4096 (default %u)\n"
-"  -o http_connections=N   most requests in flight, 1-64 (default: as many\n"
-"                       as raise the throughput, up to %u)\n"
-"  -o max_throughput=RATE  cap on bytes/s over all connections, e.g. 200M\n"
-"                       (K, M, G: powers of 1024; default none)\n"
-"  -o cache=on|off      keep fetched blocks on disk (default on)\n"
-"  -o cache_dir=DIR     disk cache (default $XDG_CACHE_HOME/stfs or\n"
-"                       ~/.cache/stfs), shared by mounts\n"
-"  -o cache_max=SIZE    disk cache limit, e.g. 10G (default), 512M\n"
-"\n",
-		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
-		HTTP_DEFAULT_READAHEAD_MB, HTTP_MAX_CONNECTIONS);
-	fputs(
-"hf://ORG/NAME[@REVISION][/SUBFOLDER]: a model on the Hugging Face Hub,\n"
-"pinned to one commit at mount.  HF_ENDPOINT, the token from HF_TOKEN or\n"
-"$HF_HOME/token (sent to the endpoint only), the local hub cache\n"
-"(HF_HUB_CACHE) and HF_HUB_OFFLINE=1 work as in huggingface_hub.\n"
-"\n", out);
-#endif
-#ifdef STFS_HAVE_S3
-	fprintf(out,
-"s3://BUCKET/KEY, s3://BUCKET/PREFIX/, s3://BUCKET/ (AWS_* variables and\n"
-"~/.aws files as the AWS CLI reads them; AWS_ENDPOINT_URL for MinIO, R2...):\n"
-"  -o s3_anonymous      unsigned requests, for public buckets\n"
-"\n");
-#endif
-	fputs(
-"Files are readable by whoever may read the source file (its read bits);\n"
-"other users need -o allow_other as well.  The mount is always\n"
-"ro,default_permissions, and runs in the background (logging to syslog)\n"
-"unless -f is given.  Unmount with fusermount3 -u MOUNTPOINT, umount, or\n"
-"SIGTERM to the daemon.  As mount.stfs (mount helper) -f means fake: check\n"
-"SOURCE and MOUNTPOINT, mount nothing; -s, -n, -v are ignored.\n"
-"\n"
-"Exit status: 0 mounted (or valid), 1 invalid safetensors, 2 usage or\n"
-"I/O error (unreadable SOURCE, unusable MOUNTPOINT, mount failed).\n"
-"\n", out);
 }
 
 /* --- messages ------------------------------------------------------------ */
@@ -880,9 +747,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (o.show_help) {
-		usage(stdout, PROG);
-		fuse_cmdline_help();
-		fuse_lowlevel_help();
+		stfs_help(stdout, DEFAULT_READAHEAD_KIB);
 		goto out;
 	}
 	if (o.show_version) {
@@ -906,6 +771,17 @@ main(int argc, char **argv)
 			"MOUNTPOINT; see --help)",
 			o.extra ? "too many arguments" :
 			"SOURCE and MOUNTPOINT are required", PROG);
+		goto out;
+	}
+	/* mount(8) runs its helper in its own working directory: / at
+	 * boot, where fstab's relative SOURCE (nofail hiding the error)
+	 * names another file than the one meant */
+	if (o.helper && !provider_for(o.source)->scheme && o.source[0] != '/') {
+		err_set(&e, ERR_USAGE, "a relative SOURCE, which mount(8) and "
+			"fstab resolve from their own working directory (/ at "
+			"boot): give its absolute path (\"$PWD/%s\", or /... in "
+			"/etc/fstab)", o.source);
+		err_at(&e, o.source);
 		goto out;
 	}
 	o.shown = display_name(o.source);
