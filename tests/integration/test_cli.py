@@ -9,15 +9,18 @@ stfs:
 - as a mount helper (mount.stfs, mount.fuse.stfs), a relative local
   SOURCE is refused in one line saying to give the absolute path (mount(8)
   and fstab resolve it from their own working directory, / at boot), and
-  nothing is mounted; the absolute path, a URL, and stfs itself (whose
-  working directory is the user's) go on.
+  nothing is mounted; the absolute path and stfs itself (whose working
+  directory is the user's) go on.
+- STFS_HTTP_TRIES means what -o http_tries means (1-100); the old
+  STFS_HTTP_RETRIES (one fewer) is refused, naming the new name, and so is
+  STFS_HTTP_TRIES=0, before any request (a port where nothing listens).
 """
 
 import os
 import re
 
 import harness
-from harness import STFS, run
+from harness import STFS, STFS_INSPECT, run
 
 
 def stfs_help(t):
@@ -82,10 +85,37 @@ def helper_relative(t, d):
 		os.chdir(here)
 
 
+def http_tries(t, d):
+	mnt = os.path.join(d, "mnt-http")
+	os.mkdir(mnt)
+	url = "http://127.0.0.1:9/model.safetensors"
+	for env, want in (({"STFS_HTTP_RETRIES": "2"}, "STFS_HTTP_TRIES"),
+			  ({"STFS_HTTP_TRIES": "0"}, "1 to 100"),
+			  ({"STFS_HTTP_TRIES": "101"}, "1 to 100")):
+		e = dict(os.environ, STFS_HTTP_TIMEOUT="1", **env)
+		for cmd in ([STFS, url, mnt], [STFS_INSPECT, url]):
+			label = "%s %s" % (env, os.path.basename(cmd[0]))
+			r = run(cmd, timeout=30, env=e)
+			err = r.stderr.decode("utf-8", "replace")
+			t.eq(r.returncode, 2, "%s: exit 2 (%r)" % (label, err))
+			t.check(err.count("\n") == 1 and want in err and
+				"UsageError" in err,
+				"%s: one line naming %s: %r" % (label, want, err))
+		t.check(not harness.is_mounted(mnt), "%s: nothing mounted" % env)
+	# the new name with a good value goes on to the (absent) server
+	e = dict(os.environ, STFS_HTTP_TIMEOUT="1", STFS_HTTP_TRIES="1")
+	r = run([STFS_INSPECT, url], timeout=30, env=e)
+	err = r.stderr.decode("utf-8", "replace")
+	t.check(r.returncode == 2 and "TRIES" not in err and "127.0.0.1" in err,
+		"STFS_HTTP_TRIES=1: accepted, the server is what fails: %r" % err)
+
+
 def run_(t):
 	d = harness.tmpdir("cli")
 	stfs_help(t)
 	helper_relative(t, d)
+	if b"http_tries" in run([STFS, "--help"]).stdout:
+		http_tries(t, d)
 
 
 harness.main("int-cli", run_)

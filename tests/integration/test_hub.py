@@ -339,7 +339,7 @@ def case_hung(t, sim, work, home):
 	sim.add_repo("org/hung").commit(files)
 	uri = "hf://org/hung"
 	env = env_for(sim, home, HF_TOKEN=TOKEN, STFS_HTTP_READAHEAD_MB="1",
-		      STFS_HTTP_TIMEOUT="1", STFS_HTTP_RETRIES="1")
+		      STFS_HTTP_TIMEOUT="1", STFS_HTTP_TRIES="2")
 	by = model_files(d)
 	names = sorted(by)
 	old_ttl = sim.ttl
@@ -531,7 +531,7 @@ def case_offline(t, work, home, repo, sha, d):
 	# the Hub down costs the read bound (retries): keep it short here
 	env3 = env_for(None, home, HF_HUB_CACHE=cache,
 		       HF_ENDPOINT="http://127.0.0.1:9", STFS_HTTP_TIMEOUT="1",
-		       STFS_HTTP_RETRIES="0")
+		       STFS_HTTP_TRIES="1")
 	r = inspect("hf://org/cached", env3)
 	t.eq(r.returncode, 0, "server down, cached: stfs-inspect uses the "
 	     "cache: %s" % r.stderr)

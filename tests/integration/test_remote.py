@@ -34,7 +34,7 @@ import gen_sharded  # noqa: E402
 
 # Short timeouts keep the fault cases quick: a read may wait at most
 # (retries + 1) * timeout = 3 * 2 s for a server that does not answer.
-FAULT_ENV = {"STFS_HTTP_TIMEOUT": "2", "STFS_HTTP_RETRIES": "2"}
+FAULT_ENV = {"STFS_HTTP_TIMEOUT": "2", "STFS_HTTP_TRIES": "3"}
 FAULT_BOUND = 6.0
 SLACK = 3.0
 

@@ -218,8 +218,19 @@ from_env(struct http_conf *c, struct err *e)
 	c->cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
 					    HTTP_DEFAULT_CACHE_MB) << 20;
 	c->timeout_s = env_uint("STFS_HTTP_TIMEOUT", HTTP_DEFAULT_TIMEOUT_S);
-	/* STFS_HTTP_RETRIES counts the extra attempts (0: try once). */
-	c->tries = env_uint("STFS_HTTP_RETRIES", HTTP_DEFAULT_TRIES - 1) + 1;
+	/* the tries of -o http_tries, under its name; the old variable
+	 * counted retries (one fewer), so a value of it is not taken
+	 * silently for the other meaning */
+	c->tries = env_uint("STFS_HTTP_TRIES", HTTP_DEFAULT_TRIES);
+	if (c->tries < 1 || c->tries > 100) {
+		err_set(e, ERR_USAGE, "STFS_HTTP_TRIES=%.64s: a whole number "
+			"from 1 to 100", getenv("STFS_HTTP_TRIES"));
+		c->tries = HTTP_DEFAULT_TRIES;
+	}
+	if (getenv("STFS_HTTP_RETRIES"))
+		err_set(e, ERR_USAGE, "STFS_HTTP_RETRIES is now STFS_HTTP_TRIES, "
+			"which counts tries as -o http_tries does (retries + "
+			"1): set that one and unset STFS_HTTP_RETRIES");
 	c->ra_max = (uint64_t)env_uint("STFS_HTTP_READAHEAD_MB",
 				       HTTP_DEFAULT_READAHEAD_MB) << 20;
 	c->max_workers = env_uint("STFS_HTTP_CONNECTIONS", 0);
