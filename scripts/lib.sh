@@ -34,6 +34,9 @@ STFS_DEPS+=(libzip-dev)
 # The README's examples: numpy (with Debian's python3, which also runs
 # samples/make.py) and man for the man pages.
 STFS_DEPS+=(python3-numpy man-db)
+# the .png/ pictures: cairo draws them, libpng (cairo's own) writes them
+# with a size fixed before drawing, their text is DejaVu Sans
+STFS_DEPS+=(libcairo2-dev libpng-dev fonts-dejavu-core)
 
 # What the tests need on top (scripts/test installs STFS_DEPS and these):
 # every program a test runs that a minimal Debian 12 (debootstrap
@@ -58,6 +61,8 @@ STFS_TEST_DEPS+=(python3-torch)
 # int-basic counts the getdents64 calls of an ls -l with strace;
 # int-faults measures peak memory with /usr/bin/time
 STFS_TEST_DEPS+=(strace time)
+# int-png decodes every picture with an independent PNG reader (PIL)
+STFS_TEST_DEPS+=(python3-pil)
 # The sanitizer, valgrind and fuzzing runs of CI on top.
 STFS_CHECK_DEPS=(clang libclang-rt-14-dev valgrind)
 # Building the Debian package (scripts/deb, CI).

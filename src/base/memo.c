@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -15,6 +16,7 @@ struct slot {
 	size_t len;
 	int state;
 	int waiters;			/* askers waiting for it (atomic) */
+	uint64_t used;			/* bounded: when last read */
 	struct memo_asker *computer;	/* who computes it, while BUSY */
 };
 
@@ -22,6 +24,8 @@ struct memo {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* a computation finished */
 	size_t n;
+	size_t max, held;	/* bounded: byte budget, bytes kept */
+	uint64_t clock;		/* bounded: reads so far */
 	struct slot *slots;	/* allocated on first use: most mounts never
 				   ask, and a slot costs 32 bytes per tensor */
 };
@@ -42,6 +46,44 @@ static int
 gone(const struct memo_asker *a)
 {
 	return a && __atomic_load_n(&a->gone, __ATOMIC_ACQUIRE);
+}
+
+struct memo *
+memo_new_bounded(size_t n, size_t max_bytes)
+{
+	struct memo *l = memo_new(n);
+
+	if (l)
+		l->max = max_bytes;
+	return l;
+}
+
+/* Drop the least recently read values (not keep) until the budget
+ * holds; l->mu held.  A scan: bounded tables hold few values, and one
+ * is computed by reading a whole tensor. */
+static void
+evict(struct memo *l, const struct slot *keep)
+{
+	struct slot *old;
+	size_t i;
+
+	while (l->max && l->held > l->max) {
+		old = NULL;
+		for (i = 0; i < l->n; i++) {
+			struct slot *s = &l->slots[i];
+
+			if (s != keep && s->state == SLOT_DONE &&
+			    (!old || s->used < old->used))
+				old = s;
+		}
+		if (!old)
+			return;
+		l->held -= old->len;
+		free(old->data);
+		old->data = NULL;
+		old->len = 0;
+		old->state = SLOT_EMPTY;
+	}
 }
 
 struct memo *
@@ -100,8 +142,27 @@ wait_busy(struct memo *l, struct slot *s, const struct memo_asker *a)
 	__atomic_sub_fetch(&s->waiters, 1, __ATOMIC_RELEASE);
 }
 
+/* Bytes [off, off + len) of a value of size n, clamped, appended. */
+static int
+add_part(struct buf *out, const char *data, size_t n, size_t off,
+	 size_t len)
+{
+	if (off >= n)
+		return buf_add(out, "", 0) ? -ENOMEM : 0;
+	if (len > n - off)
+		len = n - off;
+	return buf_add(out, data ? data + off : "", len) ? -ENOMEM : 0;
+}
+
 int
 memo_get(struct memo *l, size_t i, memo_fn fn, void *arg, struct buf *out)
+{
+	return memo_get_part(l, i, fn, arg, 0, SIZE_MAX, out);
+}
+
+int
+memo_get_part(struct memo *l, size_t i, memo_fn fn, void *arg, size_t off,
+	      size_t len, struct buf *out)
 {
 	struct memo_asker *a = asker;
 	struct buf b = BUF_INIT;
@@ -122,7 +183,8 @@ memo_get(struct memo *l, size_t i, memo_fn fn, void *arg, struct buf *out)
 	s = &l->slots[i];
 	for (;;) {
 		if (s->state == SLOT_DONE) {
-			rc = buf_add(out, s->data, s->len) ? -ENOMEM : 0;
+			s->used = ++l->clock;
+			rc = add_part(out, s->data, s->len, off, len);
 			pthread_mutex_unlock(&l->mu);
 			return rc;
 		}
@@ -144,8 +206,8 @@ memo_get(struct memo *l, size_t i, memo_fn fn, void *arg, struct buf *out)
 
 	job.slot = s;
 	rc = fn(arg, i, &b, &job);
-	if (!rc && buf_add(out, b.data ? b.data : "", b.len))
-		rc = -ENOMEM;
+	if (!rc)
+		rc = add_part(out, b.data, b.len, off, len);
 
 	pthread_mutex_lock(&l->mu);
 	s->computer = NULL;
@@ -156,6 +218,9 @@ memo_get(struct memo *l, size_t i, memo_fn fn, void *arg, struct buf *out)
 		s->len = b.len;
 		s->data = buf_steal(&b);
 		s->state = SLOT_DONE;
+		s->used = ++l->clock;
+		l->held += s->len;
+		evict(l, s);
 	}
 	pthread_cond_broadcast(&l->cv);
 	pthread_mutex_unlock(&l->mu);

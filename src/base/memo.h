@@ -41,6 +41,12 @@ typedef int (*memo_fn)(void *arg, size_t i, struct buf *out,
 struct memo *memo_new(size_t n);
 void memo_free(struct memo *l);
 
+/* The same, keeping at most max_bytes of values (the .png/ pictures):
+ * when a new value would pass that, the least recently read ones are
+ * dropped (and computed again if asked again); a value larger than the
+ * budget is still kept, alone. */
+struct memo *memo_new_bounded(size_t n, size_t max_bytes);
+
 /* The asker of later memo_get calls on this thread (NULL: none).  It must
  * outlive those calls. */
 void memo_asker_set(struct memo_asker *a);
@@ -50,6 +56,11 @@ void memo_asker_set(struct memo_asker *a);
  * -EWOULDBLOCK and -EINTR as above). */
 int memo_get(struct memo *l, size_t i, memo_fn fn, void *arg,
 	     struct buf *out);
+
+/* The same for bytes [off, off + len) of the value only (clamped to its
+ * end): a window of a large value without copying all of it. */
+int memo_get_part(struct memo *l, size_t i, memo_fn fn, void *arg,
+		  size_t off, size_t len, struct buf *out);
 
 /* 1 when the asker computing the job is gone and no other asker waits
  * for its value (never without an asker, never for job NULL); the

@@ -45,6 +45,7 @@
 #ifdef STFS_HAVE_S3
 #include "source/s3/s3.h"
 #endif
+#include "view/heatmap.h"
 #include "view/view.h"
 
 #define PROG "stfs"
@@ -61,6 +62,7 @@ struct stfs_opts {
 	int uid_set, gid_set;
 	int tree;		/* -o tree: dotted names become directories */
 	char *views;		/* -o views=hidden|visible|off */
+	unsigned png_px, png_cache_mb;	/* -o png_px=N, png_cache=MiB */
 #ifdef STFS_HAVE_HTTP
 	struct {		/* for http(s):// sources, see source_http.h */
 		char *header_file, *ca_file;
@@ -98,6 +100,8 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("tree", tree, 1),
 	STFS_OPT("flat", tree, 0),
 	STFS_OPT("views=%s", views, 0),
+	STFS_OPT("png_px=%u", png_px, 0),
+	STFS_OPT("png_cache=%u", png_cache_mb, 0),
 	STFS_OPT("uid=%u", uid, 0),
 	STFS_OPT("uid=", uid_set, 1),
 	STFS_OPT("gid=%u", gid, 0),
@@ -160,6 +164,8 @@ static const struct num_range num_ranges[] = {
 	{ "readahead", 0, 65536, "KiB" },
 	{ "uid", 0, 4294967294ULL, "" },	/* (uid_t)-1 means "none" */
 	{ "gid", 0, 4294967294ULL, "" },
+	{ "png_px", HEATMAP_PX_MIN, HEATMAP_PX_MAX, "pixels" },
+	{ "png_cache", 1, 65536, "MiB" },
 #ifdef STFS_HAVE_HTTP
 	{ "http_cache_mb", 1, 65536, "MiB" },
 	{ "http_timeout", 1, 3600, "s" },
@@ -453,6 +459,8 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	vo.gid = o->gid;
 	vo.tree = o->tree;
 	vo.views = o->views_mode;
+	vo.png_px = o->png_px;
+	vo.png_cache_mb = o->png_cache_mb;
 	/* One model at "" is exactly the single-model view; several are a
 	 * tree (view.h: view_build_multi). */
 	vm = calloc(c->n, sizeof(*vm));

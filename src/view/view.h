@@ -22,7 +22,8 @@
  * Hidden views.  .npy/, .txt/ and .stats/ are "mirror views": a directory
  * at the root that mirrors the tensor directories with one generated file
  * per tensor.  .safetensors/ (virtual safetensors files, repack.h),
- * .stfs/ (stats.json) and, for a model with quantized weights, .dequant/
+ * .stfs/ (stats.json), .png/ (two pictures per tensor, view_png.c) and,
+ * for a model with quantized weights, .dequant/
  * (the view of its dequantized model, model/quant_model.h) are hidden
  * directories of their own shape.  The mirror files of a stored tensor
  * that a quantized weight's logical tensor is named after are the logical
@@ -87,6 +88,7 @@ struct view_multi;
 struct view_ops;
 struct view_safetensors;
 struct view_dequant;
+struct view_png;
 
 #define VIEW_ROOT_INO 1
 #define VIEW_NAME_MAX (NAMES_MAX + NAMES_SUFFIX_LEN)	/* 255 */
@@ -119,7 +121,11 @@ struct view_opts {
 	gid_t gid;
 	int tree;		/* tree layout (layout.h) instead of flat */
 	enum view_views views;
+	unsigned png_px;	/* .png/ heatmaps: largest side (0: default) */
+	unsigned png_cache_mb;	/* .png/ pictures kept (0: default) */
 };
+
+#define VIEW_PNG_CACHE_MB 128	/* default of png_cache_mb */
 
 /* A file generated once at build (the JSON of one shard). */
 struct view_file {
@@ -173,6 +179,8 @@ struct view {
 				   (the rest of the 32-bit inode space is
 				   reserved for it); 0 when none */
 	struct view_dequant *dequant;
+	uint64_t ino_png;	/* .png/ (view_png.c) */
+	struct view_png *png;
 
 	unsigned nmirrors;	/* mirror views (0 when views are off) */
 	uint64_t ino_views;	/* mirror view j's directory: ino_views + j */

@@ -9,7 +9,7 @@
  *   struct view_mirror   a mirror view: .npy/, .txt/, .stats/ (one file
  *                        per tensor, in the tensor directories' shape)
  *   struct view_hidden   a hidden directory of its own shape: .stfs/,
- *                        .safetensors/ (its own inode range, lookup,
+ *                        .safetensors/, .png/ (its own inode range, lookup,
  *                        listing, size and read)
  * view_model.c holds the two tables of them.  A new one is one file that
  * defines its struct and one line in its table (plus the extern below and
@@ -155,6 +155,7 @@ struct view_hidden {
 extern const struct view_hidden view_safetensors_dir;
 extern const struct view_hidden view_stfs_dir;
 extern const struct view_hidden view_dequant_dir;
+extern const struct view_hidden view_png_dir;		/* view_png.c */
 
 /* The view and tensor whose mirror view files (.npy/, .txt/, .stats/)
  * stand for tensor i of model view v: i itself, or the logical tensor

@@ -46,6 +46,7 @@ static const struct view_mirror *const mirrors[] = {
 static const struct view_hidden *const hiddens[] = {
 	&view_safetensors_dir,
 	&view_stfs_dir,
+	&view_png_dir,
 	&view_dequant_dir,
 };
 

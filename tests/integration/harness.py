@@ -658,9 +658,10 @@ def decode_name(fname):
 
 # ---- verification of a mounted tree ------------------------------------------
 
-# The .npy/ and .txt/ views: directories in every mount's root that readdir
-# does not list (unless -o views=visible) but a path reaches.
-VIEW_DIRS = {".npy", ".txt", ".stats", ".safetensors"}
+# The views (.npy/, .txt/, .stats/, .safetensors/, .png/): directories in
+# every mount's root that readdir does not list (unless -o views=visible)
+# but a path reaches.
+VIEW_DIRS = {".npy", ".txt", ".stats", ".safetensors", ".png"}
 
 SIDECAR_KEYS = {"name", "dtype", "shape", "data_offsets", "nbytes", "numel",
 		"offset", "numpy", "source"}

@@ -15,6 +15,7 @@ Suite *repack_suite(void);		/* test_repack.c */
 Suite *catalog_suite(void);	/* test_catalog.c */
 Suite *srcpool_suite(void);	/* test_srcpool.c */
 Suite *memo_suite(void);	/* test_memo.c */
+Suite *png_suite(void);		/* test_png.c */
 Suite *s3conf_suite(void);	/* test_s3conf.c */
 Suite *http_suite(void);	/* test_http.c */
 Suite *pace_suite(void);	/* test_pace.c */
