@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 int
@@ -166,4 +167,26 @@ text_utf8_check(const char *buf, size_t len, size_t *bad_index,
 		i += (size_t)w;
 	}
 	return 0;
+}
+
+size_t
+text_time_iso(char *out, size_t n, const struct timespec *t)
+{
+	struct tm tm;
+	char zone[8];
+	time_t sec = t->tv_sec;
+	int k;
+
+	if (!localtime_r(&sec, &tm) ||
+	    strftime(zone, sizeof(zone), "%z", &tm) == 0)
+		zone[0] = '\0';
+	k = snprintf(out, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03ld%s",
+		     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		     tm.tm_min, tm.tm_sec, t->tv_nsec / 1000000, zone);
+	if (k < 0 || (size_t)k >= n) {
+		if (n)
+			out[0] = '\0';
+		return 0;
+	}
+	return (size_t)k;
 }

@@ -1,11 +1,13 @@
 /* text.h - the small string helpers every layer needs once: suffix tests,
- * hex digits, percent-encoding and -decoding (RFC 3986), checking UTF-8.
+ * hex digits, percent-encoding and -decoding (RFC 3986), checking UTF-8,
+ * a time stamp.
  * One copy here instead of one per module.  No I/O, no global state.
  */
 #ifndef STFS_TEXT_H
 #define STFS_TEXT_H
 
 #include <stddef.h>
+#include <time.h>
 
 /* 1 when s ends with suffix (both NUL-terminated). */
 int text_ends_with(const char *s, const char *suffix);
@@ -33,5 +35,11 @@ char *text_pct_decode(const char *s, size_t n, const char *refuse,
  * the middle of a sequence. */
 int text_utf8_check(const char *buf, size_t len, size_t *bad_index,
 		    unsigned *bad_len);
+
+/* The wall-clock time t as ISO 8601 in local time, to the millisecond,
+ * with its offset: "2026-11-29T07:31:57.123+0000" (TEXT_TIME_ISO bytes
+ * with the NUL).  Returns its length (0 when n is too small). */
+#define TEXT_TIME_ISO 32
+size_t text_time_iso(char *out, size_t n, const struct timespec *t);
 
 #endif

@@ -24,6 +24,7 @@ Suite *s3_client_suite(void);	/* test_s3_client.c */
 Suite *s3_prefix_suite(void);	/* test_s3_prefix.c */
 Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
+Suite *msglog_suite(void);	/* test_msglog.c */
 Suite *parallel_suite(void);	/* test_parallel.c */
 Suite *pickle_suite(void);	/* test_pickle.c */
 Suite *quant_suite(void);	/* test_quant.c */
