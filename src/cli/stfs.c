@@ -27,6 +27,7 @@
 
 #include "base/error.h"
 #include "base/meter.h"
+#include "base/msglog.h"
 #include "cli/background.h"
 #include "format/naming.h"
 #include "cli/mountpoint.h"
@@ -283,12 +284,22 @@ static int log_line_done;	/* the captured text ended with a newline */
 /* The progress line while SOURCE opens (open_source): a message erases
  * it first (libfuse's log function takes no argument of ours). */
 static struct progress *log_progress;
+/* What goes to the terminal or syslog goes here too: the mount shows it
+ * as .stfs/log (base/msglog.h), for a daemon whose syslog reaches no one */
+static struct msglog *log_kept;
 
 static void
 stfs_log(enum fuse_log_level level, const char *fmt, va_list ap)
 {
+	va_list again;
 	size_t n;
 
+	if (log_mode != LOGTO_CAPTURE && level <= FUSE_LOG_INFO &&
+	    !(log_progress && level > FUSE_LOG_NOTICE)) {
+		va_copy(again, ap);
+		msglog_vadd(log_kept, (int)level, fmt, again);
+		va_end(again);
+	}
 	switch (log_mode) {
 	case LOGTO_SYSLOG:
 		/* fuse_log_level mirrors the syslog priorities. */
@@ -461,6 +472,7 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	vo.views = o->views_mode;
 	vo.png_px = o->png_px;
 	vo.png_cache_mb = o->png_cache_mb;
+	vo.log = log_kept;
 	/* One model at "" is exactly the single-model view; several are a
 	 * tree (view.h: view_build_multi). */
 	vm = calloc(c->n, sizeof(*vm));
@@ -743,6 +755,7 @@ main(int argc, char **argv)
 	const struct provider *prov;
 #endif
 
+	log_kept = msglog_new(MSGLOG_BYTES);	/* NULL: syslog only */
 	fuse_set_log_func(stfs_log);
 	nofile_raise();
 	o.readahead = DEFAULT_READAHEAD_KIB;
@@ -864,5 +877,7 @@ out:
 	free(o.http.max_throughput);
 #endif
 	fuse_opt_free_args(&args);
+	fuse_set_log_func(NULL);
+	msglog_free(log_kept);
 	return status;
 }

@@ -290,6 +290,19 @@ stat_ino(const struct view *v, fuse_ino_t ino, struct stat *st)
 	return 0;
 }
 
+/* How long the kernel may keep ino's attributes: the tree never changes,
+ * but a file of .stfs/ does (the log grows, stats.json moves).  Their
+ * attributes are asked for every time, and a size or time that moved
+ * drops the pages the kernel cached of them (auto_inval_data, libfuse's
+ * default): also in a mount that answers no opens (no_open), where
+ * direct_io cannot be had. */
+static double
+attr_timeout(const struct view *v, fuse_ino_t ino)
+{
+	return view_kind(v, ino) == VIEW_HIDDEN_FILE &&
+	       view_volatile(v, ino) ? 0 : ADAPTER_TIMEOUT;
+}
+
 /* A lookup's reply: every field libfuse reads is set (the rest zero). */
 static void
 fill_entry(const struct view *v, fuse_ino_t ino,
@@ -297,7 +310,7 @@ fill_entry(const struct view *v, fuse_ino_t ino,
 {
 	memset(ent, 0, sizeof(*ent));
 	ent->ino = ino;
-	ent->attr_timeout = ADAPTER_TIMEOUT;
+	ent->attr_timeout = ino ? attr_timeout(v, ino) : ADAPTER_TIMEOUT;
 	ent->entry_timeout = ADAPTER_TIMEOUT;
 	if (ino)
 		stat_ino(v, ino, &ent->attr);
@@ -331,7 +344,8 @@ adapter_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi UNUSED
 	if (stat_ino(adapter_view(req), ino, &st) != 0)
 		fuse_reply_err(req, ENOENT);
 	else
-		fuse_reply_attr(req, &st, ADAPTER_TIMEOUT);
+		fuse_reply_attr(req, &st, attr_timeout(adapter_view(req),
+							ino));
 }
 
 static void

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -217,9 +218,21 @@ source_mark_stale(struct source *s, const char *why)
 
 	if (__atomic_exchange_n(&s->stale, 1, __ATOMIC_ACQ_REL))
 		return;
+	clock_gettime(CLOCK_REALTIME, &s->stale_at);
+	__atomic_store_n(&s->stale_why, strdup(why), __ATOMIC_RELEASE);
 	w = __atomic_load_n(&s->watch, __ATOMIC_ACQUIRE);
 	if (w && w->changed)
 		w->changed(s, why, w->arg);
+}
+
+const char *
+source_stale_why(const struct source *s, struct timespec *at)
+{
+	const char *why = __atomic_load_n(&s->stale_why, __ATOMIC_ACQUIRE);
+
+	if (why && at)
+		*at = s->stale_at;
+	return why;
 }
 
 int
@@ -279,5 +292,6 @@ source_close(struct source *s)
 		s->ops->close(s);
 	free(s->name);
 	free(s->base);
+	free(s->stale_why);
 	free(s);
 }

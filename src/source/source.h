@@ -69,6 +69,10 @@ struct source {
 	dev_t dev;		/* local files: identity at open time */
 	ino_t ino;
 	int stale;		/* set once a change was seen (atomic) */
+	/* What changed and when (source_mark_stale()): stale_at is written
+	 * before stale_why is published (atomic), once. */
+	char *stale_why;
+	struct timespec stale_at;
 	const struct source_watch *watch;	/* source_watch(); atomic */
 	void *priv;		/* backend state */
 };
@@ -226,6 +230,10 @@ int source_verify(struct source *s);
 
 /* Mark s stale (sticky); the first call tells its watch. */
 void source_mark_stale(struct source *s, const char *why);
+
+/* What the first source_mark_stale() said (its why), with its time in
+ * *at; NULL while s has not changed (or nothing could be kept). */
+const char *source_stale_why(const struct source *s, struct timespec *at);
 
 /* After container_open() failed on s: when s is remote and the server, not
  * the file, is at fault (its Content-Range total is wrong), *e is made to

@@ -24,6 +24,7 @@
  * per tensor.  .safetensors/ (virtual safetensors files, repack.h),
  * .stfs/ (stats.json), .png/ (two pictures per tensor, view_png.c) and,
  * for a model with quantized weights, .dequant/
+ * .stfs/ (stats.json, log) and, for a model with quantized weights, .dequant/
  * (the view of its dequantized model, model/quant_model.h) are hidden
  * directories of their own shape.  The mirror files of a stored tensor
  * that a quantized weight's logical tensor is named after are the logical
@@ -78,6 +79,7 @@
 
 struct buf;
 struct layout;
+struct msglog;
 struct memo;
 struct model_order;
 struct err;
@@ -105,7 +107,8 @@ enum view_kind {
 	VIEW_HIDDEN_FILE,	/* a file of a hidden directory: a virtual
 				   safetensors file in .safetensors/ (a
 				   header, then source ranges), or
-				   .stfs/stats.json (rendered on every read) */
+				   .stfs/stats.json and .stfs/log (rendered
+				   on every read) */
 };
 
 /* Which hidden view directories exist and whether readdir lists them. */
@@ -123,6 +126,9 @@ struct view_opts {
 	enum view_views views;
 	unsigned png_px;	/* .png/ heatmaps: largest side (0: default) */
 	unsigned png_cache_mb;	/* .png/ pictures kept (0: default) */
+	/* What the daemon said (base/msglog.h), shown as .stfs/log; NULL:
+	 * no such file.  Borrowed: it must outlive the view. */
+	struct msglog *log;
 };
 
 #define VIEW_PNG_CACHE_MB 128	/* default of png_cache_mb */
@@ -171,8 +177,8 @@ struct view {
 					   (view_safetensors.c) */
 	struct view_safetensors *safetensors;	/* its prefix table, built
 						   on first use */
-	uint64_t ino_stfs;	/* .stfs/, ino_stfs + 1 its stats.json
-				   (view_stfs.c) */
+	uint64_t ino_stfs;	/* .stfs/, ino_stfs + 1 its stats.json,
+				   ino_stfs + 2 its log (view_stfs.c) */
 	uint64_t ino_dequant;	/* .dequant/ (view_dequant.c): the view of
 				   the dequantized model, built on first
 				   use, its inode c at ino_dequant + c - 1

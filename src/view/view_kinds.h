@@ -142,9 +142,13 @@ struct view_hidden {
 		    size_t size, struct view_segs *out);
 	/* Subdirectories of a directory it owns (for the link count). */
 	uint64_t (*subdirs)(const struct view *v, uint64_t ino); /* optional */
-	/* view_volatile() for its files; ino 0: whether it has such a
-	 * file. */
+	/* view_volatile() for its files; ino 0: whether it has a file that
+	 * needs direct_io (adapter.c: then every open reaches stfs). */
 	int (*is_volatile)(const struct view *v, uint64_t ino);	/* optional */
+	/* 1 with *t the time file ino last changed, when that is its own
+	 * (a log: its last message), else 0: the view's. */
+	int (*mtime)(const struct view *v, uint64_t ino,
+		     struct timespec *t);			/* optional */
 	/* view_for_source(): its files whose bytes may come from src. */
 	void (*for_source)(const struct view *v, const struct source *src,
 			   void (*fn)(uint64_t ino, void *arg),

@@ -496,6 +496,7 @@ static int
 view_model_stat(const struct view *v, uint64_t ino, struct stat *st)
 {
 	enum view_kind k = view_model_kind(v, ino);
+	const struct view_hidden *h;
 	const struct model_tensor *mt;
 	mode_t perm = v->mode;
 
@@ -518,6 +519,9 @@ view_model_stat(const struct view *v, uint64_t ino, struct stat *st)
 		st->st_uid = v->opts.set_uid ? v->opts.uid : src->uid;
 		st->st_gid = v->opts.set_gid ? v->opts.gid : src->gid;
 	}
+	h = hidden_of(v, ino);
+	if (h && h->mtime && h->mtime(v, ino, &st->st_mtim))
+		st->st_ctim = st->st_mtim;
 	st->st_atim = st->st_mtim;
 	if (k == VIEW_DIR) {
 		st->st_mode = S_IFDIR | view_dir_mode(perm);

@@ -1,11 +1,22 @@
-/* view_stfs.c - the hidden .stfs/ directory at the root: stats.json, per
- * source of the model its display name and, for remote sources, the
- * transfer counters (source_http_stats()).  The counters move while the
- * mount lives, so the file is rendered on every stat and read, and adapter
- * opens it with direct_io (view_volatile()): readers see the whole
- * current object, never a page cached from an earlier size.  A hidden
- * directory (struct view_hidden, view_kinds.h) of two inodes: ino_stfs
- * the directory, ino_stfs + 1 stats.json.
+/* view_stfs.c - the hidden .stfs/ directory at the root.
+ *
+ * stats.json: per source of the model its display name, for remote
+ * sources the transfer counters (source_http_stats()), and for every
+ * source its last error (what changed, what failed, and when) or null.
+ * The counters move while the mount lives, so the file is rendered on
+ * every stat and read, and adapter opens it with direct_io
+ * (view_volatile()): readers see the whole current object, never a page
+ * cached from an earlier size.
+ *
+ * log: what the daemon said (base/msglog.h), the last messages with their
+ * times, for a mount whose syslog goes nowhere.  Rendered on every read
+ * too; its time is its last message's, and attributes of volatile files
+ * are never cached (adapter.c), so a mount whose other files are cached
+ * (no direct_io at all: a local model) still shows every new line.
+ *
+ * A hidden directory (struct view_hidden, view_kinds.h) of three inodes:
+ * ino_stfs the directory, ino_stfs + 1 stats.json, ino_stfs + 2 log (when
+ * the front end keeps one: view_opts.log).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -13,6 +24,8 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/msglog.h"
+#include "base/text.h"
 #include "model/display.h"
 #include "model/model.h"
 #include "source/source.h"
@@ -22,13 +35,14 @@
 
 #define STFS_DIR ".stfs"
 #define STFS_STATS "stats.json"
+#define STFS_LOG "log"
 
 static int
 stfs_build(struct view *v, struct err *e)
 {
 	(void)e;
 	v->ino_stfs = v->ninodes + 1;
-	v->ninodes += 2;
+	v->ninodes += 3;
 	return 0;
 }
 
@@ -41,7 +55,8 @@ stfs_root(const struct view *v)
 static int
 stfs_owns(const struct view *v, uint64_t ino)
 {
-	return v->ino_stfs && (ino == v->ino_stfs || ino == v->ino_stfs + 1);
+	return v->ino_stfs && ino >= v->ino_stfs &&
+	       ino <= v->ino_stfs + (v->opts.log ? 2 : 1);
 }
 
 static enum view_kind
@@ -53,42 +68,53 @@ stfs_kind(const struct view *v, uint64_t ino)
 static uint64_t
 stfs_lookup(const struct view *v, uint64_t parent, const char *name, size_t len)
 {
-	if (parent == v->ino_stfs && len == strlen(STFS_STATS) &&
-	    memcmp(name, STFS_STATS, len) == 0)
+	if (parent != v->ino_stfs)
+		return 0;
+	if (len == strlen(STFS_STATS) && memcmp(name, STFS_STATS, len) == 0)
 		return v->ino_stfs + 1;
+	if (v->opts.log && len == strlen(STFS_LOG) &&
+	    memcmp(name, STFS_LOG, len) == 0)
+		return v->ino_stfs + 2;
 	return 0;
 }
 
 static uint64_t
 stfs_nchildren(const struct view *v, uint64_t dir)
 {
-	return dir == v->ino_stfs ? 1 : 0;
+	return dir == v->ino_stfs ? 1 + (v->opts.log != NULL) : 0;
 }
 
 static uint64_t
 stfs_child(const struct view *v, uint64_t dir, uint64_t k)
 {
-	return dir == v->ino_stfs && k == 0 ? v->ino_stfs + 1 : 0;
+	return dir == v->ino_stfs && k < stfs_nchildren(v, dir) ?
+	       v->ino_stfs + 1 + k : 0;
 }
 
 static size_t
 stfs_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 {
-	const char *s = ino == v->ino_stfs ? STFS_DIR : STFS_STATS;
+	const char *s = ino == v->ino_stfs ? STFS_DIR :
+			ino == v->ino_stfs + 1 ? STFS_STATS : STFS_LOG;
 
 	strcpy(out, s);
 	return strlen(s);
 }
 
-/* 1 when the file's content changes over the mount's life: some source
- * of the model is remote.  ino 0: whether the view has such a file. */
+/* 1 for its files: their content changes over the mount's life.  ino 0:
+ * whether the view has a file that needs direct_io: stats.json when some
+ * source of the model is remote (its counters move with every read; the
+ * log and a local model's last errors change with their times, which a
+ * reader's kernel sees: adapter.c). */
 static int
 stfs_is_volatile(const struct view *v, uint64_t ino)
 {
 	size_t i;
 
-	if (!v->ino_stfs || (ino && ino != v->ino_stfs + 1))
+	if (!v->ino_stfs)
 		return 0;
+	if (ino)
+		return stfs_owns(v, ino) && ino != v->ino_stfs;
 	for (i = 0; i < v->model->nshards; i++) {
 		json_t *j = source_http_stats(v->model->shards[i].src);
 
@@ -98,6 +124,28 @@ stfs_is_volatile(const struct view *v, uint64_t ino)
 		}
 	}
 	return 0;
+}
+
+/* The last error of src: {"time": ..., "message": ...}, or null (a remote
+ * source's own comes with its counters). */
+static json_t *
+last_error(const struct source *src)
+{
+	char when[TEXT_TIME_ISO];
+	struct timespec at;
+	const char *why = source_stale_why(src, &at);
+	json_t *j;
+	char *msg;
+
+	if (!why)
+		return json_null();
+	if (asprintf(&msg, "changed while mounted (%s): every further read "
+		     "of it fails with EIO", why) < 0)
+		return NULL;
+	text_time_iso(when, sizeof(when), &at);
+	j = json_pack("{s:s, s:s}", "time", when, "message", msg);
+	free(msg);
+	return j;
 }
 
 /* The current stats.json appended to b.  0 or -ENOMEM. */
@@ -122,6 +170,8 @@ render(const struct view *v, struct buf *b)
 		    json_object_set_new(s, "name", json_string(name)) ||
 		    json_object_set_new(s, "remote",
 					json_boolean(source_is_url(src->name))) ||
+		    (!json_object_get(s, "last_error") &&
+		     json_object_set_new(s, "last_error", last_error(src))) ||
 		    json_array_append_new(list, s)) {
 			json_decref(s);
 			free(name);
@@ -145,6 +195,8 @@ stfs_size(const struct view *v, uint64_t ino)
 	struct buf b = BUF_INIT;
 	uint64_t n;
 
+	if (v->opts.log && ino == v->ino_stfs + 2)
+		return msglog_size(v->opts.log, NULL);
 	if (ino != v->ino_stfs + 1 || render(v, &b))
 		return 0;
 	n = b.len;
@@ -160,9 +212,10 @@ stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	char *p;
 	int rc;
 
-	if (ino != v->ino_stfs + 1)
+	if (ino == v->ino_stfs)
 		return -EISDIR;
-	rc = render(v, &b);
+	rc = ino == v->ino_stfs + 1 ? render(v, &b) :
+	     msglog_render(v->opts.log, &b) ? -ENOMEM : 0;
 	if (!rc && off < b.len) {
 		if (size > b.len - off)
 			size = (size_t)(b.len - off);
@@ -174,6 +227,28 @@ stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	}
 	buf_free(&b);
 	return rc;
+}
+
+/* The log changes with every message: its time is the last one's;
+ * stats.json's the latest change of a source (its last error). */
+static int
+stfs_mtime(const struct view *v, uint64_t ino, struct timespec *t)
+{
+	struct timespec at;
+	size_t i;
+	int found = 0;
+
+	if (v->opts.log && ino == v->ino_stfs + 2) {
+		msglog_size(v->opts.log, t);
+		return 1;
+	}
+	for (i = 0; ino == v->ino_stfs + 1 && i < v->model->nshards; i++)
+		if (source_stale_why(v->model->shards[i].src, &at) &&
+		    (!found || view_newer(&at, t))) {
+			*t = at;
+			found = 1;
+		}
+	return found;
 }
 
 const struct view_hidden view_stfs_dir = {
@@ -189,4 +264,5 @@ const struct view_hidden view_stfs_dir = {
 	.size = stfs_size,
 	.read = stfs_read,
 	.is_volatile = stfs_is_volatile,
+	.mtime = stfs_mtime,
 };

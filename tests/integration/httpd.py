@@ -35,6 +35,18 @@ to any request but the open request (bytes=0-65535):
                     then more that never end (until the client leaves,
                     or 60 s)
   srv.header_bytes  N > 0: every answer carries a header line of N bytes
+Faults of issue 38:
+  srv.busy          N > 0: the next N data answers are srv.busy_status
+                    (503; or 429) with "Retry-After: srv.retry_after"
+                    (a string, "2" by default; None: no such header)
+  srv.coding        a content coding ("gzip") every data answer names in
+                    Content-Encoding, its body the file's bytes unchanged
+                    (so that its length is the range's)
+  srv.trickle_at    a byte offset: a data answer whose range holds it
+                    sends its body at srv.trickle_rate bytes per second
+                    (1 by default), until the client leaves or 600 s pass
+  srv.trickling     data answers trickling now
+Every request's record has "time": time.monotonic() when it was logged.
 Everything is bounded: handler threads are daemons, waits time out.
 """
 
@@ -64,6 +76,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			"if_match": self.headers.get("If-Match"),
 			"headers": dict(self.headers.items()),
 			"status": status, "bytes": nbytes,
+			"time": time.monotonic(),
 		})
 
 	def _simple(self, status, extra=()):
@@ -115,6 +128,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 		f = os.path.join(srv.root, path.lstrip("/"))
 		rng = self.headers.get("Range")
 		data_answer = rng != "bytes=0-65535"
+		if data_answer and os.path.isfile(f):
+			with srv.lock:
+				busy = srv.busy > 0
+				if busy:
+					srv.busy -= 1
+			if busy:
+				extra = []
+				if srv.retry_after is not None:
+					extra.append(("Retry-After",
+						      srv.retry_after))
+				return self._simple(srv.busy_status, extra)
 		validators = srv.validators
 		try:
 			st = os.stat(f)
@@ -148,6 +172,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 				st.st_mtime, usegmt=True))
 		if srv.header_bytes:
 			self.send_header("X-Padding", "p" * srv.header_bytes)
+		if data_answer and srv.coding:
+			self.send_header("Content-Encoding", srv.coding)
 		endless = data_answer and srv.endless
 		if endless:
 			self.send_header("Transfer-Encoding", "chunked")
@@ -166,6 +192,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 				fh.seek(first)
 				return self._endless(fh.read(last - first + 1))
 		cut = srv.truncate if data_answer else 0
+		if data_answer and srv.trickle_at is not None and \
+				first <= srv.trickle_at <= last:
+			with open(f, "rb") as fh:
+				fh.seek(first)
+				return self._trickle(fh.read(last - first + 1))
 		with open(f, "rb") as fh:
 			fh.seek(first)
 			left = last - first + 1
@@ -185,6 +216,29 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 				except OSError:
 					break
 				left -= len(chunk)
+
+	def _trickle(self, data):
+		"""data at srv.trickle_rate bytes per second, until the client
+		goes away (or 600 s pass)."""
+		srv = self.server.owner
+		t_end = time.monotonic() + 600
+		self.close_connection = True
+		with srv.lock:
+			srv.trickling += 1
+		try:
+			for i in range(0, len(data), max(1, srv.trickle_rate)):
+				if time.monotonic() > t_end:
+					return
+				try:
+					self.wfile.write(
+						data[i:i + max(1, srv.trickle_rate)])
+					self.wfile.flush()
+				except OSError:
+					return
+				time.sleep(1.0)
+		finally:
+			with srv.lock:
+				srv.trickling -= 1
 
 	def _endless(self, data):
 		"""A chunked body without end: data, then 64 KiB chunks until
@@ -249,6 +303,13 @@ class Server:
 		self.truncate = 0
 		self.endless = False
 		self.header_bytes = 0
+		self.busy = 0
+		self.busy_status = 503
+		self.retry_after = "2"
+		self.coding = None
+		self.trickle_at = None
+		self.trickle_rate = 1
+		self.trickling = 0
 		self.signature = "sig-" + os.urandom(8).hex()
 		self.redirect_base = None
 		self.httpd = None

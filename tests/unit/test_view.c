@@ -15,6 +15,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/msglog.h"
 #include "model/model.h"
 #include "view/names.h"
 #include "source/source.h"
@@ -376,12 +377,12 @@ START_TEST(test_listing)
 	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT);
 	/* plus the root, .npy/, .txt/, .stats/, each tensor's .npy,
 	 * .txt and .stats file; then .safetensors/ and its range, and
-	 * .stfs/ and its stats.json, last .png/ and two pictures per
-	 * tensor (the flat layout: one directory) */
+	 * .stfs/, its stats.json and its log, last .png/ and two pictures
+	 * per tensor (the flat layout: one directory) */
 	ck_assert_uint_eq(view->ino_safetensors - 1,
 			  1 + n + 3 + 3 * MODEL_NT);
 	ck_assert_uint_ge(view->ino_stfs, view->ino_safetensors + 3);
-	ck_assert_uint_eq(view->ino_png, view->ino_stfs + 2);
+	ck_assert_uint_eq(view->ino_png, view->ino_stfs + 3);
 	ck_assert_uint_eq(view->ninodes, view->ino_png + 2 * MODEL_NT);
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
@@ -912,6 +913,77 @@ START_TEST(test_views_option)
 }
 END_TEST
 
+/* .stfs/: stats.json with each source's last error, and the log the
+ * front end keeps (only then), rendered on every read, timed by its last
+ * message; the inode numbers the same with a log and without. */
+START_TEST(test_stfs_dir)
+{
+	struct view_opts o = { 0 };
+	struct msglog *l = msglog_new(0);
+	struct view *lv;
+	struct view_segs s = VIEW_SEGS_INIT;
+	struct stat st0, st1;
+	struct err e = { 0 };
+	uint64_t dir = look(".stfs"), stats, log;
+	char name[VIEW_NAME_MAX + 1];
+	json_t *j;
+
+	/* without a log: stats.json only */
+	ck_assert_uint_eq(view_nchildren(view, dir), 1);
+	ck_assert_uint_eq(view_lookup(view, dir, "log", 3), 0);
+	stats = view_lookup(view, dir, "stats.json", 10);
+	ck_assert_int_eq(view_volatile(view, stats), 1);
+	ck_assert_int_eq(view_volatile(view, 0), 0);	/* local: no direct_io */
+	ck_assert_int_eq(view_read(view, stats, 0, 1 << 16, &s), 0);
+	j = json_loadb(s.len ? view_seg_mem(&s, &s.seg[0]) : "", s.len, 0,
+		       NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert(json_is_null(json_object_get(json_array_get(
+		json_object_get(j, "sources"), 0), "last_error")));
+	json_decref(j);
+	/* a change: its why and time */
+	source_mark_stale(model->shards[0].src, "size 10 -> 4 bytes");
+	ck_assert_int_eq(view_read(view, stats, 0, 1 << 16, &s), 0);
+	j = json_loadb(view_seg_mem(&s, &s.seg[0]), s.len, 0, NULL);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+		json_array_get(json_object_get(j, "sources"), 0),
+		"last_error"), "message")), "changed while mounted (size 10 -> "
+		"4 bytes): every further read of it fails with EIO");
+	json_decref(j);
+
+	/* with a log */
+	ck_assert_ptr_nonnull(l);
+	o.log = l;
+	ck_assert_int_eq(view_build(model, &o, &lv, &e), 0);
+	ck_assert_uint_eq(lv->ninodes, view->ninodes);
+	ck_assert_uint_eq(view_nchildren(lv, dir), 2);
+	view_name(lv, view_child(lv, dir, 1), name);
+	ck_assert_str_eq(name, "log");
+	log = view_lookup(lv, dir, "log", 3);
+	ck_assert_uint_eq(log, view_child(lv, dir, 1));
+	ck_assert_int_eq(view_kind(lv, log), VIEW_HIDDEN_FILE);
+	ck_assert_int_eq(view_volatile(lv, log), 1);
+	ck_assert_int_eq(view_volatile(lv, 0), 0);
+	ck_assert_int_eq(view_stat(lv, log, &st0), 0);
+	ck_assert_int_eq(st0.st_size, 0);
+	msglog_add(l, 3, "m.safetensors: something went wrong");
+	ck_assert_int_eq(view_stat(lv, log, &st1), 0);
+	ck_assert_int_eq(st1.st_size, (off_t)msglog_size(l, NULL));
+	ck_assert(st1.st_mtim.tv_sec != st0.st_mtim.tv_sec ||
+		  st1.st_mtim.tv_nsec != st0.st_mtim.tv_nsec);
+	ck_assert_int_eq(view_read(lv, log, 0, 1 << 16, &s), 0);
+	ck_assert_uint_eq(s.len, (size_t)st1.st_size);
+	ck_assert(strstr(view_seg_mem(&s, &s.seg[0]),
+			 " error: m.safetensors: something went wrong\n"));
+	ck_assert_int_eq(view_read(lv, log, 5, 1 << 16, &s), 0);
+	ck_assert_uint_eq(s.len, (size_t)st1.st_size - 5);
+	view_segs_free(&s);
+	view_free(lv);
+	msglog_free(l);
+}
+END_TEST
+
 /* The bytes a list of segments stands for (source ranges read). */
 static char *
 seg_bytes(const struct view_segs *s)
@@ -1285,6 +1357,7 @@ view_suite(void)
 	tcase_add_test(tv, test_sharded_nul_key);
 	tcase_add_test(tv, test_modes);
 	tcase_add_test(tv, test_views_option);
+	tcase_add_test(tv, test_stfs_dir);
 	tcase_add_test(tv, test_read_segments);
 	tcase_add_test(tv, test_multi_single);
 	tcase_add_test(tv, test_multi_tree);

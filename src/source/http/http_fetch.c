@@ -537,6 +537,39 @@ http_fetch_held(struct http_fetch_object *o, uint64_t start, uint64_t end)
 	return held;
 }
 
+static void keep_error(struct http_fetch_object *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Keep what a failure said for .stfs/stats.json. */
+static void
+keep_error(struct http_fetch_object *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&o->lock);
+	clock_gettime(CLOCK_REALTIME, &o->last_error_at);
+	va_start(ap, fmt);
+	vsnprintf(o->last_error, sizeof(o->last_error), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&o->lock);
+}
+
+int
+http_fetch_last_error(struct http_fetch_object *o, char *msg, size_t n,
+		      struct timespec *at)
+{
+	int have;
+
+	pthread_mutex_lock(&o->lock);
+	have = o->last_error[0] != '\0';
+	if (have) {
+		snprintf(msg, n, "%s", o->last_error);
+		*at = o->last_error_at;
+	}
+	pthread_mutex_unlock(&o->lock);
+	return have;
+}
+
 static void
 note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
 	    uint64_t start, uint64_t end, int demand)
@@ -549,11 +582,13 @@ note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
 		return;
 	}
 	if (r == HTTP_CHANGED) {
-		if (!__atomic_exchange_n(&o->stale, 1, __ATOMIC_RELAXED))
-			http_conf_log(o->conf, HTTP_LOG_ERR,
-				      "%s: the remote object changed "
-				      "since it was opened (%s); every read now "
-				      "fails with EIO", o->display, g->why);
+		if (__atomic_exchange_n(&o->stale, 1, __ATOMIC_RELAXED))
+			return;
+		keep_error(o, "the remote object changed since it was opened "
+			   "(%s); every read now fails with EIO", g->why);
+		http_conf_log(o->conf, HTTP_LOG_ERR, "%s: the remote object "
+			      "changed since it was opened (%s); every read "
+			      "now fails with EIO", o->display, g->why);
 		return;
 	}
 	/* The open reports its own failure; read-ahead no one waited for
@@ -561,6 +596,9 @@ note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
 	if (g->probe || !demand)
 		return;
 	hold(o, start, end);
+	keep_error(o, "a read of bytes %llu-%llu failed with EIO: %s",
+		   (unsigned long long)start, (unsigned long long)(end - 1),
+		   g->why);
 	__atomic_store_n(&o->trouble_until, http_conf_now_ms() + TROUBLE_MS,
 			 __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&o->failing, 1, __ATOMIC_RELAXED))

@@ -52,6 +52,10 @@ struct http_fetch_object {
 		uint64_t start, end, until_ms;
 	} hold[HTTP_FETCH_HOLDS];
 	unsigned next_hold;
+	/* What the last failure a reader saw said, and when (realtime):
+	 * .stfs/stats.json shows it (http_fetch_last_error()). */
+	char last_error[256];
+	struct timespec last_error_at;
 	struct http_stats stats;
 };
 
@@ -123,6 +127,11 @@ struct http_fetch_budget http_fetch_budget_now(const struct http_conf *conf,
 /* 1 when the server sends bytes at offset size, i.e. the total its
  * Content-Range gave is wrong (one request, no retries); 0 otherwise. */
 int http_fetch_serves_past(struct http_fetch_object *o);
+
+/* The last failure a reader saw (a read that failed with EIO, the object
+ * changed) into msg (n bytes), its time into *at: 1, or 0 when none. */
+int http_fetch_last_error(struct http_fetch_object *o, char *msg, size_t n,
+			  struct timespec *at);
 
 /* 1 when [start, end) overlaps a range a read failed on within the last
  * second: the kernel retries a failed read at once, and that retry

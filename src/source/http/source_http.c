@@ -34,6 +34,7 @@
 #include <jansson.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "source/http/http_client.h"
 #include "source/http/http_conf.h"
 #include "source/http/http_disk.h"
@@ -407,6 +408,19 @@ source_http_fetched(struct source *s)
 	return http_stats_get(&hs->obj.stats.bytes);
 }
 
+/* The last failure a reader saw, {"time": ..., "message": ...}, or null. */
+static json_t *
+last_error(struct http_src *hs)
+{
+	char msg[sizeof(hs->obj.last_error)], when[TEXT_TIME_ISO];
+	struct timespec at;
+
+	if (!http_fetch_last_error(&hs->obj, msg, sizeof(msg), &at))
+		return json_null();
+	text_time_iso(when, sizeof(when), &at);
+	return json_pack("{s:s, s:s}", "time", when, "message", msg);
+}
+
 json_t *
 source_http_stats(struct source *s)
 {
@@ -418,7 +432,7 @@ source_http_stats(struct source *s)
 	st = &hs->obj.stats;
 #define N(x) json_integer((json_int_t)http_stats_get(&(x)))
 	return json_pack("{s:s, s:{s:o, s:o, s:o, s:o}, s:o, s:{s:o, s:o}, "
-			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:b}",
+			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:b, s:o}",
 		"source", hs->obj.display,
 		"requests",
 		  "header", N(st->requests[HTTP_STATS_REQ_HEADER]),
@@ -437,7 +451,8 @@ source_http_stats(struct source *s)
 		  "protocol", N(st->errors[HTTP_STATS_ERR_PROTOCOL]),
 		"readahead_window_max", N(st->ra_window),
 		"disk_cache_hits", N(st->disk_hits),
-		"stale", __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED));
+		"stale", __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED),
+		"last_error", last_error(hs));
 #undef N
 }
 

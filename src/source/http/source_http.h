@@ -78,7 +78,9 @@ int source_http_size_wrong(struct source *s);
 /* The counters of a remote source as a JSON object (new reference):
  * requests by kind (header, data, list, resolve), bytes fetched, block
  * cache hits and misses, retries, failed attempts by cause, the largest
- * read-ahead window, whether it turned stale.  NULL for other sources.
+ * read-ahead window, whether it turned stale, its last error (the last
+ * read that failed, or the change seen, with its time; null before any).
+ * NULL for other sources.
  * For MNT/.stfs/stats.json; the same figures are logged at close. */
 struct json_t;
 struct json_t *source_http_stats(struct source *s);
