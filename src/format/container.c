@@ -18,7 +18,7 @@ _Static_assert(TORCH_NOT_MINE == CONTAINER_NOT_MINE, "one value");
 
 static const struct container_format formats[] = {
 	{ "safetensors", header_claims, header_read },
-	{ "PyTorch checkpoint", torch_claims, torch_open },
+	{ NAMING_TORCH, torch_claims, torch_open },
 	{ "gguf", gguf_claims, gguf_read },
 };
 #define NFORMATS (sizeof(formats) / sizeof(formats[0]))
@@ -65,7 +65,9 @@ container_open(const struct reader *r, struct header **out, struct err *e)
 	fmt = container_format(head, n, r->size, r->name);
 	rc = fmt->open(r, out, e);
 	if (rc == CONTAINER_NOT_MINE) {
-		fmt = unclaimed(r->name);
+		/* (the name's format said no already: the first's error) */
+		fmt = unclaimed(r->name) == fmt ? &formats[0] :
+		      unclaimed(r->name);
 		rc = fmt->open(r, out, e);
 	}
 	if (rc == 0 && tensor_size_check(*out, e)) {

@@ -20,10 +20,11 @@ static const struct rule {
 	{ ".safetensors", NULL, NAMING_MODEL, 0, NULL },
 	{ ".gguf", NULL, NAMING_MODEL, SPLIT, "gguf" },
 	{ ".bin.index.json", NULL, NAMING_INDEX, YIELDS, NULL },
-	{ ".bin", "pytorch_model", NAMING_MODEL, YIELDS, NULL },
-	{ ".bin", NULL, NAMING_CHECKPOINT, 0, NULL },
-	{ ".pt", NULL, NAMING_CHECKPOINT, 0, NULL },
-	{ ".pth", NULL, NAMING_CHECKPOINT, 0, NULL },
+	{ ".bin", "pytorch_model", NAMING_MODEL, YIELDS, NAMING_TORCH },
+	{ ".bin", NULL, NAMING_CHECKPOINT, 0, NAMING_TORCH },
+	{ ".pt", NULL, NAMING_CHECKPOINT, 0, NAMING_TORCH },
+	{ ".pth", NULL, NAMING_CHECKPOINT, 0, NAMING_TORCH },
+	{ ".ckpt", NULL, NAMING_CHECKPOINT, 0, NAMING_TORCH },
 };
 
 static int

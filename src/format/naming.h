@@ -13,9 +13,10 @@
  *                               (which opens the others), the rest parts
  *   pytorch_model*.bin          a model that yields (below)
  *   *.bin.index.json            an index that yields
- *   other *.bin, *.pt, *.pth    a checkpoint: a model when named, never
- *                               one of a folder (optimizer.pt,
- *                               training_args.bin: some are no state dict)
+ *   other *.bin, *.pt, *.pth,   a checkpoint: a model when named, never
+ *   *.ckpt                      one of a folder (optimizer.pt,
+ *                               training_args.bin: some are no state dict;
+ *                               Lightning's epoch=3-step=60.ckpt)
  *
  * Models that yield (PyTorch weights) are models of a folder only when it
  * holds no model that does not: a Hub repository that ships both formats
@@ -49,6 +50,9 @@ struct naming {
 				   claims its bytes, so that a damaged magic
 				   number gets its error; NULL: the first */
 };
+
+/* container.c's name of the format that reads PyTorch's names. */
+#define NAMING_TORCH "PyTorch checkpoint"
 
 /* What the last component of path (a file name, a path, a URL, an object
  * key) says; *out filled, its role returned. */

@@ -79,8 +79,13 @@ sniff_zip(const unsigned char *p, size_t n, char *out, size_t cap)
 	return 0;
 }
 
+/* What to give instead, when no format's name is claimed. */
+#define GIVE_SAFETENSORS "give the .safetensors file, its index or its " \
+			 "directory"
+
 static int
-sniff_text(const unsigned char *p, size_t n, char *out, size_t cap)
+sniff_text(const unsigned char *p, size_t n, const char *give, char *out,
+	   size_t cap)
 {
 	size_t i = 0;
 	char line[48];
@@ -121,30 +126,43 @@ sniff_text(const unsigned char *p, size_t n, char *out, size_t cap)
 				 "it a name ending in .safetensors.index.json, "
 				 "or mount its directory");
 		else
-			snprintf(out, cap, "a JSON file, not a model: give "
-				 "the .safetensors file, its index or its "
-				 "directory");
+			snprintf(out, cap, "a JSON file, not a model: %s",
+				 give);
 		return 0;
 	}
 	first_line(p, n, line, sizeof(line));
-	snprintf(out, cap, "a text file, not a model (it starts `%s`): give "
-		 "the .safetensors file, its index or its directory", line);
+	snprintf(out, cap, "a text file, not a model (it starts `%s`): %s",
+		 line, give);
 	return 0;
 }
 
 /* What the first n bytes of a file of size bytes are, as a sentence,
  * written to out (cap bytes); 0 when recognized, -1 when they look like
- * nothing known.  Truncation is judged by sniff_truncated. */
+ * nothing known.  give: what to give instead of text.  torch: the file
+ * was read as a PyTorch checkpoint, whose own containers (a zip, a
+ * pickle) it has judged already.  Truncation is judged by
+ * sniff_truncated. */
 static int
-sniff_bytes(const unsigned char *p, size_t n, uint64_t size, char *out,
-	    size_t cap)
+sniff_bytes(const unsigned char *p, size_t n, uint64_t size,
+	    const char *give, int torch, char *out, size_t cap)
 {
+	int zip = starts(p, n, "PK\003\004", 4) || starts(p, n, "PK\005\006", 4);
+	int pickle = n >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5;
+
 	if (size == 0) {
 		snprintf(out, cap, "an empty file: an interrupted download? "
 			 "fetch it again");
 		return 0;
 	}
-	if (starts(p, n, "PK\003\004", 4) || starts(p, n, "PK\005\006", 4))
+	if (torch && (zip || pickle))
+		return -1;
+	if (size < 8) {
+		snprintf(out, cap, "a file of %u byte%s, too short for any "
+			 "model: an interrupted download? fetch it again",
+			 (unsigned)size, size == 1 ? "" : "s");
+		return 0;
+	}
+	if (zip)
 		return sniff_zip(p, n, out, cap);
 	if (starts(p, n, "\211HDF\r\n\032\n", 8)) {
 		snprintf(out, cap, "an HDF5 file (Keras .h5?), not "
@@ -157,7 +175,7 @@ sniff_bytes(const unsigned char *p, size_t n, uint64_t size, char *out,
 			 "convert it (safetensors.numpy.save_file)");
 		return 0;
 	}
-	if (n >= 2 && p[0] == 0x80 && p[1] >= 2 && p[1] <= 5) {
+	if (pickle) {
 		snprintf(out, cap, "a Python pickle (PyTorch's legacy .bin/.pt?), "
 			 "not safetensors: convert it where you trust it; "
 			 "never unpickle a file you do not");
@@ -168,7 +186,7 @@ sniff_bytes(const unsigned char *p, size_t n, uint64_t size, char *out,
 		return 0;
 	}
 	if (is_text(p, n))
-		return sniff_text(p, n, out, cap);
+		return sniff_text(p, n, give, out, cap);
 	return -1;
 }
 
@@ -234,24 +252,38 @@ void
 sniff_explain(const struct reader *r, struct err *e)
 {
 	unsigned char p[SNIFF_BYTES];
-	char what[320], old[ERR_DETAIL_MAX];
+	char what[400], old[ERR_DETAIL_MAX];
 	size_t n = r->size < SNIFF_BYTES ? (size_t)r->size : SNIFF_BYTES;
+	/* the format its name or bytes claim (GGUF, PyTorch: the error is
+	 * theirs, container.h) leads, and says what to give */
+	const char *claim = NULL, *give = GIVE_SAFETENSORS;
+	int k;
 
-	/* a .gguf file that does not start with "GGUF" is GGUF's to refuse
-	 * (container.h), and may be an LFS pointer or an HTML page too */
-	if ((e->code < ERR_HEADER_TOO_SMALL ||
-	     e->code > ERR_METADATA_INCOMPLETE_BUFFER) &&
-	    e->code != ERR_INVALID_GGUF)
+	if (e->code == ERR_INVALID_GGUF) {
+		claim = "not a GGUF file: ";
+		give = "give the .gguf file itself";
+	} else if (e->code == ERR_INVALID_CHECKPOINT) {
+		claim = "not a PyTorch checkpoint: ";
+		give = "give the checkpoint itself";
+	} else if (e->code < ERR_HEADER_TOO_SMALL ||
+		   e->code > ERR_METADATA_INCOMPLETE_BUFFER) {
 		return;
+	}
 	if (n && reader_pread(r, p, n, 0) != 0)
 		return;
-	if (sniff_truncated(r, p, n, e->code, what, sizeof(what)) != 0 &&
-	    sniff_bytes(p, n, r->size, what, sizeof(what)) != 0)
+	k = claim ? snprintf(what, sizeof(what), "%s", claim) : 0;
+	/* (a safetensors header cut short is safetensors' own finding) */
+	if ((claim || sniff_truncated(r, p, n, e->code, what,
+				      sizeof(what)) != 0) &&
+	    sniff_bytes(p, n, r->size, give, e->code == ERR_INVALID_CHECKPOINT,
+			what + k, sizeof(what) - (size_t)k) != 0)
 		return;
 	/* What the file is first, the reference's finding after it (cut to
-	 * fit: the sentence about the file matters more). */
-	memcpy(old, e->detail, sizeof(old));
-	old[sizeof(old) - 1] = '\0';
+	 * fit: the sentence about the file matters more); the claim once. */
+	k = claim && strncmp(e->detail, claim, strlen(claim)) == 0 ?
+	    (int)strlen(claim) : 0;
+	memcpy(old, e->detail + k, sizeof(old) - (size_t)k);
+	old[sizeof(old) - 1 - (size_t)k] = '\0';
 	n = strlen(what);
 	err_replace(e, e->code, "%s (%.*s)", what,
 		    (int)(sizeof(e->detail) - n - 4), old);

@@ -27,13 +27,23 @@ add_shard(struct totals *tt, const struct shard *sh)
 	/* bytes and parameters saturate (base/count.h): tensors that share
 	 * a storage (PyTorch) or pack many elements in a byte (GGUF's
 	 * i-quants) may sum past 2^64 */
+	uint64_t reached = 0;
+
 	tt->header_bytes = count_add(tt->header_bytes, sh->hdr->header_len);
 	tt->file_bytes = count_add(tt->file_bytes, sh->hdr->file_size);
 	for (i = 0; i < sh->hdr->ntensors; i++) {
 		const struct tensor *t = &sh->hdr->tensors[i];
 
 		tt->tensors++;
-		tt->bytes = count_add(tt->bytes, t->end - t->begin);
+		/* the bytes of the file the tensors lie in, each once: views
+		 * of one storage (tied weights) overlap, and the table is in
+		 * file order */
+		if (t->end > reached) {
+			tt->bytes = count_add(tt->bytes, t->end -
+					      (t->begin > reached ? t->begin :
+					       reached));
+			reached = t->end;
+		}
 		tt->params = count_add(tt->params, t->numel);
 		tt->params_by[t->dtype] = count_add(tt->params_by[t->dtype],
 						    t->numel);
@@ -88,6 +98,63 @@ static int
 is_gguf(const struct header *h)
 {
 	return h->format && strcmp(h->format, "gguf") == 0;
+}
+
+static int
+is_torch(const struct header *h)
+{
+	return h->format && strcmp(h->format, "PyTorch checkpoint") == 0;
+}
+
+/* "format": the first shard's, "-sharded" for a set (GGUF's "-split") */
+static const char *
+format_name(const struct model *m)
+{
+	const struct header *h = m->nshards ? m->shards[0].hdr : NULL;
+
+	if (h && is_gguf(h))
+		return m->sharded ? "gguf-split" : "gguf";
+	if (h && is_torch(h))
+		return m->sharded ? "pytorch-sharded" : "pytorch";
+	return m->sharded ? "safetensors-sharded" : "safetensors";
+}
+
+#define SHARED_GROUPS_MAX 64	/* groups of names listed */
+#define SHARED_NAMES_MAX 64	/* names per group listed */
+
+/* The groups of tensors that view one storage (PyTorch's tied weights:
+ * lm_head.weight and the embeddings), each a list of names; NULL when
+ * there are none.  A storage is one run of its shard and the tensors
+ * are in file order: a group's tensors are neighbours.  *ngroups: how
+ * many there are (the list stops at SHARED_GROUPS_MAX). */
+static json_t *
+shared_storage(const struct model *m, uint64_t *ngroups)
+{
+	json_t *all = NULL, *g;
+	size_t i = 0, j;
+
+	*ngroups = 0;
+	while (i < m->ntensors) {
+		const struct model_tensor *a = &m->tensors[i];
+
+		for (j = i + 1; j < m->ntensors && a->t->storage &&
+		     m->tensors[j].t->storage == a->t->storage &&
+		     m->tensors[j].shard == a->shard; j++)
+			;
+		if (j - i > 1 && ++*ngroups <= SHARED_GROUPS_MAX) {
+			if (!all)
+				all = json_array();
+			g = json_array();
+			for (size_t k = i; g && k < j && k < i +
+			     SHARED_NAMES_MAX; k++)
+				json_array_append_new(g, json_stringn(
+					m->tensors[k].t->name,
+					m->tensors[k].t->name_len));
+			json_array_append_new(all, g);
+		}
+		i = j;
+	}
+	return all;
 }
 
 /* A GGUF model (a sharded index may have no shard at all). */
@@ -230,8 +297,16 @@ summary_object(const struct model *m, const char *source)
 		json_object_set_new(root, "gguf",
 				    gguf_object(m->shards[0].hdr));
 	} else {
+		uint64_t n;
+		json_t *shared = shared_storage(m, &n);
+
 		json_object_set_new(root, "format", json_string(
-			m->sharded ? "safetensors-sharded" : "safetensors"));
+			format_name(m)));
+		if (shared) {
+			json_object_set_new(root, "shared_storage", shared);
+			json_object_set_new(root, "shared_storage_count",
+					    summary_count_json(n));
+		}
 	}
 	if (summary_tied(m))
 		json_object_set_new(root, "tie_word_embeddings", json_true());
@@ -404,6 +479,32 @@ print_metadata(FILE *out, const struct model *m)
 	json_decref(o);
 }
 
+/* The storages several tensors view (tied weights), a line each. */
+static void
+print_shared(FILE *out, const struct model *m)
+{
+	uint64_t n;
+	json_t *all = shared_storage(m, &n), *g, *name;
+	size_t i, k;
+
+	json_array_foreach(all, i, g) {
+		if (i == 4) {
+			fprintf(out, "             ... %" PRIu64 " storages "
+				"in all (stfs-inspect --json: "
+				"shared_storage)\n", n);
+			break;
+		}
+		fputs(i ? "             " : "shared:      ", out);
+		json_array_foreach(g, k, name) {
+			fputs(k ? " = " : "", out);
+			summary_print_name(out, json_string_value(name),
+					   json_string_length(name));
+		}
+		fputs(" (one storage)\n", out);
+	}
+	json_decref(all);
+}
+
 /* The quantized weights, by scheme, and where their values are. */
 static void
 print_quantized(FILE *out, const struct model *m)
@@ -470,6 +571,7 @@ summary_print_text(FILE *out, const struct model *m)
 		json_decref(g);
 	}
 	print_metadata(out, m);
+	print_shared(out, m);
 	print_quantized(out, m);
 	if (summary_tied(m))
 		fputs("tied:        config.json says tie_word_embeddings: the "

@@ -12,12 +12,21 @@ Python's pickle where torch.save cannot write what a user's file holds.
   The optimizer inside the scheduler keeps its state keyed by its
   parameters: each entry is named by its index, its key as
   INDEX.__key__.
+- __summary__.json of a .bin says "format": "pytorch" ("pytorch-sharded"
+  for an index's set), header_bytes the pickle's size, bytes each stored
+  byte once (tied weights share a storage) and the names that share one;
+  stfs-inspect prints them on a "shared:" line.
+- Files named as checkpoints that are not (random bytes, a cut zip) are
+  refused with PyTorch's error, leading with "not a PyTorch checkpoint"
+  (also int-sniff).
 """
 
 import json
 import os
+import zipfile
 
 import harness
+from harness import STFS_INSPECT, run
 
 import torch
 
@@ -123,9 +132,95 @@ def check_cycles(t, d):
 		     [4, 3, 2], ".ckpt: hyper_parameters")
 
 
+# ---- the summary of a checkpoint -------------------------------------------
+
+def check_summary(t, d):
+	torch.manual_seed(1)
+	emb = torch.randn(64, 16)
+	sd = {"transformer.wte.weight": emb, "lm_head.weight": emb,
+	      "transformer.ln_f.weight": torch.ones(16),
+	      "transformer.ln_f.bias": torch.zeros(16),
+	      "h.0.attn.c_attn.weight": torch.randn(16, 48)}
+	path = os.path.join(d, "pytorch_model.bin")
+	torch.save(sd, path)
+	storages = {}
+	for v in sd.values():
+		storages[v.storage().data_ptr()] = v.storage().nbytes()
+	with zipfile.ZipFile(path) as z:
+		pkl = [i.file_size for i in z.infolist()
+		       if i.filename.endswith("/data.pkl")][0]
+	want_shared = [["lm_head.weight", "transformer.wte.weight"]]
+
+	def check(j, label):
+		t.eq(j.get("format"), "pytorch", "%s: format" % label)
+		t.eq(j.get("bytes"), sum(storages.values()),
+		     "%s: bytes count the shared storage once" % label)
+		t.eq(j.get("header_bytes"), pkl, "%s: header_bytes is the "
+		     "pickle's size" % label)
+		t.eq(j.get("file_bytes"), os.path.getsize(path),
+		     "%s: file_bytes" % label)
+		t.eq([sorted(g) for g in j.get("shared_storage", [])],
+		     want_shared, "%s: the names that share a storage" % label)
+		t.eq(j.get("shared_storage_count"), 1,
+		     "%s: one shared storage" % label)
+
+	r = run([STFS_INSPECT, "--json", path])
+	check(json.loads(r.stdout or b"{}"), "stfs-inspect --json")
+	r = run([STFS_INSPECT, path])
+	out = r.stdout.decode()
+	t.check("shared:      lm_head.weight = transformer.wte.weight "
+		"(one storage)\n" in out, "stfs-inspect: the shared line: %r"
+		% out)
+	with harness.Mount(t, path) as m:
+		check(json.loads(read(os.path.join(m.path, "__summary__.json"),
+				      "r")), "__summary__.json")
+	# a sharded set of .bin files
+	sub = os.path.join(d, "sharded")
+	os.mkdir(sub)
+	names = sorted(sd)
+	wm = {}
+	for i, part in enumerate((names[:2], names[2:])):
+		shard = "pytorch_model-%05d-of-00002.bin" % (i + 1)
+		torch.save({k: sd[k].clone() for k in part},
+			   os.path.join(sub, shard))
+		wm.update({k: shard for k in part})
+	with open(os.path.join(sub, "pytorch_model.bin.index.json"), "w") as f:
+		json.dump({"metadata": {}, "weight_map": wm}, f)
+	r = run([STFS_INSPECT, "--json", sub])
+	t.eq(json.loads(r.stdout or b"{}").get("format"), "pytorch-sharded",
+	     "a set of .bin shards: format")
+
+
+def check_not_checkpoints(t, d):
+	good = os.path.join(d, "good.pt")
+	torch.save({"w": torch.ones(2000)}, good)
+	cases = (("random.bin", bytes((i * 37 + 11) % 256 for i in range(4096)),
+		  ["not a PyTorch checkpoint: its first 8 bytes are 0b 30 55 "
+		   "7a 9f c4 e9 0e", "damaged"]),
+		 ("cut.pt", read(good)[:5000],
+		  ["a damaged PyTorch checkpoint: a zip archive (what "
+		   "torch.save writes) that libzip cannot read",
+		   "incomplete download"]))
+	for name, data, words in cases:
+		p = os.path.join(d, name)
+		with open(p, "wb") as f:
+			f.write(data)
+		r = run([STFS_INSPECT, p])
+		err = r.stderr.decode("utf-8", "replace")
+		t.check(r.returncode == 1 and
+			("%s: InvalidCheckpoint: " % p) in err and
+			all(w in err for w in words) and
+			"HeaderTooLarge" not in err and
+			"safetensors" not in err and len(err.splitlines()) == 1,
+			"%s: PyTorch's error, leading with what it is not: %r"
+			% (name, err))
+
+
 def run_(t):
 	d = harness.tmpdir("ckpt")
 	check_cycles(t, d)
+	check_summary(t, d)
+	check_not_checkpoints(t, d)
 	harness.rmtree_safe(d)
 
 

@@ -484,10 +484,13 @@ def run(t):
 			% (name, words, err))
 	# a damaged magic is GGUF's to report when the name says .gguf or
 	# the bytes after it read as a GGUF version and tensor count; other
-	# files stay safetensors' (the reference's error)
+	# files are the reader's their name says (a .bin: PyTorch's), else
+	# safetensors' (the reference's error)
 	bad = b"GGUX" + good[4:]
 	for name, data, code in (("damaged.bin", bad, "InvalidGguf"),
 				 ("noversion.bin", b"GGUX" + b"\0" * 60,
+				  "InvalidCheckpoint: not a PyTorch checkpoint"),
+				 ("noversion.dat", b"GGUX" + b"\0" * 60,
 				  "HeaderTooLarge: the header length"),
 				 ("noversion.gguf", b"GGUX" + b"\0" * 60,
 				  "InvalidGguf")):
@@ -498,6 +501,26 @@ def run(t):
 		err = r.stderr.decode("utf-8", "replace").strip()
 		t.check(r.returncode != 0 and len(err.splitlines()) == 1 and
 			code in err, "%s: %s, got %r" % (name, code, err))
+	# a file of 1 to 4 bytes or of text named .gguf leads with GGUF
+	# (issue 39), and says what to give: the .gguf file, not a
+	# safetensors one
+	for name, data, words in (
+			("one.gguf", b"G", ["not a GGUF file: a file of 1 byte,"]),
+			("four.gguf", b"GGUF", ["not a GGUF file: a file of 4 "
+						"bytes,", "interrupted download"]),
+			("card.gguf", b"# Model card\nThis model is ...\n",
+			 ["not a GGUF file: a text file", "`# Model card`",
+			  "give the .gguf file itself"])):
+		p = os.path.join(d, name)
+		with open(p, "wb") as f:
+			f.write(data)
+		r = harness.run([harness.STFS_INSPECT, p])
+		err = r.stderr.decode("utf-8", "replace").strip()
+		t.check(r.returncode == 1 and len(err.splitlines()) == 1 and
+			("%s: InvalidGguf: not a GGUF file: " % p) in err and
+			all(w in err for w in words) and
+			".safetensors" not in err,
+			"%s: leads with GGUF, says %s, got %r" % (name, words, err))
 	refuse_mount(t, os.path.join(d, "bad-magic.gguf"),
 		     ["InvalidGguf", 'magic is "GGUX"'])
 

@@ -34,8 +34,30 @@ def fixtures(d):
 	b = io.BytesIO()
 	with zipfile.ZipFile(b, "w") as z:
 		z.writestr("weights/readme.txt", "not a checkpoint\n")
-	fx["weights.bin"] = (b.getvalue(), "HeaderTooLarge",
+	fx["weights.zip"] = (b.getvalue(), "HeaderTooLarge",
 			     ["a zip archive", "safetensors.torch"])
+	# named as PyTorch's (issue 39): its error, leading with what the
+	# file is not, never safetensors' HeaderTooLarge
+	fx["weights.bin"] = (b.getvalue(), "InvalidCheckpoint",
+			     ["not a PyTorch checkpoint: a zip archive without "
+			      "FOLDER/data.pkl", "safetensors.torch"])
+	fx["random.bin"] = (bytes(range(7, 200)), "InvalidCheckpoint",
+			    ["not a PyTorch checkpoint: its first 8 bytes are "
+			     "07 08 09 0a 0b 0c 0d 0e"])
+	fx["notes.pt"] = (b"a README saved as .pt\n", "InvalidCheckpoint",
+			  ["not a PyTorch checkpoint: a text file",
+			   "a README saved", "give the checkpoint itself"])
+	fx["tiny.pth"] = (b"PK\x03", "InvalidCheckpoint",
+			  ["not a PyTorch checkpoint: a file of 3 bytes"])
+	whole = io.BytesIO()
+	torch_zip = zipfile.ZipFile(whole, "w")
+	torch_zip.writestr("archive/data.pkl", pickle.dumps({}, protocol=2))
+	torch_zip.writestr("archive/data/0", bytes(4000))
+	torch_zip.close()
+	fx["cut.bin"] = (whole.getvalue()[:3000], "InvalidCheckpoint",
+			 ["a damaged PyTorch checkpoint: a zip archive (what "
+			  "torch.save writes) that libzip cannot read",
+			  "incomplete download"])
 	b = io.BytesIO()
 	np.savez(b, a=np.arange(3), b=np.ones(2))
 	fx["arrays.npz"] = (b.getvalue(), "HeaderTooLarge",
@@ -47,7 +69,10 @@ def fixtures(d):
 	fx["m.h5"] = (b"\x89HDF\r\n\x1a\n" + bytes(88), "HeaderTooLarge",
 		      ["HDF5"])
 	fx["old.pt"] = (pickle.dumps({"x": list(range(10))}, protocol=2),
-			"HeaderTooLarge", ["pickle", "never unpickle"])
+			"InvalidCheckpoint", ["not a PyTorch checkpoint: a "
+					      "Python pickle", "never unpickle"])
+	fx["old.pkl"] = (pickle.dumps({"x": list(range(10))}, protocol=2),
+			 "HeaderTooLarge", ["pickle", "never unpickle"])
 	fx["notes.safetensors"] = (b"This model was trained on ...\nmore\n",
 				   "HeaderTooLarge",
 				   ["text file", "This model was trained"])

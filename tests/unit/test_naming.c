@@ -62,8 +62,15 @@ START_TEST(test_split_sets)
 	ck_assert_str_eq(n.reader, "gguf");
 	naming_of("model.safetensors", &n);
 	ck_assert_ptr_null(n.reader);
+	/* PyTorch's names: read by it, so that random bytes named .bin
+	 * get its error, not safetensors' */
 	naming_of("optimizer.pt", &n);
-	ck_assert_ptr_null(n.reader);
+	ck_assert_str_eq(n.reader, NAMING_TORCH);
+	ck_assert_int_eq(naming_of("epoch=3-step=60.ckpt", &n),
+			 NAMING_CHECKPOINT);
+	ck_assert_str_eq(n.reader, NAMING_TORCH);
+	naming_of("pytorch_model-00001-of-00002.bin", &n);
+	ck_assert_str_eq(n.reader, NAMING_TORCH);
 	/* not a split name: a whole file */
 	ck_assert_int_eq(naming_of("m-00004-of-00003.gguf", &n), NAMING_MODEL);
 	ck_assert_uint_eq(n.parts, 0);

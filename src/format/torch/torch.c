@@ -1,9 +1,11 @@
 /* torch.c - PyTorch checkpoints as a container format (torch.h). */
 #include "format/torch/torch.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "format/naming.h"
 #include "format/torch/pickle.h"
 #include "format/torch/torch_tree.h"
 #include "format/torch/torch_value.h"
@@ -132,6 +134,17 @@ load_pickle(struct torch_zip *z, struct pickle **p, size_t *len,
 	return rc;
 }
 
+/* 1 when the name says a PyTorch checkpoint (naming.h): a zip without
+ * a pickle is then PyTorch's to refuse, not another format's. */
+static int
+named_torch(const char *name)
+{
+	struct naming nm;
+
+	return name && naming_of(name, &nm) != NAMING_NONE && nm.reader &&
+	       strcmp(nm.reader, NAMING_TORCH) == 0;
+}
+
 static int
 open_zip(const struct reader *r, struct header **out, struct err *e)
 {
@@ -143,28 +156,75 @@ open_zip(const struct reader *r, struct header **out, struct err *e)
 
 	if (torch_zip_open(r, &z, e))
 		return err_at(e, r->name);
-	if (!torch_zip_folder(z)) {
+	if (!torch_zip_folder(z) && !named_torch(r->name)) {
 		torch_zip_free(z);
 		return TORCH_NOT_MINE;
+	}
+	if (!torch_zip_folder(z)) {
+		torch_zip_free(z);
+		err_set(e, ERR_INVALID_CHECKPOINT, "not a PyTorch checkpoint: "
+			"a zip archive without FOLDER/data.pkl, which "
+			"torch.save writes (convert what it holds where you "
+			"trust it: safetensors.torch.save_file)");
+		return err_at(e, r->name);
 	}
 	if (check_byteorder(r, z, e) || load_pickle(z, &p, &len, e))
 		goto out;
 	budget = torch_tree_budget_for(len);
 	rc = torch_tree_table(pickle_root(p), z, r->size, &budget, out, e);
+	if (rc == 0)
+		(*out)->header_len = len;	/* the pickle: the index */
 out:
 	pickle_free(p);
 	torch_zip_free(z);
 	return rc ? err_at(e, r->name) : 0;
 }
 
+/* A file its name says is PyTorch's whose bytes are neither format. */
+static int
+not_torch(const struct reader *r, const unsigned char *head, size_t n,
+	  struct err *e)
+{
+	char hex[3 * 8 + 1];
+	size_t i, k = 0;
+
+	if (n >= 2 && head[0] == 0x80 && head[1] >= 2 && head[1] <= 5) {
+		err_set(e, ERR_INVALID_CHECKPOINT, "not a PyTorch checkpoint: "
+			"a Python pickle without torch's magic number, not the "
+			"zip archive torch.save writes nor its legacy format: "
+			"save what it holds with torch.save where you trust "
+			"it; never unpickle a file you do not");
+		return err_at(e, r->name);
+	}
+	hex[0] = '\0';
+	for (i = 0; i < n && i < 8; i++)
+		k += (size_t)snprintf(hex + k, sizeof(hex) - k, "%s%02x",
+				      i ? " " : "", head[i]);
+	if (n == 0)
+		err_set(e, ERR_INVALID_CHECKPOINT, "not a PyTorch checkpoint: "
+			"the file is empty");
+	else
+		err_set(e, ERR_INVALID_CHECKPOINT, "not a PyTorch checkpoint: "
+			"its %s %zu byte%s %s %s (torch.save writes a zip "
+			"archive, its legacy format a pickle of torch's magic "
+			"number): a damaged file? fetch it again",
+			n < 8 ? "only" : "first", i, i == 1 ? "" : "s",
+			i == 1 ? "is" : "are", hex);
+	return err_at(e, r->name);
+}
+
 int
 torch_open(const struct reader *r, struct header **out, struct err *e)
 {
-	unsigned char head[LEGACY_HEAD];
+	unsigned char head[LEGACY_HEAD] = { 0 };
 	size_t n = r->size < sizeof(head) ? (size_t)r->size : sizeof(head);
+	int got;
 
 	*out = NULL;
-	if (reader_pread(r, head, n, 0) == 0 && is_legacy(head, n)) {
+	got = n == 0 || reader_pread(r, head, n, 0) == 0;
+	if (got && !torch_claims(head, n, r->size))
+		return not_torch(r, head, n, e);
+	if (got && is_legacy(head, n)) {
 		err_set(e, ERR_INVALID_CHECKPOINT, "a PyTorch checkpoint in "
 			"the legacy format (torch.save before 1.6, or with "
 			"_use_new_zipfile_serialization=False), which stfs "

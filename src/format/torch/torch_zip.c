@@ -128,8 +128,10 @@ zip_fail(struct torch_zip *z, zip_error_t *ze, const char *doing,
 	if (z->src.io)
 		return err_set(e, ERR_IO, "%s: %s", doing,
 			       strerror(-z->src.io));
-	return err_set(e, ERR_INVALID_CHECKPOINT, "%s: %s (a zip archive "
-		       "libzip cannot read: an incomplete download?)", doing,
+	return err_set(e, ERR_INVALID_CHECKPOINT, "a damaged PyTorch "
+		       "checkpoint: a zip archive (what torch.save writes) "
+		       "that libzip cannot read (%s: %s): an incomplete "
+		       "download? fetch it again", doing,
 		       zip_error_strerror(ze));
 }
 
