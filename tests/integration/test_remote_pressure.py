@@ -6,6 +6,17 @@ users run them (a daemon, the disk cache on, cold), issue 38.
              source's last error .stfs/stats.json, also where syslog goes
              nowhere: a local file changed under the mount ("changed
              while mounted") and a remote object replaced (its ETag)
+  retry      a data answer 503 with Retry-After: 2: the retry of that
+             range comes 2 s later at the earliest (not the backoff's
+             0.25 s), and the reader gets its bytes
+  gzip       data answers with Content-Encoding: gzip whose bodies are
+             exactly the ranges' lengths (the stored bytes, said to be
+             compressed): EIO, one log line naming the coding, nothing
+             in the disk cache
+  dns        a host that cannot resolve (under .invalid) as http://,
+             s3:// (the endpoint) and hf:// (the Hub): the command exits
+             non-zero within 3 s (not the read bound's 30 s) with one
+             line that names DNS, and nothing is mounted
 
 STFS_PRESSURE=case,... runs only those cases (by hand).  No assertion is
 about speed: the bounds are the issue's, which only a hang would cross.
@@ -15,11 +26,12 @@ import errno
 import json
 import os
 import re
+import subprocess
 import time
 
 import harness
 import httpd
-from harness import gen
+from harness import gen, run
 
 ONLY = [c for c in os.environ.get("STFS_PRESSURE", "").split(",") if c]
 
@@ -134,7 +146,117 @@ def case_log(t, d):
 				"remote: stats.json's last error: %r" % err)
 
 
-CASES = [("log", case_log)]
+def extent_bytes(cache):
+	"""Bytes of blocks the disk cache holds (its extent files eN)."""
+	return sum(os.path.getsize(os.path.join(r, f))
+		   for r, _, fs in os.walk(cache) for f in fs
+		   if f[:1] == "e" and f[1:].isdigit())
+
+
+def two_tensors(www, seed):
+	"""A model of two 3 MiB tensors past the open request's 64 KiB."""
+	os.makedirs(www)
+	path = os.path.join(www, "m.safetensors")
+	gen.write_safetensors(path, [("a", "U8", [3 << 20],
+				      gen.bulk_bytes(seed, 3 << 20)),
+				     ("b", "U8", [3 << 20],
+				      gen.bulk_bytes(seed + 1, 3 << 20))], {})
+	return harness.SrcFile(path)
+
+
+def case_retry(t, d):
+	S = two_tensors(os.path.join(d, "www"), 10)
+	x = S.by_name["b"]
+	with httpd.Server(os.path.dirname(S.path)) as srv:
+		with harness.Mount(t, srv.url("m.safetensors"),
+				   env=env_user(os.path.join(d, "cache")),
+				   foreground=False) as m:
+			mark = srv.mark()
+			srv.busy = 1		# the first data answer: 503
+			srv.retry_after = "2"
+			try:
+				r = run(["cat", os.path.join(m.path, "b")],
+					timeout=60)
+				got, err = r.stdout, r.stderr
+			except subprocess.TimeoutExpired:
+				got, err = b"", b"(still reading after 60 s)"
+			t.check(got == S.read(x), "retry: the reader gets the "
+				"bytes: %s" % err.decode(errors="replace"))
+			log = srv.since(mark)
+	busy = [q for q in log if q["status"] == 503]
+	t.eq(len(busy), 1, "retry: one answer 503")
+	for q in busy:
+		again = [p for p in log if p["range"] == q["range"] and
+			 p["time"] > q["time"]]
+		t.check(again, "retry: %s asked again" % q["range"])
+		if again:
+			gap = again[0]["time"] - q["time"]
+			t.note("retry: %s asked again %.2f s after the 503"
+			       % (q["range"], gap))
+			t.check(gap >= 2.0, "retry: Retry-After: 2 honoured: "
+				"%.2f s" % gap)
+
+
+def case_gzip(t, d):
+	S = two_tensors(os.path.join(d, "www"), 20)
+	cache = os.path.join(d, "cache")
+	with httpd.Server(os.path.dirname(S.path)) as srv:
+		with harness.Mount(t, srv.url("m.safetensors"),
+				   env=env_user(cache), foreground=False) as m:
+			srv.coding = "gzip"
+			for name in ("b", "a"):
+				t.eq(read_errno(os.path.join(m.path, name)),
+				     errno.EIO, "gzip: a read of %s" % name)
+			lines = [ln for ln in log_lines(t, m.path, "gzip")
+				 if "Content-Encoding: gzip" in ln]
+			t.check(lines and "EIO" in lines[0],
+				"gzip: .stfs/log says why: %r" % lines)
+			src = stats_sources(t, m.path, "gzip")
+			err = src[0].get("last_error") if src else None
+			t.check(isinstance(err, dict) and "Content-Encoding" in
+				err.get("message", ""), "gzip: stats.json's last "
+				"error: %r" % err)
+			# all requests of the mount asked for the stored bytes
+			t.check(all(q["headers"].get("Accept-Encoding") ==
+				    "identity" for q in srv.log),
+				"gzip: every request asks for identity")
+	# after the unmount the daemon has written all it was going to
+	t.eq(extent_bytes(cache), 0, "gzip: bytes in the disk cache")
+
+
+def case_dns(t, d):
+	mnt = os.path.join(d, "mnt")
+	os.makedirs(mnt)
+	# the system resolver's own wait is not stfs's: at most a second
+	env = env_user(os.path.join(d, "cache"), RES_OPTIONS="timeout:1 "
+		       "attempts:1", AWS_ENDPOINT_URL="http://s3.nosuch.invalid"
+		       ":9000", AWS_ACCESS_KEY_ID="AKIDEXAMPLE",
+		       AWS_SECRET_ACCESS_KEY="secret", HF_ENDPOINT="http://hub."
+		       "nosuch.invalid", HF_HUB_CACHE=os.path.join(d, "hub"))
+	for src in ("http://nosuch.invalid/m.safetensors",
+		    "s3://bucket/models/", "hf://org/name"):
+		t0 = time.monotonic()
+		try:
+			r = run([harness.STFS, src, mnt], timeout=40, env=env)
+			rc, err = r.returncode, r.stderr.decode(errors="replace")
+		except subprocess.TimeoutExpired:
+			rc, err = None, "(still running after 40 s)"
+		took = time.monotonic() - t0
+		t.note("dns: %s: exit %s after %.2f s: %s" % (src, rc, took,
+							     err.strip()))
+		t.check(rc not in (0, None), "dns: %s: exit status %s"
+			% (src, rc))
+		t.check(took <= 3.0, "dns: %s: exits within 3 s (%.1f s)"
+			% (src, took))
+		t.check(err.count("\n") == 1 and "DNS" in err and
+			"nosuch.invalid" in err, "dns: %s: one line naming DNS "
+			"and the host: %r" % (src, err))
+		t.check(not harness.is_mounted(mnt), "dns: %s: nothing "
+			"mounted" % src)
+
+
+CASES = [("log", case_log), ("retry", case_retry), ("gzip", case_gzip),
+	 ("dns", case_dns)]
 
 
 def run_(t):

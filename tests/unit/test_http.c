@@ -41,6 +41,10 @@ static struct {
 	unsigned data_reqs;	/* answered with bytes */
 	unsigned resolves;	/* answered with a redirect */
 	unsigned fail503;	/* answer 503 this many times */
+	uint64_t retry_after_ms;	/* ... with this Retry-After */
+	const char *coding;	/* data answers' Content-Encoding */
+	int not_identity;	/* a request without Accept-Encoding:
+				   identity */
 	uint64_t refuse_until;	/* "connection refused" before (ms) */
 	int hang;		/* accept, never answer */
 	unsigned cdn_refuse;	/* the CDN answers 403 this many times */
@@ -92,6 +96,8 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_lock(&F.lock);
 	F.requests++;
+	if (!has_header(q->headers, "Accept-Encoding: identity"))
+		F.not_identity = 1;
 	hang = F.hang;
 	if (now < F.refuse_until)
 		refuse = 1;
@@ -125,6 +131,7 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 	}
 	if (fail || forbid) {
 		r->status = fail ? 503 : 403;
+		r->retry_after_ms = fail ? F.retry_after_ms : 0;
 		return sink->head(sink->ud,
 				  r) == HTTP_SINK_STOP ? HTTP_STOPPED :
 		       HTTP_OK;
@@ -159,6 +166,8 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 		F.max_inflight = F.inflight;
 	if (!F.no_etag)
 		snprintf(r->etag, sizeof(r->etag), "%s", F.etag);
+	if (F.coding && q->start > 0)	/* not the open request */
+		snprintf(r->coding, sizeof(r->coding), "%s", F.coding);
 	pthread_mutex_unlock(&F.lock);
 	if (F.delay_ms)
 		usleep(F.delay_ms * 1000);
@@ -239,6 +248,9 @@ setup(void)
 
 	/* CK_FORK=no (valgrind) runs every test in one process */
 	F.requests = F.data_reqs = F.resolves = F.fail503 = F.cdn_refuse = 0;
+	F.retry_after_ms = 0;
+	F.coding = NULL;
+	F.not_identity = 0;
 	F.refuse_until = 0;
 	F.hang = F.auth_at_cdn = F.auth_at_origin = F.downgrade = 0;
 	F.no_etag = 0;
@@ -443,6 +455,54 @@ START_TEST(transient_errors_are_retried)
 	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), 0);
 	ck_assert(memcmp(buf, F.data + (5 << 20), sizeof(buf)) == 0);
 	ck_assert_uint_eq(F.fail503, 0);
+	source_close(s);
+}
+END_TEST
+
+/* issue 38.3: a 503's Retry-After is honoured, not the backoff's 0.25 s;
+ * one that asks for more than the read may wait fails it at once */
+START_TEST(retry_after_honoured)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char buf[4096];
+	uint64_t t0;
+	unsigned before = F.requests;
+
+	F.fail503 = 1;
+	F.retry_after_ms = 1500;	/* bound: 3 s */
+	t0 = http_conf_now_ms();
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), 0);
+	ck_assert_uint_ge(http_conf_now_ms() - t0, 1500);
+	ck_assert(memcmp(buf, F.data + (5 << 20), sizeof(buf)) == 0);
+	ck_assert_uint_eq(F.requests - before, 2);
+
+	F.fail503 = 1;
+	F.retry_after_ms = 10000;
+	before = F.requests;
+	t0 = http_conf_now_ms();
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 15 << 20), -EIO);
+	ck_assert_uint_lt(http_conf_now_ms() - t0, 1000);
+	ck_assert_uint_eq(F.requests - before, 1);
+	source_close(s);
+}
+END_TEST
+
+/* issue 38.3: every request asks for identity, and a data answer in a
+ * content coding is refused before its first byte, not retried */
+START_TEST(content_coding_refused)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	char buf[4096];
+	unsigned before;
+
+	F.coding = "gzip";
+	before = F.data_reqs;
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 5 << 20), -EIO);
+	ck_assert_uint_eq(F.data_reqs - before, 1);
+	F.coding = "identity";	/* as good as none */
+	ck_assert_int_eq(source_pread(s, buf, sizeof(buf), 9 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (9 << 20), sizeof(buf)) == 0);
+	ck_assert_int_eq(F.not_identity, 0);
 	source_close(s);
 }
 END_TEST
@@ -1288,6 +1348,8 @@ http_suite(void)
 	tcase_add_test(tc, no_https_downgrade);
 	tcase_add_test(tc, changed_etag_fails);
 	tcase_add_test(tc, answer_without_etag_fails);
+	tcase_add_test(tc, retry_after_honoured);
+	tcase_add_test(tc, content_coding_refused);
 	tcase_add_test(tc, no_validator_refused);
 	tcase_add_test(tc, known_size_no_probe);
 	tcase_add_test(tc, stats_count);

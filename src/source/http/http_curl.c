@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <curl/curl.h>
 
@@ -239,6 +240,25 @@ status_line(struct http_transport_response *r, const char *p, size_t n)
 		r->status = r->status * 10 + (p[k] - '0');
 }
 
+/* Retry-After: delta-seconds or an HTTP date, in ms from now (a day at
+ * most: callers bound it further); 0 when malformed or past. */
+static uint64_t
+retry_after_ms(const char *v)
+{
+	const uint64_t day = 86400;
+	uint64_t s;
+	const char *p = v;
+	time_t t, now;
+
+	if (parse_u64(&p, &s) == 0 && *p == '\0')
+		return (s < day ? s : day) * 1000;
+	t = curl_getdate(v, NULL);
+	now = time(NULL);
+	if (t == (time_t)-1 || t <= now)
+		return 0;
+	return ((uint64_t)(t - now) < day ? (uint64_t)(t - now) : day) * 1000;
+}
+
 static size_t
 header_cb(char *p, size_t size, size_t nmemb, void *ud)
 {
@@ -289,6 +309,10 @@ header_cb(char *p, size_t size, size_t nmemb, void *ud)
 	} else if (strcasecmp(line, "Location") == 0) {
 		copy_value(r->location, sizeof(r->location), v,
 			   (size_t)(end - v));
+	} else if (strcasecmp(line, "Content-Encoding") == 0) {
+		copy_value(r->coding, sizeof(r->coding), v, (size_t)(end - v));
+	} else if (strcasecmp(line, "Retry-After") == 0) {
+		r->retry_after_ms = retry_after_ms(v);
 	}
 	return n;
 }
@@ -314,12 +338,14 @@ write_cb(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* Transient failures are retried (http_fetch.c, http_request.c).  A name
+ * that does not resolve is not among them: offline, or a typo, it does
+ * not come back within a read's bound, and retrying it cost 30 s to say
+ * so (issue 38.3). */
 static int
 curl_transient(CURLcode rc)
 {
 	switch (rc) {
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_RESOLVE_PROXY:
 	case CURLE_COULDNT_CONNECT:
 	case CURLE_OPERATION_TIMEDOUT:
 	case CURLE_SEND_ERROR:
@@ -386,6 +412,29 @@ perform(struct handles *t, struct xchg *x, uint64_t stall_ms)
 	/* a transfer cut off here leaves with its connection */
 	curl_multi_remove_handle(t->multi, t->easy);
 	return rc;
+}
+
+/* Why a name did not resolve, in one line that says DNS. */
+static void
+dns_failure(char *why, size_t whylen, const char *url, int proxy)
+{
+	CURLU *u = curl_url();
+	char *host = NULL;
+
+	if (proxy)
+		snprintf(why, whylen, "DNS: the proxy's host name does not "
+			 "resolve (not retried): check http_proxy, "
+			 "https_proxy and the network");
+	else if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+		 curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK)
+		snprintf(why, whylen, "DNS: cannot resolve the host name %.100s "
+			 "(not retried): check the name and the network",
+			 host);
+	else
+		snprintf(why, whylen, "DNS: cannot resolve the host name (not "
+			 "retried): check the name and the network");
+	curl_free(host);
+	curl_url_cleanup(u);
 }
 
 static int
@@ -456,6 +505,11 @@ curl_get(const struct http_transport *tr,
 		snprintf(why, whylen, "a header line of the answer is larger "
 			 "than libcurl takes (%u KiB; a server fault)",
 			 CURL_MAX_HTTP_HEADER >> 10);
+		return HTTP_FAIL;
+	}
+	if (rc == CURLE_COULDNT_RESOLVE_HOST ||
+	    rc == CURLE_COULDNT_RESOLVE_PROXY) {
+		dns_failure(why, whylen, q->url, rc == CURLE_COULDNT_RESOLVE_PROXY);
 		return HTTP_FAIL;
 	}
 	if (rc != CURLE_OK) {

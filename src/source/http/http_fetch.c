@@ -12,8 +12,14 @@
  * connection is not made, or no byte comes, within http_timeout (the
  * transport watches that), never because the transfer as a whole takes
  * long.  Transient failures (connect errors, stalls, resets, 5xx, 408,
- * 429) are retried with exponential backoff (at most 2 s apart); a retry
- * asks only for the bytes that did not come.  A GET gives up when no
+ * 429) are retried with exponential backoff (at most 2 s apart), or after
+ * the time a 503 or 429 asks for in Retry-After (60 s at most, and only
+ * within the read's bound: one that asks for longer fails the read at
+ * once); a retry asks only for the bytes that did not come.  A name that
+ * does not resolve is not retried (http_curl.c).  Every request asks for
+ * the stored bytes (Accept-Encoding: identity), and an answer in any
+ * content coding (Content-Encoding: gzip) is refused: its bytes are not
+ * the object's, whatever their number.  A GET gives up when no
  * attempt made progress for the read bound (http_tries x http_timeout:
  * a server restart shorter than that costs only latency), after
  * http_tries answers in a row that were cut short before bringing
@@ -35,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <curl/curl.h>
 
@@ -47,6 +54,7 @@
 #define MAX_HOPS	10
 #define BACKOFF_MAX_MS	2000
 #define LAST_TRY_MS	200	/* a last attempt needs this much time */
+#define RETRY_AFTER_MAX_MS 60000	/* the longest Retry-After honoured */
 #define TARGET_TTL_S	3600	/* a target without a stated expiry */
 #define TARGET_MARGIN_S	30
 
@@ -80,6 +88,10 @@ http_fetch_init(struct http_fetch_object *o, const struct http_conf *conf,
 		return -1;
 	if (http_url_origin(url, o->origin, sizeof(o->origin)))
 		o->origin[0] = '\0';	/* curl will say what is wrong */
+	/* the stored bytes, which ranges count (no content coding) */
+	if (append(&o->hdrs_origin, "Accept-Encoding: identity") ||
+	    append(&o->hdrs_other, "Accept-Encoding: identity"))
+		return -1;
 	for (l = headers; l; l = l->next)
 		if (append(&o->hdrs_origin, l->data))
 			return -1;
@@ -206,6 +218,14 @@ vet(struct http_fetch_object *o, struct http_fetch_range *g,
 {
 	if (http_transport_status_transient(r->status))
 		return verdict(g, HTTP_AGAIN, "HTTP status %ld", r->status);
+	/* Asked for identity: compressed bytes are not the object's, even
+	 * when as many as the range asked for. */
+	if ((r->status == 200 || r->status == 206) && r->coding[0] &&
+	    strcasecmp(r->coding, "identity") != 0)
+		return verdict(g, HTTP_FAIL, "the server sent the bytes with "
+			       "Content-Encoding: %.31s where stfs asks for "
+			       "the stored bytes (identity): a server fault, "
+			       "nothing of it is used", r->coding);
 	if (g->probe)
 		return vet_probe(g, r);
 	if (r->status == 412)
@@ -368,6 +388,7 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 		g->got = 0;
 		g->cut = 0;
 		g->verdict = HTTP_OK;
+		memset(&g->resp, 0, sizeof(g->resp));	/* this answer's */
 		h.taken = 0;
 		tr = o->tr->get(o->tr, &q, &resp, &sink, g->why,
 				sizeof(g->why));
@@ -633,6 +654,32 @@ resume(struct http_fetch_range *g)
 	return g->len == 0;
 }
 
+/* After a 503 or 429 with Retry-After: the pause grows to what the
+ * server asks for (RETRY_AFTER_MAX_MS at most); 1 (g->why says why) when
+ * that reaches past until. */
+static int
+busy_wait(struct http_fetch_range *g, uint64_t now, uint64_t until,
+	  uint64_t *pause)
+{
+	uint64_t ra = g->resp.retry_after_ms;
+
+	if (!ra || (g->resp.status != 503 && g->resp.status != 429))
+		return 0;
+	if (ra > RETRY_AFTER_MAX_MS)
+		ra = RETRY_AFTER_MAX_MS;
+	if (now + ra + LAST_TRY_MS > until) {
+		verdict(g, HTTP_FAIL, "the server is busy (HTTP %ld) and asks "
+			"to be asked again in %llu s (Retry-After), later than "
+			"this read may wait", g->resp.status,
+			(unsigned long long)(g->resp.retry_after_ms + 999) /
+			1000);
+		return 1;
+	}
+	if (*pause < ra)
+		*pause = ra;
+	return 0;
+}
+
 int
 http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 	       const struct http_fetch_budget *b)
@@ -707,6 +754,14 @@ http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 				pause = BACKOFF_MAX_MS;
 			if (now + pause + LAST_TRY_MS > until)
 				pause = until - LAST_TRY_MS - now;
+		}
+		/* A busy server says when to come back: not sooner, and
+		 * not at all when that is past the bound. */
+		if (busy_wait(g, now, until, &pause)) {
+			r = HTTP_FAIL;
+			break;
+		}
+		if (pause) {
 			http_conf_sleep_ms(pause);
 			now = http_conf_now_ms();
 		}

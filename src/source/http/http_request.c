@@ -15,6 +15,7 @@
 
 #define BACKOFF_MAX_MS	2000
 #define LAST_TRY_MS	200	/* a last attempt needs this much time */
+#define RETRY_AFTER_MAX_MS 60000	/* as http_fetch.c's */
 
 /* One exchange in progress, for the sink callbacks. */
 struct call {
@@ -48,6 +49,8 @@ call_head(void *ud, const struct http_transport_response *r)
 	struct call *c = ud;
 
 	c->a->status = r->status;
+	c->a->retry_after_ms = r->status == 503 || r->status == 429 ?
+			       r->retry_after_ms : 0;
 	return c->no_memory ? HTTP_SINK_STOP : HTTP_SINK_TAKE;
 }
 
@@ -75,6 +78,7 @@ answer_reset(struct http_request_answer *a)
 	a->headers = NULL;
 	a->status = 0;
 	a->why[0] = '\0';
+	a->retry_after_ms = 0;
 }
 
 static int
@@ -154,8 +158,14 @@ http_request_get(const struct http_request *q, struct http_request_answer *a)
 		pause = (250ull << (n < 3 ? n : 3)) + http_conf_now_ms() % 100;
 		if (pause > BACKOFF_MAX_MS)
 			pause = BACKOFF_MAX_MS;
+		/* a busy server says when to come back: not sooner, and not
+		 * at all past the deadline (its answer is the answer) */
+		if (a->retry_after_ms)
+			pause = a->retry_after_ms < RETRY_AFTER_MAX_MS ?
+				a->retry_after_ms : RETRY_AFTER_MAX_MS;
 		now = http_conf_now_ms();
-		if (now + LAST_TRY_MS >= deadline)
+		if (now + LAST_TRY_MS >= deadline ||
+		    (a->retry_after_ms && now + pause + LAST_TRY_MS > deadline))
 			break;
 		if (now + pause + LAST_TRY_MS > deadline)
 			pause = deadline - LAST_TRY_MS - now;

@@ -6,6 +6,8 @@
  * transport (http_transport.h: one libcurl owner, one TLS policy, the
  * fake transport in unit tests) and the same policy as the reads:
  * transient failures (no answer, 5xx, 408, 429) are retried with backoff
+ * (or after what a 503 or 429 asks for in Retry-After, 60 s at most; one
+ * that asks for more than the bound leaves ends the retries at once)
  * within the client's read bound (http_conf_bound_ms()), each attempt
  * under its connect/stall timeout, headers go only to the origin they are meant
  * for, and redirects are never followed (a 3xx is an answer like any).
@@ -41,9 +43,10 @@ struct http_request_answer {
 	struct buf body;
 	struct curl_slist *headers;	/* the answer's, "Name: value" */
 	char why[256];			/* no answer: why not */
+	uint64_t retry_after_ms;	/* its Retry-After, 0: none */
 };
 
-#define HTTP_REQUEST_ANSWER_INIT { 0, BUF_INIT, NULL, "" }
+#define HTTP_REQUEST_ANSWER_INIT { 0, BUF_INIT, NULL, "", 0 }
 
 /* GET q->url, retried while transient, until the read bound is used up.
  * HTTP_OK when an answer came (any status, maybe the last transient one:

@@ -41,16 +41,20 @@ struct http_transport_response {
 	char etag[HTTP_VALIDATOR_MAX];
 	char lastmod[HTTP_VALIDATOR_MAX];
 	char location[HTTP_LOCATION_MAX];	/* as sent, maybe relative */
+	char coding[32];		/* Content-Encoding ("" none) */
+	uint64_t retry_after_ms;	/* Retry-After (seconds, or a date
+					   from now); 0: none */
 };
 
 /* How a transfer ended, everywhere in src/source/http/. */
 enum http_outcome {
 	HTTP_OK,	/* a whole answer came (whatever its status); for
 			   http_fetch: the bytes asked for are in */
-	HTTP_AGAIN,	/* transient: refused, reset, timeout, stall, DNS,
-			   or a status worth a retry (5xx, 408, 429) */
+	HTTP_AGAIN,	/* transient: refused, reset, timeout, stall, or
+			   a status worth a retry (5xx, 408, 429) */
 	HTTP_FAIL,	/* permanent for this request: TLS verification,
-			   bad URL, a refused redirect, a wrong answer */
+			   a name that does not resolve (DNS), bad URL, a
+			   refused redirect, a wrong answer */
 	HTTP_CHANGED,	/* http_fetch: the object is not the one opened */
 	HTTP_STOPPED,	/* the sink stopped the exchange */
 };
