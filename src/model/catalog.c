@@ -17,6 +17,7 @@
 #include "model/display.h"
 #include "model/hub_cache.h"
 #include "model/model.h"
+#include "model/nomodel.h"
 #include "source/source.h"
 
 /* --- names in the mount --------------------------------------------------- */
@@ -145,8 +146,12 @@ absolute(const char *path)
 	const char *slash = strrchr(path, '/');
 	char *dir, *real, *out;
 
-	if (slash && slash[1] == '\0')
-		return realpath(path, NULL);
+	if (slash && slash[1] == '\0') {
+		/* a directory; one that is missing keeps its name, for
+		 * model_open's message (NULL means no memory) */
+		real = realpath(path, NULL);
+		return real ? real : strdup(path);
+	}
 	dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 	if (!dir)
 		return NULL;
@@ -285,11 +290,8 @@ open_dir_tree(const struct catalog_opener *op, struct catalog *c,
 	cscan_free(&s);
 	if (rc)
 		return -1;
-	if (!n) {
-		err_set(e, ERR_USAGE, "no model (" NAMING_WHAT ") in this "
-			"directory or below it");
-		return err_at(e, source);
-	}
+	if (!n)
+		return nomodel_set(e, source, 1);
 	rc = catalog_place(c, n, "", root_arg, op, e);
 	cnode_free(n);
 	return rc;

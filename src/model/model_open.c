@@ -16,6 +16,7 @@
 #include "format/container.h"
 #include "format/naming.h"
 #include "model/gguf_split.h"
+#include "model/nomodel.h"
 #include "model/ollama_store.h"
 #include "model/shards.h"
 
@@ -177,9 +178,7 @@ open_dir(const struct source_opener *files, const char *dir,
 			     "name the file to mount", nsingle);
 		err_at(e, dir);
 	} else {
-		rc = err_set(e, ERR_USAGE, "no model (" NAMING_WHAT ") in "
-			     "this directory");
-		err_at(e, dir);
+		rc = nomodel_set(e, dir, 0);
 	}
 	free(path);
 	free(index);
