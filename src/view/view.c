@@ -18,10 +18,12 @@ view_build_multi(const struct view_model *models, size_t n,
 		 const struct view_opts *opts, struct view **out,
 		 struct err *e)
 {
-	/* One model at the root is the single-model mount, exactly: its
-	 * summary says the SOURCE as given, as stfs-inspect does. */
+	/* One model at the root is the single-model mount, exactly; its
+	 * summary's "source" is the label (the absolute path of its file or
+	 * index), as in a tree and in stfs-inspect --json. */
 	if (n == 1 && !models[0].dir[0])
-		return view_model_build(models[0].model, opts, NULL, out, e);
+		return view_model_build(models[0].model, opts, models[0].label,
+					out, e);
 	return view_multi_build(models, n, opts, out, e);
 }
 

@@ -215,7 +215,7 @@ int view_build(const struct model *m, const struct view_opts *opts,
 
 /* A tree of models: each model under its own mount-relative directory
  * (components joined by '/', each a file name; "" is the root, only for a
- * single model, which then is exactly view_build(): label unused).  Intermediate
+ * single model, which then is view_build() with that label).  Intermediate
  * directories exist as needed, directories without models do not.  Every
  * model directory holds the model's view (tensor files, sidecars,
  * __metadata__.json, __summary__.json whose "source" is the label, hidden
