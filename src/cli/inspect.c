@@ -3,6 +3,7 @@
  * and summarizes safetensors models without mounting anything.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,12 @@ static void
 usage(FILE *out)
 {
 	fputs("usage: stfs-inspect [--json] [--tensors] [--sort=KEY] [--group[=DEPTH]]\n"
-	      "                    [--quiet] [--dequant] SOURCE...\n"
-	      "       stfs-inspect --merge SOURCE -o OUT.safetensors\n"
+	      "                    [--format=tsv|csv] [--quiet] [--dequant] SOURCE...\n"
+	      "       stfs-inspect --merge SOURCE -o OUT.safetensors [--force]\n"
 	      "       stfs-inspect --extract PREFIX [--strip] SOURCE -o OUT.safetensors\n"
 	      "       stfs-inspect --stats [--json] [--quiet] [--no-dequant] SOURCE\n"
-	      "       stfs-inspect --diff [--json] [--quiet] [--no-dequant] A B\n"
+	      "       stfs-inspect --diff [--json] [--quiet] [--no-dequant]\n"
+	      "                    [--atol=X] [--rtol=Y] A B\n"
 	      "\n"
 	      "Validate a safetensors model as strictly as the reference reader and\n"
 	      "summarize it: tensor count, data and header bytes, parameters (element\n"
@@ -57,6 +59,10 @@ usage(FILE *out)
 	      "                  prefix: the first DEPTH components, or without DEPTH\n"
 	      "                  each tensor's module (its name minus the last\n"
 	      "                  component); with --json: a \"groups\" array\n"
+	      "      --format=FMT  the table of --tensors or --group alone, for\n"
+	      "                  sort, awk and spreadsheets: tsv (tab-separated,\n"
+	      "                  \\t \\n \\r \\\\ escaped) or csv (RFC 4180); a\n"
+	      "                  header row, plain numbers, no summary\n"
 	      "      --stats     numerical health: per tensor min, max, mean, std over\n"
 	      "                  the finite decoded values, counts of nan, +inf, -inf,\n"
 	      "                  zeros, subnormals; exit 1 when any NaN or Inf\n"
@@ -67,6 +73,10 @@ usage(FILE *out)
 	      "                  also get the error between their values (max\n"
 	      "                  |a-b|, rms); exit 0 identical, 1 different,\n"
 	      "                  2 trouble\n"
+	      "      --atol=X, --rtol=Y  with --diff: float tensors of one shape\n"
+	      "                  whose values all have |a-b| <= X + Y |b| are\n"
+	      "                  close, not different (numpy's allclose; NaN is\n"
+	      "                  never close; the one not given is 0)\n"
 	      "      --dequant   quantized weights (FP8 with scales, MXFP4, GPTQ,\n"
 	      "                  AWQ, bitsandbytes 4-bit, NVFP4) as the float32\n"
 	      "                  tensors they stand for, under their framework's\n"
@@ -82,7 +92,9 @@ usage(FILE *out)
 	      "      --strip     with --extract: drop \"PREFIX.\" from the names\n"
 	      "                  (.safetensors/strip/PREFIX.safetensors)\n"
 	      "  -o, --output=OUT  the file --merge/--extract write (- for stdout);\n"
-	      "                  never one of the sources\n"
+	      "                  never one of the sources, nor an existing file\n"
+	      "                  unless --force\n"
+	      "      --force     let -o replace an existing file\n"
 	      "      --header-file=PATH  http(s): request headers, \"Name: value\" per\n"
 	      "                  line (e.g. Authorization: Bearer ...) or a bare token\n"
 	      "      --ca-file=PATH      http(s): CA bundle to trust (PEM)\n"
@@ -91,9 +103,32 @@ usage(FILE *out)
 	      "  -V, --version   print the version\n"
 	      "\n"
 	      "Exit status: 0 valid, 1 invalid (stderr: file, the reference error\n"
-	      "name such as InvalidOffset, and what is wrong; with --stats: a NaN or\n"
-	      "Inf found), 2 usage or I/O error.\n",
+	      "name such as InvalidOffset, and what is wrong), 2 usage or I/O\n"
+	      "error.  --stats: 0 no NaN or Inf, 1 found, 2 error (an invalid file\n"
+	      "too); --diff: 0 identical, 1 different, 2 error (as grep and cmp).\n",
 	      out);
+}
+
+/* What a command line that cannot run gets: the usage, not the manual. */
+static int
+usage_error(void)
+{
+	fputs("usage: stfs-inspect [OPTIONS] SOURCE...\n"
+	      "Try 'stfs-inspect --help' for more information.\n", stderr);
+	return 2;
+}
+
+/* --atol=X, --rtol=Y: a number >= 0; 0 or -1. */
+static int
+parse_tol(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !isfinite(v) || v < 0)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 /* Remote settings; the token file is read here, never echoed.  Also
@@ -202,6 +237,10 @@ main(int argc, char **argv)
 		{ "diff", no_argument, NULL, 1002 },
 		{ "dequant", no_argument, NULL, 1003 },
 		{ "no-dequant", no_argument, NULL, 1004 },
+		{ "force", no_argument, NULL, 1005 },
+		{ "atol", required_argument, NULL, 1006 },
+		{ "rtol", required_argument, NULL, 1007 },
+		{ "format", required_argument, NULL, 1008 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *header_file = NULL, *ca_file = NULL;
@@ -250,6 +289,28 @@ main(int argc, char **argv)
 			break;
 		case 1003: o.dequant = 1; break;
 		case 1004: o.dequant = 0; break;
+		case 1005: o.force = 1; break;
+		case 1006:
+		case 1007:
+			if (parse_tol(optarg, c == 1006 ? &o.atol : &o.rtol)) {
+				fprintf(stderr, "stfs-inspect: --%s=%s: expected "
+					"a number >= 0 (e.g. 1e-3)\n", c == 1006 ?
+					"atol" : "rtol", optarg);
+				return 2;
+			}
+			o.tolerant = 1;
+			break;
+		case 1008:
+			o.format = !strcmp(optarg, "tsv") ? INSPECT_FORMAT_TSV :
+				   !strcmp(optarg, "csv") ? INSPECT_FORMAT_CSV :
+				   !strcmp(optarg, "text") ? INSPECT_FORMAT_TEXT :
+				   -1;
+			if (o.format < 0) {
+				fprintf(stderr, "stfs-inspect: --format=%s: "
+					"expected tsv, csv or text\n", optarg);
+				return 2;
+			}
+			break;
 		/* modes: case X: if (set_mode(&mode, inspect_X, "--X")) return 2; break; */
 		case 'M': if (set_mode(&mode, inspect_merge, "--merge")) return 2; break;
 		case 'X': if (set_mode(&mode, inspect_merge, "--extract")) return 2;
@@ -257,7 +318,7 @@ main(int argc, char **argv)
 			  o.extract = optarg; break;
 		case 'S': o.strip = 1; break;
 		case 'o': o.output = optarg; break;
-		default: usage(stderr); return 2;
+		default: return usage_error();	/* getopt said why */
 		}
 	}
 	/* --sort alone means "list the tensors in this order" */
@@ -265,17 +326,30 @@ main(int argc, char **argv)
 		o.tensors = 1;
 	if (!mode)
 		mode = inspect_summary;
-	if ((o.output || o.strip) && mode != inspect_merge) {
-		fputs("stfs-inspect: -o and --strip go with --merge or "
+	if ((o.output || o.strip || o.force) && mode != inspect_merge) {
+		fputs("stfs-inspect: -o, --strip and --force go with --merge or "
 		      "--extract (try --help)\n", stderr);
 		return 2;
 	}
-	o.nsources = argc - optind;
-	o.sources = argv + optind;
-	if (o.nsources < 1) {
-		usage(stderr);
+	if (o.tolerant && mode != inspect_diff) {
+		fputs("stfs-inspect: --atol and --rtol go with --diff (try "
+		      "--help)\n", stderr);
 		return 2;
 	}
+	if (o.format != INSPECT_FORMAT_TEXT && (mode != inspect_summary ||
+	    o.json || (o.tensors && o.group))) {
+		fputs("stfs-inspect: --format prints one table: that of "
+		      "--tensors or of --group, without --json (try --help)\n",
+		      stderr);
+		return 2;
+	}
+	/* --format alone: the table of every tensor */
+	if (o.format != INSPECT_FORMAT_TEXT && !o.group)
+		o.tensors = 1;
+	o.nsources = argc - optind;
+	o.sources = argv + optind;
+	if (o.nsources < 1)
+		return usage_error();
 	if (set_http(&o, header_file, ca_file, insecure, &e) ||
 	    check_hub(&o, header_file, &e)) {
 		if (!o.quiet)

@@ -21,9 +21,17 @@ enum {
 	INSPECT_SORT_SIZE,	/* largest first, then by name */
 };
 
+/* --format: how --tensors and --group print their table */
+enum {
+	INSPECT_FORMAT_TEXT,	/* aligned, for people (the default) */
+	INSPECT_FORMAT_TSV,	/* a header row, tab-separated, \-escaped */
+	INSPECT_FORMAT_CSV,	/* RFC 4180 */
+};
+
 struct inspect_opts {
 	int json;		/* --json */
 	int tensors;		/* --tensors */
+	int format;		/* --format=text|tsv|csv: INSPECT_FORMAT_* */
 	int quiet;		/* --quiet */
 	int sort;		/* --sort=KEY: INSPECT_SORT_* */
 	int group;		/* --group[=DEPTH] given */
@@ -31,6 +39,10 @@ struct inspect_opts {
 	const char *extract;	/* --extract PREFIX (inspect_merge.c) */
 	int strip;		/* --strip */
 	const char *output;	/* -o OUT */
+	int force;		/* --force: -o may replace an existing file */
+	int tolerant;		/* --atol or --rtol given (inspect_diff.c) */
+	double atol, rtol;	/* values close when |a - b| <= atol +
+				   rtol |b| (numpy's allclose) */
 	int dequant;		/* --dequant 1, --no-dequant 0, else -1:
 				   the mode's default (inspect_catalog) */
 	int nsources;		/* operands after the options */
@@ -66,13 +78,17 @@ struct inspect_values {
 				   differ (left out of the two below) */
 	double max_abs;		/* largest |a - b| */
 	double sum_sq;		/* sum of (a - b)^2 */
+	uint64_t far;		/* pairs not close: |a - b| > atol + rtol |b|,
+				   a NaN, or infinities that differ (numpy's
+				   isclose with equal_nan=False) */
 };
 /* 1 when tensors of dtype d are compared as numbers. */
 int inspect_values_float(enum dtype d);
-/* a and b have the same shape.  0, or -errno (a read failed). */
+/* a and b have the same shape; atol and rtol say which pairs are close
+ * (out->far).  0, or -errno (a read failed). */
 int inspect_values_diff(const struct model *ma, const struct model_tensor *a,
 			const struct model *mb, const struct model_tensor *b,
-			struct inspect_values *out);
+			double atol, double rtol, struct inspect_values *out);
 /* The root of the mean squared error over the finite pairs. */
 double inspect_values_rms(const struct inspect_values *v);
 
@@ -82,6 +98,12 @@ int inspect_parse_sort(const char *s);
  * memory). */
 int inspect_print_tensors(const struct inspect_opts *o, const struct model *m);
 int inspect_print_groups(const struct inspect_opts *o, const struct model *m);
+/* --format tsv|csv: the table of --group, else of every tensor, with a
+ * header row when header is 1 and a first column "model" holding path
+ * when it is not NULL (a SOURCE of several models); 0 or -1 (out of
+ * memory). */
+int inspect_print_table(const struct inspect_opts *o, const struct model *m,
+			const char *path, int header);
 /* Add "tensor_list" (--tensors) and "groups" (--group) to a summary
  * object; 0 or -1. */
 int inspect_add_json(const struct inspect_opts *o, const struct model *m,

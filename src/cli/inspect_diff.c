@@ -6,8 +6,10 @@
  * floats and differ (in bytes or in dtype) are then read whole for the
  * error between their values (inspect_values.c).  Quantized weights are
  * compared as the values they stand for (inspect_catalog(): their
- * dequantized form) unless --no-dequant.  Exit status as cmp(1): 0
- * identical, 1 different, 2 trouble.
+ * dequantized form) unless --no-dequant.  With --atol/--rtol, two such
+ * tensors whose values are all close (numpy's allclose) count as close,
+ * not different, whatever their bytes and float dtypes.  Exit status as
+ * cmp(1): 0 identical (or close), 1 different, 2 trouble.
  *
  * A SOURCE may be a tree of models (catalog.h): a tensor is then named by
  * its path in the mount, DIR/NAME, so models are paired by directory and
@@ -55,6 +57,7 @@ struct diff {
 	uint64_t total, done;	/* bytes to compare (both sides count once) */
 	struct progress line;	/* on a terminal: compared of total */
 	uint64_t identical, ndiff;
+	uint64_t close;		/* --atol/--rtol: within the tolerance */
 	json_t *only_a, *only_b, *changed;	/* --json */
 };
 
@@ -266,6 +269,10 @@ report_changed(struct diff *d, const struct item *x, const struct item *y,
 				"values", (json_int_t)err->count,
 				"different", (json_int_t)err->differ,
 				"nonfinite", (json_int_t)err->nonfinite));
+		if (j && err && d->o->tolerant)
+			json_object_set_new(json_object_get(j, "error"),
+					    "not_close",
+					    json_integer((json_int_t)err->far));
 		json_array_append_new(d->changed, j);
 		return;
 	}
@@ -287,6 +294,8 @@ report_changed(struct diff *d, const struct item *x, const struct item *y,
 		       err->differ, err->count);
 		if (err->nonfinite)
 			printf(" (%" PRIu64 " NaN or Inf)", err->nonfinite);
+		if (d->o->tolerant)
+			printf(", %" PRIu64 " not close", err->far);
 	}
 	putchar('\n');
 }
@@ -295,7 +304,7 @@ report_changed(struct diff *d, const struct item *x, const struct item *y,
  * shape: 1 with *err, 0 when they are not, -errno when a read failed
  * (*bad: which side). */
 static int
-value_error(const struct item *x, const struct item *y,
+value_error(const struct diff *d, const struct item *x, const struct item *y,
 	    struct inspect_values *err, const struct item **bad)
 {
 	int rc;
@@ -304,7 +313,8 @@ value_error(const struct item *x, const struct item *y,
 	    !inspect_values_float(x->mt->t->dtype) ||
 	    !inspect_values_float(y->mt->t->dtype))
 		return 0;
-	rc = inspect_values_diff(x->m, x->mt, y->m, y->mt, err);
+	rc = inspect_values_diff(x->m, x->mt, y->m, y->mt, d->o->atol,
+				 d->o->rtol, err);
 	if (rc)
 		*bad = x;	/* either side: the message names the first */
 	return rc ? rc : 1;
@@ -433,17 +443,24 @@ run_diff(struct diff *d)
 		const struct item *bad = NULL;
 		struct inspect_values err;
 		uint64_t at = 0;
-		int rc;
+		int rc, values;
 
 		if (!y) {
 			report_only(d, x, "A", d->only_a);
 			continue;
 		}
 		inboth++;
+		/* the values are read for the report, and with --atol or
+		 * --rtol for the answer too, quiet or not */
+		values = !d->o->quiet || d->o->tolerant;
 		if (x->mt->t->dtype != y->mt->t->dtype) {
-			rc = d->o->quiet ? 0 : value_error(x, y, &err, &bad);
+			rc = values ? value_error(d, x, y, &err, &bad) : 0;
 			if (rc < 0)
 				return read_failed(d, bad, rc);
+			if (rc && d->o->tolerant && !err.far) {
+				d->close++;
+				continue;
+			}
 			report_changed(d, x, y, "dtype", 0, rc ? &err : NULL);
 			continue;
 		}
@@ -458,9 +475,13 @@ run_diff(struct diff *d)
 			d->identical++;
 			continue;
 		}
-		rc = d->o->quiet ? 0 : value_error(x, y, &err, &bad);
+		rc = values ? value_error(d, x, y, &err, &bad) : 0;
 		if (rc < 0)
 			return read_failed(d, bad, rc);
+		if (rc && d->o->tolerant && !err.far) {
+			d->close++;
+			continue;
+		}
 		report_changed(d, x, y, "bytes", at, rc ? &err : NULL);
 	}
 	for (i = 0; i < d->b.n; i++)
@@ -482,8 +503,18 @@ run_diff(struct diff *d)
 					 "only_in_b", d->only_b,
 					 "changed", d->changed,
 					 "metadata", meta ? meta : json_null());
-		char *text = root ? json_dumps(root, JSON_PRESERVE_ORDER |
-					       JSON_INDENT(2)) : NULL;
+		char *text;
+
+		if (root && d->o->tolerant &&
+		    (json_object_set_new(root, "close",
+					 json_integer((json_int_t)d->close)) ||
+		     json_object_set_new(root, "atol", json_real(d->o->atol)) ||
+		     json_object_set_new(root, "rtol", json_real(d->o->rtol)))) {
+			json_decref(root);
+			root = NULL;
+		}
+		text = root ? json_dumps(root, JSON_PRESERVE_ORDER |
+					 JSON_INDENT(2)) : NULL;
 
 		d->only_a = d->only_b = d->changed = NULL;
 		json_decref(root);
@@ -494,9 +525,12 @@ run_diff(struct diff *d)
 		puts(text);
 		free(text);
 	} else {
-		printf("identical: %" PRIu64 " of %" PRIu64 " tensors in both "
-		       "(A has %zu, B has %zu)\n", d->identical, inboth,
-		       d->a.n, d->b.n);
+		printf("identical: %" PRIu64 " of %" PRIu64 " tensors in both",
+		       d->identical, inboth);
+		if (d->o->tolerant)
+			printf(", %" PRIu64 " more close (|a-b| <= %g + %g |b|)",
+			       d->close, d->o->atol, d->o->rtol);
+		printf(" (A has %zu, B has %zu)\n", d->a.n, d->b.n);
 	}
 	return d->ndiff ? 1 : 0;
 }

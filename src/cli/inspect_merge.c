@@ -6,7 +6,10 @@
  * through user space) and with source_pread() from remote ones.  OUT is
  * written under a temporary name in its directory and renamed at the
  * end, so an interrupted run leaves no half file under OUT's name; an
- * OUT that is one of the sources is refused before anything is written.
+ * OUT that is one of the sources is refused before anything is written,
+ * and so is any existing OUT unless --force (the rename then does not
+ * replace a file that appeared meanwhile either).  What was written is
+ * said on stderr: tensors, bytes, path.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -227,9 +230,27 @@ check_out(const struct model *m, const char *out, struct err *e)
 	return 0;
 }
 
+/* tmp becomes OUT: without --force only if OUT still does not exist
+ * (RENAME_NOREPLACE; a file system without it gets link(2), which never
+ * replaces either).  0 or -1 with errno. */
+static int
+put_in_place(const char *tmp, const char *out, int force)
+{
+	if (force)
+		return rename(tmp, out);
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (link(tmp, out) != 0)
+		return -1;
+	unlink(tmp);
+	return 0;
+}
+
 static int
 write_out(const struct inspect_opts *o, struct repack *v, size_t id,
-	  struct err *e)
+	  uint64_t *size, struct err *e)
 {
 	struct written pr = { 0 };
 	struct repack_file *f;
@@ -279,8 +300,12 @@ write_out(const struct inspect_opts *o, struct repack *v, size_t id,
 		if (close(fd) != 0 && rc == 0)
 			rc = err_set(e, ERR_IO, "write failed: %s",
 				     strerror(errno));
-		if (rc == 0 && rename(tmp, o->output) != 0)
-			rc = err_set(e, ERR_IO, "cannot rename %s: %s", tmp,
+		if (rc == 0 && put_in_place(tmp, o->output, o->force) != 0)
+			rc = errno == EEXIST ?
+			     err_set(e, ERR_USAGE, "appeared while it was "
+				     "written; nothing replaced (--force "
+				     "replaces it)") :
+			     err_set(e, ERR_IO, "cannot rename %s: %s", tmp,
 				     strerror(errno));
 		if (rc)
 			unlink(tmp);
@@ -288,6 +313,7 @@ write_out(const struct inspect_opts *o, struct repack *v, size_t id,
 			err_at(e, o->output);
 		free(tmp);
 	}
+	*size = pr.total;
 	return rc;
 }
 
@@ -297,7 +323,9 @@ inspect_merge(const struct inspect_opts *o)
 	struct err e = { 0 };
 	struct model *m;
 	struct repack *v;
+	struct stat st;
 	size_t id = REPACK_WHOLE;
+	uint64_t size = 0;
 	int rc;
 
 	if (o->nsources != 1) {
@@ -314,6 +342,15 @@ inspect_merge(const struct inspect_opts *o)
 	if (o->strip && !o->extract) {
 		fputs("stfs-inspect: --strip goes with --extract PREFIX\n",
 		      stderr);
+		return 2;
+	}
+	/* before SOURCE is opened (it may be remote and large) */
+	if (!o->force && strcmp(o->output, "-") != 0 &&
+	    lstat(o->output, &st) == 0) {
+		if (!o->quiet)
+			fprintf(stderr, "stfs-inspect: %s: UsageError: exists; "
+				"--force replaces it, or name another OUT\n",
+				o->output);
 		return 2;
 	}
 	rc = inspect_open(o, o->sources[0], &m);
@@ -335,10 +372,14 @@ inspect_merge(const struct inspect_opts *o)
 		}
 	}
 	if (!e.code)
-		write_out(o, v, id, &e);
+		write_out(o, v, id, &size, &e);
 	rc = e.code ? err_exit_status(e.code) : 0;
 	if (e.code && !o->quiet)
 		err_print("stfs-inspect", &e);
+	if (!e.code && !o->quiet)
+		fprintf(stderr, "stfs-inspect: wrote %zu tensors, %" PRIu64
+			" bytes to %s\n", repack_ntensors(v, id), size,
+			strcmp(o->output, "-") ? o->output : "stdout");
 	repack_free(v);
 	model_free(m);
 	return rc;

@@ -1,6 +1,7 @@
 /* inspect_stats.c - stfs-inspect --stats: numerical health of every
- * tensor (tensor_stats.h), NaN and Inf flagged; exit status 1 when a tensor
- * holds either.
+ * tensor (tensor_stats.h), NaN and Inf flagged.  Exit status as grep's:
+ * 0 none holds NaN or Inf, 1 some tensor does, 2 trouble (an invalid or
+ * unreadable SOURCE, a read that failed).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -202,9 +203,11 @@ inspect_stats(const struct inspect_opts *o)
 		      "(try --help)\n", stderr);
 		return 2;
 	}
-	rc = inspect_catalog(o, o->sources[0], 1, &c);
-	if (rc)
-		return rc;
+	/* an invalid file is trouble (2), as for grep and cmp: 1 says
+	 * that a NaN or Inf was found */
+	if (inspect_catalog(o, o->sources[0], 1, &c))
+		return 2;
+	rc = 0;
 	memset(&r, 0, sizeof(r));
 	r.o = o;
 	progress_start(&r.pr.line, "stfs-inspect", NULL, o->quiet, 0);
@@ -225,7 +228,10 @@ inspect_stats(const struct inspect_opts *o)
 	progress_end(&r.pr.line, 0);
 	progress_destroy(&r.pr.line);
 	if (!rc && o->json && !o->quiet) {
-		json_t *src = json_string(c->label ? c->label : o->sources[0]);
+		/* "source" as in --json: one model's file or index, or
+		 * the SOURCE of a tree (both absolute, URLs redacted) */
+		json_t *src = json_string(r.multi ? c->label :
+					  c->entries[0].label);
 		char *a = src ? json_dumps(src, JSON_ENCODE_ANY) : NULL;
 		char *b = json_dumps(r.bad, JSON_INDENT(2));
 

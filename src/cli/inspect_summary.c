@@ -21,11 +21,17 @@
 #include "model/model.h"
 #include "model/summary.h"
 
+/* The summary of one model of a catalog: "source" is its label (the
+ * absolute path of its file or index, a URL without its secrets), as in
+ * the mount's __summary__.json and --stats --json. */
 static json_t *
-model_json(const struct inspect_opts *o, const struct model *m)
+model_json(const struct inspect_opts *o, const struct catalog_entry *x)
 {
+	const struct model *m = x->model;
 	json_t *root = summary_value(m);
 
+	if (root && json_object_set_new(root, "source", json_string(x->label)))
+		root = NULL;
 	if (!root || inspect_add_json(o, m, root)) {
 		json_decref(root);
 		return NULL;
@@ -121,13 +127,17 @@ show(const struct inspect_opts *o, const char *source,
 		if (!path)
 			return -1;
 		if (o->json) {
-			obj = model_json(o, x->model);
+			obj = model_json(o, x);
 			if (!obj || json_object_set_new(obj, "path",
 							json_string(path)) ||
 			    json_object_set_new(obj, "dir",
 						json_string(x->dir)) ||
 			    json_array_append_new(list, obj))
 				rc = -1;
+		} else if (o->format != INSPECT_FORMAT_TEXT) {
+			/* one table: a header, then every model's rows */
+			rc = inspect_print_table(o, x->model,
+						 blocks ? path : NULL, *first);
 		} else {
 			if (blocks)
 				printf("%s== %s ==\n", *first ? "" : "\n",
@@ -159,7 +169,7 @@ inspect_summary(const struct inspect_opts *o)
 		if (c->n != 1 || c->entries[0].dir[0])
 			multi = 1;
 		if (!o->quiet && o->json && !multi && o->nsources == 1) {
-			root = model_json(o, c->entries[0].model);
+			root = model_json(o, &c->entries[0]);
 			oom = !root || print_json(root);
 			json_decref(root);
 		} else if (!o->quiet) {

@@ -1,6 +1,7 @@
 /* inspect_tensors.c - the tensor listing of stfs-inspect (--tensors, with
  * bytes, in --sort order) and the per-module breakdown (--group[=DEPTH]):
- * tensors, parameters and bytes summed by dotted-name prefix.
+ * tensors, parameters and bytes summed by dotted-name prefix.  Each as
+ * text for people, or (--format) as a table for programs: TSV or CSV.
  */
 #include <inttypes.h>
 #include <jansson.h>
@@ -342,6 +343,153 @@ inspect_add_json(const struct inspect_opts *o, const struct model *m,
 		if (o->group_depth > 0)
 			json_object_set_new(root, "group_depth",
 					    json_integer(o->group_depth));
+	}
+	return 0;
+}
+
+/* ---- --format tsv|csv ------------------------------------------------------
+ * One table, a header row first, plain numbers.  TSV: fields separated by
+ * a tab; a tab, newline, carriage return or backslash in a name written
+ * \t \n \r \\ (the convention of PostgreSQL's COPY and of "linear TSV"),
+ * so every row is one line.  CSV: RFC 4180, a field with a comma, quote
+ * or line break quoted and its quotes doubled (lines end in \n). */
+
+static void
+put_field(const struct inspect_opts *o, const char *s, size_t n, int first)
+{
+	size_t i;
+
+	if (!first)
+		putchar(o->format == INSPECT_FORMAT_CSV ? ',' : '\t');
+	if (o->format == INSPECT_FORMAT_CSV) {
+		if (!memchr(s, ',', n) && !memchr(s, '"', n) &&
+		    !memchr(s, '\n', n) && !memchr(s, '\r', n)) {
+			fwrite(s, 1, n, stdout);
+			return;
+		}
+		putchar('"');
+		for (i = 0; i < n; i++) {
+			if (s[i] == '"')
+				putchar('"');
+			putchar(s[i]);
+		}
+		putchar('"');
+		return;
+	}
+	for (i = 0; i < n; i++)
+		switch (s[i]) {
+		case '\t': fputs("\\t", stdout); break;
+		case '\n': fputs("\\n", stdout); break;
+		case '\r': fputs("\\r", stdout); break;
+		case '\\': fputs("\\\\", stdout); break;
+		default: putchar(s[i]);
+		}
+}
+
+static void
+put_str(const struct inspect_opts *o, const char *s, int first)
+{
+	put_field(o, s, strlen(s), first);
+}
+
+static void
+put_u64(const struct inspect_opts *o, uint64_t v)
+{
+	char n[32];
+
+	snprintf(n, sizeof(n), "%" PRIu64, v);
+	put_str(o, n, 0);
+}
+
+/* [d0,d1,...] as in the sidecars' JSON. */
+static void
+put_shape(const struct inspect_opts *o, const struct tensor *t)
+{
+	char buf[32];
+	uint32_t k;
+
+	putchar(o->format == INSPECT_FORMAT_CSV ? ',' : '\t');
+	if (o->format == INSPECT_FORMAT_CSV && t->rank > 1)
+		putchar('"');
+	putchar('[');
+	for (k = 0; k < t->rank; k++) {
+		snprintf(buf, sizeof(buf), "%s%" PRIu64, k ? "," : "",
+			 t->shape[k]);
+		fputs(buf, stdout);
+	}
+	putchar(']');
+	if (o->format == INSPECT_FORMAT_CSV && t->rank > 1)
+		putchar('"');
+}
+
+static void
+put_header(const struct inspect_opts *o, const char *const *cols, int path)
+{
+	int i;
+
+	if (path)
+		put_str(o, "model", 1);
+	for (i = 0; cols[i]; i++)
+		put_str(o, cols[i], !path && i == 0);
+	putchar('\n');
+}
+
+int
+inspect_print_table(const struct inspect_opts *o, const struct model *m,
+		    const char *path, int header)
+{
+	static const char *const tcols[] = { "name", "dtype", "shape",
+		"parameters", "bytes", "offset", "data_begin", "data_end",
+		"shard", NULL };
+	static const char *const gcols[] = { "group", "tensors", "parameters",
+		"bytes", NULL };
+	size_t i, n;
+
+	if (o->group) {
+		struct group *g = make_groups(m, o->group_depth, o->sort, &n);
+
+		if (!g && m->ntensors)
+			return -1;
+		if (header)
+			put_header(o, gcols, path != NULL);
+		for (i = 0; i < n; i++) {
+			if (path)
+				put_str(o, path, 1);
+			put_field(o, g[i].key, g[i].key_len, !path);
+			put_u64(o, g[i].tensors);
+			put_u64(o, g[i].params);
+			put_u64(o, g[i].bytes);
+			putchar('\n');
+		}
+		free(g);
+		return 0;
+	}
+	{
+		size_t *ix = tensor_order(m, o->sort);
+
+		if (!ix)
+			return -1;
+		if (header)
+			put_header(o, tcols, path != NULL);
+		for (i = 0; i < m->ntensors; i++) {
+			const struct model_tensor *mt = &m->tensors[ix[i]];
+			const struct tensor *t = mt->t;
+
+			if (path)
+				put_str(o, path, 1);
+			put_field(o, t->name, t->name_len, !path);
+			put_str(o, dtype_info(t->dtype)->name, 0);
+			put_shape(o, t);
+			put_u64(o, t->numel);
+			put_u64(o, model_tensor_nbytes(mt));
+			put_u64(o, model_tensor_offset(m, mt));
+			put_u64(o, t->begin);
+			put_u64(o, t->end);
+			put_str(o, m->sharded ? m->shards[mt->shard].name : "",
+				0);
+			putchar('\n');
+		}
+		free(ix);
 	}
 	return 0;
 }

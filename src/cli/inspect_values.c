@@ -8,7 +8,9 @@
  * view/npy.h's exact decoders) and compared element by element: the
  * largest |a - b| and the root of the mean of (a - b)^2 over the pairs
  * where both are finite; a pair where either is not finite counts as
- * "nonfinite" unless both are the same infinity or both NaN.
+ * "nonfinite" unless both are the same infinity or both NaN.  A pair is
+ * close (--atol, --rtol) as numpy's isclose(a, b) says: |a - b| <= atol +
+ * rtol |b|, infinities only when equal, NaN never (equal_nan=False).
  */
 #include <errno.h>
 #include <math.h>
@@ -83,7 +85,7 @@ decode(const struct model *m, const struct model_tensor *mt, uint64_t e0,
 int
 inspect_values_diff(const struct model *ma, const struct model_tensor *a,
 		    const struct model *mb, const struct model_tensor *b,
-		    struct inspect_values *out)
+		    double atol, double rtol, struct inspect_values *out)
 {
 	uint64_t numel = a->t->numel, e;
 	size_t raw_len = VALUES_CHUNK * 8 + 4096;
@@ -111,11 +113,15 @@ inspect_values_diff(const struct model *ma, const struct model_tensor *a,
 					out->nonfinite++;
 					out->differ++;
 				}
+				if (!(x[i] == y[i]))	/* NaN: never */
+					out->far++;
 				continue;
 			}
 			if (d != 0)
 				out->differ++;
 			d = fabs(d);
+			if (d > atol + rtol * fabs(y[i]))
+				out->far++;
 			if (d > out->max_abs)
 				out->max_abs = d;
 			out->sum_sq += d * d;
