@@ -61,8 +61,10 @@ STFS_TEST_DEPS+=(python3-torch)
 # int-basic counts the getdents64 calls of an ls -l with strace;
 # int-faults measures peak memory with /usr/bin/time
 STFS_TEST_DEPS+=(strace time)
-# int-png decodes every picture with an independent PNG reader (PIL)
-STFS_TEST_DEPS+=(python3-pil)
+# int-png decodes every picture with an independent PNG reader (PIL);
+# int-html opens .html/ in Debian's Chromium (puppeteer-core from npm,
+# installed by the test into the build directory; no browser download)
+STFS_TEST_DEPS+=(python3-pil chromium)
 # The sanitizer, valgrind and fuzzing runs of CI on top.
 STFS_CHECK_DEPS=(clang libclang-rt-14-dev valgrind)
 # Building the Debian package (scripts/deb, CI).

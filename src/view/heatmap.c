@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "view/npy.h"
 
@@ -68,6 +69,18 @@ heatmap_geom(const uint64_t *shape, uint32_t rank, int complex, unsigned px,
 	g->cy = g->strip ? HEATMAP_STRIP : magnify(g->ph, px);
 }
 
+/* The pixels: zeroed pages mapped at once (MAP_POPULATE), not one
+ * page fault at a time as they are first written (a 1024 x 1024 map is
+ * 2,048 pages); freed with unmap(). */
+static void *
+map_zeroed(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 int
 heatmap_init(struct heatmap_acc *a, const struct heatmap_geom *g)
 {
@@ -75,7 +88,8 @@ heatmap_init(struct heatmap_acc *a, const struct heatmap_geom *g)
 
 	memset(a, 0, sizeof(*a));
 	a->g = *g;
-	a->pix = calloc(n ? n : 1, sizeof(*a->pix));
+	a->pix_len = (n ? n : 1) * sizeof(*a->pix);
+	a->pix = map_zeroed(a->pix_len);
 	/* column keys of a pixel row: up to 32 bits each */
 	if (g->pw && g->cols <= COLS_MAX)
 		a->colkeys = calloc((size_t)g->cols, sizeof(uint32_t));
@@ -89,14 +103,15 @@ heatmap_init(struct heatmap_acc *a, const struct heatmap_geom *g)
 void
 heatmap_drop(struct heatmap_acc *a)
 {
-	free(a->pix);
+	if (a->pix)
+		munmap(a->pix, a->pix_len);
 	free(a->colkeys);
 	a->pix = NULL;
 	a->colkeys = NULL;
 }
 
-double
-heatmap_pick(double pixel, double v)
+static inline double
+pick(double pixel, double v)
 {
 	double ap, av;
 
@@ -107,6 +122,12 @@ heatmap_pick(double pixel, double v)
 	if (av > ap || (av == ap && v > pixel))
 		return v;
 	return pixel;
+}
+
+double
+heatmap_pick(double pixel, double v)
+{
+	return pick(pixel, v);
 }
 
 /* Walk the next n values as row segments within one block column:
@@ -133,7 +154,7 @@ heatmap_pick(double pixel, double v)
 					left_);				\
 			px_ = &(a)->pix[(size_t)(r_ / g_->brows) * g_->pw + \
 					(size_t)(c_ / g_->bcols)];	\
-			*px_ = heatmap_pick(*px_, REDUCE(i_, len_));	\
+			*px_ = pick(*px_, REDUCE(i_, len_));		\
 			i_ += len_;					\
 			left_ -= len_;					\
 			c_ += len_;					\
@@ -193,13 +214,13 @@ NAME##_down(T *ck, const T *p, size_t n)				\
 	}								\
 }									\
 									\
-static void								\
+static inline void							\
 NAME##_pixel(double *px, T k)						\
 {									\
 	double v = (k >> 1) > (INFKEY) ? NAN :				\
 		   (k & 1 ? VAL(k >> 1) : -VAL(k >> 1));		\
 									\
-	*px = heatmap_pick(*px, v);					\
+	*px = pick(*px, v);						\
 }									\
 									\
 /* The column keys of pixel row prow into its pixels; then zero. */	\
@@ -272,16 +293,19 @@ NAME(struct heatmap_acc *a, const T *v, size_t n)			\
 		NAME##_flush(a, prow);					\
 }
 
-static double
+static inline double
 f32_of(uint32_t k)
 {
-	return npy_f32(k);
+	float f;
+
+	memcpy(&f, &k, 4);
+	return f;
 }
 
-static double
+static inline double
 bf16_of(uint32_t k)
 {
-	return npy_f32(k << 16);
+	return f32_of(k << 16);
 }
 
 static double
@@ -319,7 +343,7 @@ max_f64(const double *p, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		m = heatmap_pick(m, p[i]);
+		m = pick(m, p[i]);
 	return m;
 }
 

@@ -62,6 +62,7 @@ void heatmap_geom(const uint64_t *shape, uint32_t rank, int complex,
 struct heatmap_acc {
 	struct heatmap_geom g;
 	double *pix;		/* ph * pw, row-major */
+	size_t pix_len;		/* its bytes, mapped */
 	uint64_t next;		/* index of the next value fed */
 	void *colkeys;		/* a pixel row's keys per column */
 };

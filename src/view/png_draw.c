@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/buf.h"
 #include "view/png_file.h"
@@ -91,24 +92,45 @@ foot(cairo_t *cr, const struct png_draw_lines *l, unsigned w, double y,
 		     l->lines[i], w - 2 * PNG_DRAW_LEFT);
 }
 
+/* An image surface on pages mapped at once (MAP_POPULATE), not faulted
+ * in one at a time as cairo first paints them; *mem and *len to unmap
+ * once the surface is destroyed. */
+static cairo_surface_t *
+surface(unsigned w, unsigned h, void **mem, size_t *len)
+{
+	int stride = cairo_format_stride_for_width(CAIRO_FORMAT_RGB24, (int)w);
+
+	*len = (size_t)stride * h;
+	*mem = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (*mem == MAP_FAILED) {
+		*mem = NULL;
+		return cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w,
+						  (int)h);
+	}
+	return cairo_image_surface_create_for_data(*mem, CAIRO_FORMAT_RGB24,
+						   (int)w, (int)h, stride);
+}
+
 static int
 finish(cairo_surface_t *s, cairo_t *cr, const struct png_text *t, size_t nt,
-       struct buf *out)
+       struct buf *out, void *mem, size_t len)
 {
 	int rc;
 
 	cairo_destroy(cr);
 	cairo_surface_flush(s);
-	if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
-		cairo_surface_destroy(s);
-		return -ENOMEM;
-	}
-	rc = png_file_write(cairo_image_surface_get_data(s),
-			    (unsigned)cairo_image_surface_get_width(s),
-			    (unsigned)cairo_image_surface_get_height(s),
-			    (size_t)cairo_image_surface_get_stride(s), t, nt,
-			    out);
+	if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS)
+		rc = -ENOMEM;
+	else
+		rc = png_file_write(cairo_image_surface_get_data(s),
+				    (unsigned)cairo_image_surface_get_width(s),
+				    (unsigned)cairo_image_surface_get_height(s),
+				    (size_t)cairo_image_surface_get_stride(s),
+				    t, nt, out);
 	cairo_surface_destroy(s);
+	if (mem)
+		munmap(mem, len);
 	return rc;
 }
 
@@ -168,10 +190,12 @@ png_draw_heat(const struct heatmap_acc *a, double scale,
 	char label[64];
 	cairo_surface_t *s;
 	cairo_t *cr;
+	void *mem;
+	size_t len;
 	int k;
 
 	png_draw_heat_dims(g, &w, &h);
-	s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w, (int)h);
+	s = surface(w, h, &mem, &len);
 	cr = cairo_create(s);
 	cairo_set_source_rgb(cr, 1, 1, 1);
 	cairo_paint(cr);
@@ -201,7 +225,7 @@ png_draw_heat(const struct heatmap_acc *a, double scale,
 	swatch(cr, bx, by + BAR_H + 30, HEATMAP_PINF, "+Inf");
 	swatch(cr, bx, by + BAR_H + 48, HEATMAP_NINF, "\xe2\x88\x92Inf");
 	foot(cr, l, w, h - FOOT_H + 20, 17);
-	return finish(s, cr, t, nt, out);
+	return finish(s, cr, t, nt, out, mem, len);
 }
 
 /* --- histogram --------------------------------------------------------- */
@@ -221,10 +245,11 @@ png_draw_hist(const struct value_hist *hs, const struct png_draw_lines *l,
 	uint64_t most = 0;
 	double top, y;
 	char label[64];
+	void *mem;
+	size_t len;
 	int k;
 
-	s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, PNG_DRAW_HIST_W,
-				       PNG_DRAW_HIST_H);
+	s = surface(PNG_DRAW_HIST_W, PNG_DRAW_HIST_H, &mem, &len);
 	cr = cairo_create(s);
 	cairo_set_source_rgb(cr, 1, 1, 1);
 	cairo_paint(cr);
@@ -278,5 +303,5 @@ png_draw_hist(const struct value_hist *hs, const struct png_draw_lines *l,
 	text(cr, PLOT_X + PLOT_W / 2 - 60, PLOT_Y - 8, 10.5, 0,
 	     "count (log scale)", 200);
 	foot(cr, l, PNG_DRAW_HIST_W, PLOT_Y + PLOT_H + 40, 18);
-	return finish(s, cr, t, nt, out);
+	return finish(s, cr, t, nt, out, mem, len);
 }

@@ -6,6 +6,8 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 
@@ -13,7 +15,7 @@
 #define IHDR_DATA 13
 #define PAD_NAME "stPd"
 /* libpng's IDAT chunks: one per this many compressed bytes */
-#define ZBUF (1u << 20)
+#define ZBUF (1u << 16)
 
 /* The most zlib writes for n bytes at level 0: its 2-byte header and
  * 4-byte checksum, and per stored block (at most 65535 bytes; zlib emits
@@ -104,6 +106,18 @@ png_file_write(const unsigned char *pixels, unsigned w, unsigned h,
 	memset(&pad, 0, sizeof(pad));
 	if (buf_reserve(out, (size_t)size))
 		return -ENOMEM;
+#ifdef MADV_POPULATE_WRITE
+	{
+		/* the pages to be written, mapped at once rather than one
+		 * page fault at a time (best effort) */
+		uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t b = ((uintptr_t)out->data + out->len + pg - 1) & ~(pg - 1);
+		uintptr_t e = ((uintptr_t)out->data + out->len + size) & ~(pg - 1);
+
+		if (e > b)
+			madvise((void *)b, e - b, MADV_POPULATE_WRITE);
+	}
+#endif
 	for (i = 0; i < nt; i++)
 		if (strlen(t[i].text) > t[i].max)
 			return -EIO;

@@ -20,7 +20,7 @@
 #include "view/tensor_values.h"
 #include "view/value_hist.h"
 
-#define CHUNK (4u << 20)
+#define CHUNK (1u << 20)
 #define NAME_MAX_SHOWN 4096
 #define SCALE_MAX 24		/* %.17g of a double */
 #define NUM_MAX 24		/* a number in JSON: %.17g, or a u64 */
@@ -189,6 +189,16 @@ tensor_png_heat_size(const struct tensor *t, const struct tensor_png_opts *o)
 	return n;
 }
 
+void
+tensor_png_heat_dims(const struct tensor *t, const struct tensor_png_opts *o,
+		     unsigned *w, unsigned *h)
+{
+	struct heatmap_geom g;
+
+	geom_of(t, o, &g);
+	png_draw_heat_dims(&g, w, h);
+}
+
 uint64_t
 tensor_png_hist_size(const struct tensor *t)
 {
@@ -208,11 +218,12 @@ tensor_png_hist_size(const struct tensor *t)
 
 /* Call feed(ctx, bytes, len) over t's data in chunks.  0 or -errno. */
 static int
-each_chunk(const struct tensor *t, tensor_png_read_fn read, void *arg,
-	   void (*feed)(void *ctx, const uint8_t *p, size_t len), void *ctx)
+each_chunk(const struct tensor *t, size_t want, tensor_png_read_fn read,
+	   void *arg, void (*feed)(void *ctx, const uint8_t *p, size_t len),
+	   void *ctx)
 {
 	uint64_t len = tensor_values_bytes(t), done = 0;
-	size_t chunk = tensor_values_chunk(t->dtype, CHUNK);
+	size_t chunk = tensor_values_chunk(t->dtype, want);
 	uint8_t *buf;
 	int rc = 0;
 
@@ -349,7 +360,7 @@ tensor_png_heat(const struct tensor *t, const struct tensor_png_opts *o,
 		heatmap_drop(&h.acc);
 		return -ENOMEM;
 	}
-	rc = each_chunk(t, read, arg, heat_feed, &h);
+	rc = each_chunk(t, CHUNK, read, arg, heat_feed, &h);
 	free(h.vals);
 	if (!rc)
 		rc = heat_draw(t, o, &h.acc, NULL, out);
@@ -587,7 +598,8 @@ tensor_png_hist(const struct tensor *t, const struct tensor_png_opts *o,
 	h.d = t->dtype;
 	if (tensor_stats_init(&h.st, t->dtype))
 		return -ENOMEM;
-	rc = each_chunk(t, read, arg, stats_feed, &h);
+	/* .stats/'s chunks: the same numbers */
+	rc = each_chunk(t, TENSOR_STATS_CHUNK, read, arg, stats_feed, &h);
 	if (rc) {
 		tensor_stats_drop(&h.st);
 		return rc;
@@ -623,7 +635,7 @@ tensor_png_hist(const struct tensor *t, const struct tensor_png_opts *o,
 
 		h.vals = malloc(tensor_values_count(t->dtype, chunk) *
 				sizeof(double) + 1);
-		rc = h.vals ? each_chunk(t, read, arg, bins_feed, &h) :
+		rc = h.vals ? each_chunk(t, CHUNK, read, arg, bins_feed, &h) :
 		     -ENOMEM;
 		free(h.vals);
 	}

@@ -51,6 +51,11 @@ int tensor_png_readable(const struct tensor *t);
 
 uint64_t tensor_png_heat_size(const struct tensor *t,
 			      const struct tensor_png_opts *o);
+/* The heatmap's width and height in pixels (the histogram's are
+ * PNG_DRAW_HIST_W x PNG_DRAW_HIST_H). */
+void tensor_png_heat_dims(const struct tensor *t,
+			  const struct tensor_png_opts *o, unsigned *w,
+			  unsigned *h);
 uint64_t tensor_png_hist_size(const struct tensor *t);
 
 /* Append the file (exactly its size) to out.  0, or -errno: read's

@@ -13,7 +13,7 @@
 #include "format/safetensors/header.h"
 #include "view/npy.h"
 
-#define CHUNK (TENSOR_STATS_GRAIN * 87381)	/* just under 4 MiB */
+#define CHUNK TENSOR_STATS_CHUNK
 
 /* Codes of the formats counted in a histogram; 0 for the wide ones. */
 static size_t

@@ -63,6 +63,11 @@ struct tensor_stats_acc {
  * (dequant_block_bytes()). */
 #define TENSOR_STATS_GRAIN 48
 
+/* The chunk tensor_stats_compute() reads (just under 4 MiB): wide formats'
+ * results depend on where chunks end, so whoever must give the same
+ * numbers feeds the same chunks (whole blocks for quantized types). */
+#define TENSOR_STATS_CHUNK (TENSOR_STATS_GRAIN * 87381)
+
 /* 0, or -1 when out of memory. */
 int tensor_stats_init(struct tensor_stats_acc *a, enum dtype d);
 

@@ -91,6 +91,7 @@ struct view_ops;
 struct view_safetensors;
 struct view_dequant;
 struct view_png;
+struct view_html;
 
 #define VIEW_ROOT_INO 1
 #define VIEW_NAME_MAX (NAMES_MAX + NAMES_SUFFIX_LEN)	/* 255 */
@@ -187,6 +188,8 @@ struct view {
 	struct view_dequant *dequant;
 	uint64_t ino_png;	/* .png/ (view_png.c) */
 	struct view_png *png;
+	uint64_t ino_html;	/* .html/ (view_html.c) */
+	struct view_html *html;
 
 	unsigned nmirrors;	/* mirror views (0 when views are off) */
 	uint64_t ino_views;	/* mirror view j's directory: ino_views + j */

@@ -160,6 +160,7 @@ extern const struct view_hidden view_safetensors_dir;
 extern const struct view_hidden view_stfs_dir;
 extern const struct view_hidden view_dequant_dir;
 extern const struct view_hidden view_png_dir;		/* view_png.c */
+extern const struct view_hidden view_html_dir;		/* view_html.c */
 
 /* The view and tensor whose mirror view files (.npy/, .txt/, .stats/)
  * stand for tensor i of model view v: i itself, or the logical tensor

@@ -41,6 +41,7 @@
 #include "view/view.h"
 #include "view/view_fetch.h"
 #include "view/view_kinds.h"
+#include "view/view_png.h"
 
 #define PNG_DIR ".png"
 #define HEAT_SUFFIX ".png"
@@ -391,6 +392,45 @@ png_for_source(const struct view *v, const struct source *src,
 			fn(files_at(v) + 2 * (uint64_t)i, arg);
 			fn(files_at(v) + 2 * (uint64_t)i + 1, arg);
 		}
+}
+
+/* Directory d's path from the root, each component and a '/'. */
+static int
+dir_path(const struct layout *l, uint32_t d, struct buf *out)
+{
+	const struct layout_dir *ld = &l->dirs[d];
+
+	if (d == LAYOUT_ROOT)
+		return 0;
+	if (dir_path(l, ld->parent, out))
+		return -1;
+	return buf_add(out, ld->name, ld->name_len) || buf_adds(out, "/");
+}
+
+int
+view_png_paths(const struct view *v, size_t i, struct buf *heat,
+	       struct buf *hist, unsigned *w, unsigned *h, int *drawn)
+{
+	const struct layout *l = v->layout;
+	const struct model_tensor *mt;
+	const struct view *mv;
+	struct tensor_png_opts o;
+	char fn[NAME_MAX_LEN + 1];
+	size_t n;
+
+	if (!v->png)
+		return -1;
+	mt = picture_of(v, 2 * (uint64_t)i, &mv, &o);
+	tensor_png_heat_dims(mt->t, &o, w, h);
+	*drawn = tensor_png_readable(mt->t);
+	if (dir_path(l, l->leaves[i].dir, heat) ||
+	    dir_path(l, l->leaves[i].dir, hist))
+		return -1;
+	n = tensor_file_name(v, (uint32_t)i, 0, fn);
+	if (buf_add(heat, fn, n))
+		return -1;
+	n = tensor_file_name(v, (uint32_t)i, 1, fn);
+	return buf_add(hist, fn, n) ? -1 : 0;
 }
 
 const struct view_hidden view_png_dir = {

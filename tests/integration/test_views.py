@@ -584,11 +584,12 @@ def check_recursive(t, d):
 		t.check(".stfs" in every, "views=visible: readdir lists .stfs")
 		t.check(".dequant" in every, "views=visible: readdir lists "
 			".dequant (the sample has FP8 weights with scales)")
-		t.eq(set(every) - harness.VIEW_DIRS - {".stfs", ".dequant"}, want,
+		t.eq(set(every) - harness.VIEW_DIRS - {".stfs", ".dequant", ".html"},
+		     want,
 		     "views=visible: and the model")
 	with harness.Mount(t, src, args=["-o", "views=off"]) as m:
 		t.eq(set(os.listdir(m.path)), want, "views=off: the model only")
-		for v in harness.VIEW_DIRS | {".stfs", ".dequant"}:
+		for v in harness.VIEW_DIRS | {".stfs", ".dequant", ".html"}:
 			t.check(not os.path.exists(os.path.join(m.path, v)),
 				"views=off: no %s" % v)
 		x = S.tensors[-1]

@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/memo.h"
 #include "view/heatmap.h"
+#include "view/html_page.h"
 #include "view/npy.h"
 #include "view/png_file.h"
 #include "view/value_hist.h"
@@ -363,6 +364,42 @@ START_TEST(memo_bounded)
 }
 END_TEST
 
+/* The page's data: names that could end a <script> are escaped, and the
+ * paths are written only when the page cannot make them from the name. */
+START_TEST(page_data)
+{
+	static const uint64_t shape[] = { 2, 3 };
+	struct html_page_tensor t = { "a</script>&\"\\\n", 14, "F32", shape, 2,
+				      24, 6, NULL, NULL, 0, 0, 600, 400, 1 };
+	struct buf b = BUF_INIT;
+
+	ck_assert_int_eq(html_page_json_string(&b, t.name, t.name_len), 0);
+	ck_assert_str_eq(b.data, "\"a\\u003c/script\\u003e\\u0026\\\"\\\\"
+			 "\\u000a\"");
+	b.len = 0;
+	t.name = "m.l.w";
+	t.name_len = 5;
+	t.heat = "m.l.w.png";
+	t.heat_len = 9;
+	t.hist = "m.l.w.hist.png";
+	t.hist_len = 14;
+	ck_assert_int_eq(html_page_tensor(&b, &t, 1), 0);
+	ck_assert_str_eq(b.data, "[\"m.l.w\",\"F32\",[2,3],24,6,0,0,600,400,1]");
+	b.len = 0;
+	t.heat = "m/l/w.png";
+	t.hist = "m/l/w.hist.png";
+	ck_assert_int_eq(html_page_tensor(&b, &t, 0), 0);
+	ck_assert_str_eq(b.data, ",\n[\"m.l.w\",\"F32\",[2,3],24,6,1,0,600,400,1]");
+	b.len = 0;
+	t.hist = "m/l/w%2Ehist.hist.png";	/* not the rule: both written */
+	t.hist_len = strlen(t.hist);
+	ck_assert_int_eq(html_page_tensor(&b, &t, 1), 0);
+	ck_assert_str_eq(b.data, "[\"m.l.w\",\"F32\",[2,3],24,6,\"m/l/w.png\","
+			 "\"m/l/w%2Ehist.hist.png\",600,400,1]");
+	buf_free(&b);
+}
+END_TEST
+
 Suite *
 png_suite(void)
 {
@@ -378,6 +415,7 @@ png_suite(void)
 	tcase_add_test(tc, hist_bins);
 	tcase_add_test(tc, png_size_fixed);
 	tcase_add_test(tc, memo_bounded);
+	tcase_add_test(tc, page_data);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -377,13 +377,15 @@ START_TEST(test_listing)
 	ck_assert_uint_eq(n, 2 + 2 * MODEL_NT);
 	/* plus the root, .npy/, .txt/, .stats/, each tensor's .npy,
 	 * .txt and .stats file; then .safetensors/ and its range, and
-	 * .stfs/, its stats.json and its log, last .png/ and two pictures
-	 * per tensor (the flat layout: one directory) */
+	 * .stfs/, its stats.json and its log, .png/ and two pictures per
+	 * tensor (the flat layout: one directory), last .html/,
+	 * index.html, s/ and a script per tensor */
 	ck_assert_uint_eq(view->ino_safetensors - 1,
 			  1 + n + 3 + 3 * MODEL_NT);
 	ck_assert_uint_ge(view->ino_stfs, view->ino_safetensors + 3);
 	ck_assert_uint_eq(view->ino_png, view->ino_stfs + 3);
-	ck_assert_uint_eq(view->ninodes, view->ino_png + 2 * MODEL_NT);
+	ck_assert_uint_eq(view->ino_html, view->ino_png + 2 * MODEL_NT + 1);
+	ck_assert_uint_eq(view->ninodes, view->ino_html + 2 + MODEL_NT);
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
 		ck_assert_uint_ne(ino, 0);
@@ -881,7 +883,7 @@ START_TEST(test_views_option)
 
 	o.views = VIEW_VIEWS_VISIBLE;
 	ck_assert_int_eq(view_build(model, &o, &vis, &e), 0);
-	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 6);
+	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 7);
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n), name);
 	ck_assert_str_eq(name, ".npy");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 1), name);
@@ -894,9 +896,11 @@ START_TEST(test_views_option)
 	ck_assert_str_eq(name, ".stfs");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 5), name);
 	ck_assert_str_eq(name, ".png");
+	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 6), name);
+	ck_assert_str_eq(name, ".html");
 	ck_assert_uint_eq(view_lookup(vis, 1, ".npy", 4), npy);
 	view_stat(vis, VIEW_ROOT_INO, &st);
-	ck_assert_uint_eq(st.st_nlink, 2 + 6);	/* + .stfs/, .png/ */
+	ck_assert_uint_eq(st.st_nlink, 2 + 7);	/* + .stfs/, .png/, .html/ */
 	ck_assert_uint_eq(vis->ninodes, view->ninodes);
 
 	o.views = VIEW_VIEWS_OFF;
