@@ -26,6 +26,9 @@ usage(FILE *out)
 	      "       stfs-inspect --stats [--json] [--quiet] [--no-dequant] SOURCE\n"
 	      "       stfs-inspect --diff [--json] [--quiet] [--no-dequant]\n"
 	      "                    [--atol=X] [--rtol=Y] A B\n"
+	      "       stfs-inspect --diff --png DIR A B\n"
+	      "       stfs-inspect --png NAME [--histogram] [--no-dequant] [--force]\n"
+	      "                    SOURCE -o FILE.png\n"
 	      "\n"
 	      "Validate a safetensors model as strictly as the reference reader and\n"
 	      "summarize it: tensor count, data and header bytes, parameters (element\n"
@@ -83,6 +86,12 @@ usage(FILE *out)
 	      "                  names (the mount's .dequant/); the default of\n"
 	      "                  --stats and --diff\n"
 	      "      --no-dequant  the stored tensors, as they are\n"
+	      "      --png=NAME  write tensor NAME's heatmap (the mount's\n"
+	      "                  .png/NAME.png) to -o FILE (- for stdout);\n"
+	      "                  --histogram: its histogram (.png/NAME.hist.png)\n"
+	      "      --diff --png=DIR  also write, per tensor that differs and\n"
+	      "                  has one shape on both sides, the heatmap of\n"
+	      "                  |a-b| as DIR/NAME.png\n"
 	      "  -q, --quiet     print nothing; only the exit status tells\n"
 	      "      --merge     write the whole model (every shard) as one\n"
 	      "                  .safetensors file: the mount's\n"
@@ -241,6 +250,8 @@ main(int argc, char **argv)
 		{ "atol", required_argument, NULL, 1006 },
 		{ "rtol", required_argument, NULL, 1007 },
 		{ "format", required_argument, NULL, 1008 },
+		{ "png", required_argument, NULL, 1009 },
+		{ "histogram", no_argument, NULL, 1010 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *header_file = NULL, *ca_file = NULL;
@@ -311,6 +322,8 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 1009: o.png = optarg; break;
+		case 1010: o.histogram = 1; break;
 		/* modes: case X: if (set_mode(&mode, inspect_X, "--X")) return 2; break; */
 		case 'M': if (set_mode(&mode, inspect_merge, "--merge")) return 2; break;
 		case 'X': if (set_mode(&mode, inspect_merge, "--extract")) return 2;
@@ -321,14 +334,27 @@ main(int argc, char **argv)
 		default: return usage_error();	/* getopt said why */
 		}
 	}
+	/* --png NAME is a mode of its own; with --diff, where to draw */
+	if (o.png && !mode)
+		mode = inspect_png;
+	if ((o.histogram && mode != inspect_png) ||
+	    (o.png && mode != inspect_png && mode != inspect_diff)) {
+		fputs("stfs-inspect: --png goes alone (--png NAME -o FILE) or "
+		      "with --diff (--png DIR); --histogram with --png NAME "
+		      "(try --help)\n", stderr);
+		return 2;
+	}
 	/* --sort alone means "list the tensors in this order" */
 	if (sort_given && !o.group)
 		o.tensors = 1;
 	if (!mode)
 		mode = inspect_summary;
-	if ((o.output || o.strip || o.force) && mode != inspect_merge) {
+	if ((o.strip && mode != inspect_merge) ||
+	    ((o.output || o.force) && mode != inspect_merge &&
+	     mode != inspect_png)) {
 		fputs("stfs-inspect: -o, --strip and --force go with --merge or "
-		      "--extract (try --help)\n", stderr);
+		      "--extract (-o and --force also with --png) (try --help)\n",
+		      stderr);
 		return 2;
 	}
 	if (o.tolerant && mode != inspect_diff) {

@@ -43,6 +43,9 @@ struct inspect_opts {
 	int tolerant;		/* --atol or --rtol given (inspect_diff.c) */
 	double atol, rtol;	/* values close when |a - b| <= atol +
 				   rtol |b| (numpy's allclose) */
+	const char *png;	/* --png NAME, or with --diff a directory
+				   (inspect_png.c) */
+	int histogram;		/* --histogram: --png writes it */
 	int dequant;		/* --dequant 1, --no-dequant 0, else -1:
 				   the mode's default (inspect_catalog) */
 	int nsources;		/* operands after the options */
@@ -68,6 +71,18 @@ int inspect_summary(const struct inspect_opts *o);
 int inspect_merge(const struct inspect_opts *o);	/* --merge, --extract */
 int inspect_stats(const struct inspect_opts *o);	/* inspect_stats.c */
 int inspect_diff(const struct inspect_opts *o);		/* inspect_diff.c */
+int inspect_png(const struct inspect_opts *o);		/* inspect_png.c */
+
+/* inspect_png.c: with --diff --png DIR, the heatmap of |a - b| of a
+ * tensor that differs (name[0..len) as --diff names it) as
+ * DIR/NAME.png; nothing when the values are not decoded or the shapes
+ * differ.  0, or 2 with the message printed. */
+struct model;
+struct model_tensor;
+int inspect_png_diff(const struct inspect_opts *o, const struct model *ma,
+		     const struct model_tensor *a, const struct model *mb,
+		     const struct model_tensor *b, const char *name,
+		     size_t len);
 
 /* inspect_values.c: the error between two tensors' values (--diff). */
 struct model_tensor;

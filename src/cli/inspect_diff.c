@@ -462,6 +462,9 @@ run_diff(struct diff *d)
 				continue;
 			}
 			report_changed(d, x, y, "dtype", 0, rc ? &err : NULL);
+			if (d->o->png && (rc = inspect_png_diff(d->o, x->m, x->mt,
+					  y->m, y->mt, x->q, x->ql)))
+				return rc;
 			continue;
 		}
 		if (!same_shape(x->mt->t, y->mt->t)) {
@@ -483,6 +486,9 @@ run_diff(struct diff *d)
 			continue;
 		}
 		report_changed(d, x, y, "bytes", at, rc ? &err : NULL);
+		if (d->o->png && (rc = inspect_png_diff(d->o, x->m, x->mt, y->m,
+							y->mt, x->q, x->ql)))
+			return rc;
 	}
 	for (i = 0; i < d->b.n; i++)
 		if (!side_find(&d->a, &d->b.it[i]))

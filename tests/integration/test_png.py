@@ -332,11 +332,70 @@ def check_fp8(t, d, rng):
 		check_hist(t, m.path, "l.weight", vals, "FP8 histogram")
 
 
+def check_inspect(t, d, T, p):
+	"""stfs-inspect --png: the mount's files, without a mount; --diff
+	--png DIR: |a - b| of each tensor that differs."""
+	out = os.path.join(d, "out.png")
+	with harness.Mount(t, p) as m:
+		for name, hist in (("bf16", False), ("specials", True),
+				   ("cube", False)):
+			if os.path.exists(out):
+				os.unlink(out)
+			args = [harness.STFS_INSPECT, "--png", name, p, "-o", out]
+			if hist:
+				args.insert(3, "--histogram")
+			r = harness.run(args, timeout=120)
+			t.eq(r.returncode, 0, "--png %s: exit 0 (%r)" % (
+				name, r.stderr[:300]))
+			suffix = ".hist.png" if hist else ".png"
+			with open(out, "rb") as f, open(os.path.join(
+					m.path, ".png", name + suffix), "rb") as g:
+				t.check(f.read() == g.read(), "--png %s%s: the mount's "
+					".png/ file byte for byte" % (
+						name, " --histogram" if hist else ""))
+	r = harness.run([harness.STFS_INSPECT, "--png", "cube", p, "-o", out])
+	t.check(r.returncode == 2 and b"--force" in r.stderr,
+		"--png -o an existing file: refused, --force named")
+	r = harness.run([harness.STFS_INSPECT, "--png", "cube", "--force", p,
+			 "-o", out])
+	t.eq(r.returncode, 0, "--png --force replaces it")
+	os.unlink(out)
+	r = harness.run([harness.STFS_INSPECT, "--png", "nope", p, "-o", out])
+	t.check(r.returncode == 2 and b"no tensor named" in r.stderr,
+		"--png of a tensor that is not there: one line, exit 2")
+	r = harness.run([harness.STFS_INSPECT, "--png", "bf16", p])
+	t.eq(r.returncode, 2, "--png without -o: usage error")
+	# --diff --png: B has one tensor changed in a block of values
+	b = dict(T)
+	dt, shape, arr = T["cube"]
+	arr2 = np.array(arr, copy=True)
+	arr2[1, 10:20, 5:9] += 3
+	b["cube"] = (dt, shape, arr2)
+	q = os.path.join(d, "b.safetensors")
+	gen.write_safetensors(q, [(k, v[0], v[1], v[2]) for k, v in b.items()])
+	pd = os.path.join(d, "diffs")
+	r = harness.run([harness.STFS_INSPECT, "--diff", "--png", pd, p, q],
+			timeout=120)
+	t.eq(r.returncode, 1, "--diff --png: exit 1 (different): %r"
+	     % r.stderr[:300])
+	t.eq(sorted(os.listdir(pd)), ["cube.png"],
+	     "--diff --png: one picture, of the tensor that differs")
+	img, text, _ = read_png(t, os.path.join(pd, "cube.png"), "|a-b|")
+	got, _ = map_of(img, text)
+	diff = np.abs(values_of(*b["cube"]) - values_of(*T["cube"]))
+	pix, _, _ = reference_map(matrix(diff, shape))
+	want, s = expected_colours(pix)
+	t.check((got == want).all(), "--diff --png: the map is |a - b| by the "
+		"rule")
+	t.eq(float(text["stfs:scale"]), float(s), "|a-b|: its scale")
+
+
 def main(t):
 	d = harness.tmpdir("png")
 	rng = np.random.default_rng(37)
 	T, p = make(d, rng)
 	check_made(t, T, p)
+	check_inspect(t, d, T, p)
 	check_gguf(t, d, rng)
 	check_fp8(t, d, rng)
 
