@@ -106,3 +106,25 @@ naming_listed(const char *path)
 	return r == NAMING_MODEL || r == NAMING_INDEX || r == NAMING_PART ||
 	       naming_config(path);
 }
+
+int
+naming_shown(const char *name, int strong)
+{
+	struct naming nm;
+	enum naming_role r = naming_of(name, &nm);
+
+	return (r == NAMING_MODEL || r == NAMING_INDEX) &&
+	       !(strong && nm.yields);
+}
+
+int
+naming_strong(const char *const *names, size_t n)
+{
+	size_t i;
+
+	/* a model that shows even beside a strong one does not yield */
+	for (i = 0; i < n; i++)
+		if (naming_shown(names[i], 1))
+			return 1;
+	return 0;
+}

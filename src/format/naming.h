@@ -69,6 +69,16 @@ int naming_listed(const char *path);
  * Never a model itself. */
 int naming_config(const char *path);
 
+/* 1 when a folder shows the file name as a model (or an index): a model
+ * or an index that does not yield, or one that yields in a folder
+ * without strong models (strong: naming_strong() of the folder's file
+ * names).  The one rule of local folders and listings alike. */
+int naming_shown(const char *name, int strong);
+
+/* 1 when some name of names[0..n) is shown even beside a model that does
+ * not yield: the folder holds a model that does not yield. */
+int naming_strong(const char *const *names, size_t n);
+
 /* The names of models, for messages: "no model (NAMING_WHAT) under ...". */
 #define NAMING_WHAT "*.safetensors, *.gguf, pytorch_model*.bin or " \
 		    "*.index.json"

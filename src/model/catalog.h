@@ -38,13 +38,14 @@
  *   of the blobs its manifests name as models.
  * - PyTorch weights (pytorch_model*.bin, *.bin.index.json sets) are
  *   models of a directory (local or listed) that holds no safetensors or
- *   GGUF model (cscan_shows, catalog_int.h; docs/pytorch.md), named
+ *   GGUF model (naming_shown, format/naming.h; docs/pytorch.md), named
  *   without ".bin" / ".bin.index.json".
  */
 #ifndef STFS_CATALOG_H
 #define STFS_CATALOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct err;
 struct model;

@@ -16,7 +16,7 @@ struct err;
 struct cnode {
 	char *path;		/* on disk; NULL for a made-up level (hub ORG) */
 	char **models;		/* file names in path: the models and indexes
-				   it shows (cscan_shows), no shard an index
+				   it shows (naming_shown), no shard an index
 				   names */
 	size_t nmodels, capm;
 	struct ckid {
@@ -47,13 +47,6 @@ int cnode_add_model(struct cnode *n, const char *file);
 int cnode_add_kid(struct cnode *n, const char *name, struct cnode *kid);
 /* The kid called name, or NULL. */
 struct cnode *cnode_kid(struct cnode *n, const char *name);
-
-/* 1 when a folder shows the file name as a model (or an index):
- * format/naming.h's models and indexes, except those that yield when
- * strong (the folder holds a model that does not yield: cscan_strong of
- * its file names).  The one rule of local folders and listings alike. */
-int cscan_shows(const char *name, int strong);
-int cscan_strong(const char *const *names, size_t n);
 
 /* Discover the models under path: *out is NULL when there are none.
  * 0 or -1 with s->e set. */

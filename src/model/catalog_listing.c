@@ -3,7 +3,7 @@
  * directory follows (catalog.h), placed by catalog_place() like a local
  * directory's.
  *
- * A file a folder shows (cscan_shows: format/naming.h's models and
+ * A file a folder shows (naming_shown: format/naming.h's models and
  * indexes, those that yield only where no other model is) is a model,
  * unless an index of its folder names it as a shard; a split set's later
  * parts are opened through its first.  An index that cannot be read here
@@ -83,7 +83,7 @@ cmp_folder(const void *a, const void *b)
 
 /* Set each entry's role and whether its folder shows it: the files of
  * one folder side by side (sorted by folder), then the local rule
- * (cscan_shows) on each folder's names.  0, or -1 without memory. */
+ * (naming_shown) on each folder's names.  0, or -1 without memory. */
 static int
 mark_shown(struct entry *v, size_t n)
 {
@@ -102,9 +102,9 @@ mark_shown(struct entry *v, size_t n)
 		int strong = 0;
 
 		for (j = i; j < n && cmp_folder(&by[i], &by[j]) == 0; j++)
-			strong |= cscan_shows(by[j]->rel, 1);
+			strong |= naming_shown(by[j]->rel, 1);
 		for (k = i; k < j; k++)
-			by[k]->shown = cscan_shows(by[k]->rel, strong);
+			by[k]->shown = naming_shown(by[k]->rel, strong);
 	}
 	free(by);
 	return 0;

@@ -22,28 +22,6 @@
 #include "model/hub_cache.h"
 #include "model/ollama_store.h"
 
-int
-cscan_shows(const char *name, int strong)
-{
-	struct naming nm;
-	enum naming_role r = naming_of(name, &nm);
-
-	return (r == NAMING_MODEL || r == NAMING_INDEX) &&
-	       !(strong && nm.yields);
-}
-
-int
-cscan_strong(const char *const *names, size_t n)
-{
-	size_t i;
-
-	/* a model that shows even beside a strong one does not yield */
-	for (i = 0; i < n; i++)
-		if (cscan_shows(names[i], 1))
-			return 1;
-	return 0;
-}
-
 char *
 cnode_join(const char *a, const char *b)
 {
@@ -371,7 +349,7 @@ list_dir(struct cscan *s, const char *path, struct listing *l)
 	}
 	fd = dirfd(dp);
 	while (rc == 0 && (d = readdir(dp))) {
-		int want_file = cscan_shows(d->d_name, 0);
+		int want_file = naming_shown(d->d_name, 0);
 		struct stat st;
 
 		if (d->d_name[0] == '.')
@@ -408,12 +386,12 @@ static int
 scan_listing(struct cscan *s, struct cnode *n, struct listing *l)
 {
 	size_t i, k;
-	int strong = cscan_strong((const char *const *)l->files, l->nfiles);
+	int strong = naming_strong((const char *const *)l->files, l->nfiles);
 	struct naming nm;
 
 	/* the models that yield leave the listing where others are */
 	for (i = k = 0; i < l->nfiles; i++)
-		if (cscan_shows(l->files[i], strong))
+		if (naming_shown(l->files[i], strong))
 			l->files[k++] = l->files[i];
 		else
 			free(l->files[i]);
