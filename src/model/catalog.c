@@ -17,6 +17,8 @@
 #include "model/display.h"
 #include "model/hub_cache.h"
 #include "model/model.h"
+#include "model/model_files.h"
+#include "model/model_folder.h"
 #include "model/nomodel.h"
 #include "source/source.h"
 
@@ -166,13 +168,19 @@ absolute(const char *path)
 	return out;
 }
 
-/* A local model by path, labelled by its index, else its one file. */
+/* A local model by path, labelled by its index, else its one file; its
+ * files those of its folder (model_folder.h). */
 static int
 open_local(void *files, const char *path, struct model **m, char **label,
 	   struct err *e)
 {
 	if (model_open_path(files, path, m, e))
 		return -1;
+	if (model_folder_local(*m, files, path, e)) {
+		model_free(*m);
+		*m = NULL;
+		return -1;
+	}
 	if ((*m)->sharded && (*m)->index_path)
 		*label = absolute((*m)->index_path);
 	else if ((*m)->nshards == 1 && (*m)->shards[0].src)
@@ -355,7 +363,13 @@ catalog_open_path(const struct source_opener *files, const char *source,
 		}
 		free(c->label);
 		c->label = abs;
-		return done(c, open_one(c, "", source, NULL, &op, e), out, e);
+		rc = open_one(c, "", source, NULL, &op, e);
+		/* a file named alone has only itself; an index its folder */
+		if (rc == 0 && !c->entries[0].model->index_path) {
+			model_files_unref(c->entries[0].model->files);
+			c->entries[0].model->files = NULL;
+		}
+		return done(c, rc, out, e);
 	}
 	root = realpath(source, NULL);
 	c = root ? catalog_new(root) : NULL;

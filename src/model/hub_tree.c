@@ -49,7 +49,7 @@ hub_tree_open(const struct source_opener *files, const char *uri,
 {
 	struct hub_listing l;
 	struct source_opener op = { hub_listing_open, hub_listing_keep, &l,
-				    files->meter };
+				    files->meter, NULL };
 	struct catalog_listing cl;
 	struct catalog *c;
 	int rc = 0;

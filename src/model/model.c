@@ -12,6 +12,7 @@
 #include "base/nametab.h"
 #include "format/container.h"
 #include "model/display.h"
+#include "model/model_files.h"
 #include "model/tensor_render.h"
 
 /* A reader that counts what it reads (model_read_header). */
@@ -201,6 +202,8 @@ model_watch(const struct model *m, const struct source_watch *w)
 	for (i = 0; i < m->nshards; i++)
 		if (m->shards[i].src)
 			source_watch(m->shards[i].src, w);
+	if (m->files)
+		model_files_watch(m->files, w);
 }
 
 void
@@ -221,6 +224,7 @@ model_free(struct model *m)
 	free(m->metadata_json);
 	free(m->index_path);
 	free(m->arg);
+	model_files_unref(m->files);
 	while (m->beside) {
 		struct model_beside *b = m->beside;
 

@@ -56,6 +56,11 @@ struct model {
 	 * beside, fetched at mount, and nothing else (model_beside.h). */
 	int listed;
 	struct model_beside *beside;
+
+	/* The files of its folder (model/model_files.h: MNT/.files/), a
+	 * reference; NULL: it has only its own (a file named alone). */
+	struct model_files *files;
+	uint64_t index_size;	/* the index file's bytes (sharded only) */
 };
 
 /* Open SOURCE: a .safetensors file, an index file, or a directory holding
@@ -145,7 +150,8 @@ struct nametab;
 int model_merge_shards(struct model *m, struct nametab *tab, size_t *first,
 		       struct err *e);
 
-/* Watch every shard's source with w (NULL: nobody); source.h. */
+/* Watch every shard's source with w (NULL: nobody), and the files of its
+ * folder opened later; source.h. */
 void model_watch(const struct model *m, const struct source_watch *w);
 
 void model_free(struct model *m);

@@ -21,23 +21,24 @@
 
 static const struct provider providers[] = {
 #ifdef STFS_HAVE_HTTP
-	{ "hf://", PROVIDER_REMOTE | PROVIDER_OWN_TOKEN, NULL,
+	{ "hf://", PROVIDER_REMOTE | PROVIDER_OWN_TOKEN, NULL, NULL,
 	  hub_tree_model, hub_tree_open },
 #endif
 #ifdef STFS_HAVE_S3
-	{ "s3://", PROVIDER_REMOTE, source_open_s3, s3_tree_model,
-	  s3_tree_open },
+	{ "s3://", PROVIDER_REMOTE, source_open_s3, NULL,
+	  s3_tree_model, s3_tree_open },
 #else
-	{ "s3://", PROVIDER_REMOTE, source_open_s3, model_open_url,
+	{ "s3://", PROVIDER_REMOTE, source_open_s3, NULL, model_open_url,
 	  catalog_open_url },
 #endif
-	{ "http://", PROVIDER_REMOTE, source_open_http, model_open_url,
+	{ "http://", PROVIDER_REMOTE, source_open_http, NULL, model_open_url,
 	  catalog_open_url },
-	{ "https://", PROVIDER_REMOTE, source_open_http, model_open_url,
+	{ "https://", PROVIDER_REMOTE, source_open_http, NULL, model_open_url,
 	  catalog_open_url },
-	{ OLLAMA_SCHEME, 0, source_open_local, ollama_open_model,
+	{ OLLAMA_SCHEME, 0, source_open_local, NULL, ollama_open_model,
 	  ollama_open_tree },
-	{ NULL, 0, source_open_local, model_open_path, catalog_open_path },
+	{ NULL, 0, source_open_local, NULL, model_open_path,
+	  catalog_open_path },
 };
 
 const struct provider *
@@ -64,12 +65,26 @@ open_file(void *arg, const char *name, struct source **out, struct err *e)
 	return p->open_file(name, out, e);
 }
 
+/* struct source_opener's open_pinned: an object of the provider arg as
+ * its listing gave it. */
+static int
+open_pinned(void *arg, const char *name, const char *etag, uint64_t size,
+	    struct source **out, struct err *e)
+{
+	const struct provider *p = arg;
+
+	if (!p->open_pinned)
+		return open_file(arg, name, out, e);
+	return p->open_pinned(name, etag, size, out, e);
+}
+
 int
 model_open(const char *source, struct meter *meter, struct model **out,
 	   struct err *e)
 {
 	const struct provider *p = provider_for(source);
-	struct source_opener files = { open_file, NULL, (void *)p, meter };
+	struct source_opener files = { open_file, NULL, (void *)p, meter,
+				       open_pinned };
 
 	*out = NULL;
 	return p->open_model(&files, source, out, e);
@@ -81,7 +96,7 @@ catalog_open(const char *source, const struct catalog_opts *o,
 {
 	const struct provider *p = provider_for(source);
 	struct source_opener files = { open_file, NULL, (void *)p,
-					o ? o->meter : NULL };
+				       o ? o->meter : NULL, open_pinned };
 
 	int rc;
 

@@ -14,6 +14,8 @@
 #ifndef STFS_PROVIDER_H
 #define STFS_PROVIDER_H
 
+#include <stdint.h>
+
 #include "source/source.h"
 
 struct catalog;
@@ -34,6 +36,10 @@ struct provider {
 	 * sources whose files are opened through their listing. */
 	int (*open_file)(const char *name, struct source **out,
 			 struct err *e);
+	/* One file as a listing gave it, pinned to its ETag and size
+	 * (struct source_opener's open_pinned).  NULL: open_file. */
+	int (*open_pinned)(const char *name, const char *etag, uint64_t size,
+			   struct source **out, struct err *e);
 	/* What model_open() answers: one model; files opens the files it
 	 * names (this line's open_file).  0 or -1 with *e. */
 	int (*open_model)(const struct source_opener *files, const char *name,

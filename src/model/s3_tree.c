@@ -22,7 +22,7 @@ prefix_tree(const struct source_opener *files, const char *url,
 {
 	struct s3_prefix l;
 	struct source_opener op = { s3_prefix_open, s3_prefix_keep, &l,
-				    files->meter };
+				    files->meter, NULL };
 	struct catalog_listing cl;
 	struct catalog *c;
 	int rc = s3_prefix_list(url, &l, e);

@@ -361,6 +361,7 @@ shards_open_index(const struct source_opener *op, const char *dir,
 		model_free(m);
 		return -1;
 	}
+	m->index_size = len;
 	if (parse_index(op, m, text, len, &w, index_path, e) ||
 	    merge(m, &tab, index_path, e) ||
 	    check_weight_map(m, &tab, &w, index_path, e)) {

@@ -108,6 +108,12 @@ struct source_opener {
 	void (*keep)(void *arg, const char *name, struct source *s);
 	void *arg;
 	struct meter *meter;
+	/* Open name as a listing gave it, pinned to its ETag and size (an
+	 * s3:// object then costs no open request, and a changed one fails
+	 * its reads).  NULL: open() alone. */
+	int (*open_pinned)(void *arg, const char *name, const char *etag,
+			   uint64_t size, struct source **out,
+			   struct err *e);
 };
 
 static inline int

@@ -92,6 +92,7 @@ struct view_safetensors;
 struct view_dequant;
 struct view_png;
 struct view_html;
+struct view_files;
 
 #define VIEW_ROOT_INO 1
 #define VIEW_NAME_MAX (NAMES_MAX + NAMES_SUFFIX_LEN)	/* 255 */
@@ -180,6 +181,8 @@ struct view {
 						   on first use */
 	uint64_t ino_stfs;	/* .stfs/, ino_stfs + 1 its stats.json,
 				   ino_stfs + 2 its log (view_stfs.c) */
+	uint64_t ino_files;	/* .files/ and its range (view_files.c) */
+	struct view_files *files;	/* its table, built on first use */
 	uint64_t ino_dequant;	/* .dequant/ (view_dequant.c): the view of
 				   the dequantized model, built on first
 				   use, its inode c at ino_dequant + c - 1

@@ -155,9 +155,10 @@ struct view_hidden {
 			   void *arg);				/* optional */
 };
 
-/* view_safetensors.c, view_stfs.c, view_dequant.c */
+/* view_safetensors.c, view_stfs.c, view_files.c, view_dequant.c */
 extern const struct view_hidden view_safetensors_dir;
 extern const struct view_hidden view_stfs_dir;
+extern const struct view_hidden view_files_dir;
 extern const struct view_hidden view_dequant_dir;
 extern const struct view_hidden view_png_dir;		/* view_png.c */
 extern const struct view_hidden view_html_dir;		/* view_html.c */

@@ -48,6 +48,7 @@ static const struct view_hidden *const hiddens[] = {
 	&view_stfs_dir,
 	&view_png_dir,
 	&view_html_dir,
+	&view_files_dir,
 	&view_dequant_dir,
 };
 

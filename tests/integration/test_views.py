@@ -582,14 +582,16 @@ def check_recursive(t, d):
 		t.check(".npy" in every and ".txt" in every,
 			"views=visible: readdir lists .npy and .txt")
 		t.check(".stfs" in every, "views=visible: readdir lists .stfs")
+		t.check(".files" in every, "views=visible: readdir lists .files")
 		t.check(".dequant" in every, "views=visible: readdir lists "
 			".dequant (the sample has FP8 weights with scales)")
-		t.eq(set(every) - harness.VIEW_DIRS - {".stfs", ".dequant", ".html"},
-		     want,
+		t.eq(set(every) - harness.VIEW_DIRS -
+		     {".stfs", ".files", ".dequant", ".html"}, want,
 		     "views=visible: and the model")
 	with harness.Mount(t, src, args=["-o", "views=off"]) as m:
 		t.eq(set(os.listdir(m.path)), want, "views=off: the model only")
-		for v in harness.VIEW_DIRS | {".stfs", ".dequant", ".html"}:
+		for v in harness.VIEW_DIRS | {".stfs", ".files", ".dequant",
+					      ".html"}:
 			t.check(not os.path.exists(os.path.join(m.path, v)),
 				"views=off: no %s" % v)
 		x = S.tensors[-1]

@@ -13,6 +13,7 @@ Suite *txt_suite(void);		/* test_txt.c */
 Suite *layout_suite(void);	/* test_layout.c */
 Suite *repack_suite(void);		/* test_repack.c */
 Suite *catalog_suite(void);	/* test_catalog.c */
+Suite *files_suite(void);	/* test_files.c */
 Suite *srcpool_suite(void);	/* test_srcpool.c */
 Suite *memo_suite(void);	/* test_memo.c */
 Suite *png_suite(void);		/* test_png.c */

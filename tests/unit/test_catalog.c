@@ -328,7 +328,8 @@ note_ahead(void *arg, const char *const *url, size_t n, struct meter *meter,
 static int
 add_listing(const char *dir, struct catalog **c, struct err *e)
 {
-	static const struct source_opener op = { open_path, NULL, NULL, NULL };
+	static const struct source_opener op = { open_path, NULL, NULL, NULL,
+						 NULL };
 	struct catalog_listing cl;
 
 	memset(&L, 0, sizeof(L));

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/msglog.h"
 #include "model/model.h"
+#include "model/model_files.h"
 #include "view/names.h"
 #include "source/source.h"
 #include "view/view.h"
@@ -385,7 +386,9 @@ START_TEST(test_listing)
 	ck_assert_uint_ge(view->ino_stfs, view->ino_safetensors + 3);
 	ck_assert_uint_eq(view->ino_png, view->ino_stfs + 3);
 	ck_assert_uint_eq(view->ino_html, view->ino_png + 2 * MODEL_NT + 1);
-	ck_assert_uint_eq(view->ninodes, view->ino_html + 2 + MODEL_NT);
+	/* then .files/ and its range, last */
+	ck_assert_uint_eq(view->ino_files, view->ino_html + 2 + MODEL_NT + 1);
+	ck_assert_uint_gt(view->ninodes, view->ino_files);
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
 		ck_assert_uint_ne(ino, 0);
@@ -883,7 +886,7 @@ START_TEST(test_views_option)
 
 	o.views = VIEW_VIEWS_VISIBLE;
 	ck_assert_int_eq(view_build(model, &o, &vis, &e), 0);
-	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 7);
+	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 8);
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n), name);
 	ck_assert_str_eq(name, ".npy");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 1), name);
@@ -898,9 +901,12 @@ START_TEST(test_views_option)
 	ck_assert_str_eq(name, ".png");
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 6), name);
 	ck_assert_str_eq(name, ".html");
+	view_name(vis, view_child(vis, VIEW_ROOT_INO, n + 7), name);
+	ck_assert_str_eq(name, ".files");
 	ck_assert_uint_eq(view_lookup(vis, 1, ".npy", 4), npy);
 	view_stat(vis, VIEW_ROOT_INO, &st);
-	ck_assert_uint_eq(st.st_nlink, 2 + 7);	/* + .stfs/, .png/, .html/ */
+	ck_assert_uint_eq(st.st_nlink, 2 + 8);	/* + .stfs/, .png/, .html/,
+						   .files/ */
 	ck_assert_uint_eq(vis->ninodes, view->ninodes);
 
 	o.views = VIEW_VIEWS_OFF;
@@ -1082,6 +1088,104 @@ START_TEST(test_read_segments)
 	}
 	buf_free(&b);
 	view_segs_free(&s);
+}
+END_TEST
+
+/* .files/: a model without a folder has its own file; a sharded set
+ * given its folder has its shards (their sources, whole), its index and
+ * the folder's other files, not another model's file. */
+static int
+open_path(void *arg, const char *name, struct source **out, struct err *e)
+{
+	(void)arg;
+	return source_open_local(name, out, e);
+}
+
+START_TEST(test_files_dir)
+{
+	static const struct source_opener op = { open_path, NULL, NULL, NULL,
+						 NULL };
+	static const char index_json[] =
+		"{\"weight_map\":{\"a\":\"s-1.safetensors\","
+		"\"b\":\"s-2.safetensors\"}}";
+	const char *want[] = { "config.json", "model.safetensors.index.json",
+			       "s-1.safetensors", "s-2.safetensors" };
+	struct view_segs s = VIEW_SEGS_INIT;
+	char name[VIEW_NAME_MAX + 1], p2[sizeof(path)], idx[600];
+	uint64_t fd, ino, k;
+	struct model *m2;
+	struct view *v2;
+	struct err e = { 0 };
+	struct stat st;
+	FILE *f;
+
+	/* no folder: the model's own file, its bytes its source's */
+	fd = look(".files");
+	ck_assert_int_eq(view_kind(view, fd), VIEW_DIR);
+	ck_assert_uint_eq(view_nchildren(view, fd), 1);
+	ino = view_child(view, fd, 0);
+	view_name(view, ino, name);
+	ck_assert_str_eq(name, "m.safetensors");
+	ck_assert_uint_eq(view_lookup(view, fd, "m.safetensors", 13), ino);
+	ck_assert_int_eq(view_stat(view, ino, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, model->shards[0].src->size);
+	ck_assert_int_eq(view_read(view, ino, 3, 100, &s), 0);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_int_eq(s.seg[0].kind, VIEW_SEG_SOURCE);
+	ck_assert_ptr_eq(s.seg[0].src, model->shards[0].src);
+	ck_assert_uint_eq(s.seg[0].off, 3);
+	ck_assert_uint_eq(s.len, 100);
+	ck_assert_int_eq(view_read(view, ino, st.st_size - 2, 100, &s), 0);
+	ck_assert_uint_eq(s.len, 2);
+
+	/* a sharded set beside m.safetensors (another model) */
+	snprintf(p2, sizeof(p2), "%s", path);
+	write_model("s-1.safetensors", "{\"a\":{\"dtype\":\"F32\","
+		    "\"shape\":[2],\"data_offsets\":[0,8]}}", 8);
+	write_model("s-2.safetensors", "{\"b\":{\"dtype\":\"U8\","
+		    "\"shape\":[12],\"data_offsets\":[0,12]}}", 12);
+	snprintf(idx, sizeof(idx), "%s/model.safetensors.index.json", tmpdir);
+	f = fopen(idx, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(index_json, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/config.json", tmpdir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"k\": 1}", f);
+	fclose(f);
+	ck_assert_msg(model_open(idx, NULL, &m2, &e) == 0, "%s", e.detail);
+	m2->files = model_files_new(MODEL_FILES_LOCAL, tmpdir, &op);
+	ck_assert_ptr_nonnull(m2->files);
+	ck_assert_int_eq(view_build(m2, NULL, &v2, &e), 0);
+	fd = view_lookup(v2, 1, ".files", 6);
+	ck_assert_uint_eq(view_nchildren(v2, fd), 4);
+	for (k = 0; k < 4; k++) {
+		ino = view_lookup(v2, fd, want[k], strlen(want[k]));
+		ck_assert_msg(ino != 0, "%s", want[k]);
+		ck_assert_int_eq(view_kind(v2, ino), VIEW_HIDDEN_FILE);
+	}
+	ck_assert_uint_eq(view_lookup(v2, fd, "m.safetensors", 13), 0);
+	/* a shard: its source, whole */
+	ino = view_lookup(v2, fd, "s-2.safetensors", 15);
+	ck_assert_int_eq(view_read(v2, ino, 0, 1 << 20, &s), 0);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_ptr_eq(s.seg[0].src, m2->shards[1].src);
+	ck_assert_uint_eq(s.len, m2->shards[1].src->size);
+	/* a file of the folder: opened on its first read */
+	ino = view_lookup(v2, fd, "config.json", 11);
+	ck_assert_uint_eq(view_size(v2, ino), 8);
+	ck_assert_int_eq(view_read(v2, ino, 1, 1 << 20, &s), 0);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_int_eq(s.seg[0].kind, VIEW_SEG_SOURCE);
+	ck_assert_uint_eq(s.seg[0].off, 1);
+	ck_assert_uint_eq(s.len, 7);
+	ck_assert_int_eq(view_read(v2, fd, 0, 1, &s), -EISDIR);
+
+	view_segs_free(&s);
+	view_free(v2);
+	model_free(m2);
+	snprintf(path, sizeof(path), "%s", p2);
 }
 END_TEST
 
@@ -1364,6 +1468,7 @@ view_suite(void)
 	tcase_add_test(tv, test_views_option);
 	tcase_add_test(tv, test_stfs_dir);
 	tcase_add_test(tv, test_read_segments);
+	tcase_add_test(tv, test_files_dir);
 	tcase_add_test(tv, test_multi_single);
 	tcase_add_test(tv, test_multi_tree);
 	tcase_add_test(tv, test_multi_refuses);

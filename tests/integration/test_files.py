@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""int-files: MNT/.files/, the model's own files as they are at the source
+(issue 36), from local sources: a folder, a tree of folders, the Hugging
+Face hub cache (its root, a repo, a snapshot), a file and an index named
+alone.
+
+For each, .files/ lists exactly the model's files (its shards and index,
+config.json, the tokenizer's files, README.md, other checkpoints and the
+folders without models; not the other models' files, not the folders
+holding models, not names starting with '.') with their sizes; every
+file's sha256 equals the source's; a loader written here as transformers
+loads a sharded model (config.json, the index, an mmap of each shard,
+every tensor read as a view of the mapping in safe_open's key order)
+gets every tensor equal to the source's; and .files/ is hidden like the
+other views (ls -a and cp -r do not see it; -o views=visible lists it,
+-o views=off has none).
+
+The helpers (tree_of, check_files, load_like_transformers, tensors_of)
+serve test_files_remote.py too.
+"""
+
+import hashlib
+import json
+import mmap
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+import hubsim  # noqa: E402
+from harness import gen  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(harness.STFS_GEN)))
+import gen_sharded  # noqa: E402
+
+
+# ---- what a folder holds, what a mount shows ------------------------------
+
+def tree_of(root):
+	"""{path below root: bytes} of every regular file (symlinks followed)."""
+	out = {}
+	for top, dirs, files in os.walk(root, followlinks=True):
+		for f in files:
+			p = os.path.join(top, f)
+			with open(p, "rb") as fh:
+				out[os.path.relpath(p, root)] = fh.read()
+	return out
+
+
+def check_files(t, files_dir, want, label):
+	"""files_dir (a mount's .files/) lists exactly want ({path: bytes}),
+	each file its size in stat before it is read and its sha256."""
+	got = {}
+	for top, dirs, files in os.walk(files_dir):
+		for f in files:
+			p = os.path.join(top, f)
+			got[os.path.relpath(p, files_dir)] = p
+	t.eq(sorted(got), sorted(want), "%s: .files/ lists the model's files"
+	     % label)
+	for rel in sorted(set(got) & set(want)):
+		p = got[rel]
+		t.eq(os.stat(p).st_size, len(want[rel]), "%s: %s: its size in "
+		     "stat" % (label, rel))
+		h = hashlib.sha256()
+		with open(p, "rb") as f:
+			for b in iter(lambda: f.read(1 << 20), b""):
+				h.update(b)
+		t.eq(h.hexdigest(), hashlib.sha256(want[rel]).hexdigest(),
+		     "%s: %s: sha256" % (label, rel))
+
+
+def tensors_of(data):
+	"""{name: bytes} of the tensors of a safetensors file's bytes, parsed
+	here (nothing of stfs)."""
+	(n,) = struct.unpack("<Q", data[:8])
+	h = json.loads(data[8:8 + n])
+	h.pop("__metadata__", None)
+	return {k: data[8 + n + v["data_offsets"][0]:8 + n +
+			v["data_offsets"][1]] for k, v in h.items()}
+
+
+def source_tensors(files):
+	"""Every tensor of the safetensors files of {path: bytes}."""
+	out = {}
+	for rel, data in files.items():
+		if rel.endswith(".safetensors"):
+			out.update(tensors_of(data))
+	return out
+
+
+def load_like_transformers(d):
+	"""Load the model in folder d as transformers' from_pretrained reads
+	a (sharded) safetensors checkpoint: config.json, the index's
+	weight_map (else model.safetensors), each shard in the index's sorted
+	order mmapped, every tensor a numpy view of the mapping in safe_open's
+	(sorted) key order, copied out.  {name: bytes}, and the config."""
+	with open(os.path.join(d, "config.json")) as f:
+		config = json.load(f)
+	index = os.path.join(d, "model.safetensors.index.json")
+	if os.path.exists(index):
+		with open(index) as f:
+			shards = sorted(set(json.load(f)["weight_map"].values()))
+	else:
+		shards = ["model.safetensors"]
+	out = {}
+	for s in shards:
+		with open(os.path.join(d, s), "rb") as f:
+			mm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+			try:
+				(n,) = struct.unpack("<Q", mm[:8])
+				h = json.loads(mm[8:8 + n])
+				h.pop("__metadata__", None)
+				for k in sorted(h):
+					a, b = h[k]["data_offsets"]
+					v = np.frombuffer(mm, dtype=np.uint8,
+							  count=b - a,
+							  offset=8 + n + a)
+					out[k] = v.tobytes()
+					del v
+			finally:
+				mm.close()
+	return out, config
+
+
+def check_loader(t, files_dir, files, label):
+	got, config = load_like_transformers(files_dir)
+	t.eq(config, json.loads(files["config.json"]), "%s: the loader's "
+	     "config.json" % label)
+	want = source_tensors({k: v for k, v in files.items()
+			       if "/" not in k})
+	t.eq(sorted(got), sorted(want), "%s: the loader finds every tensor"
+	     % label)
+	bad = [k for k in want if got.get(k) != want[k]]
+	t.eq(bad, [], "%s: every tensor the loader reads equals the source's"
+	     % label)
+
+
+# ---- the folders ------------------------------------------------------------
+
+def write(path, data):
+	os.makedirs(os.path.dirname(path), exist_ok=True)
+	with open(path, "wb") as f:
+		f.write(data)
+
+
+def tokenizer_json(rng, n):
+	vocab = {"tok%d_%s" % (i, rng.randbytes(4).hex()): i for i in range(n)}
+	return json.dumps({"version": "1.0", "model": {"type": "BPE",
+						       "vocab": vocab}}).encode()
+
+
+def model_folder(d, rng, shards=3, tensors=24):
+	"""A Hub-style model folder: a sharded set, its configs, tokenizer,
+	README, a PyTorch file beside (it yields to the safetensors), an
+	original/ folder of a checkpoint, and what must not show (.gitattributes,
+	.cache/)."""
+	gen_sharded.write_sharded(d, gen_sharded.mixed_tensors(tensors, seed=5),
+				  shards)
+	write(os.path.join(d, "config.json"), json.dumps(
+		{"model_type": "llama", "torch_dtype": "bfloat16",
+		 "hidden_size": 64}).encode())
+	write(os.path.join(d, "generation_config.json"), b'{"do_sample": true}')
+	write(os.path.join(d, "tokenizer.json"), tokenizer_json(rng, 4000))
+	write(os.path.join(d, "tokenizer_config.json"), b'{"model_max_length": 8}')
+	write(os.path.join(d, "special_tokens_map.json"), b'{"bos_token": "<s>"}')
+	write(os.path.join(d, "README.md"), b"# a model\n" * 50)
+	write(os.path.join(d, "pytorch_model.bin"), rng.randbytes(3000))
+	write(os.path.join(d, "original", "params.json"), b'{"dim": 64}')
+	write(os.path.join(d, "original", "consolidated.00.pth"),
+	      rng.randbytes(5000))
+	write(os.path.join(d, ".gitattributes"), b"*.safetensors filter=lfs\n")
+	write(os.path.join(d, ".cache", "huggingface", "x.metadata"), b"x")
+	return {k: v for k, v in tree_of(d).items()
+		if not any(c.startswith(".") for c in k.split("/"))}
+
+
+def one_model(path, rng, names=("w", "b")):
+	os.makedirs(os.path.dirname(path), exist_ok=True)
+	gen.write_safetensors(path, [(n, "F32", [3, 4], rng.randbytes(48))
+				     for n in names], {"format": "pt"})
+
+
+# ---- the cases ----------------------------------------------------------------
+
+def local_folder(t, rng):
+	d = os.path.join(harness.tmpdir("files"), "m")
+	files = model_folder(d, rng)
+	with harness.Mount(t, d) as m:
+		fd = os.path.join(m.path, ".files")
+		t.check(".files" not in os.listdir(m.path), "folder: ls -a "
+			"does not show .files")
+		check_files(t, fd, files, "folder")
+		check_loader(t, fd, files, "folder")
+		# cp -r of the mount copies the model as stored, no .files/
+		dst = os.path.join(harness.tmpdir("cp"), "copy")
+		r = subprocess.run(["cp", "-r", m.path, dst], timeout=60)
+		t.eq(r.returncode, 0, "folder: cp -r of the mount")
+		t.check(not os.path.exists(os.path.join(dst, ".files")),
+			"folder: cp -r does not copy .files/")
+	# the index named alone: its folder
+	with harness.Mount(t, os.path.join(d, "model.safetensors.index.json"),
+			   args=["-o", "views=visible"]) as m:
+		t.check(".files" in os.listdir(m.path), "views=visible lists "
+			".files")
+		check_files(t, os.path.join(m.path, ".files"), files,
+			    "the index named alone")
+	with harness.Mount(t, d, args=["-o", "views=off"]) as m:
+		t.check(not os.path.exists(os.path.join(m.path, ".files")),
+			"views=off: no .files")
+
+
+def named_file(t, rng):
+	d = harness.tmpdir("files1")
+	one_model(os.path.join(d, "model.safetensors"), rng)
+	write(os.path.join(d, "config.json"), b"{}")
+	with open(os.path.join(d, "model.safetensors"), "rb") as f:
+		want = {"model.safetensors": f.read()}
+	with harness.Mount(t, os.path.join(d, "model.safetensors")) as m:
+		check_files(t, os.path.join(m.path, ".files"), want,
+			    "a file named alone")
+
+
+def tree(t, rng):
+	"""Models side by side share their folder's other files; a folder
+	holding a model is that model's, not theirs."""
+	root = os.path.join(harness.tmpdir("filestree"), "zoo")
+	one_model(os.path.join(root, "a.safetensors"), rng)
+	one_model(os.path.join(root, "b.safetensors"), rng, ("x",))
+	write(os.path.join(root, "config.json"), b'{"k": 1}')
+	write(os.path.join(root, "notes.txt"), b"notes\n")
+	write(os.path.join(root, "docs", "x.md"), b"doc\n")
+	one_model(os.path.join(root, "sub", "c.safetensors"), rng)
+	write(os.path.join(root, "sub", "config.json"), b'{"k": 2}')
+	write(os.path.join(root, "sub", "tokenizer.json"), b'{"v": {}}')
+	all_files = tree_of(root)
+	shared = {k: all_files[k] for k in ("config.json", "notes.txt",
+					    "docs/x.md")}
+	with harness.Mount(t, root) as m:
+		for model, own in (("a", "a.safetensors"), ("b", "b.safetensors")):
+			want = dict(shared)
+			want[own] = all_files[own]
+			check_files(t, os.path.join(m.path, model, ".files"), want,
+				    "tree: %s" % model)
+		check_files(t, os.path.join(m.path, "sub", ".files"),
+			    {k[4:]: v for k, v in all_files.items()
+			     if k.startswith("sub/")}, "tree: sub")
+
+
+def hub_cache(t, rng):
+	"""A hub cache: each repo's snapshot, its symlinks into blobs/
+	followed; the cache's root, a repo and a snapshot alike."""
+	src = os.path.join(harness.tmpdir("fileshubsrc"), "m")
+	files = model_folder(src, rng, shards=2, tensors=12)
+	repo = hubsim.Repo("org/tiny")
+	sha = repo.commit(files)
+	cache = os.path.join(harness.tmpdir("fileshub"), "hub")
+	snap = hubsim.make_cache(cache, repo, sha)
+	other = hubsim.Repo("org/solo")
+	p = os.path.join(harness.tmpdir("solo"), "model.safetensors")
+	one_model(p, rng)
+	with open(p, "rb") as f:
+		solo = {"model.safetensors": f.read(), "config.json": b"{}"}
+	osnap = hubsim.make_cache(cache, other, other.commit(solo))
+	t.check(os.path.islink(os.path.join(snap, "config.json")) and
+		os.path.islink(os.path.join(osnap, "model.safetensors")),
+		"hub cache: snapshot files are symlinks into blobs/")
+	with harness.Mount(t, cache) as m:
+		fd = os.path.join(m.path, "org", "tiny", ".files")
+		check_files(t, fd, files, "hub cache root: org/tiny")
+		check_loader(t, fd, files, "hub cache root: org/tiny")
+		check_files(t, os.path.join(m.path, "org", "solo", ".files"),
+			    solo, "hub cache root: org/solo")
+	with harness.Mount(t, os.path.join(cache, "models--org--tiny")) as m:
+		check_files(t, os.path.join(m.path, ".files"), files,
+			    "hub cache repo")
+	with harness.Mount(t, snap) as m:
+		check_files(t, os.path.join(m.path, ".files"), files,
+			    "hub cache snapshot")
+
+
+def run(t):
+	rng = random.Random(36)
+	local_folder(t, rng)
+	named_file(t, rng)
+	tree(t, rng)
+	hub_cache(t, rng)
+
+
+if __name__ == "__main__":
+	harness.main("int-files", run)
