@@ -198,6 +198,11 @@ open_url(void *files, const char *url, struct model **m, char **label,
 {
 	if (model_open_url(files, url, m, e))
 		return -1;
+	if (model_folder_url(*m, files, url, e)) {
+		model_free(*m);
+		*m = NULL;
+		return -1;
+	}
 	*label = display_name(url);
 	return 0;
 }

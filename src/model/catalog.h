@@ -117,8 +117,11 @@ int catalog_open_url(const struct source_opener *files, const char *url,
  * handed to open_ahead (op's arg; NULL: none) at once, with the configs
  * beside its models (format/naming.h's naming_config), each file it
  * opens counted on op's meter (may be NULL), then every model is opened
- * through op, given its configs (model/model_beside.h) and added to c
- * (then catalog_finish).  0 or -1 with *e. */
+ * through op, given its configs (model/model_beside.h) and its folder's
+ * files (model/model_files.h: those of its folder and of the folders
+ * below it that hold no model file, one folder object shared by the
+ * models of a folder) and added to c (then catalog_finish).  0 or -1
+ * with *e. */
 struct catalog_listing {
 	size_t n;
 	const char *const *rel;
@@ -126,6 +129,13 @@ struct catalog_listing {
 	const struct source_opener *op;
 	int (*open_ahead)(void *arg, const char *const *url, size_t n,
 			  struct meter *meter, struct err *e);
+	/* For MNT/.files/ (model/model_files.h): each file's size (NULL or
+	 * UINT64_MAX: not listed) and ETag (NULL: none), and the opener
+	 * that opens them later, after the listing is gone (the
+	 * provider's; NULL: the models get no folder). */
+	const uint64_t *size;
+	const char *const *etag;
+	const struct source_opener *files;
 };
 int catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 			const struct catalog_opts *o, struct err *e);

@@ -23,11 +23,13 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/nametab.h"
 #include "format/naming.h"
 #include "model/catalog_int.h"
 #include "model/display.h"
 #include "model/model.h"
 #include "model/model_beside.h"
+#include "model/model_files.h"
 #include "model/shards.h"
 #include "source/source.h"
 
@@ -36,6 +38,8 @@
 struct entry {
 	const char *rel;
 	const char *url;
+	const char *etag;	/* as listed, or NULL */
+	uint64_t size;		/* as listed, or MODEL_FILES_UNKNOWN */
 	enum naming_role role;	/* what its name says (format/naming.h) */
 	int shown;		/* a model or index of its folder */
 	int ahead;		/* handed to open_ahead */
@@ -248,11 +252,197 @@ insert(struct cnode *root, const char *rel)
 	return cnode_add_model(n, p);
 }
 
+/* A folder holding a model file at any depth ("a/b/": its path with its
+ * '/'), and the files of the models found in it, made for the first. */
+struct mfolder {
+	const char *p;
+	size_t len;
+	struct model_files *files;
+};
+
 struct listing_open {
 	const struct entry *v;
 	size_t n;
 	const struct source_opener *op;
+	const struct source_opener *files;	/* NULL: no folders */
+	struct mfolder *folders;	/* [0] the top, "" */
+	size_t nfolders, capfolders;
+	struct nametab ftab;		/* path -> index in folders */
 };
+
+/* --- the files of a model's folder (MNT/.files/) ------------------------- */
+
+static int
+folder_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
+{
+	const struct listing_open *lo = ctx;
+	const struct mfolder *f = &lo->folders[id];
+
+	return f->len == k->len && memcmp(f->p, k->name, k->len) == 0;
+}
+
+/* The folder p[0..len), or -1. */
+static long
+folder_find(const struct listing_open *lo, const char *p, size_t len)
+{
+	struct nametab_key k;
+
+	if (len == 0)
+		return 0;
+	nametab_key(&k, 0, p, len);
+	return nametab_find(&lo->ftab, &k);
+}
+
+/* Note every folder above a model file (a model, an index, a shard, a
+ * split set's part): folders below a model's folder that are such are
+ * other models' (or hold them), not its.  0, or -1 without memory. */
+static int
+note_folders(struct listing_open *lo)
+{
+	size_t i;
+
+	lo->folders = calloc(1, sizeof(*lo->folders));
+	if (!lo->folders || nametab_init(&lo->ftab, 16, folder_eq, lo))
+		return -1;
+	lo->nfolders = lo->capfolders = 1;
+	lo->folders[0].p = "";
+	for (i = 0; i < lo->n; i++) {
+		const struct entry *x = &lo->v[i];
+		const char *slash;
+
+		if (!x->shown && x->role != NAMING_PART)
+			continue;
+		for (slash = strchr(x->rel, '/'); slash;
+		     slash = strchr(slash + 1, '/')) {
+			size_t len = (size_t)(slash - x->rel) + 1;
+			struct nametab_key k;
+			struct mfolder *f;
+
+			if (folder_find(lo, x->rel, len) >= 0)
+				continue;
+			if (lo->nfolders == lo->capfolders) {
+				f = realloc(lo->folders, 2 * lo->capfolders *
+					    sizeof(*f));
+				if (!f)
+					return -1;
+				lo->folders = f;
+				lo->capfolders *= 2;
+			}
+			f = &lo->folders[lo->nfolders];
+			memset(f, 0, sizeof(*f));
+			f->p = x->rel;
+			f->len = len;
+			nametab_key(&k, 0, x->rel, len);
+			if (nametab_put(&lo->ftab, &k,
+					(uint32_t)lo->nfolders) == -2)
+				return -1;
+			lo->nfolders++;
+		}
+	}
+	return 0;
+}
+
+/* 1 when a file at rel lies in a folder below its model's folder (the
+ * first fl bytes of rel) that holds a model file. */
+static int
+in_model_folder(const struct listing_open *lo, const char *rel, size_t fl)
+{
+	const char *slash;
+
+	for (slash = strchr(rel + fl, '/'); slash;
+	     slash = strchr(slash + 1, '/'))
+		if (folder_find(lo, rel, (size_t)(slash - rel) + 1) > 0)
+			return 1;
+	return 0;
+}
+
+/* The bytes of config name kept in m (model_beside.h), or NULL. */
+static const struct model_beside *
+kept_config(const struct model *m, const char *name)
+{
+	const struct model_beside *b;
+
+	for (b = m->beside; b; b = b->next)
+		if (strcmp(b->name, name) == 0)
+			return b;
+	return NULL;
+}
+
+/* The files of the folder f of model m (its path the first fl bytes of
+ * rel): every listed file below it but those of the folders below that
+ * hold model files, the configs with the bytes m kept of them.  NULL
+ * when out of memory. */
+static struct model_files *
+folder_files(const struct listing_open *lo, const char *rel, size_t fl,
+	     const struct model *m)
+{
+	struct model_files *f = model_files_new(MODEL_FILES_LISTED, NULL,
+						lo->files);
+	size_t lo_i = 0, hi = lo->n, i;
+
+	if (!f)
+		return NULL;
+	while (lo_i < hi) {	/* the first path not before the folder */
+		size_t mid = lo_i + (hi - lo_i) / 2;
+
+		if (strncmp(lo->v[mid].rel, rel, fl) < 0)
+			lo_i = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo_i; i < lo->n && strncmp(lo->v[i].rel, rel, fl) == 0;
+	     i++) {
+		const struct entry *x = &lo->v[i];
+		const char *r = x->rel + fl;
+		const struct model_beside *b = NULL;
+		int top = !strchr(r, '/');
+
+		if (!top && in_model_folder(lo, x->rel, fl))
+			continue;
+		if (top && naming_config(r))
+			b = kept_config(m, r);
+		if (model_files_add(f, r, x->url, x->etag, x->size,
+				    b ? b->text : NULL, b ? b->len : 0,
+				    top && (x->shown ||
+					    x->role == NAMING_PART))) {
+			model_files_unref(f);
+			return NULL;
+		}
+	}
+	return f;
+}
+
+/* m, the model at rel, gets its folder's files: made for the first model
+ * of the folder, shared by the others.  0, or -1 with *e. */
+static int
+give_folder(struct listing_open *lo, const char *rel, struct model *m,
+	    struct err *e)
+{
+	size_t fl = folder_len(rel);
+	long id = folder_find(lo, rel, fl);
+	struct mfolder *f;
+
+	if (id < 0)
+		return 0;	/* never: a model's folder holds a model */
+	f = &lo->folders[id];
+	if (!f->files && !(f->files = folder_files(lo, rel, fl, m)))
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	model_files_unref(m->files);
+	m->files = model_files_ref(f->files);
+	return 0;
+}
+
+static void
+folders_free(struct listing_open *lo)
+{
+	size_t i;
+
+	for (i = 0; i < lo->nfolders; i++)
+		model_files_unref(lo->folders[i].files);
+	free(lo->folders);
+	if (lo->ftab.slot)
+		nametab_free(&lo->ftab);
+}
 
 /* The configs beside model x, fetched into m: what its folder would
  * give a local model (model/model_beside.h). */
@@ -279,7 +469,7 @@ static int
 open_listed(void *arg, const char *path, struct model **m, char **label,
 	    struct err *e)
 {
-	const struct listing_open *lo = arg;
+	struct listing_open *lo = arg;
 	struct entry key = { .rel = path };
 	const struct entry *x = bsearch(&key, lo->v, lo->n, sizeof(*lo->v),
 					cmp_entry);
@@ -293,7 +483,8 @@ open_listed(void *arg, const char *path, struct model **m, char **label,
 		rc = model_open_url(lo->op, x->url, m, e);
 	if (rc)
 		return err_at(e, x->url);
-	if (fetch_configs(lo, x, *m, e)) {
+	if (fetch_configs(lo, x, *m, e) ||
+	    (lo->files && give_folder(lo, x->rel, *m, e))) {
 		model_free(*m);
 		*m = NULL;
 		return -1;
@@ -310,7 +501,8 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 	struct cscan s = { 0 };
 	struct entry *v = calloc(l->n ? l->n : 1, sizeof(*v));
 	struct cnode *root = cnode_new("");
-	struct listing_open lo = { v, l->n, l->op };
+	struct listing_open lo = { v, l->n, l->op, l->files, NULL, 0, 0,
+				   { 0 } };
 	struct catalog_opener op = { open_listed, &lo };
 	size_t i, found = 0, shown = 0;
 	int rc = -1;
@@ -323,9 +515,11 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 	for (i = 0; i < l->n; i++) {
 		v[i].rel = l->rel[i];
 		v[i].url = l->url[i];
+		v[i].etag = l->etag ? l->etag[i] : NULL;
+		v[i].size = l->size ? l->size[i] : MODEL_FILES_UNKNOWN;
 	}
 	qsort(v, l->n, sizeof(*v), cmp_entry);
-	if (mark_shown(v, l->n)) {
+	if (mark_shown(v, l->n) || (l->files && note_folders(&lo))) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
@@ -359,6 +553,7 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 	}
 	rc = catalog_place(c, root, "", NULL, &op, e);
 out:
+	folders_free(&lo);
 	cscan_free(&s);
 	cnode_free(root);
 	free(v);

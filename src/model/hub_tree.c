@@ -69,6 +69,9 @@ hub_tree_open(const struct source_opener *files, const char *uri,
 	cl.url = l.url;
 	cl.op = &op;
 	cl.open_ahead = hub_listing_open_ahead;
+	cl.size = l.size;
+	cl.etag = NULL;	/* a pinned commit: its files do not change */
+	cl.files = files;
 	c = catalog_new(l.label);
 	if (!c)
 		rc = err_set(e, ERR_NO_MEMORY, "out of memory");

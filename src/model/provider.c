@@ -13,6 +13,7 @@
 #include "model/ollama_tree.h"
 #ifdef STFS_HAVE_HTTP
 #include "model/hub_tree.h"
+#include "source/hub/hub.h"
 #endif
 #ifdef STFS_HAVE_S3
 #include "model/s3_tree.h"
@@ -21,11 +22,11 @@
 
 static const struct provider providers[] = {
 #ifdef STFS_HAVE_HTTP
-	{ "hf://", PROVIDER_REMOTE | PROVIDER_OWN_TOKEN, NULL, NULL,
+	{ "hf://", PROVIDER_REMOTE | PROVIDER_OWN_TOKEN, hub_open_file, NULL,
 	  hub_tree_model, hub_tree_open },
 #endif
 #ifdef STFS_HAVE_S3
-	{ "s3://", PROVIDER_REMOTE, source_open_s3, NULL,
+	{ "s3://", PROVIDER_REMOTE, source_open_s3, s3_open_pinned,
 	  s3_tree_model, s3_tree_open },
 #else
 	{ "s3://", PROVIDER_REMOTE, source_open_s3, NULL, model_open_url,

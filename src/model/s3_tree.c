@@ -34,6 +34,9 @@ prefix_tree(const struct source_opener *files, const char *url,
 	cl.url = l.url;
 	cl.op = &op;
 	cl.open_ahead = s3_prefix_open_ahead;
+	cl.size = l.size;
+	cl.etag = l.etag;
+	cl.files = files;
 	c = catalog_new(url);
 	if (!c)
 		rc = err_set(e, ERR_NO_MEMORY, "out of memory");

@@ -4,6 +4,8 @@ Two HTTP servers on 127.0.0.1 (Python's http.server, one thread per
 connection, HTTP/1.1 keep-alive):
 
   hub   GET  /api/models/{org}/{name}/revision/{rev}      JSON sha, siblings
+             (?blobs=true: each with its size, blobId and, for an LFS
+             file, lfs {sha256, size, pointerSize}, as the Hub answers)
         GET  /api/models/{org}/{name}/tree/{rev}[/{path}]?recursive=true
         HEAD|GET /{org}/{name}/resolve/{rev}/{file}
         HEAD|GET /{org}/{name}/raw/{rev}/{file} (what git holds: an LFS
@@ -488,6 +490,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 			if blobs:
 				d["size"] = len(tree[p])
 				d["blobId"] = git_blob_sha(tree[p])
+				if len(tree[p]) > self.s.small:
+					d["lfs"] = {"sha256": sha256_hex(tree[p]),
+						    "size": len(tree[p]),
+						    "pointerSize": 134}
 			sib.append(d)
 		body = json.dumps({"_id": "x", "id": repo.id, "modelId": repo.id,
 				   "sha": sha, "private": not repo.public,

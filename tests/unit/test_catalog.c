@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "model/model.h"
+#include "model/model_files.h"
 #include "source/source.h"
 #include "suites.h"
 
@@ -302,7 +303,14 @@ open_path(void *arg, const char *name, struct source **out, struct err *e)
 	return source_open_local(name, out, e);
 }
 
-/* catalog_listing's open_ahead: note the names, relative, sorted. */
+static int
+cmp_url(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* catalog_listing's open_ahead: note the names, relative, sorted, each
+ * once. */
 static int
 note_ahead(void *arg, const char *const *url, size_t n, struct meter *meter,
 	   struct err *e)
@@ -312,15 +320,24 @@ note_ahead(void *arg, const char *const *url, size_t n, struct meter *meter,
 	(void)arg;
 	(void)meter;
 	(void)e;
+	const char **v = calloc(n ? n : 1, sizeof(*v));
+
+	ck_assert_ptr_nonnull(v);
+	memcpy(v, url, n * sizeof(*v));
+	qsort(v, n, sizeof(*v), cmp_url);	/* configs come after a model */
 	L.ahead[0] = '\0';
 	for (i = 0; i < n; i++) {
-		ck_assert(i == 0 || strcmp(url[i - 1], url[i]) < 0);
+		ck_assert(i == 0 || strcmp(v[i - 1], v[i]) < 0);
 		snprintf(L.ahead + strlen(L.ahead),
 			 sizeof(L.ahead) - strlen(L.ahead), "%s%s", i ? "|" : "",
-			 url[i] + L.root_len + 1);
+			 v[i] + L.root_len + 1);
 	}
+	free(v);
 	return 0;
 }
+
+/* 1: add_listing gives the models their folders' files. */
+static int with_files;
 
 /* catalog_add_listing of dir's flat listing (list_one) into a new
  * catalog *c: files opened by their paths, the open-ahead noted in
@@ -330,8 +347,9 @@ add_listing(const char *dir, struct catalog **c, struct err *e)
 {
 	static const struct source_opener op = { open_path, NULL, NULL, NULL,
 						 NULL };
-	struct catalog_listing cl;
+	struct catalog_listing cl = { 0 };
 
+	cl.files = with_files ? &op : NULL;
 	memset(&L, 0, sizeof(L));
 	L.root_len = strlen(dir);
 	ck_assert_int_eq(nftw(dir, list_one, 16, FTW_PHYS), 0);
@@ -407,6 +425,86 @@ START_TEST(test_listing_same_tree)
 	ck_assert_str_eq(listed->entries[2].label, P("c/a/inner.safetensors"));
 	ck_assert_str_eq(listed->entries[7].label,
 			 P("c/sets/sh/m.safetensors.index.json"));
+	catalog_free(listed);
+	listing_free();
+}
+END_TEST
+
+/* Model m's folder files, joined by '|', a model file marked '*', a file
+ * whose bytes are kept '+'. */
+static const char *
+folder_of(const struct model *m)
+{
+	static char buf[4096];
+	struct source *src;
+	const char *text;
+	size_t i, n, k = 0, len;
+
+	buf[0] = '\0';
+	if (!m->files)
+		return "(none)";
+	ck_assert_int_eq(model_files_list(m->files, &n), 0);
+	for (i = 0; i < n; i++) {
+		int kept = !model_files_is_model(m->files, i) &&
+			   model_files_bytes(m->files, i, &text, &len,
+					     &src) == 0 && text;
+
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s%s%s",
+				      i ? "|" : "",
+				      model_files_rel(m->files, i),
+				      model_files_is_model(m->files, i) ?
+				      "*" : "", kept ? "+" : "");
+	}
+	return buf;
+}
+
+/* MNT/.files/: each model of a listing gets the files of its folder and
+ * of the folders below that hold no model, shared by the models of the
+ * folder, its configs kept from the mount; a local folder gives the
+ * same files (read from the disk). */
+START_TEST(test_listing_folders)
+{
+	static const char want_top[] = "a.safetensors*|b.safetensors*|"
+				       "config.json|docs/x.md|notes.txt";
+	struct catalog *local, *listed;
+	struct err e = { 0 };
+	size_t i;
+
+	mkdirs("%s/z/docs", tmp);
+	mkdirs("%s/z/sub", tmp);
+	write_st(P("z/a.safetensors"), "w", 2);
+	write_st(P("z/b.safetensors"), "w", 3);
+	write_text(P("z/config.json"), "{\"k\": 1}");
+	write_text(P("z/notes.txt"), "n");
+	write_text(P("z/docs/x.md"), "x");
+	write_text(P("z/.hidden"), "never");
+	write_st(P("z/sub/c.safetensors"), "w", 2);
+	write_text(P("z/sub/config.json"), "{}");
+	with_files = 1;
+	ck_assert_msg(add_listing(P("z"), &listed, &e) == 0 &&
+		      catalog_finish(listed, &e) == 0, "%s", e.detail);
+	with_files = 0;
+	ck_assert_str_eq(dirs(listed), "a|b|sub");
+	ck_assert_ptr_eq(listed->entries[0].model->files,
+			 listed->entries[1].model->files);
+	for (i = 0; i < 2; i++)
+		ck_assert_str_eq(folder_of(listed->entries[i].model),
+				 "a.safetensors*|b.safetensors*|config.json+|"
+				 "docs/x.md|notes.txt");
+	ck_assert_str_eq(folder_of(listed->entries[2].model),
+			 "c.safetensors*|config.json+");
+	local = open_ok(P("z"));
+	ck_assert_str_eq(dirs(local), "a|b|sub");
+	for (i = 0; i < 2; i++)
+		ck_assert_str_eq(folder_of(local->entries[i].model), want_top);
+	ck_assert_str_eq(folder_of(local->entries[2].model),
+			 "c.safetensors*|config.json");
+	catalog_free(local);
+	catalog_free(listed);
+	listing_free();
+	/* without an opener for later: no folder */
+	ck_assert_int_eq(add_listing(P("z"), &listed, &e), 0);
+	ck_assert_ptr_null(listed->entries[0].model->files);
 	catalog_free(listed);
 	listing_free();
 }
@@ -715,6 +813,7 @@ catalog_suite(void)
 	tcase_add_test(tc, test_collisions);
 	tcase_add_test(tc, test_listing_same_tree);
 	tcase_add_test(tc, test_listing_split_ahead);
+	tcase_add_test(tc, test_listing_folders);
 	tcase_add_test(tc, test_no_models);
 	tcase_add_test(tc, test_bad_model_in_tree);
 	tcase_add_test(tc, test_index_scan);

@@ -1,7 +1,7 @@
 /* test_s3_prefix.c - an s3:// prefix as the model layer sees it
- * (src/source/s3/s3.c, s3_prefix_list): its model and index objects, each
- * by its key below the prefix and the s3:// URL it is opened by, through
- * the fake transport. */
+ * (src/source/s3/s3.c, s3_prefix_list): its objects, each by its key below
+ * the prefix and the s3:// URL it is opened by, with its size and ETag,
+ * through the fake transport. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,15 +62,23 @@ START_TEST(test_prefix_listed)
 
 	ck_assert_msg(s3_prefix_list("s3://bkt/p/", &l, &e) == 0, "%s: %s",
 		      e.where, e.detail);
-	/* every name format/naming.h lists; the model layer picks */
-	ck_assert_uint_eq(l.n, 5);
+	/* every object but '.' names, with its size and ETag; the model
+	 * layer picks the models (and MNT/.files/ shows the rest) */
+	ck_assert_uint_eq(l.n, 7);
 	ck_assert_str_eq(l.rel[0], "a.safetensors");
 	ck_assert_str_eq(l.url[0], "s3://bkt/p/a.safetensors");
-	ck_assert_str_eq(l.rel[1], "pytorch_model.bin");
-	ck_assert_str_eq(l.rel[2], "sub/c d+1.safetensors");
-	ck_assert_str_eq(l.url[2], "s3://bkt/p/sub/c%20d%2B1.safetensors");
-	ck_assert_str_eq(l.rel[3], "sub/m.safetensors.index.json");
-	ck_assert_str_eq(l.rel[4], "sub/t-00002-of-00002.gguf");
+	ck_assert_uint_eq(l.size[0], 10);
+	ck_assert_str_eq(l.etag[0], "\"e1\"");
+	ck_assert_str_eq(l.rel[1], "readme.txt");
+	ck_assert_uint_eq(l.size[1], 2);
+	ck_assert_ptr_null(l.etag[1]);
+	ck_assert_str_eq(l.rel[2], "optimizer.pt");
+	ck_assert_str_eq(l.rel[3], "pytorch_model.bin");
+	ck_assert_str_eq(l.rel[4], "sub/c d+1.safetensors");
+	ck_assert_str_eq(l.url[4], "s3://bkt/p/sub/c%20d%2B1.safetensors");
+	ck_assert_uint_eq(l.size[4], 30);
+	ck_assert_str_eq(l.rel[5], "sub/m.safetensors.index.json");
+	ck_assert_str_eq(l.rel[6], "sub/t-00002-of-00002.gguf");
 	ck_assert_uint_eq(fake_http_count, 1);
 	ck_assert_ptr_nonnull(strstr(fake_http_seen[0].url, "list-type=2"));
 	s3_prefix_free(&l);
@@ -85,7 +93,7 @@ START_TEST(test_prefix_forms)
 
 	/* a key that is neither a model nor a .json is a prefix */
 	ck_assert_int_eq(s3_prefix_list("s3://bkt/p", &l, &e), 0);
-	ck_assert_uint_eq(l.n, 5);
+	ck_assert_uint_eq(l.n, 7);
 	s3_prefix_free(&l);
 	/* one object, of every format: nothing listed */
 	ck_assert_int_eq(s3_prefix_list("s3://bkt/p/a.safetensors", &l, &e),

@@ -2,7 +2,8 @@
  * open them ahead.
  *
  * Requests a mount makes (online, nothing cached): one GET of
- * /api/models/ORG/NAME/revision/REV (the commit sha and the file list),
+ * /api/models/ORG/NAME/revision/REV?blobs=true (the commit sha and the
+ * file list with sizes),
  * then per file the model layer opens (its models, indexes and shards)
  * one GET of resolve/SHA/FILE (with the token; a redirect for large files)
  * and one ranged GET of the first 64 KiB at the signed location (the
@@ -13,9 +14,9 @@
  *
  * Which files are models and where each goes is the model layer's
  * (model/hub_tree.c, the one tree builder of catalog.h): the listing here
- * holds every file under SUBDIR whose name may be a model's or a config
- * beside one (format/naming.h), its files handed out by resolve URL (a
- * keyed nametab, one lookup each).
+ * holds every file under SUBDIR with its size (the models' folders'
+ * files are MNT/.files/), its files handed out by resolve URL (a keyed
+ * nametab, one lookup each).
  */
 #include "source/hub/hub.h"
 #include "source/hub/hub_conf.h"
@@ -157,23 +158,30 @@ ref_free(struct hub_ref *r)
 
 struct names {
 	char **v;
+	uint64_t *size;		/* HUB_SIZE_UNKNOWN when not said */
 	size_t n, cap;
 };
 
 static int
-names_add(struct names *l, const char *s, size_t len)
+names_add(struct names *l, const char *s, size_t len, uint64_t size)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 64;
 		char **v = realloc(l->v, cap * sizeof(*v));
+		uint64_t *z;
 
 		if (!v)
 			return -1;
 		l->v = v;
+		z = realloc(l->size, cap * sizeof(*z));
+		if (!z)
+			return -1;
+		l->size = z;
 		l->cap = cap;
 	}
 	if (!(l->v[l->n] = strndup(s, len)))
 		return -1;
+	l->size[l->n] = size;
 	l->n++;
 	return 0;
 }
@@ -186,6 +194,7 @@ names_free(struct names *l)
 	for (i = 0; i < l->n; i++)
 		free(l->v[i]);
 	free(l->v);
+	free(l->size);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -200,7 +209,9 @@ is_sha(const char *s)
 	return s[HUB_SHA_LEN] == '\0';
 }
 
-/* GET /api/models/ORG/NAME/revision/REV: the sha and the siblings. */
+/* GET /api/models/ORG/NAME/revision/REV?blobs=true: the sha and the
+ * siblings, each with its size (what huggingface_hub's model_info asks
+ * with files_metadata=True). */
 static int
 list_online(const struct hub_ref *r, char *sha, struct names *files,
 	    struct hub_resp *resp, struct err *e)
@@ -211,7 +222,7 @@ list_online(const struct hub_ref *r, char *sha, struct names *files,
 	size_t i;
 	int rc = -1;
 
-	if (!rev || asprintf(&url, "%s/api/models/%s/revision/%s",
+	if (!rev || asprintf(&url, "%s/api/models/%s/revision/%s?blobs=true",
 			     hub_cfg.endpoint, r->repo, rev) < 0) {
 		free(rev);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
@@ -237,9 +248,14 @@ list_online(const struct hub_ref *r, char *sha, struct names *files,
 	memcpy(sha, json_string_value(it), HUB_SHA_LEN + 1);
 	json_array_foreach(sib, i, it) {
 		json_t *f = json_object_get(it, "rfilename");
+		json_t *z = json_object_get(it, "size");
+		uint64_t size = json_is_integer(z) && json_integer_value(z) >=
+				0 ? (uint64_t)json_integer_value(z) :
+				HUB_SIZE_UNKNOWN;
 
 		if (json_is_string(f) && names_add(files, json_string_value(f),
-						   json_string_length(f))) {
+						   json_string_length(f),
+						   size)) {
 			err_set(e, ERR_NO_MEMORY, "out of memory");
 			goto out;
 		}
@@ -351,7 +367,8 @@ walk(const char *root, const char *rel, int depth, struct names *out)
 			if (S_ISDIR(st.st_mode))
 				rc = walk(root, child, depth + 1, out);
 			else if (S_ISREG(st.st_mode))
-				rc = names_add(out, child, strlen(child));
+				rc = names_add(out, child, strlen(child),
+					       (uint64_t)st.st_size);
 		}
 		free(child);
 		free(full);
@@ -398,6 +415,7 @@ struct hub_listing_priv {
 	struct hub_file *files;
 	size_t n;
 	char **rel;
+	uint64_t *size;
 	struct nametab byurl;	/* resolve URL -> index in files */
 	pthread_mutex_t lock;	/* files[].src: the model layer opens the
 				   shards of an index on several threads */
@@ -440,6 +458,7 @@ hub_listing_free(struct hub_listing *l)
 		}
 		free(p->files);
 		free(p->rel);
+		free(p->size);
 		if (p->byurl.slot)
 			nametab_free(&p->byurl);
 		names_free(&p->all);
@@ -475,17 +494,56 @@ hub_listing_open(void *arg, const char *name, struct source **out,
 	}
 	/* an index may name a shard the listing did not have: the Hub then
 	 * says what is missing */
-	if (strncmp(name, hub_cfg.endpoint, strlen(hub_cfg.endpoint)) != 0 ||
-	    !strstr(name, "/resolve/")) {
+	return hub_open_file(name, out, e);
+}
+
+int
+hub_open_file(const char *url, struct source **out, struct err *e)
+{
+	size_t n = strlen(hub_cfg.endpoint);
+	const char *repo, *res, *slash, *sha, *enc;
+	char *path = NULL, *local = NULL;
+	struct stat st;
+	int rc;
+
+	*out = NULL;
+	if (hub_conf_load(e))
+		return err_at(e, url);
+	repo = url + n + 1;
+	if (strncmp(url, hub_cfg.endpoint, n) != 0 || url[n] != '/' ||
+	    !(res = strstr(repo, "/resolve/")) ||
+	    !(slash = memchr(repo, '/', (size_t)(res - repo))) ||
+	    memchr(slash + 1, '/', (size_t)(res - slash - 1))) {
 		err_set(e, ERR_USAGE, "not a file of this repository");
-		return err_at(e, name);
+		return err_at(e, url);
 	}
-	if (hub_cfg.offline) {
-		err_set(e, ERR_IO, "not in the local hub cache and "
-			"HF_HUB_OFFLINE is set");
-		return err_at(e, name);
+	sha = res + 9;
+	enc = strchr(sha, '/');
+	path = enc ? text_pct_decode(enc + 1, strlen(enc + 1), NULL, NULL) :
+	       NULL;
+	if (!path || !path_ok(path) || (size_t)(enc - sha) != HUB_SHA_LEN) {
+		free(path);
+		err_set(e, ERR_USAGE, "not a file of this repository");
+		return err_at(e, url);
 	}
-	return hub_src_open(name, strstr(name, "/resolve/") + 9, out, e);
+	/* the local hub cache's copy of that commit's file */
+	if (asprintf(&local, "%s/models--%.*s--%.*s/snapshots/%.*s/%s",
+		     hub_cfg.cache, (int)(slash - repo), repo,
+		     (int)(res - slash - 1), slash + 1, HUB_SHA_LEN, sha,
+		     path) < 0) {
+		free(path);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	if (stat(local, &st) == 0 && S_ISREG(st.st_mode))
+		rc = source_open_local(local, out, e);
+	else if (hub_cfg.offline)
+		rc = err_set(e, ERR_IO, "not in the local hub cache and "
+			     "HF_HUB_OFFLINE is set");
+	else
+		rc = hub_src_open(url, path, out, e);
+	free(local);
+	free(path);
+	return rc ? err_at(e, url) : 0;
 }
 
 int
@@ -588,8 +646,9 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 	}
 	p->files = calloc(p->all.n ? p->all.n : 1, sizeof(*p->files));
 	p->rel = calloc(p->all.n ? p->all.n : 1, sizeof(*p->rel));
+	p->size = calloc(p->all.n ? p->all.n : 1, sizeof(*p->size));
 	out->url = calloc(p->all.n ? p->all.n : 1, sizeof(*out->url));
-	if (!p->files || !p->rel || !out->url) {
+	if (!p->files || !p->rel || !p->size || !out->url) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
@@ -605,12 +664,16 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 		/* SUBDIR naming one file: that file, whatever its name (a
 		 * checkpoint, a split set's part), as a local path */
 		named = rel && strcmp(p->all.v[i], r.sub) == 0;
-		if (!rel || (!named && !naming_listed(p->all.v[i])))
+		if (!rel)
 			continue;
 		out->file |= named;
 		f->path = p->all.v[i];
-		f->optional = !named && naming_config(f->path);
+		/* every file is listed (MNT/.files/ shows them); the model
+		 * layer opens ahead only models and the configs beside them */
+		f->optional = !named && (!naming_listed(f->path) ||
+					 naming_config(f->path));
 		models += !f->optional;
+		p->size[n] = p->all.size[i];
 		f->url = hub_resolve_url(r.repo, sha, f->path);
 		if (asprintf(&local, "%s/%s", snap, f->path) < 0 || !f->url) {
 			free(local);
@@ -663,6 +726,7 @@ hub_list(const char *uri, struct hub_listing *out, struct err *e)
 	}
 	out->n = n;
 	out->rel = (const char **)p->rel;
+	out->size = p->size;
 	rc = 0;
 out:
 	if (rc)

@@ -19,21 +19,25 @@
 #define STFS_HUB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct err;
 struct source;
 
-/* What an hf:// URI lists at the commit REV pins: the files under SUBDIR
- * whose names may be models' or the configs beside them (format/naming.h:
- * naming_listed; a listing without a model is refused), or the one
- * file SUBDIR names, each read from the local hub cache when there.  Which
- * of them are models, and where each goes, is the model layer's
- * (model/hub_tree.c). */
+/* What an hf:// URI lists at the commit REV pins: every file under
+ * SUBDIR (a listing without a model, format/naming.h's naming_listed,
+ * is refused), or the one file SUBDIR names, each read from the local
+ * hub cache when there.  Which of them are models, and where each goes,
+ * is the model layer's (model/hub_tree.c). */
+#define HUB_SIZE_UNKNOWN UINT64_MAX
 struct hub_listing {
 	char *label;		/* hf://ORG/NAME@SHA[/SUBDIR] */
 	size_t n;
 	const char **rel;	/* each file's path below SUBDIR */
 	const char **url;	/* its resolve URL: the name to open it by */
+	const uint64_t *size;	/* its size, as the Hub's file list (or the
+				   local hub cache) says; HUB_SIZE_UNKNOWN
+				   when it does not */
 	int file;		/* 1: SUBDIR names one file, the only one
 				   listed, whatever its name */
 	struct hub_listing_priv *priv;
@@ -65,5 +69,10 @@ void hub_listing_keep(void *arg, const char *url, struct source *s);
 
 /* Close what nobody took; forget the listing. */
 void hub_listing_free(struct hub_listing *l);
+
+/* A file of a pinned commit by its resolve URL (a hub_listing's url):
+ * from the local hub cache when it is there, else from the Hub (not with
+ * HF_HUB_OFFLINE=1).  0 or -1 with *e naming url. */
+int hub_open_file(const char *url, struct source **out, struct err *e);
 
 #endif

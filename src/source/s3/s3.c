@@ -6,8 +6,9 @@
  * source stale (EIO), so a mount never mixes two versions.
  *
  * s3://BUCKET/PREFIX/ and s3://BUCKET/ are listed (ListObjectsV2, all
- * pages): the objects below the prefix whose names may be models
- * (format/naming.h), with the ETags every later request insists on.  The
+ * pages): the objects below the prefix, with the sizes and the ETags
+ * every later request insists on (the ones whose names may be models,
+ * format/naming.h, are the models'; the others MNT/.files/ shows).  The
  * ones the model layer will open are opened concurrently (all at once, up
  * to the HTTP layer's most requests in flight), so a mount costs one
  * round trip of headers, not one per object.  Which of them are models,
@@ -139,9 +140,11 @@ as_prefix(char **key)
 	return 0;
 }
 
+/* Open object url, pinned to etag (NULL: the one its open request
+ * sees); with its size known as well no open request is sent. */
 static int
-open_object(const char *url, const char *etag, struct source **out,
-	    struct err *e)
+open_object(const char *url, const char *etag, int size_known, uint64_t size,
+	    struct source **out, struct err *e)
 {
 	const struct s3_conf *c = conf_get(e);
 	struct source_http_opts ho = {0};
@@ -165,6 +168,8 @@ open_object(const char *url, const char *etag, struct source **out,
 	ho.display = url;
 	ho.etag = etag;
 	ho.if_match = 1;
+	ho.size_known = size_known;
+	ho.size = size;
 	if (c->key) {
 		ho.aws_sigv4 = c->sigv4;
 		ho.aws_key = c->key;
@@ -184,7 +189,14 @@ out:
 int
 source_open_s3(const char *url, struct source **out, struct err *e)
 {
-	return open_object(url, NULL, out, e);
+	return open_object(url, NULL, 0, 0, out, e);
+}
+
+int
+s3_open_pinned(const char *url, const char *etag, uint64_t size,
+	       struct source **out, struct err *e)
+{
+	return open_object(url, etag, etag != NULL, size, out, e);
 }
 
 int
@@ -202,6 +214,7 @@ struct s3_prefix_obj {
 	char *rel;		/* key below the prefix */
 	char *url;		/* s3://BUCKET/KEY as shards.c builds it */
 	char *etag;		/* from the listing: every request insists */
+	uint64_t size;		/* from the listing */
 	struct source *src;	/* opened ahead (or given back), until taken */
 	int ahead;		/* to be opened ahead */
 	int tried;		/* opened ahead: err holds its failure */
@@ -256,6 +269,8 @@ s3_prefix_free(struct s3_prefix *l)
 	}
 	free(l->rel);
 	free(l->url);
+	free(l->etag);
+	free(l->size);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -300,8 +315,13 @@ s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e)
 		struct s3_prefix_obj *o = &p->objs[p->n];
 		struct nametab_key k;
 
-		if (!s3_key_listed(l.objs[i].key) ||
-		    strncmp(l.objs[i].key, key, pl) != 0)
+		const char *base = strrchr(l.objs[i].key, '/');
+
+		/* every object (MNT/.files/ shows them) but '.' names and
+		 * folder markers */
+		base = base ? base + 1 : l.objs[i].key;
+		if (strncmp(l.objs[i].key, key, pl) != 0 || !*base ||
+		    *base == '.')
 			continue;
 		o->rel = strdup(l.objs[i].key + pl);
 		o->url = obj_url(bucket, l.objs[i].key);
@@ -320,8 +340,9 @@ s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e)
 			err_set(e, ERR_NO_MEMORY, "out of memory");
 			goto out;
 		}
+		o->size = l.objs[i].size;
 		p->n++;
-		models += !naming_config(o->rel);
+		models += s3_key_listed(o->rel) && !naming_config(o->rel);
 	}
 	if (models == 0) {
 		err_set(e, ERR_USAGE, "no model object (" NAMING_WHAT ") "
@@ -332,13 +353,17 @@ s3_prefix_list(const char *source, struct s3_prefix *out, struct err *e)
 	out->n = p->n;
 	out->rel = calloc(p->n, sizeof(*out->rel));
 	out->url = calloc(p->n, sizeof(*out->url));
-	if (!out->rel || !out->url) {
+	out->etag = calloc(p->n, sizeof(*out->etag));
+	out->size = calloc(p->n, sizeof(*out->size));
+	if (!out->rel || !out->url || !out->etag || !out->size) {
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 		goto out;
 	}
 	for (i = 0; i < p->n; i++) {
 		out->rel[i] = p->objs[i].rel;
 		out->url[i] = p->objs[i].url;
+		out->etag[i] = p->objs[i].etag;
+		out->size[i] = p->objs[i].size;
 	}
 	rc = 0;
 out:
@@ -364,7 +389,7 @@ open_ahead_one(void *arg, size_t i)
 		return;	/* not asked for, or opened by an earlier batch */
 	/* a header_read of a remote source is served from the 64 KiB of
 	 * the open request for almost every file */
-	open_object(o->url, o->etag, &s, &e);
+	open_object(o->url, o->etag, 0, 0, &s, &e);
 	pthread_mutex_lock(&p->lock);
 	o->src = s;
 	o->err = e;
@@ -431,7 +456,7 @@ s3_prefix_open(void *arg, const char *url, struct source **out,
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
 	pthread_mutex_unlock(&p->lock);
-	rc = open_object(url, etag, out, e);
+	rc = open_object(url, etag, 0, 0, out, e);
 	free(etag);
 	return rc;
 }

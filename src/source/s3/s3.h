@@ -29,15 +29,23 @@ void s3_set_options(const struct s3_options *o);
  * to check. */
 int source_open_s3(const char *url, struct source **out, struct err *e);
 
+/* Open one object as a listing gave it, pinned to its ETag and size: no
+ * open request, and a replaced object fails its reads (EIO).  etag NULL:
+ * as source_open_s3(). */
+int s3_open_pinned(const char *url, const char *etag, uint64_t size,
+		   struct source **out, struct err *e);
+
 /* What a prefix (s3://BUCKET/PREFIX/, s3://BUCKET/, or a key whose name
  * is no model file's (format/naming.h) nor a .json, as `aws s3 ls` reads
- * it) holds: the objects a listing keeps (naming_listed: models, indexes,
- * split sets' parts, the configs beside them), in key order, names
- * starting with '.' left out. */
+ * it) holds: every object below it (the model layer picks the models,
+ * naming_listed, and shows the rest in MNT/.files/), in key order, names
+ * starting with '.' and folder markers (keys ending in '/') left out. */
 struct s3_prefix {
 	size_t n;
 	const char **rel;	/* key below the prefix */
 	const char **url;	/* s3://BUCKET/KEY: the name to open it by */
+	const char **etag;	/* its ETag as listed (NULL: none) */
+	uint64_t *size;		/* its size as listed */
 	struct s3_prefix_priv *priv;
 };
 
