@@ -42,8 +42,7 @@
 #include "view/view.h"
 #include "view/view_kinds.h"
 #include "model/repack.h"
-#include "model/tensor_render.h"
-#include "view/view_fetch.h"
+#include "view/view_repack.h"
 
 #define SAFETENSORS_DIR ".safetensors"
 #define STRIP_DIR "strip"
@@ -540,70 +539,14 @@ static int
 safetensors_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		 struct view_segs *out)
 {
-	const struct model *m;
-	struct err e = { 0 };
-	struct repack_file *f;
-	struct repack_seg segs[16];
 	struct repack *t;
 	size_t id;
-	int strip, rc = 0;
-	uint64_t done = 0, len;
+	int strip;
 
 	t = file_of(v, ino, &id, &strip);
 	if (!t)
 		return -ENOENT;
-	m = repack_model(t);	/* bf16/'s is not the view's */
-	len = safetensors_size(v, ino);
-	if (off >= len || size == 0)
-		return 0;
-	if (size > len - off)
-		size = (size_t)(len - off);
-	if (repack_file_get(t, id, strip, &f, &e))
-		return e.code == ERR_NO_MEMORY ? -ENOMEM : -EIO;
-	while (rc == 0 && done < size) {
-		uint64_t covered;
-		size_t k, i;
-
-		k = repack_file_map(f, off + done, size - done, segs, 16,
-				    &covered);
-		if (k == 0)
-			break;
-		for (i = 0; rc == 0 && i < k; i++) {
-			char *dst;
-
-			if (segs[i].render) {
-				/* a tensor served as a rendering of its
-				 * bytes: rendered for this window only */
-				struct view_fetch_at fa = { v, segs[i].render,
-							    m };
-
-				dst = view_segs_render(out,
-						       (size_t)segs[i].len);
-				rc = dst ? tensor_render_read(
-						segs[i].render->t, segs[i].off,
-						(size_t)segs[i].len, dst,
-						view_fetch_stored_at, &fa) :
-				     -ENOMEM;
-				continue;
-			}
-			if (!segs[i].mem) {
-				rc = view_segs_add_source(out,
-					m->shards[segs[i].shard].src,
-					segs[i].off, (size_t)segs[i].len);
-				continue;
-			}
-			/* The header lives in the repack cache, which may drop
-			 * it once put: the reply gets a copy. */
-			dst = view_segs_render(out, (size_t)segs[i].len);
-			if (!dst)
-				rc = -ENOMEM;
-			else
-				memcpy(dst, segs[i].mem, (size_t)segs[i].len);
-		}
-		done += covered;
-	}
-	repack_file_put(t, f);
-	return rc;
+	return view_repack_read(v, t, id, strip, off, size, out);
 }
 
 /* A changed source: every virtual file that was handed out may hold its
