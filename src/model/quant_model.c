@@ -79,8 +79,8 @@ header_like(const struct header *h, size_t n)
 }
 
 /* The table of the computed shard: the logical tensors back to back, of
- * dtype dt (F32 or BF16); offs[k] gets weight k's first byte.  NULL when
- * out of memory. */
+ * dtype dt (F32, BF16 or F16); offs[k] gets weight k's first byte.  NULL
+ * when out of memory. */
 static struct header *
 logical_header(const struct quant *q, enum dtype dt, uint64_t *offs)
 {
@@ -226,8 +226,8 @@ derive(struct model *m, int own, enum dtype dt, struct model **out,
 	}
 	/* the last step that can fail: from here the source owns q, offs
 	 * and (own) m */
-	if (quant_source_open(m, own, q, dt == DTYPE_BF16, offs, lh->data_len,
-			      name, &src, e)) {
+	if (quant_source_open(m, own, q, dt, offs, lh->data_len, name, &src,
+			      e)) {
 		q = NULL;
 		offs = NULL;
 		goto fail;

@@ -31,8 +31,9 @@ struct model_tensor;
 struct quant;
 
 /* The derived model of m, which must outlive it, its logical tensors of
- * dtype dt: F32, or BF16 (the float32 values rounded to nearest even, as
- * torch's .to(torch.bfloat16): the model as a BF16 release has it); *out
+ * dtype dt: F32, or BF16 or F16 (the float32 values rounded to nearest
+ * even, as torch's .to(torch.bfloat16) and .to(torch.float16): the model
+ * as a BF16 or F16 release has it); *out
  * NULL when m has no quantized weight (and no candidate was refused) or
  * is itself derived.  0, or -1 with *e (ERR_NO_MEMORY). */
 int quant_model_open(const struct model *m, enum dtype dt, struct model **out,

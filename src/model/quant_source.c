@@ -25,7 +25,7 @@ struct tile {
 struct qsrc {
 	struct model *base;
 	int own;
-	int bf16;		/* BF16 bytes, else float32 */
+	enum dtype dt;		/* F32, or BF16, F16: rounded */
 	unsigned es;		/* bytes per element: 2 or 4 */
 	struct quant *q;
 	uint64_t *offs;
@@ -264,25 +264,51 @@ bf16_of(float x)
 	return (uint16_t)(b >> 16);
 }
 
-/* Little-endian BF16 bytes of host floats: bytes [skip, skip + nbytes)
- * of their BF16 codes'. */
+/* The F16 code of x as torch's .to(torch.float16) rounds it: to
+ * nearest, ties to even, past the largest finite value to infinity. */
+static uint16_t
+f16_of(float x)
+{
+	float r = qscalar_round_f16(x);	/* exact in F16 now */
+	uint32_t b, m;
+	uint16_t sign;
+	int e;
+
+	memcpy(&b, &r, 4);
+	sign = (uint16_t)((b >> 16) & 0x8000);
+	e = (int)((b >> 23) & 0xff);
+	m = b & 0x7fffff;
+	if (e == 0xff)			/* infinity, or a quiet NaN */
+		return (uint16_t)(sign | 0x7c00 | (m ? 0x200 : 0));
+	if (e == 0)			/* zero (no float32 subnormal is
+					   an F16 value but 0) */
+		return sign;
+	if (e - 127 + 15 >= 1)		/* normal */
+		return (uint16_t)(sign | ((e - 127 + 15) << 10) | (m >> 13));
+	/* subnormal: (1.m) 2^(e - 127) is c 2^-24 */
+	return (uint16_t)(sign | ((m | 0x800000) >> (126 - e)));
+}
+
+/* Little-endian 16-bit codes of host floats (code: bf16_of, f16_of):
+ * bytes [skip, skip + nbytes) of their codes'. */
 static void
-put_bf16(uint8_t *dst, const float *src, size_t nbytes, size_t skip)
+put_half(uint8_t *dst, const float *src, size_t nbytes, size_t skip,
+	 uint16_t (*code)(float))
 {
 	size_t i = 0, at;
 	uint16_t h;
 
 	if (skip % 2 && nbytes) {	/* the high byte of an element */
-		dst[i++] = (uint8_t)(bf16_of(src[skip / 2]) >> 8);
+		dst[i++] = (uint8_t)(code(src[skip / 2]) >> 8);
 	}
 	for (; i + 2 <= nbytes; i += 2) {
-		h = bf16_of(src[(skip + i) / 2]);
+		h = code(src[(skip + i) / 2]);
 		dst[i] = (uint8_t)h;
 		dst[i + 1] = (uint8_t)(h >> 8);
 	}
 	if (i < nbytes) {		/* the low byte of the last one */
 		at = skip + i;
-		dst[i] = (uint8_t)bf16_of(src[at / 2]);
+		dst[i] = (uint8_t)code(src[at / 2]);
 	}
 }
 
@@ -308,8 +334,9 @@ qsrc_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		e1 = x->e1;
 		n = (size_t)(e1 * c->es - at) < len ?
 		    (size_t)(e1 * c->es - at) : len;
-		if (c->bf16)
-			put_bf16(dst, x->data, n, (size_t)(at - e0 * c->es));
+		if (c->dt == DTYPE_BF16 || c->dt == DTYPE_F16)
+			put_half(dst, x->data, n, (size_t)(at - e0 * c->es),
+				 c->dt == DTYPE_BF16 ? bf16_of : f16_of);
 		else
 			put_le(dst, x->data, n, (size_t)(at - e0 * c->es));
 		tile_put(c, x);
@@ -385,9 +412,9 @@ take_attrs(struct source *s, const struct model *base)
 }
 
 int
-quant_source_open(struct model *base, int own, struct quant *q, int bf16,
-		  uint64_t *offs, uint64_t size, const char *name,
-		  struct source **out, struct err *e)
+quant_source_open(struct model *base, int own, struct quant *q,
+		  enum dtype dt, uint64_t *offs, uint64_t size,
+		  const char *name, struct source **out, struct err *e)
 {
 	struct source *s = calloc(1, sizeof(*s));
 	struct qsrc *c = calloc(1, sizeof(*c));
@@ -397,8 +424,8 @@ quant_source_open(struct model *base, int own, struct quant *q, int bf16,
 		goto oom;
 	c->base = base;
 	c->own = own;
-	c->bf16 = bf16;
-	c->es = bf16 ? 2 : 4;
+	c->dt = dt;
+	c->es = dt == DTYPE_F32 ? 4 : 2;
 	c->q = q;
 	c->offs = offs;
 	q = NULL;

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/dtype.h"
+
 struct err;
 struct model;
 struct quant;
@@ -28,13 +30,14 @@ struct source;
 #define QUANT_SOURCE_TILES 4
 
 /* A source over the logical tensors of q (weights of base), weight k at
- * bytes [offs[k], offs[k] + 4 numel) (2 numel: bf16): offs has q->n
- * entries, size the total.  Takes q and offs, also on failure; takes
- * base too when own and it succeeds (closing the source then frees it).
- * name is for messages.  0, or -1 with *e (ERR_NO_MEMORY). */
-int quant_source_open(struct model *base, int own, struct quant *q, int bf16,
-		      uint64_t *offs, uint64_t size, const char *name,
-		      struct source **out, struct err *e);
+ * bytes [offs[k], offs[k] + numel elements of dtype dt) (F32; BF16 or
+ * F16: the float32 values rounded as torch's .to() rounds them): offs
+ * has q->n entries, size the total.  Takes q and offs, also on failure;
+ * takes base too when own and it succeeds (closing the source then
+ * frees it).  name is for messages.  0, or -1 with *e (ERR_NO_MEMORY). */
+int quant_source_open(struct model *base, int own, struct quant *q,
+		      enum dtype dt, uint64_t *offs, uint64_t size,
+		      const char *name, struct source **out, struct err *e);
 
 /* The table of weights behind s and the model they are parts of, when s
  * is such a source; NULL otherwise. */
