@@ -11,6 +11,15 @@
  * the tokenizer's files, README.md, subfolders without models.  A file
  * named alone (a path, an hf:// file, an Ollama blob) has only itself.
  *
+ * In .dequant/ (the view of a derived model, model/quant_model.h) it is
+ * the folder of the model the quantized one stands for: the base
+ * model's folder without its model files and quantize_config.json, its
+ * config.json without quantization_config (model/quant_plain.h), and
+ * model.safetensors, the dequantized model as one safetensors file
+ * (repack.h) whose quantized weights are their values in the config's
+ * torch_dtype (BF16 when it names none; F16 and F32 kept), every other
+ * tensor as stored.
+ *
  * Built on the first look inside (a mount pays nothing; a local folder
  * is read then): a table of nodes, node 0 the directory .files/ itself,
  * then every folder and file under it, looked up by (parent, name) in a
@@ -27,11 +36,15 @@
 #include "base/nametab.h"
 #include "base/text.h"
 #include "model/model.h"
+#include "model/model_beside.h"
 #include "model/model_files.h"
 #include "model/quant_model.h"
+#include "model/quant_plain.h"
+#include "model/repack.h"
 #include "source/source.h"
 #include "view/view.h"
 #include "view/view_kinds.h"
+#include "view/view_repack.h"
 
 #define FILES_DIR ".files"
 #define FILES_INODES (1u << 21)	/* .files/ and what it holds, at most */
@@ -39,6 +52,8 @@
 enum vf_kind {
 	VF_SOURCE,	/* a shard: its source, whole */
 	VF_FOLDER,	/* file i of the folder */
+	VF_CONFIG,	/* .dequant/: the plain config */
+	VF_PLAIN,	/* .dequant/: the dequantized model, one file */
 };
 
 struct vf_file {
@@ -74,6 +89,12 @@ struct view_files {
 	struct nametab tab;	/* (parent, name) -> node */
 	char *index_rel;	/* the model's index, by its path */
 	size_t capf, capnodes;
+	/* .dequant/'s: the plain config, the model in its dtype (NULL:
+	 * the view's own, F32) and its one file */
+	char *config;
+	size_t config_len;
+	struct model *plain_model;
+	struct repack *plain;
 };
 
 /* --- the table ---------------------------------------------------------- */
@@ -164,6 +185,83 @@ files_of(const struct view *v, struct view_files *t)
 			return -1;
 	}
 	return 0;
+}
+
+/* The whole of file i of the folder (a config), malloc'd in *text; 0, or
+ * -1 (unreadable, larger than MODEL_BESIDE_MAX, out of memory). */
+static int
+folder_read(struct model_files *f, size_t i, char **text, size_t *len)
+{
+	struct source *src;
+	const char *kept;
+	uint64_t size;
+	int rc;
+
+	if (model_files_size(f, i, &size) || size > MODEL_BESIDE_MAX ||
+	    model_files_bytes(f, i, &kept, len, &src) ||
+	    !(*text = malloc((size_t)size + 1)))
+		return -1;
+	*len = (size_t)size;
+	if (kept) {
+		memcpy(*text, kept, *len);
+		return 0;
+	}
+	rc = source_pread(src, *text, *len, 0);
+	if (rc == 0)
+		rc = source_verify(src);
+	if (rc) {
+		free(*text);
+		*text = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* .dequant/'s files (see the top): the base's folder but its model files
+ * and quantize_config.json, the plain config.json, model.safetensors. */
+static int
+plain_files(const struct view *v, struct view_files *t)
+{
+	const struct model *base = quant_model_base(v->model);
+	struct err e = { 0 };
+	struct vf_file x = { .kind = VF_PLAIN, .rel = "model.safetensors" };
+	enum dtype dt = DTYPE_BF16;
+	size_t k, n = 0;
+	char *text = NULL;
+	size_t len;
+
+	if (t->folder && model_files_list(t->folder, &n))
+		return -1;
+	for (k = 0; k < n; k++) {
+		struct vf_file y = { .kind = VF_FOLDER, .i = k };
+
+		y.rel = model_files_rel(t->folder, k);
+		if (model_files_is_model(t->folder, k) ||
+		    !strcmp(y.rel, "quantize_config.json"))
+			continue;
+		if (!strcmp(y.rel, "config.json")) {
+			if (folder_read(t->folder, k, &text, &len) == 0 &&
+			    quant_plain_config(text, len, &t->config,
+					       &t->config_len, &dt)) {
+				free(text);
+				return -1;
+			}
+			free(text);
+			if (!t->config)
+				continue;	/* unreadable: none */
+			y.kind = VF_CONFIG;
+		}
+		if (add_file(t, &y))
+			return -1;
+	}
+	if (dt != DTYPE_F32 &&
+	    (quant_model_open(base, dt, &t->plain_model, &e) ||
+	     !t->plain_model))
+		return -1;
+	if (repack_open(t->plain_model ? t->plain_model : v->model,
+			&t->plain, &e))
+		return -1;
+	return add_file(t, &x);
 }
 
 static int
@@ -273,6 +371,12 @@ table_free(struct view_files *t)
 	free(t->node);
 	free(t->kids);
 	free(t->root_vis);
+	free(t->config);
+	repack_free(t->plain);
+	model_free(t->plain_model);
+	t->config = NULL;
+	t->plain = NULL;
+	t->plain_model = NULL;
 	if (t->tab.slot)
 		nametab_free(&t->tab);
 	t->f = NULL;
@@ -291,7 +395,7 @@ build(const struct view *v, struct view_files *t)
 	size_t i, k;
 	int rc;
 
-	rc = files_of(v, t);
+	rc = quant_model_base(v->model) ? plain_files(v, t) : files_of(v, t);
 	if (rc == 0 && t->nf)
 		qsort(t->f, t->nf, sizeof(*t->f), cmp_vf);
 	for (i = k = 0; rc == 0 && i < t->nf; i++)
@@ -337,11 +441,21 @@ static int
 file_size(const struct view_files *t, const struct vf_file *x,
 	  uint64_t *size)
 {
-	if (x->kind == VF_SOURCE) {
+	struct err e = { 0 };
+
+	switch (x->kind) {
+	case VF_SOURCE:
 		*size = x->src->size;
 		return 0;
+	case VF_CONFIG:
+		*size = t->config_len;
+		return 0;
+	case VF_PLAIN:
+		return repack_size(t->plain, REPACK_WHOLE, 0, size, &e) ?
+		       -EIO : 0;
+	default:
+		return model_files_size(t->folder, x->i, size);
 	}
-	return model_files_size(t->folder, x->i, size);
 }
 
 /* 1 when node k exists: a folder, or a file that is there. */
@@ -384,15 +498,14 @@ probe_root(struct view_files *t)
 static int
 files_build(struct view *v, struct err *e)
 {
+	const struct model *base = quant_model_base(v->model);
 	struct view_files *t;
 
-	if (quant_model_base(v->model))
-		return 0;	/* .dequant/: none yet */
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	pthread_mutex_init(&t->lock, NULL);
-	t->folder = model_files_ref(v->model->files);
+	t->folder = model_files_ref(base ? base->files : v->model->files);
 	t->index_rel = index_rel(v->model);
 	if (v->model->index_path && !t->index_rel) {
 		model_files_unref(t->folder);
@@ -544,8 +657,17 @@ files_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		return rc;
 	if (size > len - off)
 		size = (size_t)(len - off);
-	if (x->kind == VF_SOURCE)
+	switch (x->kind) {
+	case VF_SOURCE:
 		return view_segs_add_source(out, x->src, off, size);
+	case VF_CONFIG:
+		return view_segs_add_mem(out, t->config + off, size);
+	case VF_PLAIN:
+		return view_repack_read(v, t->plain, REPACK_WHOLE, 0, off,
+					size, out);
+	default:
+		break;
+	}
 	rc = model_files_bytes(t->folder, x->i, &text, &tlen, &src);
 	if (rc)
 		return rc;
@@ -576,9 +698,11 @@ files_for_source(const struct view *v, const struct source *src,
 	for (k = 1; k < t->nnodes; k++) {
 		const struct vf_file *x = file_of(t, k);
 
+		/* the dequantized file: any source may be behind it */
 		if (x && ((x->kind == VF_SOURCE && x->src == src) ||
 			  (x->kind == VF_FOLDER &&
-			   model_files_opened(t->folder, x->i) == src)))
+			   model_files_opened(t->folder, x->i) == src) ||
+			  x->kind == VF_PLAIN))
 			fn(v->ino_files + k, arg);
 	}
 }

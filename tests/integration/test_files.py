@@ -15,6 +15,13 @@ gets every tensor equal to the source's; and .files/ is hidden like the
 other views (ls -a and cp -r do not see it; -o views=visible lists it,
 -o views=off has none).
 
+.dequant/.files/ of an FP8-block, a GPTQ and an NF4 model (test_quant.py's)
+is the plain model's folder: config.json without quantization_config
+(torch_dtype bfloat16 when it named none), quantize_config.json left out,
+and model.safetensors holding every quantized weight as its .dequant/.npy/
+values in the config's torch_dtype (BF16, F16: rounded as torch rounds)
+and every other tensor as stored, the parts left out.
+
 The helpers (tree_of, check_files, load_like_transformers, tensors_of)
 serve test_files_remote.py too.
 """
@@ -30,10 +37,12 @@ import subprocess
 import sys
 
 import numpy as np
+import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 import hubsim  # noqa: E402
+import test_quant as tq  # noqa: E402
 from harness import gen  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(harness.STFS_GEN)))
@@ -284,12 +293,105 @@ def hub_cache(t, rng):
 			    "hub cache snapshot")
 
 
+# ---- .dequant/.files/ --------------------------------------------------
+
+def half_bits(a, dtype):
+	"""The 16-bit codes of float32 values a as torch's .to(dtype)
+	rounds them (nearest, ties to even)."""
+	t = torch.tensor(np.ascontiguousarray(a, np.float32)).to(dtype)
+	return t.view(torch.int16).numpy().view(np.uint16).ravel()
+
+
+def check_plain(t, m, mnt, config, dtype):
+	"""m's .dequant/.files/: its folder without quantize_config.json, its
+	config without quantization_config, model.safetensors holding each
+	quantized weight as its .dequant/.npy/ values in dtype ("BF16",
+	"F16", "F32") and every other tensor as stored."""
+	d = os.path.join(mnt, m.name)
+	fd = os.path.join(d, ".dequant", ".files")
+	label = "%s: .dequant/.files/" % m.name
+	t.eq(sorted(os.listdir(fd)), ["config.json", "model.safetensors",
+				      "tokenizer.json"], label)
+	want_cfg = {k: v for k, v in config.items()
+		    if k != "quantization_config"}
+	want_cfg.setdefault("torch_dtype", "bfloat16")
+	got, cfg = load_like_transformers(fd)
+	t.eq(cfg, want_cfg, "%s: config.json without quantization_config"
+	     % label)
+	with open(os.path.join(fd, "model.safetensors"), "rb") as f:
+		(n,) = struct.unpack("<Q", f.read(8))
+		hdr = json.loads(f.read(n))
+	hdr.pop("__metadata__", None)
+	parts = {p for v in m.logical.values() for p in v[1]}
+	t.eq(sorted(hdr), sorted((set(m.tensors) - parts) | set(m.logical)),
+	     "%s: the tensors, without the quantized weights' parts" % label)
+	for name in sorted(hdr):
+		e = hdr[name]
+		if name not in m.logical:
+			t.check(e["dtype"] == m.tensors[name][0] and
+				got[name] == tq.stored_bytes(m, name),
+				"%s: %s as stored" % (label, name))
+			continue
+		v = np.load(os.path.join(d, ".dequant", ".npy", name + ".npy"))
+		t.eq((e["dtype"], e["shape"]), (dtype, list(v.shape)),
+		     "%s: %s: dtype and shape" % (label, name))
+		if dtype == "F32":
+			t.check(tq.same(np.frombuffer(got[name], "<f4").reshape(
+				v.shape), v), "%s: %s: the values" % (label, name))
+			continue
+		want = half_bits(v, torch.bfloat16 if dtype == "BF16" else
+				 torch.float16)
+		bits = np.frombuffer(got[name], "<u2")
+		nan = np.isnan(v).ravel()
+		inf = 0x7f80 if dtype == "BF16" else 0x7c00
+		t.check(bits.size == nan.size and
+			bool((bits[~nan] == want[~nan]).all()) and
+			bool(((bits[nan] & 0x7fff) > inf).all()),
+			"%s: %s: the .dequant/.npy values in %s, rounded as torch "
+			"rounds (NaN a NaN)" % (label, name, dtype))
+
+
+def dequant(t):
+	"""FP8 blocks (config: bfloat16), GPTQ (float16, quantize_config.json
+	beside) and NF4 (no torch_dtype: BF16)."""
+	rng = np.random.default_rng(36)
+	fp8 = tq.fp8_models(rng)[0]
+	gptq = tq.gptq_models(rng)[0]
+	nf4 = tq.bnb_model(rng)
+	configs = {
+		"fp8": ({"model_type": "deepseek_v3", "torch_dtype": "bfloat16",
+			 "quantization_config": {"quant_method": "fp8",
+						 "weight_block_size": [128,
+								       128]}},
+			"BF16"),
+		"gptq": ({"model_type": "llama", "torch_dtype": "float16",
+			  "quantization_config": {"quant_method": "gptq",
+						  "checkpoint_format": "gptq"}},
+			 "F16"),
+		"bnb": ({"model_type": "llama", "quantization_config": {
+			"quant_method": "bitsandbytes", "load_in_4bit": True,
+			"bnb_4bit_quant_type": "nf4"}}, "BF16"),
+	}
+	root = harness.tmpdir("filesdq")
+	for m in (fp8, gptq, nf4):
+		m.config["config.json"] = configs[m.name][0]
+		if m.name == "gptq":
+			m.config["quantize_config.json"] = {"checkpoint_format":
+							    "gptq"}
+		tq.write(m, root)
+		write(os.path.join(root, m.name, "tokenizer.json"), b'{"t": 1}')
+	with harness.Mount(t, root) as mnt:
+		for m in (fp8, gptq, nf4):
+			check_plain(t, m, mnt.path, *configs[m.name])
+
+
 def run(t):
 	rng = random.Random(36)
 	local_folder(t, rng)
 	named_file(t, rng)
 	tree(t, rng)
 	hub_cache(t, rng)
+	dequant(t)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
  * which files a local folder's scan keeps and marks as model files, a
  * listing's files sorted and one per path, bytes kept or opened once on
  * demand, a source that is not the size listed refused, probed names
- * there or not as their one open says.
+ * there or not as their one open says; and the config.json of a
+ * dequantized model (src/model/quant_plain.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "base/error.h"
 #include "model/model_files.h"
+#include "model/quant_plain.h"
 #include "source/source.h"
 #include "suites.h"
 
@@ -264,6 +266,43 @@ START_TEST(test_probed)
 }
 END_TEST
 
+/* The config of a dequantized model: quantization_config out, the dtype
+ * of its weights (torch_dtype, or dtype; BF16 when it names none, which
+ * it is then given), the rest as it was, in its order. */
+static void
+plain(const char *in, const char *want, enum dtype want_dt)
+{
+	enum dtype dt;
+	char *out;
+	size_t len;
+
+	ck_assert_int_eq(quant_plain_config(in, strlen(in), &out, &len, &dt),
+			 0);
+	ck_assert_uint_eq(len, strlen(out));
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(dt, want_dt);
+	free(out);
+}
+
+START_TEST(test_plain_config)
+{
+	plain("{\"b\": 1, \"quantization_config\": {\"bits\": 4}, "
+	      "\"torch_dtype\": \"float16\", \"a\": [1, 2]}",
+	      "{\n  \"b\": 1,\n  \"torch_dtype\": \"float16\",\n  \"a\": [\n"
+	      "    1,\n    2\n  ]\n}\n", DTYPE_F16);
+	plain("{\"quantization_config\": {}, \"dtype\": \"float32\"}",
+	      "{\n  \"dtype\": \"float32\"\n}\n", DTYPE_F32);
+	plain("{\"torch_dtype\": \"bfloat16\"}",
+	      "{\n  \"torch_dtype\": \"bfloat16\"\n}\n", DTYPE_BF16);
+	plain("{\"model_type\": \"llama\"}",
+	      "{\n  \"model_type\": \"llama\",\n  \"torch_dtype\": "
+	      "\"bfloat16\"\n}\n", DTYPE_BF16);
+	/* no object: as it is */
+	plain("[1, 2]", "[1, 2]", DTYPE_BF16);
+	plain("{\"a\": ", "{\"a\": ", DTYPE_BF16);
+}
+END_TEST
+
 Suite *
 files_suite(void)
 {
@@ -275,6 +314,7 @@ files_suite(void)
 	tcase_add_test(tc, test_local_scan);
 	tcase_add_test(tc, test_listed);
 	tcase_add_test(tc, test_probed);
+	tcase_add_test(tc, test_plain_config);
 	suite_add_tcase(s, tc);
 	return s;
 }
