@@ -47,6 +47,11 @@ struct mf_file {
 	uint64_t size;		/* MODEL_FILES_UNKNOWN until opened */
 	int model;
 	int probe;
+	int has_attr;		/* a scan saw the rest: */
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	struct timespec mtime, ctime;
 	struct source *src;	/* once opened (atomic); owned */
 	int absent;		/* a probe failed (atomic) */
 };
@@ -241,7 +246,7 @@ struct scan {
 struct dentry {
 	char *name;
 	int dir;
-	uint64_t size;
+	struct stat st;
 };
 
 static int
@@ -285,7 +290,7 @@ read_dir(const char *path, struct dentry **out, size_t *nout)
 		}
 		v[n].name = strdup(d->d_name);
 		v[n].dir = S_ISDIR(st.st_mode);
-		v[n].size = (uint64_t)st.st_size;
+		v[n].st = st;
 		if (!v[n].name) {
 			rc = -1;
 			break;
@@ -308,6 +313,18 @@ dentries_free(struct dentry *v, size_t n)
 	for (i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);
+}
+
+/* What the scan saw of x's owner, mode and times. */
+static void
+keep_attr(struct mf_file *x, const struct stat *st)
+{
+	x->has_attr = 1;
+	x->mode = st->st_mode;
+	x->uid = st->st_uid;
+	x->gid = st->st_gid;
+	x->mtime = st->st_mtim;
+	x->ctime = st->st_ctim;
 }
 
 /* Drop the files added from mark on. */
@@ -363,9 +380,12 @@ scan_dir(struct scan *s, const char *path, const char *prefix, int top)
 		if (asprintf(&rel, "%s%s", prefix, v[i].name) < 0 ||
 		    asprintf(&full, "%s/%s", path, v[i].name) < 0)
 			rc = -1;
-		else if (model_files_add(f, rel, full, NULL, v[i].size, NULL,
-					 0, model))
+		else if (model_files_add(f, rel, full, NULL,
+					 (uint64_t)v[i].st.st_size, NULL, 0,
+					 model))
 			rc = -1;
+		else if (f->n > mark && !strcmp(f->v[f->n - 1].rel, rel))
+			keep_attr(&f->v[f->n - 1], &v[i].st);
 		free(rel);
 		free(full);
 	}
@@ -474,6 +494,30 @@ struct source *
 model_files_opened(const struct model_files *f, size_t i)
 {
 	return __atomic_load_n(&f->v[i].src, __ATOMIC_ACQUIRE);
+}
+
+int
+model_files_attr(const struct model_files *f, size_t i, struct stat *st)
+{
+	const struct mf_file *x = &f->v[i];
+	const struct source *s;
+
+	if (x->has_attr) {
+		st->st_mode = x->mode;
+		st->st_uid = x->uid;
+		st->st_gid = x->gid;
+		st->st_mtim = x->mtime;
+		st->st_ctim = x->ctime;
+		return 0;
+	}
+	if (!(s = model_files_opened(f, i)))
+		return -1;
+	st->st_mode = s->mode;
+	st->st_uid = s->uid;
+	st->st_gid = s->gid;
+	st->st_mtim = s->mtime;
+	st->st_ctim = s->ctime;
+	return 0;
 }
 
 /* Open file i (under its stripe's lock): 0, -ENOENT (a probe that found

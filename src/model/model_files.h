@@ -113,4 +113,11 @@ int model_files_bytes(struct model_files *f, size_t i, const char **text,
 /* File i's source when it was opened, else NULL. */
 struct source *model_files_opened(const struct model_files *f, size_t i);
 
+/* The owner (st_uid, st_gid), mode (st_mode) and times (st_mtim,
+ * st_ctim) of file i: a local folder's as its scan saw them, else its
+ * source's once opened.  0, or -1 when not known (nothing is opened to
+ * know them). */
+struct stat;
+int model_files_attr(const struct model_files *f, size_t i, struct stat *st);
+
 #endif

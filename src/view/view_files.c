@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/nametab.h"
@@ -707,6 +708,30 @@ files_for_source(const struct view *v, const struct source *src,
 	}
 }
 
+/* A file's owner, mode and times: its own source's (a shard's, a
+ * folder's file's), not the view's: a 0600 file beside a 0644 model
+ * stays readable only by its owner. */
+static int
+files_attr(const struct view *v, uint64_t ino, struct stat *st)
+{
+	const struct view_files *t = v->files;
+	const struct vf_file *x;
+
+	if (!t || !__atomic_load_n(&t->built, __ATOMIC_ACQUIRE) ||
+	    !(x = file_of(t, ino - v->ino_files)))
+		return -1;
+	if (x->kind == VF_FOLDER)
+		return model_files_attr(t->folder, x->i, st);
+	if (x->kind != VF_SOURCE)
+		return -1;
+	st->st_mode = x->src->mode;
+	st->st_uid = x->src->uid;
+	st->st_gid = x->src->gid;
+	st->st_mtim = x->src->mtime;
+	st->st_ctim = x->src->ctime;
+	return 0;
+}
+
 const struct view_hidden view_files_dir = {
 	.dir = FILES_DIR,
 	.build = files_build,
@@ -722,4 +747,5 @@ const struct view_hidden view_files_dir = {
 	.read = files_read,
 	.subdirs = files_subdirs,
 	.for_source = files_for_source,
+	.attr = files_attr,
 };

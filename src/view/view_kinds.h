@@ -153,6 +153,12 @@ struct view_hidden {
 	void (*for_source)(const struct view *v, const struct source *src,
 			   void (*fn)(uint64_t ino, void *arg),
 			   void *arg);				/* optional */
+	/* 0 with the owner (st_uid, st_gid), permission bits (st_mode) and
+	 * times (st_mtim, st_ctim) of file ino's own source in *st, when
+	 * it has one of its own whose these are (.files/: each file's, as
+	 * a tensor's files take their shard's), else -1: the view's. */
+	int (*attr)(const struct view *v, uint64_t ino,
+		    struct stat *st);				/* optional */
 };
 
 /* view_safetensors.c, view_stfs.c, view_files.c, view_dequant.c */

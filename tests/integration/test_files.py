@@ -197,11 +197,28 @@ def one_model(path, rng, names=("w", "b")):
 
 # ---- the cases ----------------------------------------------------------------
 
+def check_attrs(t, fd, d, label):
+	"""Each file of .files/ has its own file's owner, times and read
+	bits, not the model's: a private file stays private."""
+	for rel in ("config.json", "notes.private", "original/params.json",
+		    "model-00001-of-00003.safetensors"):
+		a, b = os.stat(os.path.join(fd, rel)), os.stat(os.path.join(d, rel))
+		t.eq((a.st_mode & 0o7777, a.st_uid, a.st_gid, a.st_mtime_ns),
+		     (b.st_mode & 0o444, b.st_uid, b.st_gid, b.st_mtime_ns),
+		     "%s: %s: its own mode, owner and time" % (label, rel))
+
+
 def local_folder(t, rng):
 	d = os.path.join(harness.tmpdir("files"), "m")
 	files = model_folder(d, rng)
+	write(os.path.join(d, "notes.private"), b"not for others\n")
+	os.chmod(os.path.join(d, "notes.private"), 0o600)
+	os.chown(os.path.join(d, "notes.private"), 4321, 4321)
+	os.utime(os.path.join(d, "config.json"), ns=(10 ** 18, 10 ** 18))
+	files["notes.private"] = b"not for others\n"
 	with harness.Mount(t, d) as m:
 		fd = os.path.join(m.path, ".files")
+		check_attrs(t, fd, d, "folder")
 		t.check(".files" not in os.listdir(m.path), "folder: ls -a "
 			"does not show .files")
 		check_files(t, fd, files, "folder")

@@ -116,6 +116,8 @@ START_TEST(test_local_scan)
 		"original/consolidated.00.pth", "pytorch_model.bin",
 	};
 	const int model[] = { 1, 0, 0, 0, 0, 1, 0, 0 };
+	char path[PATH_MAX * 2];
+	struct stat st, ws;
 	size_t n, i;
 	uint64_t size;
 
@@ -148,6 +150,20 @@ START_TEST(test_local_scan)
 	i = (size_t)index_of(f, "linked.json");
 	ck_assert_int_eq(model_files_size(f, i, &size), 0);
 	ck_assert_uint_eq(size, 8);
+	/* the owner, mode and times the scan saw (of the target) */
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	ck_assert_int_eq(chmod(path, 0640), 0);
+	ck_assert_int_eq(stat(path, &ws), 0);
+	model_files_unref(f);
+	f = model_files_new(MODEL_FILES_LOCAL, dir, &opener);
+	ck_assert_ptr_nonnull(f);
+	i = (size_t)index_of(f, "linked.json");
+	memset(&st, 0, sizeof(st));
+	ck_assert_int_eq(model_files_attr(f, i, &st), 0);
+	ck_assert_uint_eq(st.st_mode, ws.st_mode);
+	ck_assert_uint_eq(st.st_uid, ws.st_uid);
+	ck_assert_int_eq(st.st_mtim.tv_sec, ws.st_mtim.tv_sec);
+	ck_assert_int_eq(st.st_mtim.tv_nsec, ws.st_mtim.tv_nsec);
 	model_files_unref(f);
 }
 END_TEST
@@ -159,6 +175,7 @@ START_TEST(test_listed)
 	struct source *src, *again;
 	const char *text;
 	char path[PATH_MAX * 2];
+	struct stat st;
 	size_t n, len;
 	uint64_t size;
 	long i;
@@ -197,6 +214,8 @@ START_TEST(test_listed)
 	ck_assert_uint_eq(size, 10);
 	ck_assert_int_eq(opens, 0);
 	ck_assert_ptr_null(model_files_opened(f, 2));
+	/* a listed file's owner and mode: its source's, once opened */
+	ck_assert_int_eq(model_files_attr(f, 2, &st), -1);
 	ck_assert_int_eq(model_files_bytes(f, 2, &text, &len, &src), 0);
 	ck_assert_ptr_nonnull(src);
 	ck_assert_uint_eq(src->size, 10);
@@ -204,6 +223,8 @@ START_TEST(test_listed)
 	ck_assert_ptr_eq(src, again);
 	ck_assert_ptr_eq(model_files_opened(f, 2), src);
 	ck_assert_int_eq(opens, 1);
+	ck_assert_int_eq(model_files_attr(f, 2, &st), 0);
+	ck_assert_uint_eq(st.st_mode, src->mode);
 	/* not the size listed: it changed, refused (and tried again) */
 	i = index_of(f, "sub/changed.json");
 	ck_assert_int_eq(model_files_bytes(f, (size_t)i, &text, &len, &src),
