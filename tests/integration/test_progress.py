@@ -47,9 +47,19 @@ def env():
 
 
 def lines(tty):
-	"""The states drawn on the terminal, in order."""
+	"""The states drawn on the terminal, in order: what comes after the
+	line ends (a closing message such as --merge's "wrote ...") is not a
+	state."""
+	states = tty.split(b"\n", 1)[0]
 	return [x.decode("utf-8", "replace").replace("\x1b[K", "")
-		for x in tty.split(b"\r") if x.strip(b"\x1b[K\n")]
+		for x in states.split(b"\r") if x.strip(b"\x1b[K\n")]
+
+
+def after(tty):
+	"""The lines printed after the progress line ended."""
+	rest = tty.split(b"\n", 1)[1] if b"\n" in tty else b""
+	return [x.decode("utf-8", "replace").strip("\r") for x in rest.split(b"\n")
+		if x.strip(b"\r")]
 
 
 def check_inspect(t, url, local, d):
@@ -99,6 +109,11 @@ def check_inspect(t, url, local, d):
 		r"16\.0 MiB \(100%\), [0-9.]+ [KMG]?i?B/s$", drawn[-1].strip()),
 		lambda: "--merge: its last state stays, with the average "
 		"rate: %r" % drawn[-3:])
+	t.check(any(re.match(r"^stfs-inspect: wrote 4 tensors, [0-9]+ bytes "
+			     r"to .*merged\.safetensors$", x)
+		    for x in after(tty)),
+		lambda: "--merge: says what it wrote, after the progress "
+		"line: %r" % after(tty))
 	S, M = harness.SrcFile(local), harness.SrcFile(out_path)
 	for x in S.tensors:
 		t.check(M.read(M.by_name[x.name]) == S.read(x),
