@@ -21,6 +21,7 @@ the requests it holds, and every wait has a generous bound.
 import hashlib
 import json
 import os
+import select
 import signal
 import struct
 import subprocess
@@ -88,6 +89,8 @@ class Left(Exception):
 def left(signum, frame):
 	raise Left()
 signal.signal(signal.SIGUSR1, left)
+sys.stdout.write("ready\\n")
+sys.stdout.flush()
 try:
 	with open(sys.argv[1], "rb") as f:
 		f.read()
@@ -99,10 +102,19 @@ except Left:
 def handled_signal_leaves(t, mnt, srv, arrays, procs):
 	wait_for(lambda: srv.waiting == 0, "the held requests answered", t)
 	srv.hang = True
+	# a request still held from before (a late read-ahead) is not the
+	# reader's: count from here, and only once its handler is installed
+	# (a signal before that kills it: status -SIGUSR1)
+	before = srv.waiting
 	path = os.path.join(mnt, ".stats", "sig.json")
-	p = subprocess.Popen([sys.executable, "-c", SIG_READER, path])
+	p = subprocess.Popen([sys.executable, "-c", SIG_READER, path],
+			     stdout=subprocess.PIPE)
 	procs.append(p)
-	wait_for(lambda: srv.waiting >= 1, "the sig.json reader's request", t)
+	ready = select.select([p.stdout], [], [], 30)[0]
+	t.check(ready and p.stdout.readline() == b"ready\n",
+		"the sig.json reader installed its handler")
+	wait_for(lambda: srv.waiting > before, "the sig.json reader's request",
+		 t)
 	p.send_signal(signal.SIGUSR1)
 	try:
 		p.wait(timeout=15)
