@@ -70,7 +70,7 @@ struct stfs_opts {
 		int insecure, no_validator;
 		unsigned cache_mb, timeout_s, tries, readahead_mb, connections;
 		int disk;	/* -o cache=on (1) / off (-1) */
-		char *cache_dir, *cache_max, *max_throughput;
+		char *cache_dir, *cache_max, *max_throughput, *min_rate;
 	} http;
 #endif
 #ifdef STFS_HAVE_S3
@@ -122,6 +122,7 @@ static const struct fuse_opt stfs_opt_spec[] = {
 	STFS_OPT("cache_dir=%s", http.cache_dir, 0),
 	STFS_OPT("cache_max=%s", http.cache_max, 0),
 	STFS_OPT("max_throughput=%s", http.max_throughput, 0),
+	STFS_OPT("http_min_rate=%s", http.min_rate, 0),
 #endif
 #ifdef STFS_HAVE_S3
 	STFS_OPT("s3_anonymous", s3_anonymous, 1),
@@ -571,6 +572,12 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	 * that is a clean unmount, not a failure. */
 	if (ret > 0)
 		ret = 0;
+#ifdef STFS_HAVE_HTTP
+	/* Going away: no transfer is waited for (a server that trickles
+	 * kept the daemon for minutes), before the offload threads and the
+	 * sources end. */
+	source_http_stop();
+#endif
 
 err_out4:
 	fuse_session_unmount(se);
@@ -660,6 +667,7 @@ setup_http(const struct stfs_opts *o, struct err *e)
 	ho.cache_dir = o->http.cache_dir;
 	ho.cache_max = o->http.cache_max;
 	ho.max_throughput = o->http.max_throughput;
+	ho.min_rate = o->http.min_rate;
 	return http_options_set(&ho, e);
 }
 
@@ -875,6 +883,7 @@ out:
 	free(o.http.cache_dir);
 	free(o.http.cache_max);
 	free(o.http.max_throughput);
+	free(o.http.min_rate);
 #endif
 	fuse_opt_free_args(&args);
 	fuse_set_log_func(NULL);

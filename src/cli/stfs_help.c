@@ -135,13 +135,16 @@ STFS_DOCDIR "/docs/remote.md):\n"
 "                       as raise the throughput, up to %u)\n"
 "  -o max_throughput=RATE  cap on bytes/s over all connections, e.g. 200M\n"
 "                       (K, M, G: powers of 1024; default none)\n"
+"  -o http_min_rate=RATE   a transfer slower than RATE bytes/s over %u x\n"
+"                       http_timeout is a stall (default 1K; 0: none)\n"
 "  -o cache=on|off      keep fetched blocks on disk (default on)\n"
 "  -o cache_dir=DIR     disk cache (default $XDG_CACHE_HOME/stfs or\n"
 "                       ~/.cache/stfs), shared by mounts\n"
 "  -o cache_max=SIZE    disk cache limit, e.g. 10G (default), 512M\n"
 "\n",
 		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
-		HTTP_DEFAULT_READAHEAD_MB, HTTP_MAX_CONNECTIONS);
+		HTTP_DEFAULT_READAHEAD_MB, HTTP_MAX_CONNECTIONS,
+		HTTP_MIN_RATE_STALLS);
 	fputs(
 "hf://ORG/NAME[@REVISION][/SUBFOLDER]: a model on the Hugging Face Hub,\n"
 "pinned to one commit at mount.  HF_ENDPOINT, the token from HF_TOKEN or\n"

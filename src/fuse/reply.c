@@ -233,14 +233,15 @@ reply_copy(fuse_req_t req, struct reply_ctx *t, const struct view_segs *s)
 		const struct view_seg *g = &s->seg[i];
 		int room = LEND_IOV - niov - 1;	/* the buffer's slot kept */
 		char *dst = t->buf.data + at;
+		int k;
 
 		if (g->len == 0)
 			continue;
 		if (g->kind == VIEW_SEG_SOURCE && room >= LEND_PIECES) {
 			void *token = NULL;
-			int k = source_lend(g->src, g->off, g->len,
-					    iov + niov, LEND_PIECES, &token);
 
+			k = source_lend(g->src, g->off, g->len, iov + niov,
+					LEND_PIECES, &token);
 			if (k > 0) {
 				niov += k;
 				lent[nlent].src = g->src;
@@ -248,7 +249,7 @@ reply_copy(fuse_req_t req, struct reply_ctx *t, const struct view_segs *s)
 				continue;
 			}
 			if (k != -EOPNOTSUPP) {
-				rc = EIO;
+				rc = k == -EINTR ? EINTR : EIO;
 				break;
 			}
 		} else if (g->kind == VIEW_SEG_MEM && room >= 1) {
@@ -256,14 +257,17 @@ reply_copy(fuse_req_t req, struct reply_ctx *t, const struct view_segs *s)
 				  g->len);
 			continue;
 		}
-		if (g->kind == VIEW_SEG_MEM)
+		if (g->kind == VIEW_SEG_MEM) {
 			memcpy(dst, view_seg_mem(s, g), g->len);
-		else if (source_pread(g->src, dst, g->len, g->off) < 0)
-			rc = EIO;
+		} else if ((k = source_pread(g->src, dst, g->len,
+					    g->off)) < 0) {
+			rc = k == -EINTR ? EINTR : EIO;	/* the reader left */
+			break;
+		}
 		add_piece(iov, &niov, dst, g->len);
 		at += g->len;
 	}
-	if (verify_sources(s))
+	if (verify_sources(s) && rc != EINTR)
 		rc = EIO;
 	if (rc)
 		fuse_reply_err(req, rc);

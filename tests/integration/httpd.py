@@ -46,6 +46,8 @@ Faults of issue 38:
                     sends its body at srv.trickle_rate bytes per second
                     (1 by default), until the client leaves or 600 s pass
   srv.trickling     data answers trickling now
+  srv.link          bytes per second of all connections together (a
+                    slow link; 0: none), on top of srv.rate
 Every request's record has "time": time.monotonic() when it was logged.
 Everything is bounded: handler threads are daemons, waits time out.
 """
@@ -206,11 +208,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 				self.close_connection = True
 				return
 			while left > 0:
-				chunk = fh.read(min(left, 1 << 20 if not srv.rate
+				chunk = fh.read(min(left, 1 << 20 if not
+						    (srv.rate or srv.link)
 						    else 1 << 16))
 				if not chunk:
 					break
 				self._pace(srv.rate, len(chunk))
+				srv._link_pace(len(chunk))
 				try:
 					self.wfile.write(chunk)
 				except OSError:
@@ -310,9 +314,25 @@ class Server:
 		self.trickle_at = None
 		self.trickle_rate = 1
 		self.trickling = 0
+		self.link = 0
+		self._link_free = 0.0
 		self.signature = "sig-" + os.urandom(8).hex()
 		self.redirect_base = None
 		self.httpd = None
+
+	def _link_pace(self, n):
+		"""n more bytes may leave once the link's budget allows (one
+		token bucket for every connection)."""
+		if not self.link:
+			return
+		with self.lock:
+			now = time.monotonic()
+			free = max(self._link_free, now)
+			self._link_free = free + n / self.link
+		# the bucket's turn, however far (bounded: 120 s)
+		end = min(free, now + 120)
+		while time.monotonic() < end:
+			time.sleep(max(0.0, min(end - time.monotonic(), 1.0)))
 
 	def _log(self, rec):
 		with self.lock:

@@ -17,6 +17,21 @@ users run them (a daemon, the disk cache on, cold), issue 38.
              s3:// (the endpoint) and hf:// (the Hub): the command exits
              non-zero within 3 s (not the read bound's 30 s) with one
              line that names DNS, and nothing is mounted
+  trickle    a server that trickles 1 byte/s on one range a reader waits
+             for: after the reader is killed, fusermount3 -u ends the
+             daemon within 5 s (it stayed over 8 minutes), and so does
+             SIGTERM with the reader still waiting (which then fails);
+             either way the server sees its connections close
+  floor      the same server, with http_timeout=2: a transfer slower than
+             http_min_rate (1 KiB/s) over 6 x http_timeout is a stall, so
+             the reader gets EIO (and .stfs/log says why) instead of
+             waiting for ever
+  interrupt  ten readers on a 1 MB/s link, each of its own 4 MiB tensor,
+             that catch SIGINT as most do (dd, and Python reading with
+             os.read: KeyboardInterrupt): Ctrl-C (SIGINT) to all of them,
+             and all are gone within 1 s (they stayed 12 s and more,
+             waiting for page-cache readahead the kernel never
+             interrupts); the mount goes on serving
 
 STFS_PRESSURE=case,... runs only those cases (by hand).  No assertion is
 about speed: the bounds are the issue's, which only a hang would cross.
@@ -26,6 +41,7 @@ import errno
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -255,8 +271,177 @@ def case_dns(t, d):
 			"mounted" % src)
 
 
+def wait_for(cond, secs):
+	"""Poll cond every 50 ms for at most secs; its last value."""
+	end = time.monotonic() + secs
+	while not cond() and time.monotonic() < end:
+		time.sleep(0.05)
+	return cond()
+
+
+def reap(p, secs):
+	"""p's exit status within secs, else None."""
+	try:
+		return p.wait(timeout=secs)
+	except subprocess.TimeoutExpired:
+		return None
+
+
+def case_trickle(t, d):
+	S = two_tensors(os.path.join(d, "www"), 30)
+	x = S.by_name["b"]
+	with httpd.Server(os.path.dirname(S.path)) as srv:
+		srv.trickle_at = x.offset + (1 << 20)	# one block of b
+		url = srv.url("m.safetensors")
+		for how in ("unmount", "SIGTERM"):
+			label = "trickle, %s" % how
+			m = harness.Mount(t, url, env=env_user(os.path.join(
+				d, "cache-" + how)), foreground=False)
+			m.start()
+			rc = "not unmounted"
+			reader = subprocess.Popen(["cat", os.path.join(m.path, "b")],
+						  stdout=subprocess.DEVNULL,
+						  stderr=subprocess.PIPE)
+			try:
+				t.check(wait_for(lambda: srv.trickling > 0, 30),
+					"%s: the server trickles" % label)
+				time.sleep(1)	# the reader waits on it
+				t.check(reader.poll() is None, "%s: the reader "
+					"waits" % label)
+				pid = m.pid
+				if how == "unmount":
+					reader.kill()
+					t.check(reap(reader, 5) is not None,
+						"%s: the killed reader is gone"
+						% label)
+					t0 = time.monotonic()
+					rc = m.unmount()
+				else:
+					t0 = time.monotonic()
+					os.kill(pid, signal.SIGTERM)
+					harness.wait_gone(pid, 10)
+					rc = m.unmount()
+					t.check(reap(reader, 5) not in (None, 0),
+						"%s: the reader fails" % label)
+				took = time.monotonic() - t0
+				t.note("%s: the daemon is gone after %.2f s"
+				       % (label, took))
+				t.check(took <= 5.0, "%s: the daemon is gone "
+					"within 5 s (%.1f s)" % (label, took))
+				t.eq(rc, 0, "%s: the daemon's exit status" % label)
+				t.check(wait_for(lambda: srv.trickling == 0, 5),
+					"%s: the daemon's connections are closed"
+					% label)
+			finally:
+				if reader.poll() is None:
+					reader.kill()
+					reap(reader, 10)
+				if rc == "not unmounted":
+					m.unmount()
+
+
+def case_floor(t, d):
+	S = two_tensors(os.path.join(d, "www"), 40)
+	x = S.by_name["b"]
+	with httpd.Server(os.path.dirname(S.path)) as srv:
+		srv.trickle_at = x.offset + (1 << 20)
+		with harness.Mount(t, srv.url("m.safetensors"),
+				   args=["-o", "http_timeout=2"],
+				   env=env_user(os.path.join(d, "cache")),
+				   foreground=False) as m:
+			t0 = time.monotonic()
+			try:
+				r = run(["cat", os.path.join(m.path, "b")],
+					timeout=90)
+				rc, err = r.returncode, r.stderr.decode(
+					errors="replace")
+			except subprocess.TimeoutExpired:
+				rc, err = None, "(still reading after 90 s)"
+			t.note("floor: the reader ended after %.1f s: %s"
+			       % (time.monotonic() - t0, err.strip()))
+			t.check(rc not in (0, None) and "Input/output error" in
+				err, "floor: the reader gets EIO: %s" % err)
+			lines = [ln for ln in log_lines(t, m.path, "floor")
+				 if "http_min_rate" in ln]
+			t.check(lines and "fewer than 1024 bytes/s over 12 s" in
+				lines[0], "floor: .stfs/log says why: %r" % lines)
+		# a floor that is not a rate is refused before anything
+		mnt = os.path.join(d, "mnt")
+		os.makedirs(mnt)
+		r = run([harness.STFS, "-o", "http_min_rate=slow",
+			 srv.url("m.safetensors"), mnt], timeout=30)
+		err = r.stderr.decode(errors="replace")
+		t.check(r.returncode != 0 and err.count("\n") == 1 and
+			"http_min_rate=slow" in err, "floor: http_min_rate=slow "
+			"refused in one line: %r" % err)
+		t.check(not harness.is_mounted(mnt), "floor: not mounted")
+
+
+READERS = 10
+
+
+def reader_cmd(i, path):
+	"""Readers that catch SIGINT: dd (to print what it copied), Python
+	(KeyboardInterrupt), alternately."""
+	if i % 2:
+		return ["/usr/bin/python3", "-c", "import os, sys\n"
+			"fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+			"while os.read(fd, 1 << 20):\n\tpass", path]
+	return ["dd", "if=" + path, "of=/dev/null", "bs=1M"]
+
+
+def case_interrupt(t, d):
+	www = os.path.join(d, "www")
+	os.makedirs(www)
+	path = os.path.join(www, "m.safetensors")
+	gen.write_safetensors(path, [("t%02d" % i, "U8", [4 << 20],
+				      gen.bulk_bytes(50 + i, 4 << 20))
+				     for i in range(READERS)], {})
+	S = harness.SrcFile(path)
+	with httpd.Server(www) as srv:
+		with harness.Mount(t, srv.url("m.safetensors"),
+				   env=env_user(os.path.join(d, "cache")),
+				   foreground=False) as m:
+			srv.link = 1000000	# 1 MB/s, all connections
+			mark = srv.mark()
+			readers = [subprocess.Popen(
+				reader_cmd(i, os.path.join(m.path, x.name)),
+				stdout=subprocess.DEVNULL,
+				stderr=subprocess.DEVNULL)
+				for i, x in enumerate(S.tensors)]
+			t.check(wait_for(lambda: len(srv.since(mark)) >= READERS,
+					 30), "interrupt: the readers' requests "
+				"reach the server")
+			time.sleep(2)
+			t.eq([p.poll() for p in readers], [None] * READERS,
+			     "interrupt: every reader still reads")
+			t0 = time.monotonic()
+			for p in readers:
+				p.send_signal(signal.SIGINT)
+			left = [p for p in readers if reap(p, max(0.0, t0 + 1.0 -
+								 time.monotonic()))
+				is None]
+			took = time.monotonic() - t0
+			t.note("interrupt: %d of %d readers left after %.2f s"
+			       % (len(left), READERS, took))
+			t.eq(len(left), 0, "interrupt: readers still there 1 s "
+			     "after Ctrl-C")
+			for p in left:
+				reap(p, 60)
+			srv.link = 0
+			x = S.tensors[0]
+			try:
+				r = run(["cat", os.path.join(m.path, x.name)],
+					timeout=60)
+				ok = r.returncode == 0 and r.stdout == S.read(x)
+			except subprocess.TimeoutExpired:
+				ok = False
+			t.check(ok, "interrupt: the mount serves a reader after")
+
+
 CASES = [("log", case_log), ("retry", case_retry), ("gzip", case_gzip),
-	 ("dns", case_dns)]
+	 ("dns", case_dns), ("trickle", case_trickle), ("floor", case_floor),
+	 ("interrupt", case_interrupt)]
 
 
 def run_(t):

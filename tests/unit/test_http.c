@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "base/cancel.h"
 #include "base/error.h"
 #include "source/http/http_cache.h"
 #include "source/http/http_client.h"
@@ -59,6 +60,8 @@ static struct {
 	unsigned inflight, max_inflight;	/* data requests at once */
 	uint64_t starts[64], lens[64];	/* the first data requests */
 } F = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static struct http_client *client;	/* the test's (use_client()) */
 
 static int
 has_header(const struct curl_slist *l, const char *prefix)
@@ -192,6 +195,12 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 		 * (which a chunk every chunk_ms never reaches) */
 		if (F.chunk_ms)
 			usleep(F.chunk_ms * 1000);
+		/* as libcurl's loop does (http_curl.c) */
+		if (client && http_conf_cancelled(&client->conf)) {
+			snprintf(why, whylen, "no one waits");
+			mode = -2;
+			break;
+		}
 		if (q->timeout_ms && http_conf_now_ms() > now + q->timeout_ms) {
 			snprintf(why, whylen, "Operation timed out");
 			mode = -1;
@@ -209,6 +218,8 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 	pthread_mutex_lock(&F.lock);
 	F.inflight--;
 	pthread_mutex_unlock(&F.lock);
+	if (mode == -2)
+		return HTTP_CANCELLED;
 	if (mode < 0)
 		return HTTP_AGAIN;
 	return mode == HTTP_SINK_STOP ? HTTP_STOPPED : HTTP_OK;
@@ -216,9 +227,8 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 
 static const struct http_transport fake = { .get = fake_get };
 
-/* Each test's own client: nothing of one test is left for the next when
- * CK_FORK=no (valgrind) runs them all in one process. */
-static struct http_client *client;
+/* Each test's own client (declared above): nothing of one test is left
+ * for the next when CK_FORK=no (valgrind) runs them all in one process. */
 
 /* A new client for the test: a 3 s read bound, a cache of 64 MiB,
  * read-ahead of 8 MiB, 4 connections, the disk cache in disk_dir (NULL:
@@ -504,6 +514,84 @@ START_TEST(content_coding_refused)
 	ck_assert(memcmp(buf, F.data + (9 << 20), sizeof(buf)) == 0);
 	ck_assert_int_eq(F.not_identity, 0);
 	source_close(s);
+}
+END_TEST
+
+/* A cancel that says "gone" from gone_at (http_conf_now_ms()) on. */
+static int
+gone_after(void *arg)
+{
+	return http_conf_now_ms() >= *(uint64_t *)arg;
+}
+
+/* issue 38.2: a reader that went away (its cancel, base/cancel.h) is
+ * answered EINTR within a fraction of a second, whether it fetches the
+ * block itself or waits for a request of someone else's; another reader
+ * of the same blocks then gets them */
+START_TEST(cancelled_read_returns)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	uint64_t gone_at, t0;
+	struct cancel c = { gone_after, &gone_at };
+	char *buf = malloc(1 << 20);
+
+	F.chunk_ms = 250;		/* 1 MiB in 4 s: longer than the test */
+	t0 = http_conf_now_ms();
+	gone_at = t0 + 300;
+	cancel_set(&c);
+	ck_assert_int_eq(source_pread(s, buf, 1 << 20, 5 << 20), -EINTR);
+	cancel_set(NULL);
+	ck_assert_uint_lt(http_conf_now_ms() - t0, 300 + 700);
+	/* nothing held against the range: it reads at once when wanted */
+	F.chunk_ms = 0;
+	ck_assert_int_eq(source_pread(s, buf, 1 << 20, 5 << 20), 0);
+	ck_assert(memcmp(buf, F.data + (5 << 20), 1 << 20) == 0);
+	free(buf);
+	source_close(s);
+}
+END_TEST
+
+struct slow_reader {
+	struct source *s;
+	uint64_t off;
+	int rc;
+};
+
+static void *
+slow_read(void *arg)
+{
+	struct slow_reader *r = arg;
+	char *buf = malloc(1 << 20);
+
+	r->rc = source_pread(r->s, buf, 1 << 20, r->off);
+	free(buf);
+	return NULL;
+}
+
+/* issue 38.2: once the client stops (a daemon going away), its transfers
+ * end within a fraction of a second whatever the server does, the reads
+ * waiting for them fail, and the source closes at once */
+START_TEST(stopped_client_ends_transfers)
+{
+	struct source *s = open_url("http://origin.test/m.safetensors", NULL);
+	struct slow_reader r[2] = { { s, 2 << 20, 1 }, { s, 9 << 20, 1 } };
+	pthread_t th[2];
+	uint64_t t0;
+	int i;
+
+	F.chunk_ms = 1000;		/* 1 MiB in 16 s */
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, slow_read, &r[i]),
+				 0);
+	usleep(300 * 1000);
+	t0 = http_conf_now_ms();
+	http_client_stop(client);
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_lt(r[i].rc, 0);
+	}
+	source_close(s);
+	ck_assert_uint_lt(http_conf_now_ms() - t0, 1500);
 }
 END_TEST
 
@@ -1350,6 +1438,8 @@ http_suite(void)
 	tcase_add_test(tc, answer_without_etag_fails);
 	tcase_add_test(tc, retry_after_honoured);
 	tcase_add_test(tc, content_coding_refused);
+	tcase_add_test(tc, cancelled_read_returns);
+	tcase_add_test(tc, stopped_client_ends_transfers);
 	tcase_add_test(tc, no_validator_refused);
 	tcase_add_test(tc, known_size_no_probe);
 	tcase_add_test(tc, stats_count);

@@ -53,6 +53,13 @@ http_client_free(struct http_client *c)
 	free(c);
 }
 
+void
+http_client_stop(struct http_client *c)
+{
+	/* the one field of the settings that changes (http_conf.h) */
+	__atomic_store_n(&c->conf.stopping, 1, __ATOMIC_RELEASE);
+}
+
 unsigned
 http_client_connections(const struct http_client *c)
 {
@@ -75,6 +82,15 @@ http_client_process(struct err *e)
 	c = process_client;
 	pthread_mutex_unlock(&process_lock);
 	return c;
+}
+
+void
+http_client_stop_process(void)
+{
+	pthread_mutex_lock(&process_lock);
+	if (process_client)
+		http_client_stop(process_client);
+	pthread_mutex_unlock(&process_lock);
 }
 
 struct http_client *

@@ -45,6 +45,15 @@ struct http_client *http_client_new(const struct http_options *o,
 /* Stop its threads and free it; every source opened with it is closed. */
 void http_client_free(struct http_client *c);
 
+/* From now on every transfer of c ends within CANCEL_POLL_MS
+ * (base/cancel.h), whatever its server does, and every read fails: for a
+ * daemon that goes away (unmount, SIGTERM), whose sources then close at
+ * once instead of waiting for a server that trickles. */
+void http_client_stop(struct http_client *c);
+
+/* http_client_stop() of the process's client, when there is one. */
+void http_client_stop_process(void);
+
 /* The process's client (made from the environment at the first call
  * when none was set); NULL with *e. */
 struct http_client *http_client_process(struct err *e);

@@ -15,6 +15,7 @@
 
 #include <curl/curl.h>
 
+#include "base/cancel.h"
 #include "base/error.h"
 
 #define HTTP_HEADER_FILE_MAX	(64u << 10)
@@ -73,6 +74,34 @@ http_conf_sleep_ms(uint64_t ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+int
+http_conf_cancelled(const struct http_conf *c)
+{
+	return __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE) ||
+	       cancel_requested();
+}
+
+int
+http_conf_nap(const struct http_conf *c, uint64_t ms)
+{
+	uint64_t until = http_conf_now_ms() + ms, now;
+
+	while (!http_conf_cancelled(c)) {
+		now = http_conf_now_ms();
+		if (now >= until)
+			return 0;
+		http_conf_sleep_ms(until - now < CANCEL_POLL_MS ?
+				   until - now : CANCEL_POLL_MS);
+	}
+	return 1;
+}
+
+uint64_t
+http_conf_min_rate_ms(const struct http_conf *c)
+{
+	return (uint64_t)HTTP_MIN_RATE_STALLS * c->timeout_s * 1000;
 }
 
 void
@@ -210,6 +239,7 @@ from_env(struct http_conf *c, struct err *e)
 	const char *dd = getenv("STFS_CACHE_DIR");
 	const char *dm = getenv("STFS_CACHE_MAX");
 	const char *mt = getenv("STFS_HTTP_MAX_THROUGHPUT");
+	const char *mr = getenv("STFS_HTTP_MIN_RATE");
 
 	c->insecure = env_bool("STFS_HTTP_INSECURE", 0, e);
 	c->no_validator = env_bool("STFS_HTTP_NO_VALIDATOR", 0, e);
@@ -242,6 +272,8 @@ from_env(struct http_conf *c, struct err *e)
 		c->disk_max = HTTP_CONF_DISK_MAX;
 	if (!mt || http_conf_parse_size(mt, &c->max_bps) != 0)
 		c->max_bps = 0;
+	if (!mr || http_conf_parse_size(mr, &c->min_rate) != 0)
+		c->min_rate = HTTP_DEFAULT_MIN_RATE;
 }
 
 static int
@@ -413,6 +445,10 @@ from_options(struct http_conf *c, const struct http_options *o, struct err *e)
 		rc = err_set(e, ERR_USAGE, "max_throughput=%s: not a rate in "
 			     "bytes per second (e.g. 200M, 1G)",
 			     o->max_throughput);
+	if (o->min_rate && http_conf_parse_size(o->min_rate, &c->min_rate))
+		rc = err_set(e, ERR_USAGE, "http_min_rate=%s: not a rate in "
+			     "bytes per second (e.g. 1K, 0 for none)",
+			     o->min_rate);
 	return rc;
 }
 

@@ -4,7 +4,9 @@
  * environment (STFS_HTTP_*, STFS_CACHE*), overridden by the front end's
  * struct http_options.  Made once with the client and fixed from then on;
  * the modules below are handed a pointer to them (or the values they
- * need), never a process-wide copy.
+ * need), never a process-wide copy.  One field changes: stopping, once,
+ * when the client stops (http_client_stop()); every wait of the client
+ * asks http_conf_cancelled() at least every CANCEL_POLL_MS (base/cancel.h).
  */
 #ifndef STFS_HTTP_CONF_H
 #define STFS_HTTP_CONF_H
@@ -30,10 +32,12 @@ struct http_conf {
 	uint64_t ra_max;
 	unsigned max_workers;		/* 0: found by http_pace */
 	uint64_t max_bps;		/* 0: no throughput cap */
+	uint64_t min_rate;		/* bytes/s; 0: no floor */
 	void (*log)(int prio, const char *msg);
 	int disk_on;			/* the disk cache (http_disk.c) */
 	char *disk_dir;
 	uint64_t disk_max;
+	int stopping;			/* atomic: http_client_stop() */
 };
 
 /* The defaults, then the environment, then o (NULL: none; fields left
@@ -80,6 +84,16 @@ int http_conf_parse_size(const char *s, uint64_t *out);
 
 uint64_t http_conf_now_ms(void);
 void http_conf_sleep_ms(uint64_t ms);
+
+/* 1 when a wait of c's should end now: the client stops, or whoever the
+ * calling thread works for went away (base/cancel.h). */
+int http_conf_cancelled(const struct http_conf *c);
+
+/* Sleep ms, ending early when http_conf_cancelled(): 0, or 1 then. */
+int http_conf_nap(const struct http_conf *c, uint64_t ms);
+
+/* The stall floor's window, in ms (HTTP_MIN_RATE_STALLS x timeout). */
+uint64_t http_conf_min_rate_ms(const struct http_conf *c);
 
 /* A condition variable on the clock of http_conf_now_ms(), so that its
  * deadlines do not jump with the wall clock. */

@@ -11,7 +11,11 @@
  * takes as a whole.  libcurl's own low-speed limit averages the speed over
  * seconds and, like its progress callback, looks only about once a second
  * while nothing arrives; the loop here polls until the moment the answer
- * would be late instead.
+ * would be late instead.  It also ends a transfer slower than the floor
+ * (fewer than min_rate bytes a second over min_rate_ms: a server that
+ * trickles 1 byte/s never stalls), and, within CANCEL_POLL_MS, one that no
+ * one wants any more (http_conf_cancelled(): the client stops, the reader
+ * went away), whatever the server does.
  */
 #include "source/http/http_transport.h"
 
@@ -24,10 +28,10 @@
 
 #include <curl/curl.h>
 
+#include "base/cancel.h"
 #include "source/http/http_conf.h"
 
 #define CONNECT_POLL_MS	100	/* until the request is out */
-#define IDLE_POLL_MS	1000	/* without a stall limit */
 
 /* libcurl's global state: initialized once per process, the same for
  * every client (it holds no setting of ours). */
@@ -170,6 +174,11 @@ struct xchg {
 	size_t header_bytes;	/* of the answer so far */
 	int header_too_big;	/* over HTTP_HEADER_MAX: refused */
 	int stalled;		/* no byte for the stall limit */
+	uint64_t bytes;		/* of the answer so far, headers too */
+	uint64_t floor_ms;	/* the floor's window started then */
+	uint64_t floor_bytes;	/* ... with this many bytes in */
+	int slow;		/* under the floor over a window */
+	int cancelled;		/* http_conf_cancelled() */
 };
 
 static void
@@ -270,6 +279,7 @@ header_cb(char *p, size_t size, size_t nmemb, void *ud)
 
 	x->last_ms = http_conf_now_ms();
 	x->header_bytes += n;
+	x->bytes += n;
 	if (x->header_bytes > HTTP_HEADER_MAX) {
 		x->header_too_big = 1;
 		return 0;	/* abort: CURLE_WRITE_ERROR */
@@ -324,6 +334,7 @@ write_cb(char *p, size_t size, size_t nmemb, void *ud)
 	size_t n = size * nmemb;
 
 	x->last_ms = http_conf_now_ms();
+	x->bytes += n;
 	if (!x->headed) {
 		x->headed = 1;
 		x->mode = x->sink->head(x->sink->ud, x->r);
@@ -373,11 +384,30 @@ request_out(CURL *h)
 	       CURLE_OK && t > 0;
 }
 
-/* curl_easy_perform(), with a stall limit measured from the request's
- * going out and from every byte of the answer (see the top). */
-static CURLcode
-perform(struct handles *t, struct xchg *x, uint64_t stall_ms)
+/* Under the floor over the window that ends now (then a new one
+ * starts), from the request's going out on. */
+static int
+under_floor(struct xchg *x, const struct http_transport_request *q,
+	    uint64_t now)
 {
+	if (!q->min_rate || !q->min_rate_ms || !x->floor_ms ||
+	    now - x->floor_ms < q->min_rate_ms)
+		return 0;
+	if (x->bytes - x->floor_bytes < q->min_rate * q->min_rate_ms / 1000)
+		return 1;
+	x->floor_ms = now;
+	x->floor_bytes = x->bytes;
+	return 0;
+}
+
+/* curl_easy_perform(), with a stall limit measured from the request's
+ * going out and from every byte of the answer, the floor, and an end for
+ * what no one wants any more (see the top). */
+static CURLcode
+perform(struct handles *t, struct xchg *x,
+	const struct http_transport_request *q, const struct http_conf *conf)
+{
+	uint64_t stall_ms = q->stall_ms;
 	CURLcode rc = CURLE_OK;
 	CURLMsg *msg;
 	int running = 1, left;
@@ -385,7 +415,7 @@ perform(struct handles *t, struct xchg *x, uint64_t stall_ms)
 	if (curl_multi_add_handle(t->multi, t->easy) != CURLM_OK)
 		return CURLE_FAILED_INIT;
 	while (running) {
-		uint64_t now, wait = stall_ms ? CONNECT_POLL_MS : IDLE_POLL_MS;
+		uint64_t now, wait = CONNECT_POLL_MS;
 
 		if (curl_multi_perform(t->multi, &running) != CURLM_OK) {
 			rc = CURLE_FAILED_INIT;
@@ -393,7 +423,15 @@ perform(struct handles *t, struct xchg *x, uint64_t stall_ms)
 		}
 		if (!running)
 			break;
+		if (http_conf_cancelled(conf)) {
+			x->cancelled = 1;
+			break;
+		}
 		now = http_conf_now_ms();
+		if (!x->floor_ms && (x->last_ms || request_out(t->easy))) {
+			x->floor_ms = now;
+			x->floor_bytes = x->bytes;
+		}
 		if (!x->last_ms && stall_ms && request_out(t->easy))
 			x->last_ms = now;
 		if (x->last_ms && stall_ms) {
@@ -403,7 +441,14 @@ perform(struct handles *t, struct xchg *x, uint64_t stall_ms)
 			}
 			wait = x->last_ms + stall_ms - now;
 		}
-		/* libcurl's own timers (connect, whole exchange) shorten it */
+		if (under_floor(x, q, now)) {
+			x->slow = 1;
+			break;
+		}
+		/* libcurl's own timers (connect, whole exchange) shorten it;
+		 * cancellation is asked for at least this often */
+		if (wait > CANCEL_POLL_MS)
+			wait = CANCEL_POLL_MS;
 		curl_multi_poll(t->multi, NULL, 0, (int)wait, NULL);
 	}
 	while ((msg = curl_multi_info_read(t->multi, &left)) != NULL)
@@ -481,14 +526,25 @@ curl_get(const struct http_transport *tr,
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)q->timeout_ms);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)q->connect_ms);
-	rc = perform(t, &x, q->stall_ms);
+	rc = perform(t, &x, q, tr->priv);
 	/* Do not leave pointers to this stack frame in the handle. */
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, NULL);
+	if (x.cancelled) {
+		snprintf(why, whylen, "no one waits for the answer any more");
+		return HTTP_CANCELLED;
+	}
 	if (x.mode == HTTP_SINK_STOP)
 		return HTTP_STOPPED;
+	if (x.slow) {
+		snprintf(why, whylen, "the answer came at fewer than %llu "
+			 "bytes/s over %.0f s (http_min_rate)",
+			 (unsigned long long)q->min_rate,
+			 (double)q->min_rate_ms / 1000);
+		return HTTP_AGAIN;
+	}
 	if (x.stalled) {
 		snprintf(why, whylen, "no byte of the answer for %.1f s",
 			 (double)q->stall_ms / 1000);

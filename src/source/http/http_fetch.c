@@ -383,6 +383,8 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 		}
 		q.connect_ms = q.stall_ms = o->conf->timeout_s * 1000ull;
 		q.timeout_ms = hard ? hard - now : 0;
+		q.min_rate = o->conf->min_rate;
+		q.min_rate_ms = http_conf_min_rate_ms(o->conf);
 		if (hard && q.connect_ms > q.timeout_ms)
 			q.connect_ms = q.stall_ms = q.timeout_ms;
 		g->got = 0;
@@ -392,6 +394,10 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 		h.taken = 0;
 		tr = o->tr->get(o->tr, &q, &resp, &sink, g->why,
 				sizeof(g->why));
+		if (tr == HTTP_CANCELLED) {
+			r = g->verdict = HTTP_CANCELLED;
+			break;
+		}
 		if (tr == HTTP_AGAIN) {
 			http_stats_add(&o->stats.errors[HTTP_STATS_ERR_NET], 1);
 			if (h.taken && g->verdict == HTTP_OK)
@@ -708,6 +714,9 @@ http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 
 		if (__atomic_load_n(&o->stale, __ATOMIC_RELAXED))
 			return verdict(g, HTTP_CHANGED, "the object changed");
+		if (http_conf_cancelled(o->conf))
+			return verdict(g, HTTP_CANCELLED, "no one waits for "
+				       "the bytes any more");
 		if (now >= until) {
 			/* a reader that waited for others' requests */
 			r = verdict(g, HTTP_FAIL, "no byte came for %u s",
@@ -715,6 +724,8 @@ http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 			break;
 		}
 		r = attempt(o, g, hard);
+		if (r == HTTP_CANCELLED)
+			return r;	/* no fault of the server's */
 		if (r != HTTP_AGAIN)
 			break;
 		progress = g->got >= HTTP_FETCH_PROGRESS;
@@ -762,7 +773,7 @@ http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 			break;
 		}
 		if (pause) {
-			http_conf_sleep_ms(pause);
+			http_conf_nap(o->conf, pause);	/* asked again above */
 			now = http_conf_now_ms();
 		}
 		http_stats_add(&o->stats.retries, 1);

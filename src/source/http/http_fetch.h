@@ -114,7 +114,9 @@ int http_fetch_validators(struct http_fetch_object *o, const char *etag,
 
 /* The GET, retried within budget b: HTTP_OK, HTTP_FAIL or HTTP_CHANGED
  * (enum http_outcome); g->why says what went wrong.  Updates stale,
- * failing and the holds, and logs. */
+ * failing and the holds, and logs.  HTTP_CANCELLED (within
+ * CANCEL_POLL_MS of http_conf_cancelled()) touches none of them: no
+ * fault of the server's. */
 int http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 		   const struct http_fetch_budget *b);
 

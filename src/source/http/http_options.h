@@ -17,6 +17,10 @@ struct err;
 #define HTTP_DEFAULT_TRIES	3	/* the read bound is tries x timeout */
 #define HTTP_DEFAULT_READAHEAD_MB 256u	/* read-ahead window cap */
 #define HTTP_MAX_CONNECTIONS	64u	/* requests in flight, at most */
+#define HTTP_DEFAULT_MIN_RATE	1024u	/* bytes/s: a transfer slower than
+					   this over HTTP_MIN_RATE_STALLS x
+					   http_timeout is a stall */
+#define HTTP_MIN_RATE_STALLS	6u	/* 60 s at the default timeout */
 
 /* Priorities passed to the log callback: the syslog values, which are
  * also fuse_log()'s FUSE_LOG_* values. */
@@ -53,6 +57,11 @@ struct http_options {
 				   to HTTP_MAX_CONNECTIONS */
 	const char *max_throughput;	/* a cap, "200M" (bytes/s, K M G
 					   powers of 1024); NULL: none */
+	/* The slowest a transfer may be: fewer bytes than this many a
+	 * second over HTTP_MIN_RATE_STALLS x timeout_s is a stall, as a
+	 * transfer that stopped is ("1K"; "0": none; NULL:
+	 * $STFS_HTTP_MIN_RATE, else HTTP_DEFAULT_MIN_RATE). */
+	const char *min_rate;
 	/* Where messages go (object changed, server unreachable or back);
 	 * msg has no newline.  NULL: syslog(3).  The daemon passes a wrapper
 	 * around fuse_log(), so that they follow its other messages. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cancel.h"
 #include "source/http/http_conf.h"
 #include "source/http/http_pace.h"
 #include "source/http/http_transport.h"
@@ -238,11 +239,20 @@ job_run(struct http_prefetch_job *j, const struct http_fetch_budget *b)
 	struct http_prefetch_src *ps = j->ps;
 	struct http_prefetch *p = ps->pf;
 	uint64_t t0 = http_conf_now_ms(), first = 0, t1;
-	int ok = http_fill_run(&ps->fill, j->blocks, j->n, b, &first,
-			       &j->fed_ms) == HTTP_OK;
+	int r = http_fill_run(&ps->fill, j->blocks, j->n, b, &first,
+			      &j->fed_ms), ok = r == HTTP_OK;
 
 	t1 = http_conf_now_ms();
 	pthread_mutex_lock(&p->lock);
+	if (r == HTTP_CANCELLED) {
+		/* its reader left (or the client stops): no fault of the
+		 * server's, and another reader of these blocks asks again
+		 * (as after read-ahead no one waited for) */
+		j->demand = 0;
+		job_finish(j, 0);
+		pthread_mutex_unlock(&p->lock);
+		return;
+	}
 	/* a failed read pauses read-ahead as a failed read-ahead does */
 	ahead_result(ps, ok, t1);
 	if (ok && first) {
@@ -327,11 +337,12 @@ worker_main(void *arg)
 		uint64_t wait = 0, now = http_conf_now_ms();
 		struct http_fetch_budget b;
 
-		j = p->stop || TAILQ_EMPTY(&p->queue) ? NULL : pick_job(p);
+		if (p->stop || __atomic_load_n(&p->conf->stopping,
+					       __ATOMIC_ACQUIRE))
+			break;
+		j = TAILQ_EMPTY(&p->queue) ? NULL : pick_job(p);
 		if (j && !may_start(p, j, now, &wait))
 			j = NULL;
-		if (p->stop)
-			break;
 		if (!j) {
 			p->idle++;
 			if (wait)	/* the throughput cap */
@@ -726,8 +737,12 @@ wait_blocks(struct rd *r)
 	while (r->rc == 0) {
 		int loading;
 		struct http_prefetch_job *j = queued_job(r, &loading);
-		uint64_t now, fed;
+		uint64_t now, fed, until;
 
+		if (http_conf_cancelled(p->conf)) {
+			r->rc = -EINTR;	/* the reader is gone */
+			break;
+		}
 		if (j) {
 			uint64_t s = j->blocks[0]->idx * HTTP_BLOCK_BYTES;
 			struct http_fetch_budget b = {
@@ -767,12 +782,13 @@ wait_blocks(struct rd *r)
 			r->rc = -EIO;
 			break;
 		}
-		/* a block settling wakes us; bytes within a block only
-		 * show every second */
+		/* a block settling wakes us; bytes within a block, and a
+		 * reader who left, only show when we look */
+		until = now + CANCEL_POLL_MS;
+		if (until > r->quiet_until + bound)
+			until = r->quiet_until + bound;
 		pthread_mutex_unlock(&p->lock);
-		http_cache_wait(p->cache, r->blks, r->n,
-				now + 1000 < r->quiet_until + bound ?
-				now + 1000 : r->quiet_until + bound);
+		http_cache_wait(p->cache, r->blks, r->n, until);
 		pthread_mutex_lock(&p->lock);
 	}
 	for (i = 0; i < r->n && r->rc == 0; i++)
@@ -844,6 +860,8 @@ acquire(struct http_prefetch_src *ps, uint64_t off, size_t len, struct rd *r)
 		.b0 = off / HTTP_BLOCK_BYTES,
 		.quiet_until = now + http_conf_bound_ms(p->conf),
 	};
+	if (http_conf_cancelled(p->conf))
+		return r->rc = -EINTR;
 	r->n = span(off, len);
 	r->blks = calloc((size_t)r->n, sizeof(*r->blks));
 	if (!r->blks)

@@ -80,7 +80,9 @@ void http_prefetch_add(struct http_prefetch *p, struct http_prefetch_src *ps);
 void http_prefetch_remove(struct http_prefetch_src *ps);
 
 /* Read exactly len bytes at off (within size).  0 or -errno (EIO when
- * the bytes could not be fetched within the bound). */
+ * the bytes could not be fetched within the bound, EINTR within
+ * CANCEL_POLL_MS of http_conf_cancelled(): the reader went away, or the
+ * client stops). */
 int http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
 		       uint64_t off);
 

@@ -131,7 +131,8 @@ attempt(const struct http_request *q, struct http_request_answer *a,
 		return HTTP_FAIL;
 	}
 	if (r != HTTP_OK)
-		return r == HTTP_STOPPED ? HTTP_FAIL : r;
+		return r == HTTP_STOPPED || r == HTTP_CANCELLED ? HTTP_FAIL :
+		       r;
 	return http_transport_status_transient(a->status) ? HTTP_AGAIN :
 	       HTTP_OK;
 }
@@ -169,7 +170,11 @@ http_request_get(const struct http_request *q, struct http_request_answer *a)
 			break;
 		if (now + pause + LAST_TRY_MS > deadline)
 			pause = deadline - LAST_TRY_MS - now;
-		http_conf_sleep_ms(pause);
+		if (http_conf_nap(&q->client->conf, pause)) {
+			snprintf(a->why, sizeof(a->why), "no one waits for "
+				 "the answer any more");
+			return a->status ? HTTP_OK : HTTP_FAIL;
+		}
 	}
 	/* Out of time: the last transient answer is still an answer. */
 	if (a->status)

@@ -57,6 +57,9 @@ enum http_outcome {
 			   refused redirect, a wrong answer */
 	HTTP_CHANGED,	/* http_fetch: the object is not the one opened */
 	HTTP_STOPPED,	/* the sink stopped the exchange */
+	HTTP_CANCELLED,	/* no one wants it any more: the client stops, or
+			   the reader went away (http_conf_cancelled());
+			   no fault of the server's */
 };
 
 /* Statuses that say "try again later". */
@@ -104,12 +107,18 @@ struct http_transport_request {
 					   the answer (the first one too) for
 					   this long fails the exchange */
 	uint64_t timeout_ms;		/* the whole exchange; 0: no limit */
+	/* A floor: fewer than min_rate bytes a second over any min_rate_ms
+	 * once the request is out fails it as a stall does (a server that
+	 * trickles); 0: none. */
+	uint64_t min_rate, min_rate_ms;
 };
 
 struct http_transport {
 	/* One exchange: HTTP_OK (a whole answer, received or discarded),
 	 * HTTP_STOPPED (the sink stopped it), HTTP_AGAIN or HTTP_FAIL (no
-	 * answer; why says why).  Called by several threads at once. */
+	 * answer; why says why), HTTP_CANCELLED (ended within
+	 * CANCEL_POLL_MS of http_conf_cancelled() of the settings it was
+	 * made with).  Called by several threads at once. */
 	int (*get)(const struct http_transport *t,
 		   const struct http_transport_request *q,
 		   struct http_transport_response *r,

@@ -464,6 +464,12 @@ source_http_size_wrong(struct source *s)
 	return hs && http_fetch_serves_past(&hs->obj);
 }
 
+void
+source_http_stop(void)
+{
+	http_client_stop_process();
+}
+
 int
 source_http_verify(struct source *s)
 {

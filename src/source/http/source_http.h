@@ -93,4 +93,10 @@ uint64_t source_http_fetched(struct source *s);
  * showed it changed (412, another ETag or size). */
 int source_http_verify(struct source *s);
 
+/* Every transfer of the remote sources a front end opened by name (the
+ * process's client, http_client.h) ends now (within CANCEL_POLL_MS),
+ * whatever its server does, and their reads fail: for a daemon going
+ * away, before it closes them. */
+void source_http_stop(void);
+
 #endif
