@@ -29,6 +29,7 @@ usage(FILE *out)
 	      "       stfs-inspect --diff --png DIR A B\n"
 	      "       stfs-inspect --png NAME [--histogram] [--no-dequant] [--force]\n"
 	      "                    SOURCE -o FILE.png\n"
+	      "       stfs-inspect --scan [--json] [--quiet] FILE...\n"
 	      "\n"
 	      "Validate a safetensors model as strictly as the reference reader and\n"
 	      "summarize it: tensor count, data and header bytes, parameters (element\n"
@@ -80,7 +81,14 @@ usage(FILE *out)
 	      "                  whose values all have |a-b| <= X + Y |b| are\n"
 	      "                  close, not different (numpy's allclose; NaN is\n"
 	      "                  never close; the one not given is 0)\n"
-	      "      --dequant   quantized weights (FP8 with scales, MXFP4, GPTQ,\n"
+	      "      --scan      what loading each FILE (a file, a directory of\n"
+	      "                  them, a URL) with torch.load would import and call\n"
+	      "                  beyond torch.load(weights_only=True): each listed\n"
+	      "                  with its arguments and where the tree holds it;\n"
+	      "                  safetensors and GGUF hold no code; exit 0 none,\n"
+	      "                  1 found, 2 a file not read or scanned whole\n",
+	      out);
+	fputs("      --dequant   quantized weights (FP8 with scales, MXFP4, GPTQ,\n"
 	      "                  AWQ, bitsandbytes 4-bit, NVFP4) as the float32\n"
 	      "                  tensors they stand for, under their framework's\n"
 	      "                  names (the mount's .dequant/); the default of\n"
@@ -114,7 +122,8 @@ usage(FILE *out)
 	      "Exit status: 0 valid, 1 invalid (stderr: file, the reference error\n"
 	      "name such as InvalidOffset, and what is wrong), 2 usage or I/O\n"
 	      "error.  --stats: 0 no NaN or Inf, 1 found, 2 error (an invalid file\n"
-	      "too); --diff: 0 identical, 1 different, 2 error (as grep and cmp).\n",
+	      "too); --diff: 0 identical, 1 different, 2 error (as grep and cmp);\n"
+	      "--scan: 0 nothing found, 1 found, 2 a file not read or scanned whole.\n",
 	      out);
 }
 
@@ -252,6 +261,7 @@ main(int argc, char **argv)
 		{ "format", required_argument, NULL, 1008 },
 		{ "png", required_argument, NULL, 1009 },
 		{ "histogram", no_argument, NULL, 1010 },
+		{ "scan", no_argument, NULL, 1100 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *header_file = NULL, *ca_file = NULL;
@@ -296,6 +306,10 @@ main(int argc, char **argv)
 			break;
 		case 1002:
 			if (set_mode(&mode, inspect_diff, "--diff"))
+				return 2;
+			break;
+		case 1100:
+			if (set_mode(&mode, inspect_scan, "--scan"))
 				return 2;
 			break;
 		case 1003: o.dequant = 1; break;

@@ -72,6 +72,7 @@ int inspect_merge(const struct inspect_opts *o);	/* --merge, --extract */
 int inspect_stats(const struct inspect_opts *o);	/* inspect_stats.c */
 int inspect_diff(const struct inspect_opts *o);		/* inspect_diff.c */
 int inspect_png(const struct inspect_opts *o);		/* inspect_png.c */
+int inspect_scan(const struct inspect_opts *o);		/* inspect_scan.c */
 
 /* inspect_png.c: with --diff --png DIR, the heatmap of |a - b| of a
  * tensor that differs (name[0..len) as --diff names it) as

@@ -36,6 +36,7 @@
 #include "cli/stfs_help.h"
 #include "model/display.h"
 #include "model/catalog.h"
+#include "model/summary.h"
 #include "fuse/adapter.h"
 #include "model/model.h"
 #include "model/provider.h"
@@ -639,6 +640,22 @@ open_source(struct stfs_opts *o, struct catalog **out, struct err *e)
 	return 0;
 }
 
+/* A checkpoint whose pickle would import or call more than
+ * torch.load(weights_only=True) allows mounts (stfs calls nothing), with
+ * a warning line each: the one thing its user most needs told. */
+static void
+warn_unsafe(const struct catalog *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		char *w = summary_unsafe_warning(c->entries[i].model);
+
+		if (w)
+			fuse_log(FUSE_LOG_WARNING, "warning: %s: %s\n",
+				 c->entries[i].label, w);
+		free(w);
+	}
+}
+
 #ifdef STFS_HAVE_HTTP
 /* The HTTP source's messages (object changed, server gone and back) go
  * where the daemon's own go: stderr, then syslog. */
@@ -852,6 +869,7 @@ main(int argc, char **argv)
 		err_at(&e, o.source);
 		goto out;
 	}
+	warn_unsafe(cat);
 	/* a source opened fine may have left its name (not every source
 	 * names only on errors yet): the mount point's errors name it */
 	err_clear(&e);

@@ -91,6 +91,7 @@ container_free(struct header *h)
 		return;
 	if (h->free_priv)
 		h->free_priv(h->priv);
+	free(h->unsafe);
 	free(h->tensors);
 	free(h->meta);
 	free(h);

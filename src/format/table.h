@@ -43,6 +43,26 @@ struct meta_pair {		/* metadata, as text */
 				   booleans, arrays), 0: a string */
 };
 
+/* What loading the file in Python would import or call beyond what
+ * torch.load(weights_only=True) allows: PyTorch's pickles only
+ * (format/torch/pickle_unsafe.h); safetensors and GGUF hold no code. */
+struct unsafe_use {
+	const char *callable;	/* "posix.system"; "builtins.getattr(...)"
+				   for what a call returned */
+	const char *how;	/* "call" (REDUCE, OBJ, INST: callable(*args)),
+				   "new" (NEWOBJ: cls.__new__(cls, *args)),
+				   "import" (a global never called) */
+	const char *args;	/* the arguments as JSON, cut with "..." past
+				   a few hundred bytes; "" for an import */
+	const char *where;	/* the name where the tree holds what it
+				   made, as the flattened names and
+				   {"__ref__": ...} write them ("" the root);
+				   NULL: nowhere (dropped, or the pickle
+				   broke off) */
+	const char *op;		/* its opcode: "REDUCE", "NEWOBJ", ... */
+	uint64_t at;		/* the opcode's byte in the pickle */
+};
+
 /* The table any container yields (the name is safetensors' own: there
  * the table is the file's header). */
 struct header {
@@ -62,6 +82,12 @@ struct header {
 
 	const char *format;	/* the format's name in container.c's table:
 				   "safetensors", "gguf" (container_open) */
+	/* PyTorch: what its pickle imports and calls beyond the weights only
+	 * mode (the first nunsafe of unsafe_total met; one allocation,
+	 * array and strings, freed with free()) */
+	size_t nunsafe;
+	struct unsafe_use *unsafe;
+	uint64_t unsafe_total;
 	void *priv;		/* the format's storage for names and shapes */
 	void (*free_priv)(void *priv);
 };

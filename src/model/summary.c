@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/count.h"
 #include "format/dtype.h"
 #include "format/gguf/gguf.h"
@@ -117,6 +118,70 @@ format_name(const struct model *m)
 	if (h && is_torch(h))
 		return m->sharded ? "pytorch-sharded" : "pytorch";
 	return m->sharded ? "safetensors-sharded" : "safetensors";
+}
+
+#define UNSAFE_LISTED 64	/* uses listed in the summary */
+
+json_t *
+summary_unsafe_use_json(const struct unsafe_use *x)
+{
+	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:I}", "callable",
+			 x->callable, "how", x->how, "args", x->args, "where",
+			 x->where ? json_string(x->where) : json_null(),
+			 "opcode", x->op, "byte", (json_int_t)x->at);
+}
+
+/* What "unsafe" says was checked, per kind of file. */
+static const char *
+unsafe_checked(const struct model *m, uint64_t count)
+{
+	const struct header *h = m->nshards ? m->shards[0].hdr : NULL;
+
+	if (h && is_torch(h))
+		return count ? "imports and calls of the pickle that "
+		       "torch.load(weights_only=True) refuses: a plain "
+		       "torch.load (weights_only=False) makes them" :
+		       "every import and call of the pickle is one "
+		       "torch.load(weights_only=True) allows";
+	if (h && is_gguf(h))
+		return "none by construction: a GGUF file holds typed "
+		       "metadata and tensor bytes, no code";
+	return "none by construction: a safetensors file holds a JSON "
+	       "header and tensor bytes, no code";
+}
+
+/* "unsafe": {"count", "checked", "list": [{callable, how, args, where,
+ * opcode, byte, shard}]}, the first UNSAFE_LISTED of every shard's. */
+static json_t *
+unsafe_object(const struct model *m)
+{
+	json_t *o = json_object(), *list = json_array(), *u;
+	uint64_t count = 0;
+
+	for (size_t i = 0; i < m->nshards; i++) {
+		const struct header *h = m->shards[i].hdr;
+
+		count = count_add(count, h->unsafe_total);
+		for (size_t k = 0; k < h->nunsafe; k++) {
+			const struct unsafe_use *x = &h->unsafe[k];
+
+			if (json_array_size(list) == UNSAFE_LISTED)
+				break;
+			u = summary_unsafe_use_json(x);
+			if (u && m->sharded)
+				json_object_set_new(u, "shard",
+					json_string(m->shards[i].name));
+			json_array_append_new(list, u);
+		}
+	}
+	json_object_set_new(o, "count", summary_count_json(count));
+	json_object_set_new(o, "checked", json_string(unsafe_checked(m,
+								     count)));
+	if (count)
+		json_object_set_new(o, "list", list);
+	else
+		json_decref(list);
+	return o;
 }
 
 #define SHARED_GROUPS_MAX 64	/* groups of names listed */
@@ -310,6 +375,7 @@ summary_object(const struct model *m, const char *source)
 	}
 	if (summary_tied(m))
 		json_object_set_new(root, "tie_word_embeddings", json_true());
+	json_object_set_new(root, "unsafe", unsafe_object(m));
 	quant = quant_model_summary(m);
 	if (quant)
 		json_object_set_new(root, "quantization", quant);
@@ -479,6 +545,117 @@ print_metadata(FILE *out, const struct model *m)
 	json_decref(o);
 }
 
+#define WARNING_NAMED 4	/* uses named in the warning line */
+
+char *
+summary_unsafe_warning(const struct model *m)
+{
+	struct buf b = BUF_INIT;
+	uint64_t n = 0;
+	size_t named = 0;
+	int bad = 0;
+
+	for (size_t i = 0; i < m->nshards; i++)
+		n = count_add(n, m->shards[i].hdr->unsafe_total);
+	if (!n)
+		return NULL;
+	bad |= buf_addf(&b, "its pickle imports and calls what "
+			"torch.load(weights_only=True) refuses, which a plain "
+			"torch.load runs: ");
+	for (size_t i = 0; i < m->nshards; i++) {
+		const struct header *h = m->shards[i].hdr;
+
+		for (size_t k = 0; k < h->nunsafe && named < WARNING_NAMED;
+		     k++, named++) {
+			const struct unsafe_use *u = &h->unsafe[k];
+
+			bad |= buf_addf(&b, "%s%s%s", named ? ", " : "",
+					strcmp(u->how, "import") ? "" :
+					"import of ", u->callable);
+			if (u->where)
+				bad |= buf_addf(&b, " at `%.80s%s`", u->where,
+						strlen(u->where) > 80 ? "..." :
+						"");
+		}
+	}
+	bad |= buf_addf(&b, " (%" PRIu64 " in all; stfs runs none of them: "
+			"stfs-inspect lists them; load the file with "
+			"weights_only=True or not at all)", n);
+	if (bad) {
+		buf_free(&b);
+		return NULL;
+	}
+	for (size_t i = 0; i < b.len; i++)	/* one line, whatever names */
+		if ((unsigned char)b.data[i] < 0x20 || b.data[i] == 0x7f)
+			b.data[i] = '?';
+	return buf_steal(&b);
+}
+
+void
+summary_print_unsafe_use(FILE *out, const struct unsafe_use *u,
+			 const char *in)
+{
+	size_t n = strlen(u->args);
+
+	fprintf(out, "%s %s", u->how, u->callable);
+	if (strcmp(u->how, "import")) {
+		/* the JSON list of arguments as a call's parentheses */
+		const char *a = u->args + (n && u->args[0] == '[');
+		size_t k = strlen(a);
+
+		if (k && a[k - 1] == ']')
+			k--;
+		fputc('(', out);
+		if (k)
+			summary_print_value(out, a, k);
+		fputc(')', out);
+	}
+	if (u->where && !u->where[0]) {
+		fputs(" as the root of the tree", out);
+	} else if (u->where) {
+		fputs(" at ", out);
+		summary_print_name(out, u->where, strlen(u->where));
+	} else {
+		fputs(" (kept nowhere in the tree)", out);
+	}
+	fprintf(out, " (%s%s%s, byte %" PRIu64 ")\n", in ? in : "",
+		in ? ": " : "", u->op, u->at);
+}
+
+/* A PyTorch checkpoint's "unsafe:" line, and a line per use listed. */
+static void
+print_unsafe(FILE *out, const struct model *m)
+{
+	uint64_t n = 0, listed = 0;
+
+	if (!m->nshards || !is_torch(m->shards[0].hdr))
+		return;
+	for (size_t i = 0; i < m->nshards; i++)
+		n = count_add(n, m->shards[i].hdr->unsafe_total);
+	if (!n) {
+		fputs("unsafe:      none: every import and call of the pickle "
+		      "is one torch.load(weights_only=True) allows\n", out);
+		return;
+	}
+	fprintf(out, "unsafe:      %" PRIu64 " import%s and call%s that "
+		"torch.load(weights_only=True) refuses; a plain torch.load "
+		"makes them:\n", n, n == 1 ? "" : "s", n == 1 ? "" : "s");
+	for (size_t i = 0; i < m->nshards; i++) {
+		const struct header *h = m->shards[i].hdr;
+
+		for (size_t k = 0; k < h->nunsafe && listed < UNSAFE_LISTED;
+		     k++, listed++) {
+			fputs("             ", out);
+			summary_print_unsafe_use(out, &h->unsafe[k],
+						 m->sharded ?
+						 m->shards[i].name : NULL);
+		}
+	}
+	if (listed < n)
+		fprintf(out, "             ... %" PRIu64 " in all "
+			"(stfs-inspect --json lists %d)\n", n, UNSAFE_LISTED);
+}
+
 /* The storages several tensors view (tied weights), a line each. */
 static void
 print_shared(FILE *out, const struct model *m)
@@ -572,6 +749,7 @@ summary_print_text(FILE *out, const struct model *m)
 	}
 	print_metadata(out, m);
 	print_shared(out, m);
+	print_unsafe(out, m);
 	print_quantized(out, m);
 	if (summary_tied(m))
 		fputs("tied:        config.json says tie_word_embeddings: the "

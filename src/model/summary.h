@@ -46,6 +46,23 @@ char *summary_shard_json(const struct model *m, size_t shard);
  * point, which is not exact.  NULL when out of memory. */
 json_t *summary_count_json(uint64_t n);
 
+/* One line (malloc'd) saying what a PyTorch checkpoint's pickle would
+ * import and call beyond torch.load(weights_only=True): the first few,
+ * where the tree holds them, how many in all; NULL when there are none
+ * (or out of memory).  For the mount's warning. */
+char *summary_unsafe_warning(const struct model *m);
+
+/* One line for a use (format/table.h): "call posix.system("ls") at
+ * payload (REDUCE, byte 45)", in (NULL: none) naming the pickle or shard
+ * before the opcode. */
+struct unsafe_use;
+void summary_print_unsafe_use(FILE *out, const struct unsafe_use *u,
+			      const char *in);
+
+/* The same as an object: callable, how, args, where (null: nowhere),
+ * opcode, byte; NULL when out of memory. */
+json_t *summary_unsafe_use_json(const struct unsafe_use *u);
+
 /* Human-readable summary (the --tensors listing is inspect_tensors.c's). */
 void summary_print_text(FILE *out, const struct model *m);
 

@@ -19,10 +19,27 @@ Python's pickle where torch.save cannot write what a user's file holds.
 - Files named as checkpoints that are not (random bytes, a cut zip) are
   refused with PyTorch's error, leading with "not a PyTorch checkpoint"
   (also int-sniff).
+- Would torch.load run code?  Checkpoints whose pickle calls
+  posix.system, builtins.eval, runpy._run_code (torch.save of objects
+  whose __reduce__ says so; a witness file shows none ran), the legacy
+  format, a bare pickle, and the OneCycleLR scheduler: each mounts with a
+  warning line naming the calls (in the daemon's mode and -f), its
+  __summary__.json "unsafe" lists each call with its arguments and where
+  the tree holds it, stfs-inspect has an "unsafe:" line, and
+  stfs-inspect --scan exits 1.  The verdict of --scan on every fixture
+  kept in tests/ and samples/, and on these, equals a reference written
+  from torch's _weights_only_unpickler allow-lists (1.13's, read from
+  the installed torch, and newer torch's additions): Python's own
+  Unpickler with a find_class that records the globals it would import
+  and returns stand-ins, so nothing is imported or called.
 """
 
+import _compat_pickle
+import io
 import json
 import os
+import pickle
+import pickletools
 import zipfile
 
 import harness
@@ -216,11 +233,294 @@ def check_not_checkpoints(t, d):
 			% (name, err))
 
 
+# ---- would torch.load run code? --------------------------------------------
+
+class Witness:
+	"""torch.save of this pickles a call of func(*args), as a payload
+	hidden in a checkpoint does."""
+	def __init__(self, func, *args):
+		self.func, self.args = func, args
+
+	def __reduce__(self):
+		return self.func, self.args
+
+
+def newer_allowed():
+	"""What newer torch's _weights_only_unpickler allows beyond torch
+	1.13's (torch/_weights_only_unpickler.py, _get_allowed_globals and
+	_tensor_rebuild_functions: read, not run; torch 1.13 is what is
+	installed)."""
+	names = {"collections.Counter", "torch.device", "_codecs.encode",
+		 "builtins.bytearray", "builtins.set", "builtins.complex",
+		 "torch._tensor._rebuild_from_type_v2",
+		 "torch.storage.TypedStorage", "torch.storage.UntypedStorage",
+		 "torch.TypedStorage", "torch.UntypedStorage"}
+	for f in ("parameter", "parameter_with_state", "qtensor", "tensor",
+		  "tensor_v2", "tensor_v3", "sparse_tensor",
+		  "meta_tensor_no_storage", "wrapper_subclass",
+		  "device_tensor_from_numpy", "device_tensor_from_cpu_tensor"):
+		names.add("torch._utils._rebuild_" + f)
+	for q in ("per_tensor_affine", "per_tensor_symmetric",
+		  "per_channel_affine", "per_channel_symmetric",
+		  "per_channel_affine_float_qparams"):
+		names.add("torch." + q)
+	# every dtype: torch.storage._dtype_to_storage_type_map(),
+	# _new_dtypes(), uint1..7, int1..7
+	for d in ("float32 float64 float16 bfloat16 complex32 complex64 "
+		  "complex128 uint8 int8 int16 int32 int64 bool qint8 quint8 "
+		  "qint32 quint4x2 quint2x4 float8_e5m2 float8_e4m3fn "
+		  "float8_e5m2fnuz float8_e4m3fnuz float8_e8m0fnu "
+		  "float4_e2m1fn_x2 uint16 uint32 uint64 bits1x8 bits2x4 "
+		  "bits4x2 bits8 bits16").split():
+		names.add("torch." + d)
+	for i in range(1, 8):
+		names.update({"torch.uint%d" % i, "torch.int%d" % i})
+	return names
+
+
+def allowed_globals():
+	import torch._weights_only_unpickler as wo
+	return set(wo._get_allowed_globals()) | newer_allowed()
+
+
+class Recorder(pickle._Unpickler):
+	"""Python's Unpickler, its imports recorded and answered with
+	stand-ins that accept any call: nothing is imported or run."""
+	def __init__(self, f):
+		super().__init__(f)
+		self.globals = set()
+
+	def find_class(self, module, name):
+		# what Unpickler.find_class imports: protocol 2's names as
+		# Python 3 has them (__builtin__ is builtins)
+		if self.proto < 3 and self.fix_imports:
+			if (module, name) in _compat_pickle.NAME_MAPPING:
+				module, name = _compat_pickle.NAME_MAPPING[
+					(module, name)]
+			elif module in _compat_pickle.IMPORT_MAPPING:
+				module = _compat_pickle.IMPORT_MAPPING[module]
+		self.globals.add(module + "." + name)
+		return Stand
+
+	def persistent_load(self, pid):
+		return Stand()
+
+
+class Stand(dict):
+	def __init__(self, *a, **k):
+		pass
+
+	def __new__(cls, *a, **k):
+		return dict.__new__(cls)
+
+	def __call__(self, *a, **k):
+		return Stand()
+
+	def __setstate__(self, state):
+		pass
+
+	def append(self, x):
+		pass
+
+	def extend(self, x):
+		pass
+
+	def add(self, x):
+		pass
+
+
+def pickles_of(data):
+	"""The pickles torch.load would unpickle: a zip's data.pkl; else the
+	first, and after torch's magic number the legacy format's next four."""
+	if data[:4] == b"PK\x03\x04":
+		with zipfile.ZipFile(io.BytesIO(data)) as z:
+			return [z.read(n) for n in z.namelist()
+				if n.endswith("/data.pkl")]
+	if data[:1] != b"\x80" and not data[:1] in b"(cd}]lNSVI":
+		return []
+	out, pos = [], 0
+	for k in range(5):
+		if pos >= len(data):
+			break
+		ops = list(pickletools.genops(data[pos:]))
+		end = pos + ops[-1][2] + 1
+		out.append(data[pos:end])
+		# (read by its opcodes: loading it would run it)
+		if k == 0 and [(o.name, a) for o, a, _ in ops
+			       if o.name not in ("PROTO", "FRAME")] != \
+		   [("LONG1", 0x1950a86a20f9469cfc6c), ("STOP", None)]:
+			break
+		pos = end
+	return out
+
+
+def unsafe_names(data, allowed):
+	"""The globals torch.load(weights_only=True) refuses in the pickles
+	of data, by the reference."""
+	found = set()
+	for pkl in pickles_of(data):
+		r = Recorder(io.BytesIO(pkl))
+		r.load()
+		found |= r.globals - allowed
+	return found
+
+
+def scan(path, *more):
+	r = run([STFS_INSPECT, "--scan", path] + list(more))
+	return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+
+def check_unsafe(t, d):
+	witness = os.path.join(d, "RAN")
+	cmd = "touch " + witness
+	torch.manual_seed(0)
+	w = torch.randn(4, 3)
+	long_arg = "x" * 5000
+	fx = {
+		"system.pt": ({"w": w, "payload": Witness(os.system, cmd)},
+			      [("posix.system", "call", "payload")]),
+		"eval.pt": ({"w": w, "x": {"y": Witness(eval, "__import__("
+							"'os').system(%r)" % cmd)}},
+			    [("builtins.eval", "call", "x.y")]),
+		"runpy.pt": ({"w": w, "hooks": [Witness(runpy_code(),
+							 "import os; os.system"
+							 "(%r)" % cmd, {})]},
+			     [("runpy._run_code", "call", "hooks.0")]),
+		"long.pt": ({"w": w, "p": Witness(os.system, long_arg)},
+			    [("posix.system", "call", "p")]),
+		"clean.pt": ({"w": w, "step": 3, "betas": (0.9, 0.99)}, []),
+	}
+	allowed = allowed_globals()
+	for name, (obj, want) in fx.items():
+		path = os.path.join(d, name)
+		torch.save(obj, path)
+		ref = unsafe_names(read(path), allowed)
+		t.eq(ref, {c for c, _, _ in want}, "%s: the reference finds "
+		     "what was saved" % name)
+		# the mount: a warning line, the summary's list
+		for fg in (True, False):
+			with harness.Mount(t, path, foreground=fg) as m:
+				summ = json.loads(read(os.path.join(
+					m.path, "__summary__.json"), "r"))
+				log = m.output()
+			u = summ.get("unsafe", {})
+			t.eq(u.get("count"), len(want), "%s: unsafe count" % name)
+			got = [(x["callable"], x["how"], x["where"])
+			       for x in u.get("list", [])]
+			t.eq(got, want, "%s: unsafe list" % name)
+			warned = [l for l in log.splitlines() if "warning:" in l]
+			if want:
+				t.check(len(warned) == 1 and path in warned[0] and
+					all(c in warned[0] for c, _, _ in want),
+					"%s (%s): one warning line naming the "
+					"calls: %r" % (name, "-f" if fg else
+						       "daemon", log))
+			else:
+				t.eq(warned, [], "%s: no warning" % name)
+		if want:
+			args = u["list"][0]["args"]
+			t.check(args.startswith('["') and len(args) < 300,
+				"%s: the arguments shown, cut short: %r"
+				% (name, args[:100]))
+		if name == "long.pt":
+			t.check(args.endswith("...") and long_arg[:100] in args,
+				"long.pt: a long argument is cut with ...")
+		r = run([STFS_INSPECT, path])
+		out = r.stdout.decode()
+		if want:
+			t.check(("unsafe:      %d import" % len(want)) in out and
+				all(c in out for c, _, _ in want),
+				"%s: stfs-inspect's unsafe lines: %r" % (name, out))
+		else:
+			t.check("unsafe:      none" in out, "%s: stfs-inspect "
+				"says none: %r" % (name, out))
+		rc, out, err = scan(path)
+		t.eq(rc, 1 if want else 0, "%s: --scan exit status (%s)"
+		     % (name, out + err))
+		t.check(not os.path.exists(witness), "%s: nothing ran" % name)
+
+	# the legacy format and a bare pickle: read by --scan (torch.load
+	# runs their first pickle whatever it is); a Lightning .ckpt
+	legacy = os.path.join(d, "legacy.pt")
+	torch.save({"w": w, "p": Witness(os.system, cmd)}, legacy,
+		   _use_new_zipfile_serialization=False)
+	bare = os.path.join(d, "bare.pkl")
+	with open(bare, "wb") as f:
+		pickle.dump(Witness(os.system, cmd), f, protocol=0)
+	for path, words in ((legacy, ["legacy format", "posix.system",
+				      "at p (pickle 4 of the legacy format"]),
+			    (bare, ["a pickle", "posix.system(",
+				    "as the root of the tree"])):
+		rc, out, err = scan(path)
+		t.check(rc == 1 and all(w in out for w in words),
+			"%s: --scan finds the call: %d %r" % (path, rc, out))
+	rc, out, err = scan(os.path.join(d, "epoch=3-step=60.ckpt"))
+	t.check(rc == 1 and "builtins.getattr(" in out and
+		"new torch.optim.lr_scheduler.OneCycleLR()" in out,
+		"the Lightning .ckpt: --scan names the scheduler and getattr: "
+		"%d %r" % (rc, out))
+	# safetensors and GGUF: nothing, by construction, and said so
+	rc, out, err = scan(harness.SAMPLE)
+	t.check(rc == 0 and "no code, by construction" in out,
+		"sample.safetensors: --scan: %d %r" % (rc, out))
+	r = run([STFS_INSPECT, "--json", harness.SAMPLE])
+	u = json.loads(r.stdout or b"{}").get("unsafe", {})
+	t.check(u.get("count") == 0 and "none by construction" in
+		u.get("checked", ""), "sample.safetensors: __summary__'s "
+		"unsafe: %r" % u)
+	# a directory: every file below it, --json; exit 1 for any
+	r = run([STFS_INSPECT, "--scan", "--json", d])
+	j = json.loads(r.stdout or b"{}")
+	t.check(r.returncode == 1 and j.get("unsafe", 0) >= 5 and
+		len(j.get("files", [])) >= 8, "--scan of a directory: %d %r"
+		% (r.returncode, r.stdout[:300]))
+	t.check(not os.path.exists(witness), "nothing ran")
+
+
+def runpy_code():
+	import runpy
+	return runpy._run_code
+
+
+def check_scan_kept(t, d):
+	"""--scan of every fixture kept in tests/ and samples/ (safetensors,
+	the pickles of unit-pickle, GGUF written here) says what the
+	reference says: exit 0 for each that is safe, 1 for each that is
+	not."""
+	allowed = allowed_globals()
+	root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+	paths = []
+	for sub in ("data", "../samples"):
+		for dirpath, _, files in os.walk(os.path.join(root, sub)):
+			paths += [os.path.join(dirpath, f) for f in sorted(files)
+				  if f.endswith((".pkl", ".safetensors", ".gguf",
+						 ".bin", ".pt"))]
+	t.check(len(paths) >= 20, "kept fixtures found: %d" % len(paths))
+	verdicts = {}
+	for p in paths:
+		data = read(p)
+		ref = unsafe_names(data, allowed) if not p.endswith(
+			(".safetensors", ".gguf")) else set()
+		rc, out, err = scan(p)
+		verdicts[os.path.basename(p)] = rc
+		t.eq(rc, 1 if ref else 0, "--scan %s: the reference finds %s: "
+		     "%s%s" % (os.path.basename(p), sorted(ref) or "nothing",
+			       out[:300], err))
+	# (os_system.pkl would touch stfs-pickle-ran where it is loaded)
+	t.check(not os.path.exists("stfs-pickle-ran"), "nothing ran")
+	# both kinds are there
+	t.check(verdicts.get("os_system.pkl") == 1 and
+		verdicts.get("state_dict.pkl") == 0,
+		"kept fixtures: unsafe and safe ones: %r" % verdicts)
+
+
 def run_(t):
 	d = harness.tmpdir("ckpt")
 	check_cycles(t, d)
 	check_summary(t, d)
 	check_not_checkpoints(t, d)
+	check_unsafe(t, d)
+	check_scan_kept(t, d)
 	harness.rmtree_safe(d)
 
 

@@ -25,6 +25,7 @@
 #include "format/torch/pickle.h"
 #include "format/torch/pickle_long.h"
 #include "format/torch/pickle_numpy.h"
+#include "format/torch/pickle_unsafe.h"
 #include "suites.h"
 
 /* ---- the dump (make.py's notation) ----------------------------------- */
@@ -372,6 +373,110 @@ START_TEST(test_tensor_shape)
 	ck_assert_str_eq(pickle_kind_name(PICKLE_PERSID), "persistent id");
 	pickle_free(p);
 	free(pkl);
+}
+END_TEST
+
+/* ---- what Python would import and call ------------------------------ */
+
+/* The uses of pickle buf as "how callable op@at where" lines. */
+static char *
+uses_of(const char *buf, size_t len)
+{
+	struct pickle *p = NULL;
+	struct err e = { 0 };
+	struct buf b = BUF_INIT;
+	const struct pickle_unsafe *u;
+
+	ck_assert_msg(pickle_load(buf, len, NULL, &p, &e) == 0, "%s",
+		      e.detail);
+	u = pickle_unsafe_of(p);
+	for (size_t i = 0; i < u->n; i++) {
+		const struct pickle_unsafe_use *x = &u->use[i];
+		const struct pickle_value *c = x->callable;
+		size_t n = 0;
+
+		for (const struct pickle_step *s = x->path; s; s = s->prev)
+			n++;
+		buf_addf(&b, "%s%s %s.%s %s@%zu %s%zu", i ? "; " : "",
+			 x->newobj ? "new" : x->args ? "call" : "import",
+			 c->kind == PICKLE_GLOBAL ? c->global.module : "",
+			 c->kind == PICKLE_GLOBAL ? c->global.name : "(call)",
+			 x->op, x->at, x->reached ? "depth " : "dropped ",
+			 n);
+	}
+	ck_assert_uint_eq(u->total, u->n);
+	pickle_free(p);
+	return buf_steal(&b);
+}
+
+#define USES(lit, want) do { \
+	char *got_ = uses_of(lit, sizeof(lit) - 1); \
+	ck_assert_str_eq(got_ ? got_ : "", want); \
+	free(got_); \
+} while (0)
+
+/* What torch.load(weights_only=True) allows is not recorded; anything
+ * else is, as an import and, when called, a call, with where the root
+ * reaches what it made (pickle_unsafe.h). */
+START_TEST(test_unsafe)
+{
+	size_t len;
+	char *pkl, *got;
+
+	/* allowed: torch's tensors, OrderedDict, protocol 2's
+	 * __builtin__.set (Python 3 imports builtins.set), torch.device */
+	pkl = slurp("model_state_dict", ".pkl", &len);
+	got = uses_of(pkl, len);
+	ck_assert_str_eq(got ? got : "", "");
+	free(got);
+	free(pkl);
+	USES("c__builtin__\nset\n]\x85R.", "");
+	USES("ctorch\ndevice\nX\x03\0\0\0cpu\x85R.", "");
+	/* os.system at the root, under a key, and dropped (POP) */
+	USES("cposix\nsystem\nX\x02\0\0\0ls\x85R.",
+	     "import posix.system GLOBAL@0 depth 1; "
+	     "call posix.system REDUCE@22 depth 0");
+	USES("}X\x01\0\0\0kcposix\nsystem\nX\x02\0\0\0ls\x85Rs.",
+	     "import posix.system GLOBAL@7 depth 2; "
+	     "call posix.system REDUCE@29 depth 1");
+	USES("cbuiltins\neval\nX\x01\0\0\0" "1\x85R0N.",
+	     "import builtins.eval GLOBAL@0 dropped 0; "
+	     "call builtins.eval REDUCE@22 dropped 0");
+	/* a class made by NEWOBJ, a global kept as a value (the factory of
+	 * a folded defaultdict), a call of what a call returned */
+	USES("cm\nC\n)\x81.",
+	     "import m.C GLOBAL@0 depth 1; new m.C NEWOBJ@6 depth 0");
+	USES("ccollections\ndefaultdict\nc__builtin__\ndict\n\x85R.",
+	     "import collections.defaultdict GLOBAL@0 dropped 0; "
+	     "import __builtin__.dict GLOBAL@25 dropped 0; "
+	     "call collections.defaultdict REDUCE@44 depth 0");
+	USES("cbuiltins\ngetattr\ncm\nC\nX\x01\0\0\0f\x86R)R.",
+	     "import builtins.getattr GLOBAL@0 depth 2; "
+	     "import m.C GLOBAL@18 depth 3; "
+	     "call builtins.getattr REDUCE@30 depth 1; "
+	     "call .(call) REDUCE@32 depth 0");
+	/* protocol 0's INST, protocol 4's STACK_GLOBAL */
+	USES("(S'ls'\nios\nsystem\n.",
+	     "import os.system INST@7 depth 1; call os.system INST@7 depth 0");
+	USES("\x8c\x05posix\x8c\x06system\x93X\x02\0\0\0ls\x85R.",
+	     "import posix.system STACK_GLOBAL@15 depth 1; "
+	     "call posix.system REDUCE@24 depth 0");
+	/* the allow-list, both ends and between (bsearch over a sorted
+	 * table), and names close to allowed ones */
+	ck_assert_int_eq(pickle_unsafe_global("_codecs", 7, "encode", 6), 0);
+	ck_assert_int_eq(pickle_unsafe_global("torch", 5, "uint8", 5), 0);
+	ck_assert_int_eq(pickle_unsafe_global("torch._utils", 12,
+					      "_rebuild_tensor_v2", 18), 0);
+	ck_assert_int_eq(pickle_unsafe_global("torch.cuda.sparse", 17,
+					      "ShortTensor", 11), 0);
+	ck_assert_int_eq(pickle_unsafe_global("__builtin__", 11, "set", 3),
+			 0);
+	ck_assert_int_eq(pickle_unsafe_global("torch", 5, "load", 4), 1);
+	ck_assert_int_eq(pickle_unsafe_global("torch._utils", 12,
+					      "_rebuild_tensor_v4", 18), 1);
+	ck_assert_int_eq(pickle_unsafe_global("builtins", 8, "setattr", 7),
+			 1);
+	ck_assert_int_eq(pickle_unsafe_global("torch", 5, "uint8\0x", 7), 1);
 }
 END_TEST
 
@@ -1204,6 +1309,7 @@ pickle_suite(void)
 	tcase_add_loop_test(tc, test_truncated, 0,
 			    sizeof(good) / sizeof(good[0]));
 	tcase_add_test(tc, test_tensor_shape);
+	tcase_add_test(tc, test_unsafe);
 	tcase_add_test(tc, test_opcodes);
 	tcase_add_test(tc, test_wide_ints);
 	tcase_add_test(tc, test_values);

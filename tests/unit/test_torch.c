@@ -288,6 +288,15 @@ meta(const struct header *h, const char *key)
 		      key, got_ ? got_ : "(none)", want); \
 } while (0)
 
+/* Use i of h as "how callable args where op". */
+#define UNSAFE_EQ(h, i, want) do { \
+	const struct unsafe_use *u_ = &(h)->unsafe[i]; \
+	char t_[300]; \
+	snprintf(t_, sizeof(t_), "%s %s %s %s %s", u_->how, u_->callable, \
+		 u_->args, u_->where ? u_->where : "(none)", u_->op); \
+	ck_assert_str_eq(t_, want); \
+} while (0)
+
 /* What trainers keep beside the tensors is shown as data or named, and
  * costs no tensor (issue 30): a uint64 seed, torch.Size, a set, a
  * device, a dtype, an empty dict, an object of the trainer's class,
@@ -351,6 +360,16 @@ START_TEST(test_values)
 		"\"kwargs\": {\"k\": 2}}");
 	META_EQ(h, "p0", "[-3, 0.5, \"x\", 5]");
 	ck_assert_uint_eq(h->nmeta, 16);
+	/* what torch.load would import and call beyond weights only: the
+	 * calls with their arguments and places, a global passed as a
+	 * value (the subclass's type) as an import */
+	ck_assert_uint_eq(h->nunsafe, 5);
+	ck_assert_uint_eq(h->unsafe_total, 5);
+	UNSAFE_EQ(h, 0, "new argparse.Namespace [] args NEWOBJ");
+	UNSAFE_EQ(h, 1, "call posix.system [\"ls\"] sys REDUCE");
+	UNSAFE_EQ(h, 2, "new m.EMA [] ema NEWOBJ");
+	UNSAFE_EQ(h, 3, "new m.K [1, {\"**\": {\"k\": 2}}] kw NEWOBJ_EX");
+	UNSAFE_EQ(h, 4, "import m.MyTensor  sub.args.1 GLOBAL");
 	container_free(h);
 	buf_free(&z);
 }

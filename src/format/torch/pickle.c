@@ -31,10 +31,12 @@
 #include "format/torch/pickle_names.h"
 #include "format/torch/pickle_store.h"
 #include "format/torch/pickle_text.h"
+#include "format/torch/pickle_unsafe.h"
 
 struct pickle {
 	struct pickle_store store;
 	struct pickle_value *root;
+	struct pickle_unsafe unsafe;	/* what Python would import, call */
 };
 
 struct machine {
@@ -48,6 +50,7 @@ struct machine {
 	size_t mn, mcap;
 	struct pickle_value **memo;
 	size_t memo_cap, memo_count;
+	int rest_ok;		/* bytes may follow STOP (pickle_scan) */
 	struct err *e;
 };
 
@@ -329,6 +332,28 @@ python_name(const char *p, size_t n)
 	return 1;
 }
 
+/* Record what Python would import or call that torch.load's weights
+ * only mode refuses (pickle_unsafe.h): an import of global g (args NULL),
+ * or a call of callee that made made.  0, or -1 with *m->e. */
+static int
+unsafe_use(struct machine *m, const struct pickle_value *callee,
+	   const struct pickle_value *args, const struct pickle_value *kwargs,
+	   int newobj, struct pickle_value *made)
+{
+	struct pickle_unsafe_use u = { callee, args, kwargs, made, newobj,
+				       cur_op(m), m->in.at, 0, NULL };
+
+	if (callee->kind == PICKLE_GLOBAL &&
+	    !pickle_unsafe_global(callee->global.module,
+				  strlen(callee->global.module),
+				  callee->global.name,
+				  strlen(callee->global.name)))
+		return 0;
+	if (m->pk->unsafe.n < PICKLE_UNSAFE_KEPT)
+		pickle_store_flag(made);
+	return pickle_unsafe_add(&m->pk->unsafe, &u, m->e);
+}
+
 /* A global: a known one by its id, any other as its name, never
  * imported. */
 static struct pickle_value *
@@ -353,12 +378,15 @@ make_global(struct machine *m, const char *mod, size_t mlen,
 		v->global.module = a->module;
 		v->global.name = a->name;
 		v->global.id = a->id;
-		return v;
+	} else {
+		v->global.id = PICKLE_G_OTHER;
+		v->global.module = keep_name(m, mod, mlen);
+		v->global.name = v->global.module ? keep_name(m, name, nlen) :
+				 NULL;
+		if (!v->global.name)
+			return NULL;
 	}
-	v->global.id = PICKLE_G_OTHER;
-	v->global.module = keep_name(m, mod, mlen);
-	v->global.name = v->global.module ? keep_name(m, name, nlen) : NULL;
-	return v->global.name ? v : NULL;
+	return unsafe_use(m, v, NULL, NULL, 0, v) ? NULL : v;
 }
 
 /* GLOBAL and INST: "module\nname\n". */
@@ -399,6 +427,7 @@ static int
 push_call(struct machine *m, struct pickle_value *callee,
 	  struct pickle_value *args, struct pickle_value *kwargs, int newobj)
 {
+	struct pickle_value *made;
 	char at[64];
 
 	if (callee->kind != PICKLE_GLOBAL && callee->kind != PICKLE_CALL)
@@ -414,9 +443,11 @@ push_call(struct machine *m, struct pickle_value *callee,
 			    pickle_kind_name(kwargs->kind));
 	if (kwargs && !kwargs->dict.n)
 		kwargs = NULL;		/* cls.__new__(cls, *args, **{}) */
-	return push(m, pickle_call_make(&m->pk->store, callee, args, kwargs,
-					newobj, where(m, at, sizeof(at)),
-					m->e));
+	made = pickle_call_make(&m->pk->store, callee, args, kwargs, newobj,
+				where(m, at, sizeof(at)), m->e);
+	if (!made || unsafe_use(m, callee, args, kwargs, newobj, made))
+		return -1;
+	return push(m, made);
 }
 
 /* REDUCE (callee, args), NEWOBJ (cls, args), NEWOBJ_EX (cls, args,
@@ -625,7 +656,7 @@ step(struct machine *m)
 			return fail(m, "STOP at byte %zu leaves %zu values and %zu "
 				    "MARKs (only the result should be left)",
 				    m->in.at, m->sn, m->mn);
-		if (m->in.pos != m->in.len)
+		if (m->in.pos != m->in.len && !m->rest_ok)
 			return fail(m, "%zu bytes after STOP at byte %zu",
 				    m->in.len - m->in.pos, m->in.at);
 		return 1;
@@ -823,18 +854,20 @@ load(struct machine *m, const struct pickle_limits *lim, struct pickle **out)
 	}
 	if (rc == 1) {
 		m->pk->root = m->stack[0];
+		m->pk->store.seen = pickle_unsafe_reached;
+		m->pk->store.seen_ctx = &m->pk->unsafe;
 		rc = pickle_store_check(&m->pk->store, m->pk->root, &m->lim,
 					m->e);
 	}
 	free(m->stack);
 	free(m->marks);
 	free(m->memo);
-	if (rc < 0) {
+	if (rc < 0 && !m->rest_ok) {
 		pickle_free(m->pk);
 		return -1;
 	}
 	*out = m->pk;
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 int
@@ -860,10 +893,30 @@ pickle_read(const struct pickle_source *src, const struct pickle_limits *lim,
 	return rc;
 }
 
+int
+pickle_scan(const struct pickle_source *src, const struct pickle_limits *lim,
+	    struct pickle **out, size_t *used, struct err *e)
+{
+	struct machine m = { .e = e, .rest_ok = 1 };
+	int rc;
+
+	pickle_input_stream(&m.in, src, e);
+	rc = load(&m, lim, out);
+	*used = m.in.pos;
+	pickle_input_free(&m.in);
+	return rc;
+}
+
 const struct pickle_value *
 pickle_root(const struct pickle *p)
 {
 	return p->root;
+}
+
+const struct pickle_unsafe *
+pickle_unsafe_of(const struct pickle *p)
+{
+	return &p->unsafe;
 }
 
 const struct pickle_value *
@@ -909,5 +962,6 @@ pickle_free(struct pickle *p)
 	if (!p)
 		return;
 	pickle_store_free(&p->store);
+	pickle_unsafe_free(&p->unsafe);
 	free(p);
 }

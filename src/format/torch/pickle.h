@@ -65,7 +65,22 @@ int pickle_read(const struct pickle_source *src,
 		const struct pickle_limits *lim, struct pickle **out,
 		struct err *e);
 
+/* For a scan (pickle_unsafe.h): the pickle src starts with, which bytes
+ * may follow (*used: its length, where the next one would start).  0
+ * with *out; -1 with *e and, when the load began, *out all the same: the
+ * values and uses made before it stopped (its root NULL, nothing
+ * reached), for the caller to list and free. */
+int pickle_scan(const struct pickle_source *src,
+		const struct pickle_limits *lim, struct pickle **out,
+		size_t *used, struct err *e);
+
+/* The root; NULL for a pickle_scan() that stopped. */
 const struct pickle_value *pickle_root(const struct pickle *p);
+
+/* What Python would import and call beyond torch.load's weights only
+ * mode, and where the root reaches what each made (pickle_unsafe.h). */
+struct pickle_unsafe;
+const struct pickle_unsafe *pickle_unsafe_of(const struct pickle *p);
 
 /* The value of the last pair of dict d whose key is the string key, or
  * NULL (also when d is not a dict). */

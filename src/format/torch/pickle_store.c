@@ -26,6 +26,7 @@ struct node {
 	uint64_t walk;		/* the check: values below, saturated */
 	unsigned height;	/* the check: the longest path down from here */
 	unsigned char state;	/* the check: 0 new, 1 open, 2 done */
+	unsigned char flagged;	/* pickle_store_flag: the check says where */
 };
 
 #define CHUNK_NODES 256
@@ -133,6 +134,12 @@ pickle_store_str(struct pickle_store *s, enum pickle_kind kind, const void *p,
 		memcpy(str, p, n);
 	str[n] = '\0';
 	return pickle_store_take(s, kind, str, n, e);
+}
+
+void
+pickle_store_flag(struct pickle_value *v)
+{
+	node_of(v)->flagged = 1;
 }
 
 struct pickle_value **
@@ -369,6 +376,8 @@ pickle_store_check(struct pickle_store *s, struct pickle_value *root,
 	node_of(root)->state = 1;
 	node_of(root)->walk = 1;
 	node_of(root)->height = 1;
+	if (node_of(root)->flagged && s->seen)
+		s->seen(s->seen_ctx, root, NULL);
 	while (sn) {
 		struct frame *f = &st[sn - 1];
 		struct node *c;
@@ -405,6 +414,16 @@ pickle_store_check(struct pickle_store *s, struct pickle_value *root,
 		c->walk = 1;
 		c->height = 1;
 		st[sn++] = (struct frame){ c, 0, NULL };
+		if (c->flagged && s->seen) {
+			const struct pickle_step *path = path_to(s, st, sn - 1,
+								 e);
+
+			if (!path) {
+				rc = -1;
+				break;
+			}
+			s->seen(s->seen_ctx, &c->v, path);
+		}
 	}
 	free(st);
 	if (!rc && node_of(root)->walk > lim->walk)

@@ -19,6 +19,11 @@ struct pickle_store {
 	struct pickle_store_steps *steps;	/* the paths of PICKLE_REFs */
 	size_t values;		/* made so far (steps counted as values) */
 	size_t max_values;	/* refused beyond */
+	/* pickle_store_check calls seen(seen_ctx, v, path) when it first
+	 * reaches a value flagged with pickle_store_flag (NULL: never) */
+	void (*seen)(void *ctx, const struct pickle_value *v,
+		     const struct pickle_step *path);
+	void *seen_ctx;
 };
 
 /* Make room for need items in *arr, an array of *cap items of size bytes
@@ -49,6 +54,9 @@ struct pickle_value *pickle_store_take(struct pickle_store *s,
  * passes str to it): NULL until set.  Only for PICKLE_STR values and
  * PICKLE_ELIDED ones of a str. */
 struct pickle_value **pickle_store_made(struct pickle_value *str);
+
+/* Have the check tell where the root reaches v (s->seen). */
+void pickle_store_flag(struct pickle_value *v);
 
 /* Append items[0..n) to a tuple, list or set v, or the n / 2 pairs
  * items[0], items[1], ... to a dict v.  0, or -1 with ERR_NO_MEMORY. */

@@ -2,12 +2,14 @@
 #include "format/torch/torch.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "format/naming.h"
 #include "format/torch/pickle.h"
 #include "format/torch/torch_tree.h"
+#include "format/torch/torch_unsafe.h"
 #include "format/torch/torch_value.h"
 #include "format/torch/torch_zip.h"
 
@@ -149,9 +151,12 @@ static int
 open_zip(const struct reader *r, struct header **out, struct err *e)
 {
 	struct torch_tree_budget budget;
+	struct unsafe_use *unsafe;
 	struct pickle *p = NULL;
+	size_t nunsafe;
+	uint64_t total;
 	struct torch_zip *z;
-	size_t len;
+	size_t len = 0;
 	int rc = -1;
 
 	if (torch_zip_open(r, &z, e))
@@ -171,9 +176,17 @@ open_zip(const struct reader *r, struct header **out, struct err *e)
 	if (check_byteorder(r, z, e) || load_pickle(z, &p, &len, e))
 		goto out;
 	budget = torch_tree_budget_for(len);
+	if (torch_unsafe_list(p, &unsafe, &nunsafe, &total, e))
+		goto out;
 	rc = torch_tree_table(pickle_root(p), z, r->size, &budget, out, e);
-	if (rc == 0)
+	if (rc == 0) {
 		(*out)->header_len = len;	/* the pickle: the index */
+		(*out)->unsafe = unsafe;
+		(*out)->nunsafe = nunsafe;
+		(*out)->unsafe_total = total;
+	} else {
+		free(unsafe);
+	}
 out:
 	pickle_free(p);
 	torch_zip_free(z);

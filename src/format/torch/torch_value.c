@@ -675,6 +675,15 @@ torch_value_text(struct torch_value *j, const struct pickle_value *v,
 }
 
 int
+torch_value_path(struct torch_value *j, const struct pickle_step *path,
+		 struct buf *b)
+{
+	struct render r = { j, b, j->left, 0, 0 };
+
+	return result(&r, path_text(&r, path));
+}
+
+int
 torch_value_key(struct torch_value *j, const struct pickle_value *k,
 		struct buf *b)
 {

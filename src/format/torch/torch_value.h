@@ -84,4 +84,10 @@ int torch_value_text(struct torch_value *j, const struct pickle_value *v,
 int torch_value_key(struct torch_value *j, const struct pickle_value *k,
 		    struct buf *b);
 
+/* The dotted text of a path from the root (pickle_value.h; NULL: the
+ * root, ""), as {"__ref__": ...} shows it.  Returns as
+ * torch_value_json. */
+int torch_value_path(struct torch_value *j, const struct pickle_step *path,
+		     struct buf *b);
+
 #endif
