@@ -190,27 +190,28 @@ START_TEST(fast_paths)
 		compare(b, 2, 16, kind);
 		compare(c, 3, 1024, kind);
 		compare(strip, 1, 1024, kind);
-		compare(longrow, 2, 1024, kind);	/* past COLS_MAX */
 	}
+	/* rows past COLS_MAX: by blocks (one macro for the three) */
+	compare(longrow, 2, 1024, 1);
 }
 END_TEST
 
 /* An outlier is never averaged away: it is its pixel's value. */
 START_TEST(outlier)
 {
-	uint64_t shape[] = { 512, 4096 };
+	uint64_t shape[] = { 512, 2048 };
 	struct heatmap_geom g;
 	struct heatmap_acc a;
-	double *v = calloc(512 * 4096, sizeof(double));
+	double *v = calloc(512 * 2048, sizeof(double));
 	uint32_t j;
 
-	for (j = 0; j < 512 * 4096; j++)
+	for (j = 0; j < 512 * 2048; j++)
 		v[j] = 0.01 * sin(j);
-	v[100 * 4096 + 777] = -9;
+	v[100 * 2048 + 777] = -9;
 	heatmap_geom(shape, 2, 0, 256, &g);
 	ck_assert_int_eq(heatmap_init(&a, &g), 0);
-	heatmap_feed_f64(&a, v, 512 * 4096);
-	ck_assert(a.pix[(100 / 2) * g.pw + 777 / 16] == -9);
+	heatmap_feed_f64(&a, v, 512 * 2048);
+	ck_assert(a.pix[(100 / 2) * g.pw + 777 / 8] == -9);
 	ck_assert(heatmap_scale(&a) == 9);
 	ck_assert_uint_eq(heatmap_colour(-9, 9),
 			  heatmap_step_colour(-HEATMAP_LEVELS));
@@ -284,7 +285,7 @@ START_TEST(png_size_fixed)
 	};
 	unsigned dims[][2] = { { 1, 1 }, { 3, 2 }, { 640, 420 },
 			       { 1044, 1076 }, { 5000, 7 }, { 7, 3000 },
-			       { 2000, 2000 } };
+			       { 1500, 1100 } };
 	size_t k, i;
 
 	for (k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
