@@ -35,8 +35,9 @@ STFS_DEPS+=(libzip-dev)
 # samples/make.py) and man for the man pages.
 STFS_DEPS+=(python3-numpy man-db)
 # the .png/ pictures: cairo draws them, libpng (cairo's own) writes them
-# with a size fixed before drawing, their text is DejaVu Sans
-STFS_DEPS+=(libcairo2-dev libpng-dev fonts-dejavu-core)
+# with a size fixed before drawing, their text is DejaVu Sans (the font's
+# files, read with FreeType)
+STFS_DEPS+=(libcairo2-dev libpng-dev libfreetype-dev fonts-dejavu-core)
 
 # What the tests need on top (scripts/test installs STFS_DEPS and these):
 # every program a test runs that a minimal Debian 12 (debootstrap

@@ -3,8 +3,12 @@
 #include "view/png_draw.h"
 
 #include <cairo.h>
+#include <cairo-ft.h>
 #include <errno.h>
+#include <ft2build.h>
+#include FT_FREETYPE_H
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,6 +17,12 @@
 #include "view/png_file.h"
 
 #define FONT "DejaVu Sans"
+/* fonts-dejavu-core's files, read with FreeType: the same glyphs on
+ * every machine, whatever fontconfig would pick, and no fontconfig */
+#define FONT_DIR "/usr/share/fonts/truetype/dejavu/"
+static const char *const font_files[2] = {
+	FONT_DIR "DejaVuSans.ttf", FONT_DIR "DejaVuSans-Bold.ttf",
+};
 #define BAR_GAP 16
 #define BAR_W 16
 #define BAR_H (2 * HEATMAP_LEVELS + 1)	/* one row per step */
@@ -41,6 +51,38 @@ rgb(cairo_t *cr, uint32_t c)
 			     (c >> 8 & 255) / 255.0, (c & 255) / 255.0);
 }
 
+/* The two faces, loaded once for the process and kept (FreeType's
+ * library and faces with them); NULL where a file is missing, then
+ * cairo's own "DejaVu Sans" through fontconfig. */
+static cairo_font_face_t *faces[2];
+static pthread_once_t faces_once = PTHREAD_ONCE_INIT;
+
+static void
+load_faces(void)
+{
+	static FT_Library lib;
+	FT_Face f;
+	int k;
+
+	if (FT_Init_FreeType(&lib))
+		return;
+	for (k = 0; k < 2; k++)
+		if (FT_New_Face(lib, font_files[k], 0, &f) == 0)
+			faces[k] = cairo_ft_font_face_create_for_ft_face(f, 0);
+}
+
+static void
+font(cairo_t *cr, int bold)
+{
+	pthread_once(&faces_once, load_faces);
+	if (faces[bold ? 1 : 0])
+		cairo_set_font_face(cr, faces[bold ? 1 : 0]);
+	else
+		cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
+				       bold ? CAIRO_FONT_WEIGHT_BOLD :
+				       CAIRO_FONT_WEIGHT_NORMAL);
+}
+
 /* Show s at (x, y) in size px, cut with "…" to fit in width. */
 static void
 text(cairo_t *cr, double x, double y, double px, int bold, const char *s,
@@ -50,9 +92,7 @@ text(cairo_t *cr, double x, double y, double px, int bold, const char *s,
 	cairo_text_extents_t ex;
 	size_t n = strlen(s);
 
-	cairo_select_font_face(cr, FONT, CAIRO_FONT_SLANT_NORMAL,
-			       bold ? CAIRO_FONT_WEIGHT_BOLD :
-			       CAIRO_FONT_WEIGHT_NORMAL);
+	font(cr, bold);
 	cairo_set_font_size(cr, px);
 	if (n > sizeof(tmp) - 4)
 		n = sizeof(tmp) - 4;

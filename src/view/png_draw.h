@@ -1,5 +1,6 @@
 /* png_draw.h - the two pictures of a tensor, drawn with cairo (text in
- * DejaVu Sans, fonts-dejavu-core, through fontconfig) and written with
+ * DejaVu Sans: fonts-dejavu-core's files read with FreeType, or
+ * fontconfig's DejaVu Sans where they are missing) and written with
  * png_file.h.  Their sizes follow from the shape alone:
  *
  * Heatmap: a title (the name), a line of dtype, shape and downsampling,
