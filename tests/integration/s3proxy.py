@@ -286,6 +286,12 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 		super().__init__(*a)
 		self.local = threading.local()
 
+	def handle_error(self, request, client_address):
+		# a client may hang up on an answer it no longer wants (a
+		# daemon that unmounts ends its transfers): no error
+		if not isinstance(sys.exc_info()[1], ConnectionError):
+			super().handle_error(request, client_address)
+
 
 def main():
 	with open(sys.argv[1]) as f:
