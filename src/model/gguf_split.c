@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/error.h"
 #include "base/meter.h"
 #include "base/nametab.h"
@@ -87,13 +88,59 @@ meta_text(char *buf, size_t cap, long long v)
 	return buf;
 }
 
+#define MISSING_NAMED 16	/* missing parts a message names */
+
+/* Part first of the set named by its part given (1-based) cannot be
+ * opened: every part that cannot, named (each tried; a part that opens is
+ * closed again), in one error about the part given. */
+static int
+missing_parts(const struct source_opener *op, const char *const *paths,
+	      unsigned n, unsigned given, unsigned first, struct err *e)
+{
+	char why[ERR_DETAIL_MAX];
+	struct buf names = BUF_INIT;
+	struct err probe = { 0 };
+	unsigned i, missing = 0;
+	int bad = 0;
+
+	snprintf(why, sizeof(why), "%s", e->detail);
+	for (i = first; i < n; i++) {
+		struct source *src = NULL;
+		const char *slash = strrchr(paths[i], '/');
+
+		if (i != first &&
+		    source_opener_open(op, paths[i], &src, &probe) == 0) {
+			source_close(src);
+			continue;
+		}
+		err_clear(&probe);
+		if (++missing <= MISSING_NAMED)
+			bad |= buf_addf(&names, "%s%s", missing > 1 ? ", " :
+					"", slash ? slash + 1 : paths[i]);
+	}
+	if (missing > MISSING_NAMED)
+		bad |= buf_addf(&names, " and %u more", missing - MISSING_NAMED);
+	err_clear(e);
+	if (bad) {
+		buf_free(&names);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	err_set(e, ERR_IO, "part %u of %u of a GGUF split set; %u part%s "
+		"cannot be opened: %s (the first: %.200s): put every part "
+		"beside it, or merge the set with llama-gguf-split --merge",
+		given, n, missing, missing == 1 ? "" : "s", names.data, why);
+	buf_free(&names);
+	return err_at(e, paths[given - 1]);
+}
+
 /* Open the n parts at paths into m->shards in split.no order.  named: the
- * paths are the set's names, in order, which the parts must confirm;
- * else they come in any order (a manifest's) and each part's split.no
- * places it. */
+ * paths are the set's names, in order, which the parts must confirm (the
+ * part given, 1-based, is the one named); else they come in any order (a
+ * manifest's) and each part's split.no places it. */
 static int
 open_parts(const struct source_opener *op, const char *const *paths,
-	   unsigned n, int named, struct model *m, struct err *e)
+	   unsigned n, int named, unsigned given, struct model *m,
+	   struct err *e)
 {
 	struct shard sh;
 	long long no, count;
@@ -102,8 +149,11 @@ open_parts(const struct source_opener *op, const char *const *paths,
 	meter_phase(op->meter, "parts' headers read", n);
 	for (i = 0; i < n; i++) {
 		memset(&sh, 0, sizeof(sh));
-		if (open_part(op, paths[i], &sh, &no, &count, e))
+		if (open_part(op, paths[i], &sh, &no, &count, e)) {
+			if (named && given && !sh.src && e->code == ERR_IO)
+				missing_parts(op, paths, n, given, i, e);
 			goto fail;
+		}
 		if (named && (no != (long long)i || count != (long long)n)) {
 			char a[24], b[24];
 
@@ -164,8 +214,8 @@ merge(struct model *m, struct err *e)
 /* The set of n parts at paths (named: see open_parts) as one model. */
 static int
 open_set(const struct source_opener *op, const char *arg,
-	 const char *const *paths, unsigned n, int named, struct model **out,
-	 struct err *e)
+	 const char *const *paths, unsigned n, int named, unsigned given,
+	 struct model **out, struct err *e)
 {
 	struct model *m = calloc(1, sizeof(*m));
 
@@ -179,7 +229,7 @@ open_set(const struct source_opener *op, const char *arg,
 		model_free(m);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
-	if (open_parts(op, paths, n, named, m, e) || merge(m, e)) {
+	if (open_parts(op, paths, n, named, given, m, e) || merge(m, e)) {
 		model_free(m);
 		return -1;
 	}
@@ -214,8 +264,8 @@ gguf_split_open(const struct source_opener *op, const char *arg,
 			break;
 		}
 	if (paths && i == n)
-		rc = open_set(op, arg, (const char *const *)paths, n, 1, out,
-			      e);
+		rc = open_set(op, arg, (const char *const *)paths, n, 1,
+			      nm.part, out, e);
 	else
 		err_set(e, ERR_NO_MEMORY, "out of memory");
 	for (i = 0; paths && i < n; i++)
@@ -232,5 +282,5 @@ gguf_split_open_parts(const struct source_opener *op, const char *arg,
 	if (n < 2 || n > 99999)
 		return err_set(e, ERR_USAGE, "%zu parts of a GGUF split set",
 			       n);
-	return open_set(op, arg, paths, (unsigned)n, 0, out, e);
+	return open_set(op, arg, paths, (unsigned)n, 0, 0, out, e);
 }

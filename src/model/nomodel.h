@@ -11,7 +11,8 @@ struct err;
 
 /* Record ERR_USAGE "no model (...) in this directory" (below: "or below
  * it") at dir, naming the checkpoints dir holds, if any, and how to open
- * one.  Returns -1. */
+ * one, or the later part of a GGUF split set it holds without the first:
+ * which part of how many, and every part missing.  Returns -1. */
 int nomodel_set(struct err *e, const char *dir, int below);
 
 #endif

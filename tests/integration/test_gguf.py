@@ -179,9 +179,30 @@ def check_split(t, d, tensors, meta):
 	os.rename(paths[1], paths[1] + ".x")
 	r = harness.run([harness.STFS_INSPECT, paths[0]])
 	err = r.stderr.decode("utf-8", "replace").strip()
+	base = [os.path.basename(p) for p in paths]
 	t.check(r.returncode != 0 and len(err.splitlines()) == 1 and
-		paths[1] in err, "split: a missing part is named: %r" % err)
+		"part 1 of 3" in err and base[1] in err and base[2] not in err,
+		"split: a missing part is named: %r" % err)
+	# part 2 named, parts 1 and 3 missing: which part it is, and every
+	# part missing (issue 39: only the first was named)
+	os.rename(paths[0], paths[0] + ".x")
+	os.rename(paths[2], paths[2] + ".x")
 	os.rename(paths[1] + ".x", paths[1])
+	r = harness.run([harness.STFS_INSPECT, paths[1]])
+	err = r.stderr.decode("utf-8", "replace").strip()
+	t.check(r.returncode != 0 and len(err.splitlines()) == 1 and
+		(paths[1] + ": IoError: part 2 of 3 of a GGUF split set; 2 "
+		 "parts cannot be opened: %s, %s" % (base[0], base[2])) in err,
+		"split: part 2 of 3, both missing parts named: %r" % err)
+	# its directory: no model, but which part of how many it holds
+	r = harness.run([harness.STFS_INSPECT, os.path.dirname(paths[1])])
+	err = r.stderr.decode("utf-8", "replace").strip()
+	t.check(r.returncode != 0 and len(err.splitlines()) == 1 and
+		("it holds %s, part 2 of 3 of a GGUF split set whose parts "
+		 "%s, %s are missing" % (base[1], base[0], base[2])) in err,
+		"split: a directory of part 2 alone says so: %r" % err)
+	os.rename(paths[0] + ".x", paths[0])
+	os.rename(paths[2] + ".x", paths[2])
 	dup = os.path.join(d, "dup")
 	os.makedirs(dup)
 	p2 = gguf_gen.write_split(os.path.join(dup, "m"), tensors[:2] +
@@ -470,6 +491,7 @@ def run(t):
 			t.eq(json.load(f), {"": "", "k": [""]},
 			     "empty key and strings")
 	check_nul_keys(t, d)
+	check_float_meta(t, d)
 	for name, data, words in gguf_gen.hostile_files(good):
 		p = os.path.join(d, "bad-%s.gguf" % name)
 		with open(p, "wb") as f:
@@ -523,6 +545,38 @@ def run(t):
 			"%s: leads with GGUF, says %s, got %r" % (name, words, err))
 	refuse_mount(t, os.path.join(d, "bad-magic.gguf"),
 		     ["InvalidGguf", 'magic is "GGUX"'])
+
+
+def check_float_meta(t, d):
+	"""Floats of metadata stay floats in JSON: -0.0 keeps its sign (it
+	was written -0, which readers take for the integer 0) and 3.0 is not
+	the integer 3; values read back exactly."""
+	import math
+	p = os.path.join(d, "floats.gguf")
+	gguf_gen.write(p, [("w", "F32", [4], None)], metadata=[
+		("a", "f32", -0.0), ("b", "f64", -0.0), ("c", "f32", 3.0),
+		("d", "f64", 1e300), ("e", "f32", 0.1),
+		("f", "array", ("f64", [-0.0, 2.0, 0.5]))])
+	r = harness.run([harness.STFS_INSPECT, "--json", p])
+	with harness.Mount(t, p) as m:
+		with open(os.path.join(m.path, "__metadata__.json")) as f:
+			text = f.read()
+	meta = json.loads(text)
+	for k in ("a", "b"):
+		t.check(isinstance(meta.get(k), float) and meta[k] == 0 and
+			math.copysign(1, meta[k]) < 0, "metadata %s: -0.0, got %r "
+			"in %r" % (k, meta.get(k), text))
+	t.check(isinstance(meta.get("c"), float) and meta["c"] == 3.0,
+		"metadata c: 3.0 a float: %r" % meta.get("c"))
+	t.eq(meta.get("d"), 1e300, "metadata d: f64 exact")
+	t.eq(np.float32(meta.get("e", 0)), np.float32(0.1),
+	     "metadata e: reads back as the f32")
+	f = meta.get("f") or [0]
+	t.check([type(x) for x in f] == [float] * 3 and
+		math.copysign(1, f[0]) < 0, "metadata f: floats: %r" % f)
+	j = json.loads(r.stdout or b"{}").get("metadata", {})
+	t.check(math.copysign(1, j.get("a", 1)) < 0,
+		"--json: -0.0 keeps its sign: %r" % j.get("a"))
 
 
 def check_nul_keys(t, d):

@@ -235,6 +235,20 @@ grow(void **arr, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* A finite float with digits enough to read back (9 for f32, 17 for
+ * f64), written as a float: "-0.0" and "3.0", not "-0" and "3", which
+ * JSON readers take for the integers 0 and 3. */
+static int
+add_real(struct gguf_in *in, double d, int digits)
+{
+	char t[40];
+
+	snprintf(t, sizeof(t), "%.*g", digits, d);
+	if (!strpbrk(t, ".e"))
+		strcat(t, ".0");
+	return buf_adds(&in->text, t);
+}
+
 static int
 add_double(struct gguf_in *in, double d)
 {
@@ -242,7 +256,7 @@ add_double(struct gguf_in *in, double d)
 		return buf_adds(&in->text, "\"nan\"");
 	if (isinf(d))
 		return buf_adds(&in->text, d < 0 ? "\"-inf\"" : "\"inf\"");
-	return buf_addf(&in->text, "%.17g", d);
+	return add_real(in, d, 17);
 }
 
 static int
@@ -250,7 +264,7 @@ add_float(struct gguf_in *in, float f)
 {
 	if (!isfinite(f))
 		return add_double(in, f);
-	return buf_addf(&in->text, "%.9g", (double)f);
+	return add_real(in, (double)f, 9);
 }
 
 /* One scalar of type t as JSON, appended to in->text. */
