@@ -170,23 +170,89 @@ texts_make(struct texts *x, const struct tensor *t,
 	return 0;
 }
 
+/* The lengths texts_make() gives, without writing the texts (a stat of
+ * every file of .png/ asks for them): shown_name()'s, shape_json()'s,
+ * map_json()'s. */
+static size_t
+shown_len(const struct tensor *t)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < t->name_len; i++) {
+		unsigned char c = (unsigned char)t->name[i];
+
+		if (n >= NAME_MAX_SHOWN && (c & 0xc0) != 0x80)
+			return n + 3;
+		n += c < 0x20 || c == 0x7f || c == '%' ? 3 : 1;
+	}
+	return n;
+}
+
+static size_t
+digits(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+static size_t
+shape_len(const struct tensor *t)
+{
+	size_t n = 2;
+	uint32_t i;
+
+	for (i = 0; i < t->rank; i++)
+		n += digits(t->shape[i]) + (i ? 1 : 0);
+	return n;
+}
+
+static void
+texts_measure(struct texts *x, const struct tensor *t,
+	      const struct tensor_png_opts *o, int hist)
+{
+	struct heatmap_geom g;
+	char map[256];
+	int n;
+
+	memset(x, 0, sizeof(*x));
+	add_text(x, "Title", "", shown_len(t), 1);
+	add_text(x, "Software", "", strlen(SOFTWARE), 0);
+	add_text(x, "Description", "", strlen(hist ? DESC_HIST : DESC_HEAT),
+		 0);
+	add_text(x, "stfs:dtype", "", strlen(dtype_info(t->dtype)->name), 0);
+	add_text(x, "stfs:shape", "", shape_len(t), 0);
+	if (!hist) {
+		geom_of(t, o, &g);
+		n = snprintf(map, sizeof(map), "{\"rows\":%" PRIu64 ",\"cols\":%"
+			     PRIu64 ",\"block\":[%" PRIu64 ",%" PRIu64 "],"
+			     "\"pixels\":[%u,%u],\"magnify\":[%u,%u],\"at\":"
+			     "[%d,%d]}", g.rows, g.cols, g.brows, g.bcols, g.ph,
+			     g.pw, g.cy, g.cx, PNG_DRAW_LEFT, PNG_DRAW_TOP);
+		add_text(x, "stfs:map", "", n > 0 ? (size_t)n : 0, 0);
+		add_text(x, "stfs:scale", "", SCALE_MAX, 0);
+	} else {
+		add_text(x, "stfs:stats", "", 140 + 11 * NUM_MAX, 0);
+		add_text(x, "stfs:hist", "",
+			 32 + 2 * NUM_MAX + VALUE_HIST_BINS * 21, 0);
+	}
+}
+
 uint64_t
 tensor_png_heat_size(const struct tensor *t, const struct tensor_png_opts *o)
 {
 	struct heatmap_geom g;
 	struct texts x;
 	unsigned w, h;
-	uint64_t n;
 
-	if (texts_make(&x, t, o, 0)) {
-		texts_free(&x);
-		return 0;
-	}
+	texts_measure(&x, t, o, 0);
 	geom_of(t, o, &g);
 	png_draw_heat_dims(&g, &w, &h);
-	n = png_file_size(w, h, x.t, x.nt);
-	texts_free(&x);
-	return n;
+	return png_file_size(w, h, x.t, x.nt);
 }
 
 void
@@ -203,15 +269,9 @@ uint64_t
 tensor_png_hist_size(const struct tensor *t)
 {
 	struct texts x;
-	uint64_t n;
 
-	if (texts_make(&x, t, NULL, 1)) {
-		texts_free(&x);
-		return 0;
-	}
-	n = png_file_size(PNG_DRAW_HIST_W, PNG_DRAW_HIST_H, x.t, x.nt);
-	texts_free(&x);
-	return n;
+	texts_measure(&x, t, NULL, 1);
+	return png_file_size(PNG_DRAW_HIST_W, PNG_DRAW_HIST_H, x.t, x.nt);
 }
 
 /* --- reading ------------------------------------------------------------ */
