@@ -451,6 +451,67 @@ is_helper_name(const char *argv0)
 	return strncmp(base, "mount.", 6) == 0;
 }
 
+/* The mount's word that it runs (adapter.h: on_init). */
+struct started {
+	struct stfs_opts *o;
+	const char *mnt;
+	struct fuse_session *se;
+	int state;		/* atomic: 0 not yet, 1 started, -1 failed */
+	int error;		/* -1: background_ready()'s errno */
+};
+
+/* INIT is being answered: a worker runs and has its buffer.  Forked, the
+ * waiting parent exits 0 now (not before: a loop that cannot start its
+ * first worker under `ulimit -v` left no mount behind an exit status of
+ * 0) and messages go to syslog. */
+static void
+started(void *arg)
+{
+	struct started *s = arg;
+	struct stfs_opts *o = s->o;
+
+	if (o->report < 0) {
+		log_mode = LOGTO_STDERR;
+		__atomic_store_n(&s->state, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	if (background_ready(o->report) != 0) {
+		s->error = errno;
+		__atomic_store_n(&s->state, -1, __ATOMIC_RELEASE);
+		fuse_session_exit(s->se);
+		return;
+	}
+	o->report = -1;
+	openlog(PROG, LOG_PID, LOG_DAEMON);
+	log_mode = LOGTO_SYSLOG;
+	syslog(LOG_INFO, "mounted %s on %s", o->fsname ? o->fsname : o->shown,
+	       s->mnt);
+	__atomic_store_n(&s->state, 1, __ATOMIC_RELEASE);
+}
+
+/* The loop ended (ret) before INIT was answered: its one line, with what
+ * libfuse said ("error creating thread: ...", "failed to allocate read
+ * buffer"). */
+static int
+not_started(struct err *e, const struct stfs_opts *o, int ret)
+{
+	const char *why = log_captured[0] ? log_captured : ret < -1 ?
+			  strerror(-ret) : "the FUSE loop ended";
+
+	log_mode = LOGTO_STDERR;
+	if (strncmp(why, "fuse: ", 6) == 0)
+		why += 6;
+	if (ret > 0)
+		err_set(e, ERR_IO, "stopped by signal %d (%s) before the mount "
+			"was ready", ret, strsignal(ret));
+	else
+		err_set(e, ERR_NO_MEMORY, "the mount could not start (%s): out "
+			"of memory or threads? see ulimit -v and ulimit -u",
+			why);
+	log_captured[0] = '\0';
+	return err_at(e, o->mountpoint);
+}
+
 static int
 run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
     const char *mnt, struct err *e)
@@ -464,6 +525,7 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 	struct view_opts vo = { 0 };
 	struct view *v = NULL;
 	struct readahead ra;
+	struct started st = { 0 };
 	int ret = -1;
 
 	vo.set_uid = o->uid_set;
@@ -530,25 +592,19 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 		fs.after_init_arg = &ra;
 	}
 
-	if (o->report < 0) {
-		/* the foreground: fuse_daemonize(1) only changes to / */
-		if (fuse_daemonize(1) != 0) {
-			err_set(e, ERR_IO, "cannot change to /");
-			goto err_out4;
-		}
-	} else {
-		/* The parent exits 0 now, the mount in place. */
-		if (background_ready(o->report) != 0) {
-			err_set(e, ERR_IO, "cannot go to the background: %s",
-				strerror(errno));
-			goto err_out4;
-		}
-		o->report = -1;
-		openlog(PROG, LOG_PID, LOG_DAEMON);
-		log_mode = LOGTO_SYSLOG;
-		syslog(LOG_INFO, "mounted %s on %s",
-		       o->fsname ? o->fsname : o->shown, mnt);
+	/* the foreground: fuse_daemonize(1) only changes to / */
+	if (o->report < 0 && fuse_daemonize(1) != 0) {
+		err_set(e, ERR_IO, "cannot change to /");
+		goto err_out4;
 	}
+	/* Until INIT is answered (started()), what libfuse says is the
+	 * reason a loop that ends gives. */
+	st.o = o;
+	st.mnt = mnt;
+	st.se = se;
+	fs.on_init = started;
+	fs.on_init_arg = &st;
+	log_mode = LOGTO_CAPTURE;
 
 	if (cmd.singlethread) {
 		ret = fuse_session_loop(se);
@@ -569,10 +625,23 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 		ret = fuse_session_loop_mt(se, loop);
 		fuse_loop_cfg_destroy(loop);
 	}
+	if (!__atomic_load_n(&st.state, __ATOMIC_ACQUIRE))
+		ret = not_started(e, o, ret);
+	else if (st.state < 0)
+		ret = err_set(e, ERR_IO, "cannot go to the background: %s",
+			      strerror(st.error));
 	/* A signal (SIGTERM, SIGINT, SIGHUP) ends the loop with its number:
 	 * that is a clean unmount, not a failure. */
-	if (ret > 0)
+	else if (ret > 0)
 		ret = 0;
+	/* a worker without its buffer ends the session (libfuse's rule):
+	 * what libfuse said went to the log, this is why the daemon left */
+	else if (ret < 0) {
+		err_set(e, ERR_IO, "the mount stopped: %s (out of memory? see "
+			"the messages before)", ret < -1 ? strerror(-ret) :
+			"the FUSE loop failed");
+		ret = err_at(e, o->mountpoint);
+	}
 #ifdef STFS_HAVE_HTTP
 	/* Going away: no transfer is waited for (a server that trickles
 	 * kept the daemon for minutes), before the offload threads and the

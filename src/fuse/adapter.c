@@ -280,6 +280,8 @@ adapter_init(void *userdata, struct fuse_conn_info *conn)
 	/* Without the pool such requests are answered on the request
 	 * thread, as before. */
 	fs->offload = offload_start(ADAPTER_OFFLOAD_THREADS);
+	if (fs->on_init)
+		fs->on_init(fs->on_init_arg);
 }
 
 /* --- names and attributes ---------------------------------------------- */
@@ -549,6 +551,10 @@ do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
 		return;
 	}
 	b = scratch(size);
+	/* Short of memory for a large buffer (ADAPTER_DIR_BLKSIZE): a page
+	 * of entries at a time still lists the directory. */
+	if (!b && size > 4096)
+		b = scratch(size = 4096);
 	if (!b) {
 		fuse_reply_err(req, ENOMEM);
 		return;

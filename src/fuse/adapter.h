@@ -47,6 +47,13 @@ struct adapter {
 	void (*after_init)(void *arg);
 	void *after_init_arg;
 	int after_init_done;	/* atomic */
+	/* Called at the end of INIT (NULL: none), on a worker thread: the
+	 * loop runs and answers, which a front end that waits for the mount
+	 * to be usable (a daemon's parent) wants to know; before INIT, a
+	 * loop that cannot start a worker or allocate its buffer (too little
+	 * memory) just ends. */
+	void (*on_init)(void *arg);
+	void *on_init_arg;
 	int no_open;		/* the kernel can skip OPEN/RELEASE (atomic) */
 	/* The session, for invalidations (set before the loop runs). */
 	struct fuse_session *se;
