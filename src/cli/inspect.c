@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "cli/inspect.h"
+#include "cli/addrspace.h"
 #include "cli/nofile.h"
 #include "model/provider.h"
 #ifdef STFS_HAVE_HTTP
@@ -270,6 +271,7 @@ main(int argc, char **argv)
 	int insecure = 0, sort_given = 0, c, rc;
 	struct err e = { 0 };
 
+	addrspace_setup();
 	nofile_raise();
 	while ((c = getopt_long(argc, argv, "jtqhVo:", longopts, NULL)) != -1) {
 		switch (c) {

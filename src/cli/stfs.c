@@ -27,6 +27,7 @@
 
 #include "base/error.h"
 #include "base/meter.h"
+#include "cli/addrspace.h"
 #include "base/msglog.h"
 #include "cli/background.h"
 #include "format/naming.h"
@@ -849,6 +850,7 @@ main(int argc, char **argv)
 	const struct provider *prov;
 #endif
 
+	addrspace_setup();
 	log_kept = msglog_new(MSGLOG_BYTES);	/* NULL: syslog only */
 	fuse_set_log_func(stfs_log);
 	nofile_raise();
