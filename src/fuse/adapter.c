@@ -287,12 +287,16 @@ adapter_init(void *userdata, struct fuse_conn_info *conn)
 /* --- names and attributes ---------------------------------------------- */
 
 /* What every reply says of ino's attributes: the view's, with a
- * directory's block size the listing's request size (adapter.h). */
+ * directory's block size the listing's request size (adapter.h).  0, or
+ * the positive errno to answer: ENOENT, or ENOMEM when the view could
+ * not compute them now (never cached: the next request asks again). */
 static int
 stat_ino(const struct view *v, fuse_ino_t ino, struct stat *st)
 {
-	if (view_stat(v, ino, st) != 0)
-		return -1;
+	int rc = view_stat(v, ino, st);
+
+	if (rc)
+		return rc == -ENOMEM ? ENOMEM : ENOENT;
 	if (S_ISDIR(st->st_mode))
 		st->st_blksize = ADAPTER_DIR_BLKSIZE;
 	return 0;
@@ -311,8 +315,9 @@ attr_timeout(const struct view *v, fuse_ino_t ino)
 	       view_volatile(v, ino) ? 0 : ADAPTER_TIMEOUT;
 }
 
-/* A lookup's reply: every field libfuse reads is set (the rest zero). */
-static void
+/* A lookup's reply: every field libfuse reads is set (the rest zero).
+ * 0, or stat_ino()'s errno. */
+static int
 fill_entry(const struct view *v, fuse_ino_t ino,
 	   struct fuse_entry_param *ent)
 {
@@ -320,8 +325,7 @@ fill_entry(const struct view *v, fuse_ino_t ino,
 	ent->ino = ino;
 	ent->attr_timeout = ino ? attr_timeout(v, ino) : ADAPTER_TIMEOUT;
 	ent->entry_timeout = ADAPTER_TIMEOUT;
-	if (ino)
-		stat_ino(v, ino, &ent->attr);
+	return ino ? stat_ino(v, ino, &ent->attr) : 0;
 }
 
 static void
@@ -329,6 +333,8 @@ adapter_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	const struct view *v = adapter_view(req);
 	struct fuse_entry_param ent;
+	uint64_t ino;
+	int rc;
 
 	first_request(req);
 
@@ -337,20 +343,28 @@ adapter_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	/* ino 0 with a timeout is a negative entry the kernel caches: the
-	 * tree never changes, so a miss stays a miss. */
-	fill_entry(v, view_lookup(v, parent, name, strlen(name)), &ent);
-	fuse_reply_entry(req, &ent);
+	 * tree never changes, so a miss stays a miss.  A name the view
+	 * cannot look up now (out of memory) is an error, which the kernel
+	 * does not cache: never a negative entry for a file that exists. */
+	ino = view_lookup(v, parent, name, strlen(name));
+	rc = ino == VIEW_INO_AGAIN ? ENOMEM : fill_entry(v, ino, &ent);
+	if (rc)
+		fuse_reply_err(req, rc);
+	else
+		fuse_reply_entry(req, &ent);
 }
 
 static void
 adapter_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi UNUSED)
 {
 	struct stat st;
+	int rc;
 
 	first_request(req);
 
-	if (stat_ino(adapter_view(req), ino, &st) != 0)
-		fuse_reply_err(req, ENOENT);
+	rc = stat_ino(adapter_view(req), ino, &st);
+	if (rc)
+		fuse_reply_err(req, rc);
 	else
 		fuse_reply_attr(req, &st, attr_timeout(adapter_view(req),
 							ino));
@@ -561,18 +575,27 @@ do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
 	}
 	for (k = (uint64_t)off; k < n + 2; k++) {
 		fuse_ino_t child;
+		int rc = 0;
 
 		if (k < 2) {
 			/* The kernel ignores attributes of "." and "..";
 			 * ino 0 keeps it from taking a lookup reference. */
 			strcpy(name, k ? ".." : ".");
 			fill_entry(v, 0, &ent);
-			stat_ino(v, ino, &ent.attr);
+			rc = stat_ino(v, ino, &ent.attr);
 		} else {
 			child = view_child(v, ino, k - 2);
 			view_name(v, child, name);
-			fill_entry(v, child, &ent);
+			/* READDIRPLUS hands out inodes as lookups do (and
+			 * READDIR wants the type) */
+			rc = fill_entry(v, child, &ent);
 		}
+		if (rc && used == 0) {
+			fuse_reply_err(req, rc);
+			return;
+		}
+		if (rc)
+			break;	/* the kernel asks again from here */
 		if (plus)
 			len = fuse_add_direntry_plus(req, b->data + used,
 						     size - used, name, &ent,

@@ -102,8 +102,8 @@ int tensor_stats_bad(const struct tensor_stats *s);
 char *tensor_stats_json(const struct tensor_stats *s, const char *name, size_t name_len);
 
 /* The size of every .stats/ file of a tensor with this name: the widest
- * tensor_stats_json() can be, so that stat() needs no computation; 0 when out
- * of memory. */
+ * tensor_stats_json() can be, so that stat() needs no computation (and no
+ * memory: it never fails). */
 size_t tensor_stats_json_size(const char *name, size_t name_len);
 
 /* tensor_stats_json() padded with spaces before its final newline to exactly

@@ -259,9 +259,16 @@ enum view_kind view_kind(const struct view *v, uint64_t ino);
 int view_volatile(const struct view *v, uint64_t ino);
 
 /* Inode of name[0..len) in directory parent, or 0 when absent (or when
- * parent is not a directory).  O(1). */
+ * parent is not a directory), or VIEW_INO_AGAIN when it cannot tell now:
+ * a directory built on first use (.safetensors/, .dequant/) could not be
+ * built, or a file's size not computed, for want of memory; nothing is
+ * kept, and the next lookup tries again.  O(1) once built. */
 uint64_t view_lookup(const struct view *v, uint64_t parent, const char *name,
 		     size_t len);
+
+/* view_lookup()'s "out of memory, ask again": never an inode (inodes are
+ * below 2^63, view_multi.c). */
+#define VIEW_INO_AGAIN UINT64_MAX
 
 /* The k-th entry (0-based, "." and ".." not counted) of directory dir, or
  * 0 past the end.  Root order: the root JSON files, __shards__ (sharded
@@ -280,7 +287,12 @@ size_t view_name(const struct view *v, uint64_t ino,
 		 char out[VIEW_NAME_MAX + 1]);
 
 /* Attributes of ino (see struct view for owner, mode and times).  0, or
- * -1 for an unknown inode. */
+ * -ENOENT for an unknown inode, or -ENOMEM when what the attributes say
+ * (a virtual file's size, a directory built on first use) could not be
+ * computed now: nothing is kept, and the next call tries again.  Every
+ * inode the kernel learns of is stat'ed first (lookup, READDIRPLUS), so
+ * after a stat of ino that succeeded its size, listing and lookups need
+ * no memory they could fail to get. */
 int view_stat(const struct view *v, uint64_t ino, struct stat *st);
 
 /* File size of ino (0 for directories and unknown inodes). */

@@ -14,8 +14,11 @@
  * small as before.  The range reserved for it is the rest of the model
  * view's 32-bit inode space (view_multi.c numbers models by the upper
  * 32 bits); the first use builds the child under a mutex, once, and
- * publishes it with a release store.  A build that fails (out of memory)
- * leaves .dequant/ empty.
+ * publishes it with a release store.  A build that fails for want of
+ * memory keeps nothing: .dequant/ and the mirror files of the weights it
+ * replaces answer ENOMEM (view.h: VIEW_INO_AGAIN, view_stat) until a
+ * build succeeds; they never show the stored tensors instead, nor an
+ * empty directory.
  *
  * A model without candidates has no .dequant/, and neither has the
  * derived model's own view.  The mirror views of a stored tensor that a
@@ -58,8 +61,10 @@ global(const struct view *v, uint64_t c)
 	return c ? v->ino_dequant + c - 1 : 0;
 }
 
-/* The child view, built on the first call; NULL when there is none
- * (nothing recognised after all, or out of memory). */
+/* The child view, built on the first call that can; NULL when there is
+ * none (nothing recognised after all: for good) or when it could not be
+ * built for want of memory (nothing kept: the next call tries again;
+ * built() tells the two apart). */
 static const struct view *
 child(const struct view *v)
 {
@@ -84,12 +89,21 @@ child(const struct view *v)
 			model_free(dm);
 			dm = NULL;
 		}
-		d->model = dm;
-		d->child = c;
-		__atomic_store_n(&d->built, 1, __ATOMIC_RELEASE);
+		if (c || e.code != ERR_NO_MEMORY) {
+			d->model = dm;
+			d->child = c;
+			__atomic_store_n(&d->built, 1, __ATOMIC_RELEASE);
+		}
 	}
 	pthread_mutex_unlock(&d->lock);
 	return d->child;
+}
+
+/* 1 when child() has its answer for good. */
+static int
+built(const struct view *v)
+{
+	return __atomic_load_n(&v->dequant->built, __ATOMIC_ACQUIRE);
 }
 
 static void
@@ -160,9 +174,12 @@ dequant_lookup(const struct view *v, uint64_t parent, const char *name,
 	       size_t len)
 {
 	const struct view *c = child(v);
+	uint64_t ino;
 
-	return c ? global(v, c->ops->lookup(c, local(v, parent), name, len)) :
-	       0;
+	if (!c)
+		return built(v) ? 0 : VIEW_INO_AGAIN;
+	ino = c->ops->lookup(c, local(v, parent), name, len);
+	return ino == VIEW_INO_AGAIN ? ino : global(v, ino);
 }
 
 static uint64_t
@@ -213,6 +230,27 @@ dequant_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	const struct view *c = child(v);
 
 	return c ? c->ops->read(c, local(v, ino), off, size, out) : -ENOENT;
+}
+
+/* The child built, and what the child's stat of ino needs (its own
+ * .safetensors/). */
+static int
+dequant_prepare(const struct view *v, uint64_t ino, uint64_t *size)
+{
+	const struct view *c = child(v);
+	struct stat st;
+	int rc;
+
+	*size = 0;
+	if (!c)
+		return built(v) ? 0 : -ENOMEM;
+	if (ino == v->ino_dequant)
+		return 0;
+	rc = c->ops->stat(c, local(v, ino), &st);
+	if (rc == -ENOMEM)
+		return rc;
+	*size = rc ? 0 : (uint64_t)st.st_size;
+	return 0;
 }
 
 static uint64_t
@@ -314,8 +352,10 @@ view_dequant_mirror(const struct view *v, size_t i, const struct view **mv)
 	size_t r;
 
 	*mv = v;
-	if (!v->dequant || !(c = child(v)))
+	if (!v->dequant)
 		return &v->model->tensors[i];
+	if (!(c = child(v)))
+		return built(v) ? &v->model->tensors[i] : NULL;
 	r = quant_model_replacement(v->dequant->model, i);
 	if (r == SIZE_MAX)
 		return &v->model->tensors[i];
@@ -337,6 +377,7 @@ const struct view_hidden view_dequant_dir = {
 	.size = dequant_size,
 	.read = dequant_read,
 	.subdirs = dequant_subdirs,
+	.prepare = dequant_prepare,
 	.is_volatile = dequant_is_volatile,
 	.for_source = dequant_for_source,
 };

@@ -142,6 +142,12 @@ struct view_hidden {
 		    size_t size, struct view_segs *out);
 	/* Subdirectories of a directory it owns (for the link count). */
 	uint64_t (*subdirs)(const struct view *v, uint64_t ino); /* optional */
+	/* What stat() of ino needs (a table built on first use, a file's
+	 * size), computed now: 0 and a file's size in *size, or -ENOMEM when
+	 * it could not be (then nothing is kept, and the next call tries
+	 * again; view.h: view_stat).  Without it stat() takes size(). */
+	int (*prepare)(const struct view *v, uint64_t ino,
+		       uint64_t *size);				/* optional */
 	/* view_volatile() for its files; ino 0: whether it has a file that
 	 * needs direct_io (adapter.c: then every open reaches stfs). */
 	int (*is_volatile)(const struct view *v, uint64_t ino);	/* optional */
@@ -171,7 +177,8 @@ extern const struct view_hidden view_html_dir;		/* view_html.c */
 
 /* The view and tensor whose mirror view files (.npy/, .txt/, .stats/)
  * stand for tensor i of model view v: i itself, or the logical tensor
- * that replaces it in the dequantized model (view_dequant.c). */
+ * that replaces it in the dequantized model (view_dequant.c); NULL when
+ * that model could not be built now, for want of memory. */
 const struct model_tensor *view_dequant_mirror(const struct view *v,
 					       size_t i,
 					       const struct view **mv);

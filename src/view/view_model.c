@@ -467,9 +467,10 @@ view_model_size(const struct view *v, uint64_t ino)
 	case VIEW_SIDECAR:
 		return v->sidecar_sizes[n.idx];
 	case VIEW_MIRROR:
-		/* a replaced tensor's mirror files are its logical one's */
+		/* a replaced tensor's mirror files are its logical one's (a
+		 * stat that succeeded built what that takes) */
 		mt = view_dequant_mirror(v, n.idx, &mv);
-		return mirrors[n.tree - 1]->size(mv, mt);
+		return mt ? mirrors[n.tree - 1]->size(mv, mt) : 0;
 	default:
 		return 0;
 	}
@@ -497,14 +498,26 @@ dir_subdirs(const struct view *v, uint64_t ino)
 static int
 view_model_stat(const struct view *v, uint64_t ino, struct stat *st)
 {
-	enum view_kind k = view_model_kind(v, ino);
-	const struct view_hidden *h;
+	const struct view_hidden *h = hidden_of(v, ino);
 	const struct model_tensor *mt;
+	const struct view *mv;
 	mode_t perm = v->mode;
 	struct stat own;
+	enum view_kind k;
+	struct node n;
+	uint64_t size = 0;
+	int rc;
 
+	if (h && h->prepare && (rc = h->prepare(v, ino, &size)) != 0)
+		return rc;
+	k = view_model_kind(v, ino);
 	if (k == VIEW_NONE)
-		return -1;
+		return -ENOENT;
+	/* a mirror file of a tensor that .dequant/ may replace: what it
+	 * stands for is known once .dequant/ is built */
+	if (k == VIEW_MIRROR && !classify(v, ino, &n) &&
+	    !view_dequant_mirror(v, n.idx, &mv))
+		return -ENOMEM;
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_mtim = v->mtime;
@@ -522,7 +535,6 @@ view_model_stat(const struct view *v, uint64_t ino, struct stat *st)
 		st->st_uid = v->opts.set_uid ? v->opts.uid : src->uid;
 		st->st_gid = v->opts.set_gid ? v->opts.gid : src->gid;
 	}
-	h = hidden_of(v, ino);
 	if (h && h->mtime && h->mtime(v, ino, &st->st_mtim))
 		st->st_ctim = st->st_mtim;
 	if (h && h->attr && h->attr(v, ino, &own) == 0) {
@@ -541,7 +553,8 @@ view_model_stat(const struct view *v, uint64_t ino, struct stat *st)
 	} else {
 		st->st_mode = S_IFREG | view_file_mode(perm);
 		st->st_nlink = 1;
-		st->st_size = (off_t)view_model_size(v, ino);
+		st->st_size = (off_t)(h && h->prepare ? size :
+				      view_model_size(v, ino));
 		st->st_blocks = (blkcnt_t)((st->st_size + 511) / 512);
 	}
 	st->st_blksize = 4096;
@@ -831,6 +844,8 @@ model_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		return view_segs_add_mem(out, mem + off, size);
 	case VIEW_MIRROR:
 		mt = view_dequant_mirror(v, n.idx, &mv);
+		if (!mt)
+			return -ENOMEM;
 		return mirrors[n.tree - 1]->read(mv, mt, off, size, out);
 	default:
 		return -ENOENT;

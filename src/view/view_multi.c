@@ -98,6 +98,8 @@ sub(const struct view *v, uint64_t ino, uint64_t *local)
 static inline uint64_t
 global(uint64_t slot, uint64_t local)
 {
+	if (local == VIEW_INO_AGAIN)
+		return local;
 	return local ? (slot << SLOT_SHIFT) | local : 0;
 }
 
@@ -272,16 +274,18 @@ view_multi_stat(const struct view *v, uint64_t ino, struct stat *st)
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 	long d;
+	int rc;
 
 	if (s) {
-		if (view_model_ops.stat(s, l, st))
-			return -1;
+		rc = view_model_ops.stat(s, l, st);
+		if (rc)
+			return rc;
 		st->st_ino = ino;
 		return 0;
 	}
 	d = tdir_of(v, ino);
 	if (d < 0 && ino != INO_SUMMARY)
-		return -1;
+		return -ENOENT;
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
 	st->st_mtim = v->mtime;

@@ -293,20 +293,35 @@ picture_of(const struct view *v, uint64_t f, const struct view **mv,
 	return mt;
 }
 
-static uint64_t
-png_size(const struct view *v, uint64_t ino)
+/* A file's size: 0, or -ENOMEM when it cannot be known now (its texts,
+ * or the .dequant/ its tensor may stand for, need memory): never a size
+ * of 0 for a picture, which the kernel would keep. */
+static int
+png_prepare(const struct view *v, uint64_t ino, uint64_t *size)
 {
 	const struct model_tensor *mt;
 	const struct view *mv;
 	struct tensor_png_opts o;
 	uint64_t f;
 
+	*size = 0;
 	if (ino < files_at(v))
 		return 0;
 	f = ino - files_at(v);
 	mt = picture_of(v, f, &mv, &o);
-	return f % 2 ? tensor_png_hist_size(mt->t) :
-	       tensor_png_heat_size(mt->t, &o);
+	if (!mt)
+		return -ENOMEM;
+	*size = f % 2 ? tensor_png_hist_size(mt->t) :
+		tensor_png_heat_size(mt->t, &o);
+	return *size ? 0 : -ENOMEM;
+}
+
+static uint64_t
+png_size(const struct view *v, uint64_t ino)
+{
+	uint64_t size;
+
+	return png_prepare(v, ino, &size) ? 0 : size;
 }
 
 struct draw_at {
@@ -334,6 +349,8 @@ draw(void *arg, size_t f, struct buf *out, const struct memo_job *job)
 	struct draw_at at;
 
 	at.mt = picture_of(v, f, &at.v, &o);
+	if (!at.mt)
+		return -ENOMEM;
 	at.job = job;
 	return f % 2 ? tensor_png_hist(at.mt->t, &o, draw_fetch, &at, out) :
 	       tensor_png_heat(at.mt->t, &o, draw_fetch, &at, out);
@@ -343,13 +360,16 @@ static int
 png_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	 struct view_segs *out)
 {
-	uint64_t len = png_size(v, ino), f;
 	struct buf b = BUF_INIT;
+	uint64_t len, f;
 	char *p;
 	int rc;
 
 	if (ino < files_at(v))
 		return -EISDIR;
+	rc = png_prepare(v, ino, &len);
+	if (rc)
+		return rc;
 	if (off >= len || !size)
 		return 0;
 	if (size > len - off)
@@ -447,6 +467,7 @@ const struct view_hidden view_png_dir = {
 	.size = png_size,
 	.read = png_read,
 	.subdirs = png_subdirs,
+	.prepare = png_prepare,
 	.is_volatile = png_is_volatile,
 	.for_source = png_for_source,
 };

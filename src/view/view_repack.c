@@ -23,7 +23,7 @@ view_repack_read(const struct view *v, struct repack *t, size_t id,
 	int rc = 0;
 
 	if (repack_size(t, id, strip, &len, &e))
-		return -ENOENT;
+		return e.code == ERR_NO_MEMORY ? -ENOMEM : -ENOENT;
 	if (off >= len || size == 0)
 		return 0;
 	if (size > len - off)

@@ -164,8 +164,9 @@ get(const struct view *v)
 }
 
 /* The repack of the BF16 twin of the view's derived model, built once;
- * NULL when there is none (out of memory: the next call does not retry,
- * bf16/ stays empty). */
+ * NULL when there is none, or when it could not be built for want of
+ * memory (then nothing is kept and the next call tries again: bf16_built
+ * tells the two apart). */
 static struct repack *
 get_bf16(const struct view *v)
 {
@@ -186,9 +187,11 @@ get_bf16(const struct view *v)
 			model_free(bm);
 			bm = NULL;
 		}
-		s->bf16_model = bm;
-		s->bf16_repack = t;
-		__atomic_store_n(&s->bf16_built, 1, __ATOMIC_RELEASE);
+		if (t || e.code != ERR_NO_MEMORY) {
+			s->bf16_model = bm;
+			s->bf16_repack = t;
+			__atomic_store_n(&s->bf16_built, 1, __ATOMIC_RELEASE);
+		}
 	}
 	pthread_mutex_unlock(&s->lock);
 	return s->bf16_repack;
@@ -358,7 +361,45 @@ id_of_name(const struct repack *t, const char *name, size_t len)
 	return id;
 }
 
+static struct repack *file_of(const struct view *v, uint64_t ino,
+			      size_t *id, int *strip);
 static uint64_t safetensors_size(const struct view *v, uint64_t ino);
+
+/* The size of file ino: 0; -ENOENT when it is none, or refused
+ * (repack_size: a header over 100 MB, tensors past REPACK_DATA_MAX, a
+ * tensor named __metadata__); -ENOMEM when it could not be computed now
+ * (a size computed is kept: repack_size). */
+static int
+file_size(const struct view *v, uint64_t ino, uint64_t *size)
+{
+	struct err e = { 0 };
+	struct repack *t;
+	size_t id;
+	int strip;
+
+	t = file_of(v, ino, &id, &strip);
+	if (!t) {
+		if (node_of(v, ino, &id, &strip) == N_BF16_FILE)
+			return __atomic_load_n(&v->safetensors->bf16_built,
+					       __ATOMIC_ACQUIRE) ? -ENOENT :
+			       -ENOMEM;
+		return __atomic_load_n(&v->safetensors->repack,
+				       __ATOMIC_ACQUIRE) ? -ENOENT : -ENOMEM;
+	}
+	if (repack_size(t, id, strip, size, &e))
+		return e.code == ERR_NO_MEMORY ? -ENOMEM : -ENOENT;
+	return 0;
+}
+
+/* File ino, if it has a size (0, VIEW_INO_AGAIN: file_size). */
+static uint64_t
+sized(const struct view *v, uint64_t ino)
+{
+	uint64_t size;
+	int rc = file_size(v, ino, &size);
+
+	return rc == -ENOMEM ? VIEW_INO_AGAIN : rc ? 0 : ino;
+}
 
 static uint64_t
 safetensors_lookup(const struct view *v, uint64_t parent, const char *name,
@@ -371,9 +412,8 @@ safetensors_lookup(const struct view *v, uint64_t parent, const char *name,
 
 	if (n == N_BF16_DIR)
 		return len == sizeof(WHOLE_NAME) - 1 &&
-		       memcmp(name, WHOLE_NAME, len) == 0 &&
-		       safetensors_size(v, bf16_ino(v) + 1) ? bf16_ino(v) + 1 :
-		       0;
+		       memcmp(name, WHOLE_NAME, len) == 0 ?
+		       sized(v, bf16_ino(v) + 1) : 0;
 	if (n != N_DIR && n != N_STRIP)
 		return 0;
 	strip = n == N_STRIP;
@@ -384,17 +424,13 @@ safetensors_lookup(const struct view *v, uint64_t parent, const char *name,
 		return bf16_ino(v);
 	t = get(v);
 	if (!t)
-		return 0;
+		return VIEW_INO_AGAIN;	/* get(): only for want of memory */
 	if (!strip && len == sizeof(WHOLE_NAME) - 1 &&
 	    memcmp(name, WHOLE_NAME, len) == 0)
 		id = REPACK_WHOLE;
 	else if (!(id = id_of_name(t, name, len)) || !exists(v, id, strip))
 		return 0;
-	/* no size: refused (repack_size: a header over 100 MB, tensors
-	 * past REPACK_DATA_MAX, a tensor named __metadata__) */
-	if (safetensors_size(v, file_ino(v, id, strip)) == 0)
-		return 0;
-	return file_ino(v, id, strip);
+	return sized(v, file_ino(v, id, strip));
 }
 
 static uint64_t
@@ -523,16 +559,37 @@ file_of(const struct view *v, uint64_t ino, size_t *id, int *strip)
 static uint64_t
 safetensors_size(const struct view *v, uint64_t ino)
 {
-	struct err e = { 0 };
-	struct repack *t;
 	uint64_t size;
-	size_t id;
-	int strip;
 
-	t = file_of(v, ino, &id, &strip);
-	if (!t || repack_size(t, id, strip, &size, &e))
+	return file_size(v, ino, &size) ? 0 : size;
+}
+
+/* stat() of ino: the prefix table (a directory's listing, a file's
+ * name), the BF16 twin for bf16/, a file's size. */
+static int
+safetensors_prepare(const struct view *v, uint64_t ino, uint64_t *size)
+{
+	size_t id;
+	int strip, rc;
+
+	*size = 0;
+	switch (node_of(v, ino, &id, &strip)) {
+	case N_DIR:
+	case N_STRIP:
+		return get(v) ? 0 : -ENOMEM;
+	case N_BF16_DIR:
+		return get_bf16(v) || __atomic_load_n(
+			&v->safetensors->bf16_built, __ATOMIC_ACQUIRE) ? 0 :
+		       -ENOMEM;
+	case N_FILE:
+	case N_BF16_FILE:
+		rc = file_size(v, ino, size);
+		if (rc)
+			*size = 0;
+		return rc == -ENOMEM ? rc : 0;
+	default:
 		return 0;
-	return size;
+	}
 }
 
 static int
@@ -540,9 +597,14 @@ safetensors_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		 struct view_segs *out)
 {
 	struct repack *t;
+	uint64_t len;
 	size_t id;
-	int strip;
+	int strip, rc;
 
+	/* its size first: a file short of memory is ENOMEM, not absent */
+	rc = file_size(v, ino, &len);
+	if (rc)
+		return rc;
 	t = file_of(v, ino, &id, &strip);
 	if (!t)
 		return -ENOENT;
@@ -597,5 +659,6 @@ const struct view_hidden view_safetensors_dir = {
 	.size = safetensors_size,
 	.read = safetensors_read,
 	.subdirs = safetensors_subdirs,
+	.prepare = safetensors_prepare,
 	.for_source = safetensors_for_source,
 };

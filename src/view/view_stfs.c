@@ -204,6 +204,25 @@ stfs_size(const struct view *v, uint64_t ino)
 	return n;
 }
 
+/* A file's size for stat: stats.json rendered now, 0 or -ENOMEM (never a
+ * size of 0 for a file that is not empty). */
+static int
+stfs_prepare(const struct view *v, uint64_t ino, uint64_t *size)
+{
+	struct buf b = BUF_INIT;
+
+	*size = 0;
+	if (ino != v->ino_stfs + 1) {
+		*size = stfs_size(v, ino);	/* the log's: no memory */
+		return 0;
+	}
+	if (render(v, &b))
+		return -ENOMEM;
+	*size = b.len;
+	buf_free(&b);
+	return 0;
+}
+
 static int
 stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	  struct view_segs *out)
@@ -263,6 +282,7 @@ const struct view_hidden view_stfs_dir = {
 	.name = stfs_name,
 	.size = stfs_size,
 	.read = stfs_read,
+	.prepare = stfs_prepare,
 	.is_volatile = stfs_is_volatile,
 	.mtime = stfs_mtime,
 };

@@ -426,8 +426,8 @@ START_TEST(test_attributes)
 	ck_assert_int_eq(st.st_mtim.tv_sec, src.st_mtim.tv_sec);
 	ck_assert_int_eq(st.st_mtim.tv_nsec, src.st_mtim.tv_nsec);
 	ck_assert_uint_eq(st.st_uid, src.st_uid);
-	ck_assert_int_eq(view_stat(view, view->ninodes + 1, &st), -1);
-	ck_assert_int_eq(view_stat(view, 0, &st), -1);
+	ck_assert_int_eq(view_stat(view, view->ninodes + 1, &st), -ENOENT);
+	ck_assert_int_eq(view_stat(view, 0, &st), -ENOENT);
 
 	for (k = 0; k < n; k++) {
 		ino = view_child(view, VIEW_ROOT_INO, k);
@@ -1359,7 +1359,7 @@ START_TEST(test_multi_tree)
 	}
 	ck_assert_int_eq(view_kind(v, 5ull << 32 | 1), VIEW_NONE);
 	ck_assert_int_eq(view_kind(v, 999), VIEW_NONE);
-	ck_assert_int_eq(view_stat(v, 999, &st), -1);
+	ck_assert_int_eq(view_stat(v, 999, &st), -ENOENT);
 	view_free(v);
 }
 END_TEST
