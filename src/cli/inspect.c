@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "cli/inspect.h"
+#include "base/jsonmem.h"
 #include "cli/addrspace.h"
 #include "cli/nofile.h"
 #include "model/provider.h"
@@ -272,6 +273,7 @@ main(int argc, char **argv)
 	struct err e = { 0 };
 
 	addrspace_setup();
+	jsonmem_watch();
 	nofile_raise();
 	while ((c = getopt_long(argc, argv, "jtqhVo:", longopts, NULL)) != -1) {
 		switch (c) {

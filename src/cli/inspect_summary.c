@@ -17,6 +17,7 @@
 
 #include "model/catalog.h"
 #include "base/error.h"
+#include "base/jsonmem.h"
 #include "cli/inspect.h"
 #include "model/model.h"
 #include "model/summary.h"
@@ -27,12 +28,15 @@
 static json_t *
 model_json(const struct inspect_opts *o, const struct catalog_entry *x)
 {
+	unsigned long jf = jsonmem_failures();
 	const struct model *m = x->model;
 	json_t *root = summary_value(m);
 
 	if (root && json_object_set_new(root, "source", json_string(x->label)))
 		root = NULL;
-	if (!root || inspect_add_json(o, m, root)) {
+	/* jansson short of memory may leave a key out (jsonmem.h) */
+	if (!root || inspect_add_json(o, m, root) ||
+	    jsonmem_failures() != jf) {
 		json_decref(root);
 		return NULL;
 	}
@@ -42,10 +46,13 @@ model_json(const struct inspect_opts *o, const struct catalog_entry *x)
 static int
 print_json(json_t *root)
 {
+	unsigned long jf = jsonmem_failures();
 	char *text = json_dumps(root, JSON_PRESERVE_ORDER | JSON_INDENT(2));
 
-	if (!text)
+	if (!text || jsonmem_failures() != jf) {
+		free(text);
 		return -1;
+	}
 	puts(text);
 	free(text);
 	return 0;

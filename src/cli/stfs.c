@@ -27,6 +27,7 @@
 
 #include "base/error.h"
 #include "base/meter.h"
+#include "base/jsonmem.h"
 #include "cli/addrspace.h"
 #include "base/msglog.h"
 #include "cli/background.h"
@@ -851,6 +852,7 @@ main(int argc, char **argv)
 #endif
 
 	addrspace_setup();
+	jsonmem_watch();
 	log_kept = msglog_new(MSGLOG_BYTES);	/* NULL: syslog only */
 	fuse_set_log_func(stfs_log);
 	nofile_raise();

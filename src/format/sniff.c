@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "base/error.h"
+#include "base/jsonmem.h"
 
 #define SNIFF_BYTES 512
 
@@ -195,6 +196,7 @@ sniff_bytes(const unsigned char *p, size_t n, uint64_t size,
 static uint64_t
 wanted_size(const struct reader *r, uint64_t n)
 {
+	unsigned long jf = jsonmem_failures();
 	uint64_t end = 0;
 	const char *key;
 	json_t *root, *v;
@@ -207,7 +209,8 @@ wanted_size(const struct reader *r, uint64_t n)
 	}
 	root = json_loadb(buf, n, 0, NULL);
 	free(buf);
-	if (!json_is_object(root)) {
+	/* a parse short of memory may drop a byte (jsonmem.h) */
+	if (!json_is_object(root) || jsonmem_failures() != jf) {
 		json_decref(root);
 		return 0;
 	}

@@ -9,27 +9,30 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/jsonmem.h"
 #include "model/model.h"
 #include "source/source.h"
 
-/* The local path of file name in the folder of m's first file, or NULL
- * (a URL, no file, out of memory). */
-static char *
-local_path(const struct model *m, const char *name)
+/* The local path of file name in the folder of m's first file in *full,
+ * or NULL (a URL, no file).  0, or -1 when out of memory. */
+static int
+local_path(const struct model *m, const char *name, char **full)
 {
 	const char *path, *slash;
-	char *full;
 
+	*full = NULL;
 	if (!m->nshards || !m->shards[0].src || !m->shards[0].src->name)
-		return NULL;
+		return 0;
 	path = m->shards[0].src->name;
 	if (source_is_url(path))
-		return NULL;
+		return 0;
 	slash = strrchr(path, '/');
-	if (asprintf(&full, "%.*s%s", slash ? (int)(slash - path + 1) : 0,
-		     path, name) < 0)
-		return NULL;
-	return full;
+	if (asprintf(full, "%.*s%s", slash ? (int)(slash - path + 1) : 0,
+		     path, name) < 0) {
+		*full = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 static json_t *
@@ -42,27 +45,37 @@ object_or_null(json_t *j)
 	return j;
 }
 
-struct json_t *
-model_beside_json(const struct model *m, const char *name)
+int
+model_beside_json(const struct model *m, const char *name, json_t **out)
 {
+	unsigned long jf = jsonmem_failures();
 	const struct model_beside *b;
 	struct stat st;
 	json_t *j = NULL;
 	char *full;
 
+	*out = NULL;
 	if (m->listed) {
 		for (b = m->beside; b; b = b->next)
-			if (strcmp(b->name, name) == 0)
-				return object_or_null(json_loadb(
-					b->text, b->len, 0, NULL));
-		return NULL;
+			if (strcmp(b->name, name) == 0) {
+				j = json_loadb(b->text, b->len, 0, NULL);
+				break;
+			}
+	} else {
+		if (local_path(m, name, &full))
+			return -1;
+		if (full && stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size <= MODEL_BESIDE_MAX)
+			j = json_load_file(full, 0, NULL);
+		free(full);
 	}
-	full = local_path(m, name);
-	if (full && stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size <= MODEL_BESIDE_MAX)
-		j = json_load_file(full, 0, NULL);
-	free(full);
-	return object_or_null(j);
+	/* a parse short of memory may fail, or drop a byte (jsonmem.h) */
+	if (jsonmem_failures() != jf) {
+		json_decref(j);
+		return -1;
+	}
+	*out = object_or_null(j);
+	return 0;
 }
 
 int

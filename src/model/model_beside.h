@@ -26,9 +26,11 @@ struct source_opener;
 #define MODEL_BESIDE_MAX (1u << 24)
 
 /* The JSON object of the config called name beside m (a jansson json_t,
- * the caller's reference), or NULL: none, unreadable, not an object,
- * larger than MODEL_BESIDE_MAX. */
-struct json_t *model_beside_json(const struct model *m, const char *name);
+ * the caller's reference) in *out, or NULL: none, unreadable, not an
+ * object, larger than MODEL_BESIDE_MAX.  0, or -1 when out of memory:
+ * then what the config says is unknown, not absent (*out NULL). */
+int model_beside_json(const struct model *m, const char *name,
+		      struct json_t **out);
 
 /* 1 when m's configs can be known (a local model, a model of a listing),
  * 0 for a model named by its URL. */

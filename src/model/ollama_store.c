@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/jsonmem.h"
 
 #define DEFAULT_REGISTRY "registry.ollama.ai"
 #define DEFAULT_NAMESPACE "library"
@@ -92,6 +93,7 @@ digest_ok(const char *dg)
 static int
 model_blobs(const char *path, struct ollama_model *m, struct err *e)
 {
+	unsigned long jf = jsonmem_failures();
 	json_t *root = json_load_file(path, 0, NULL);
 	json_t *layers = json_object_get(root, "layers"), *l;
 	size_t i, n = json_array_size(layers);
@@ -99,7 +101,8 @@ model_blobs(const char *path, struct ollama_model *m, struct err *e)
 
 	m->nblobs = 0;
 	m->blobs = calloc(n ? n : 1, sizeof(*m->blobs));
-	if (!m->blobs)
+	/* a parse short of memory may fail, or drop a byte (jsonmem.h) */
+	if (!m->blobs || jsonmem_failures() != jf)
 		rc = err_set(e, ERR_NO_MEMORY, "out of memory");
 	json_array_foreach(layers, i, l) {
 		const char *mt = json_string_value(json_object_get(l,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonmem.h"
 #include "format/dtype.h"
 #include "format/table.h"
 #include "model/model.h"
@@ -15,10 +16,13 @@
 /* A quant_state's JSON is a few hundred bytes; more is not one. */
 #define QUANT_STATE_MAX 65536
 
-/* The quant_state's JSON, parsed; NULL with *why. */
+/* The quant_state's JSON, parsed; NULL with *why, or with f->oom set
+ * when out of memory (then the weight is not refused: what its state
+ * says is unknown). */
 static json_t *
-bnb_state(const struct quant_scan *f, size_t i, const char **why)
+bnb_state(struct quant_scan *f, size_t i, const char **why)
 {
+	unsigned long jf = jsonmem_failures();
 	const struct tensor *t = quant_scan_tensor(f, i);
 	uint64_t n = t->end - t->begin;
 	json_t *j = NULL;
@@ -31,7 +35,7 @@ bnb_state(const struct quant_scan *f, size_t i, const char **why)
 	}
 	text = malloc((size_t)n);
 	if (!text) {
-		*why = "out of memory";
+		f->oom = 1;
 		return NULL;
 	}
 	if (model_tensor_read(f->m, &f->m->tensors[i], 0, (size_t)n, text))
@@ -40,6 +44,12 @@ bnb_state(const struct quant_scan *f, size_t i, const char **why)
 		 !json_is_object(j))
 		*why = "its quant_state is not a JSON object";
 	free(text);
+	/* a parse short of memory may fail, or drop a byte (jsonmem.h) */
+	if (jsonmem_failures() != jf) {
+		f->oom = 1;
+		json_decref(j);
+		return NULL;
+	}
 	if (*why) {
 		json_decref(j);
 		return NULL;
@@ -169,7 +179,8 @@ match_bnb(struct quant_scan *f, size_t i, size_t base, const char *type)
 	}
 	j = bnb_state(f, i, &why);
 	if (!j) {
-		quant_scan_refuse(f, n, base, "%s", why);
+		if (!f->oom)
+			quant_scan_refuse(f, n, base, "%s", why);
 		return;
 	}
 	w = quant_scan_add(f, QUANT_BNB4, label, n, base, "");

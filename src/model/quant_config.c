@@ -81,20 +81,22 @@ take(json_t *q, struct quant_config *c)
 		compressed_tensors(q, c);
 }
 
-void
+int
 quant_config_read(const struct model *m, struct quant_config *c)
 {
 	json_t *cfg, *q;
 
 	memset(c, 0, sizeof(*c));
-	cfg = model_beside_json(m, "config.json");
+	if (model_beside_json(m, "config.json", &cfg))
+		return -1;
 	q = json_object_get(cfg, "quantization_config");
 	if (json_is_object(q)) {
 		take(q, c);
 		c->file = "config.json";
 	} else {
 		json_decref(cfg);
-		cfg = model_beside_json(m, "quantize_config.json");
+		if (model_beside_json(m, "quantize_config.json", &cfg))
+			return -1;
 		if (cfg) {
 			take(cfg, c);
 			c->file = "quantize_config.json";
@@ -107,4 +109,5 @@ quant_config_read(const struct model *m, struct quant_config *c)
 			"quantize_config.json beside the model" :
 			"a model named by its URL has no folder to find "
 			"config.json or quantize_config.json in";
+	return 0;
 }

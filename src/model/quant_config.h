@@ -35,8 +35,9 @@ struct quant_config {
 				   0 unknown */
 };
 
-/* Read the configuration beside m into c (zeroed first).  Never fails:
- * what cannot be read says nothing. */
-void quant_config_read(const struct model *m, struct quant_config *c);
+/* Read the configuration beside m into c (zeroed first): what cannot be
+ * read says nothing.  0, or -1 when out of memory (then what it says is
+ * unknown: no guess may stand for it). */
+int quant_config_read(const struct model *m, struct quant_config *c);
 
 #endif

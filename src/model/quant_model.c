@@ -450,37 +450,42 @@ summary_assumed(const struct quant *q, json_t *o)
 
 /* The "quantization" object of a model that is not derived: where its
  * dequantized form is and what it holds, as far as quant_count() tells;
- * NULL when nothing is quantized. */
-static json_t *
-stored_summary(const struct model *m)
+ * NULL when nothing is quantized.  0, or -1 (out of memory). */
+static int
+stored_summary(const struct model *m, void **out)
 {
 	struct quant_count c;
 	struct err e = { 0 };
 	json_t *schemes;
 	size_t k;
 
-	if (quant_count(m, &c, &e) || (c.weights == 0 && c.refused == 0))
-		return NULL;
+	*out = NULL;
+	if (quant_count(m, &c, &e))
+		return e.code == ERR_NO_MEMORY ? -1 : 0;
+	if (c.weights == 0 && c.refused == 0)
+		return 0;
 	schemes = json_object();
 	for (k = 0; schemes && k < c.nlabels; k++)
 		json_object_set_new(schemes, c.label[k].label,
 				    json_integer((json_int_t)c.label[k].n));
-	return json_pack("{s:s, s:I, s:o, s:I}",
+	*out = json_pack("{s:s, s:I, s:o, s:I}",
 			 "dequant", ".dequant/",
 			 "weights", (json_int_t)c.weights,
 			 "schemes", schemes ? schemes : json_object(),
 			 "refused", (json_int_t)c.refused);
+	return *out ? 0 : -1;
 }
 
-void *
-quant_model_summary(const struct model *d)
+int
+quant_model_summary(const struct model *d, void **out)
 {
 	const struct quant *q = quant_model_quant(d);
 	json_t *o, *schemes, *refused;
 	size_t k;
 
+	*out = NULL;
 	if (!q)
-		return stored_summary(d);
+		return stored_summary(d, out);
 	schemes = json_object();
 	refused = json_array();
 	for (k = 0; schemes && k < q->n; k++) {
@@ -502,5 +507,6 @@ quant_model_summary(const struct model *d)
 		json_decref(o);
 		o = NULL;
 	}
-	return o;
+	*out = o;
+	return o ? 0 : -1;
 }

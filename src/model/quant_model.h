@@ -65,8 +65,8 @@ int quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
  * settings, what was assumed, the candidates left as stored and why; for
  * a model with quantized weights, where its derived model is (a mount's
  * "dequant": ".dequant/") and what it holds as far as names, dtypes,
- * shapes and the config tell (quant_count()); NULL for any other model
- * (or out of memory). */
-void *quant_model_summary(const struct model *d);
+ * shapes and the config tell (quant_count()); NULL for any other model.
+ * 0, or -1 when out of memory (*out NULL: unknown, not absent). */
+int quant_model_summary(const struct model *d, void **out);
 
 #endif

@@ -32,7 +32,8 @@ quant_scan_init(struct quant_scan *f, const struct model *m, int count)
 	memset(f, 0, sizeof(*f));
 	f->m = m;
 	f->count = count;
-	quant_config_read(m, &f->cfg);
+	if (quant_config_read(m, &f->cfg))
+		return -1;
 	f->q = calloc(1, sizeof(*f->q));
 	f->claimed = calloc(m->ntensors ? m->ntensors : 1, 1);
 	if (!f->q || !f->claimed ||

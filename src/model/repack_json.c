@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/jsonmem.h"
 #include "base/error.h"
 #include "format/dtype.h"
 #include "model/model.h"
@@ -165,6 +166,7 @@ emit_index_meta(struct repack_json *o, json_t *obj)
 int
 repack_json_meta(const struct model *m, char **meta, size_t *len)
 {
+	unsigned long jf = jsonmem_failures();
 	const struct header *h0;
 	json_t *obj = NULL;
 	struct repack_json o = { NULL, 0, 0 };
@@ -183,12 +185,19 @@ repack_json_meta(const struct model *m, char **meta, size_t *len)
 	if (!agree) {
 		obj = json_loads(m->metadata_json ? m->metadata_json : "{}",
 				 JSON_ALLOW_NUL, NULL);
+		if (jsonmem_failures() != jf) {
+			json_decref(obj);
+			return -1;
+		}
 		if (!json_is_object(obj) || json_object_size(obj) == 0) {
 			json_decref(obj);
 			return 0;
 		}
 	}
-	for (pass = 0; pass < 2; pass++) {
+	/* The second pass writes what the first one counted: a value that
+	 * jansson dumped short of memory (jsonmem.h) in the first may be
+	 * longer in the second. */
+	for (pass = 0; pass < 2 && jsonmem_failures() == jf; pass++) {
 		if (pass) {
 			*meta = malloc(o.n ? o.n : 1);
 			if (!*meta)
@@ -203,7 +212,7 @@ repack_json_meta(const struct model *m, char **meta, size_t *len)
 			break;
 	}
 	json_decref(obj);
-	if (pass < 2) {
+	if (pass < 2 || jsonmem_failures() != jf) {
 		free(*meta);
 		*meta = NULL;
 		*len = 0;

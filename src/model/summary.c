@@ -8,6 +8,7 @@
 
 #include "base/buf.h"
 #include "base/count.h"
+#include "base/jsonmem.h"
 #include "format/dtype.h"
 #include "format/gguf/gguf.h"
 #include "model/model.h"
@@ -299,9 +300,12 @@ totals_json(const struct totals *tt)
 static int
 summary_tied(const struct model *m)
 {
-	json_t *cfg = model_beside_json(m, "config.json");
-	int tied = json_is_true(json_object_get(cfg, "tie_word_embeddings"));
+	json_t *cfg;
+	int tied;
 
+	if (model_beside_json(m, "config.json", &cfg))
+		return -1;
+	tied = json_is_true(json_object_get(cfg, "tie_word_embeddings"));
 	json_decref(cfg);
 	return tied;
 }
@@ -310,6 +314,7 @@ summary_tied(const struct model *m)
 static json_t *
 shard_object(const struct model *m, size_t i)
 {
+	unsigned long jf = jsonmem_failures();
 	struct totals one;
 	json_t *s;
 
@@ -320,6 +325,10 @@ shard_object(const struct model *m, size_t i)
 		return NULL;
 	json_object_set_new(s, "name", json_string(m->shards[i].name));
 	json_object_set_new(s, "metadata", header_metadata(m->shards[i].hdr));
+	if (jsonmem_failures() != jf) {
+		json_decref(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -343,9 +352,11 @@ summary_metadata(const struct model *m)
 static json_t *
 summary_object(const struct model *m, const char *source)
 {
+	unsigned long jf = jsonmem_failures();
 	struct totals all;
 	json_t *root, *meta, *shards = NULL, *quant;
 	size_t i;
+	int tied, quant_bad;
 
 	memset(&all, 0, sizeof(all));
 	for (i = 0; i < m->nshards; i++)
@@ -373,25 +384,33 @@ summary_object(const struct model *m, const char *source)
 					    summary_count_json(n));
 		}
 	}
-	if (summary_tied(m))
+	tied = summary_tied(m);
+	if (tied > 0)
 		json_object_set_new(root, "tie_word_embeddings", json_true());
 	json_object_set_new(root, "unsafe", unsafe_object(m));
-	quant = quant_model_summary(m);
+	quant_bad = quant_model_summary(m, (void **)&quant);
 	if (quant)
 		json_object_set_new(root, "quantization", quant);
-	if (!m->sharded)
-		return root;
-
-	shards = json_array();
-	for (i = 0; shards && i < m->nshards; i++)
-		json_array_append_new(shards, shard_object(m, i));
-	json_object_set_new(root, "shards", shards);
+	if (m->sharded) {
+		shards = json_array();
+		for (i = 0; shards && i < m->nshards; i++)
+			json_array_append_new(shards, shard_object(m, i));
+		json_object_set_new(root, "shards", shards);
+	}
+	/* short of memory, jansson leaves keys out without a word
+	 * (jsonmem.h): no summary rather than another one (nor one
+	 * whose config or quantized weights are unknown) */
+	if (tied < 0 || quant_bad || jsonmem_failures() != jf) {
+		json_decref(root);
+		return NULL;
+	}
 	return root;
 }
 
 static char *
 dump_root(json_t *root, int pretty)
 {
+	unsigned long jf = jsonmem_failures();
 	char *text, *out;
 	size_t n;
 
@@ -400,6 +419,10 @@ dump_root(json_t *root, int pretty)
 	text = json_dumps(root, JSON_PRESERVE_ORDER |
 			  (pretty ? JSON_INDENT(2) : JSON_COMPACT));
 	json_decref(root);
+	if (text && jsonmem_failures() != jf) {
+		free(text);
+		return NULL;
+	}
 	if (!text)
 		return NULL;
 	n = strlen(text);
@@ -686,10 +709,11 @@ print_shared(FILE *out, const struct model *m)
 static void
 print_quantized(FILE *out, const struct model *m)
 {
-	json_t *q = quant_model_summary(m), *v;
+	json_t *q, *v;
 	const char *key, *sep = "";
 
-	if (!q || !json_object_get(q, "dequant")) {
+	if (quant_model_summary(m, (void **)&q) || !q ||
+	    !json_object_get(q, "dequant")) {
 		json_decref(q);
 		return;
 	}
@@ -751,7 +775,7 @@ summary_print_text(FILE *out, const struct model *m)
 	print_shared(out, m);
 	print_unsafe(out, m);
 	print_quantized(out, m);
-	if (summary_tied(m))
+	if (summary_tied(m) > 0)
 		fputs("tied:        config.json says tie_word_embeddings: the "
 		      "output layer (lm_head)\n"
 		      "             shares the input embeddings, stored once; "

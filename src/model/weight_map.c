@@ -8,6 +8,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/jsonmem.h"
 #include "base/text.h"
 #include "format/safetensors/jscan.h"
 
@@ -173,6 +174,7 @@ read_map(struct reading *r)
 static int
 read_metadata(struct reading *r, const struct jscan_tok *t)
 {
+	unsigned long jf = jsonmem_failures();
 	struct buf b = BUF_INIT;
 	json_error_t je;
 	json_t *meta;
@@ -188,14 +190,17 @@ read_metadata(struct reading *r, const struct jscan_tok *t)
 	 * a NUL in a key */
 	meta = json_loadb(r->text + t->pos, r->j.pos - t->pos,
 			  JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
-	if (!meta)
+	/* short of memory, jansson may fail or drop a byte (jsonmem.h) */
+	if (!meta && jsonmem_failures() == jf)
 		return invalid(r->e, "not valid JSON in \"metadata\": %s",
 			       je.text);
-	text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	text = meta ? json_dumps(meta, JSON_INDENT(2) |
+				 JSON_PRESERVE_ORDER) : NULL;
 	json_decref(meta);
 	free(r->w->metadata_json);
 	r->w->metadata_json = NULL;
-	if (!text || buf_adds(&b, text) || buf_adds(&b, "\n")) {
+	if (!text || jsonmem_failures() != jf || buf_adds(&b, text) ||
+	    buf_adds(&b, "\n")) {
 		free(text);
 		buf_free(&b);
 		return err_set(r->e, ERR_NO_MEMORY, "out of memory");

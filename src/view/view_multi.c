@@ -20,6 +20,7 @@
 
 #include "base/buf.h"
 #include "base/count.h"
+#include "base/jsonmem.h"
 #include "format/dtype.h"
 #include "base/error.h"
 #include "format/safetensors/header.h"
@@ -469,6 +470,7 @@ place(struct view *v, size_t s, struct err *e)
 static int
 build_summary(struct view *v, const size_t *order)
 {
+	unsigned long jf = jsonmem_failures();
 	struct view_multi *m = v->multi;
 	json_t *root = json_object(), *arr = json_array();
 	uint64_t tensors = 0;
@@ -519,6 +521,11 @@ build_summary(struct view *v, const size_t *order)
 	json_object_set_new(root, "model_list", arr);
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
+	/* jansson short of memory may leave a key out (jsonmem.h) */
+	if (text && jsonmem_failures() != jf) {
+		free(text);
+		return -1;
+	}
 	if (!text)
 		return -1;
 	m->summary_len = strlen(text) + 1;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/jsonmem.h"
 #include "base/msglog.h"
 #include "base/text.h"
 #include "model/display.h"
@@ -152,6 +153,7 @@ last_error(const struct source *src)
 static int
 render(const struct view *v, struct buf *b)
 {
+	unsigned long jf = jsonmem_failures();
 	json_t *root = json_object(), *list = json_array();
 	char *text = NULL;
 	size_t i;
@@ -180,7 +182,9 @@ render(const struct view *v, struct buf *b)
 		free(name);
 	}
 	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (text && !buf_add(b, text, strlen(text)) && !buf_add(b, "\n", 1))
+	/* jansson short of memory may leave a key out (jsonmem.h) */
+	if (text && jsonmem_failures() == jf &&
+	    !buf_add(b, text, strlen(text)) && !buf_add(b, "\n", 1))
 		rc = 0;
 out:
 	free(text);

@@ -37,6 +37,7 @@
 #include <jansson.h>
 
 #include "base/error.h"
+#include "base/jsonmem.h"
 #include "base/nametab.h"
 #include "base/text.h"
 #include "format/naming.h"
@@ -216,6 +217,7 @@ static int
 list_online(const struct hub_ref *r, char *sha, struct names *files,
 	    struct hub_resp *resp, struct err *e)
 {
+	unsigned long jf = jsonmem_failures();
 	char *rev = hub_escape(r->rev, 0), *url = NULL;
 	json_t *root = NULL, *sib, *it;
 	json_error_t je;
@@ -236,6 +238,11 @@ list_online(const struct hub_ref *r, char *sha, struct names *files,
 	}
 	root = json_loadb(resp->body.data ? resp->body.data : "",
 			  resp->body.len, 0, &je);
+	/* a parse short of memory may fail, or drop a byte (jsonmem.h) */
+	if (jsonmem_failures() != jf) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto out;
+	}
 	it = root ? json_object_get(root, "sha") : NULL;
 	sib = root ? json_object_get(root, "siblings") : NULL;
 	if (!json_is_string(it) || !is_sha(json_string_value(it)) ||
