@@ -499,8 +499,8 @@ curl_get(const struct http_transport *tr,
 	memset(r, 0, sizeof(*r));
 	t = thread_handles(tr->priv);
 	if (!t) {
-		snprintf(why, whylen, "cannot create a libcurl handle");
-		return HTTP_FAIL;
+		snprintf(why, whylen, "out of memory for a libcurl handle");
+		return HTTP_NOMEM;
 	}
 	h = t->easy;
 	snprintf(range, sizeof(range), "%llu-%llu",
@@ -571,6 +571,8 @@ curl_get(const struct http_transport *tr,
 	if (rc != CURLE_OK) {
 		snprintf(why, whylen, "%s", errbuf[0] ? errbuf :
 			 curl_easy_strerror(rc));
+		if (rc == CURLE_OUT_OF_MEMORY)
+			return HTTP_NOMEM;
 		return curl_transient(rc) ? HTTP_AGAIN : HTTP_FAIL;
 	}
 	if (!x.headed) {

@@ -416,6 +416,11 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 			r = HTTP_AGAIN;
 			break;
 		}
+		if (tr == HTTP_NOMEM) {
+			g->oom = 1;	/* not the server's: nothing held */
+			r = g->verdict = HTTP_FAIL;	/* g->why is set */
+			break;
+		}
 		if (tr == HTTP_FAIL) {
 			http_stats_add(&o->stats.errors[HTTP_STATS_ERR_NET], 1);
 			r = g->verdict = HTTP_FAIL;	/* g->why is set */
@@ -466,8 +471,10 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 	}
 	if (url && hops > MAX_HOPS)
 		r = verdict(g, HTTP_FAIL, "more than %d redirects", MAX_HOPS);
-	if (!url)
+	if (!url) {
 		r = verdict(g, HTTP_FAIL, "out of memory");
+		g->oom = 1;
+	}
 	free(url);
 	if (r == HTTP_OK && !g->probe && g->got != g->len) {
 		r = verdict(g, HTTP_AGAIN, "the answer broke off after %llu "
@@ -619,8 +626,9 @@ note_result(struct http_fetch_object *o, struct http_fetch_range *g, int r,
 		return;
 	}
 	/* The open reports its own failure; read-ahead no one waited for
-	 * fails no read (a reader that needs the bytes asks itself). */
-	if (g->probe || !demand)
+	 * fails no read (a reader that needs the bytes asks itself); memory
+	 * this process lacked says nothing of the server. */
+	if (g->probe || !demand || g->oom)
 		return;
 	hold(o, start, end);
 	keep_error(o, "a read of bytes %llu-%llu failed with EIO: %s",
@@ -699,6 +707,7 @@ http_fetch_get(struct http_fetch_object *o, struct http_fetch_range *g,
 	unsigned fails = 0, cuts = 0;
 	int r;
 
+	g->oom = 0;
 	/* The kernel follows a failed read with read-ahead of the ranges
 	 * after it: against a server that just failed, those get a short
 	 * try (enough for a server that is back), not a whole bound each,

@@ -73,6 +73,8 @@ struct http_fetch_range {
 	uint64_t got;
 	int cut;		/* the last attempt's answer was good but
 				   ended short */
+	int oom;		/* it failed for want of memory here: not the
+				   server's fault (nothing held) */
 	struct http_transport_response resp;	/* the answer that was taken */
 	int verdict;
 	char why[200];

@@ -464,8 +464,10 @@ queue_range(struct http_prefetch_src *ps, uint64_t near, uint64_t from,
 			run[nrun++] = b;
 		if (nrun && (added == HTTP_CACHE_PRESENT || nrun == want ||
 			     idx == last)) {
-			if (queue_run(ps, run, nrun))
+			if (queue_run(ps, run, nrun)) {
+				nrun = 0;	/* failed, and gone */
 				break;
+			}
 			(*njobs)++;
 			nrun = 0;
 		}

@@ -131,8 +131,8 @@ attempt(const struct http_request *q, struct http_request_answer *a,
 		return HTTP_FAIL;
 	}
 	if (r != HTTP_OK)
-		return r == HTTP_STOPPED || r == HTTP_CANCELLED ? HTTP_FAIL :
-		       r;
+		return r == HTTP_STOPPED || r == HTTP_CANCELLED ||
+		       r == HTTP_NOMEM ? HTTP_FAIL : r;
 	return http_transport_status_transient(a->status) ? HTTP_AGAIN :
 	       HTTP_OK;
 }

@@ -60,6 +60,9 @@ enum http_outcome {
 	HTTP_CANCELLED,	/* no one wants it any more: the client stops, or
 			   the reader went away (http_conf_cancelled());
 			   no fault of the server's */
+	HTTP_NOMEM,	/* the transport: no memory for the exchange (this
+			   process's failure, not the server's; callers
+			   above it see HTTP_FAIL) */
 };
 
 /* Statuses that say "try again later". */
