@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonmem.h"
+
 /* The dtype a torch_dtype names, when it is one the weights keep. */
 static int
 kept_dtype(const char *s, enum dtype *dt)
@@ -26,6 +28,7 @@ int
 quant_plain_config(const char *text, size_t len, char **out,
 		   size_t *out_len, enum dtype *dt)
 {
+	unsigned long jf = jsonmem_failures();
 	json_t *j = json_loadb(text, len, 0, NULL);
 	json_t *td;
 	char *s = NULL;
@@ -33,6 +36,11 @@ quant_plain_config(const char *text, size_t len, char **out,
 
 	*dt = DTYPE_BF16;
 	*out = NULL;
+	/* a parse short of memory may fail, or drop a byte (jsonmem.h) */
+	if (jsonmem_failures() != jf) {
+		json_decref(j);
+		return -1;
+	}
 	if (!json_is_object(j)) {
 		json_decref(j);
 		*out = malloc(len ? len : 1);
@@ -55,8 +63,10 @@ quant_plain_config(const char *text, size_t len, char **out,
 	}
 	s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(j);
-	if (!s)
+	if (!s || jsonmem_failures() != jf) {
+		free(s);
 		return -1;
+	}
 	n = strlen(s);
 	*out = realloc(s, n + 2);
 	if (!*out) {

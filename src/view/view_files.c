@@ -188,8 +188,8 @@ files_of(const struct view *v, struct view_files *t)
 	return 0;
 }
 
-/* The whole of file i of the folder (a config), malloc'd in *text; 0, or
- * -1 (unreadable, larger than MODEL_BESIDE_MAX, out of memory). */
+/* The whole of file i of the folder (a config), malloc'd in *text; 0,
+ * -ENOMEM, or -1 (unreadable, larger than MODEL_BESIDE_MAX). */
 static int
 folder_read(struct model_files *f, size_t i, char **text, size_t *len)
 {
@@ -199,9 +199,10 @@ folder_read(struct model_files *f, size_t i, char **text, size_t *len)
 	int rc;
 
 	if (model_files_size(f, i, &size) || size > MODEL_BESIDE_MAX ||
-	    model_files_bytes(f, i, &kept, len, &src) ||
-	    !(*text = malloc((size_t)size + 1)))
+	    model_files_bytes(f, i, &kept, len, &src))
 		return -1;
+	if (!(*text = malloc((size_t)size + 1)))
+		return -ENOMEM;
 	*len = (size_t)size;
 	if (kept) {
 		memcpy(*text, kept, *len);
@@ -241,9 +242,15 @@ plain_files(const struct view *v, struct view_files *t)
 		    !strcmp(y.rel, "quantize_config.json"))
 			continue;
 		if (!strcmp(y.rel, "config.json")) {
-			if (folder_read(t->folder, k, &text, &len) == 0 &&
-			    quant_plain_config(text, len, &t->config,
-					       &t->config_len, &dt)) {
+			int rc = folder_read(t->folder, k, &text, &len);
+
+			/* short of memory: the config is unknown, not
+			 * absent (its torch_dtype decides the bytes) */
+			if (rc == -ENOMEM ||
+			    (rc == 0 && quant_plain_config(text, len,
+							   &t->config,
+							   &t->config_len,
+							   &dt))) {
 				free(text);
 				return -1;
 			}
@@ -437,7 +444,7 @@ file_of(const struct view_files *t, uint64_t k)
 	return &t->f[t->node[k].file - 1];
 }
 
-/* Its size: 0, -ENOENT (a probed name not there), -EIO. */
+/* Its size: 0, -ENOENT (a probed name not there), -ENOMEM, -EIO. */
 static int
 file_size(const struct view_files *t, const struct vf_file *x,
 	  uint64_t *size)
@@ -452,8 +459,9 @@ file_size(const struct view_files *t, const struct vf_file *x,
 		*size = t->config_len;
 		return 0;
 	case VF_PLAIN:
-		return repack_size(t->plain, REPACK_WHOLE, 0, size, &e) ?
-		       -EIO : 0;
+		if (repack_size(t->plain, REPACK_WHOLE, 0, size, &e))
+			return e.code == ERR_NO_MEMORY ? -ENOMEM : -EIO;
+		return 0;
 	default:
 		return model_files_size(t->folder, x->i, size);
 	}
@@ -569,7 +577,9 @@ files_lookup(const struct view *v, uint64_t parent, const char *name,
 	uint64_t p = parent - v->ino_files;
 	long k;
 
-	if (!t || p >= t->nnodes || t->node[p].file)
+	if (!t)
+		return VIEW_INO_AGAIN;	/* not built: out of memory */
+	if (p >= t->nnodes || t->node[p].file)
 		return 0;
 	k = find(t, (uint32_t)p, name, len);
 	if (k < 0 || !exists(t, (uint32_t)k))
@@ -626,6 +636,26 @@ files_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 	return n;
 }
 
+/* stat(): the table built (its listing, its names), a file's size.  0,
+ * or -ENOMEM (never a size of 0 for a file that is not empty). */
+static int
+files_prepare(const struct view *v, uint64_t ino, uint64_t *size)
+{
+	const struct view_files *t = get(v);
+	const struct vf_file *x;
+	int rc;
+
+	*size = 0;
+	if (!t)
+		return -ENOMEM;
+	if (!(x = file_of(t, ino - v->ino_files)))
+		return 0;
+	rc = file_size(t, x, size);
+	if (rc)
+		*size = 0;
+	return rc == -ENOMEM ? rc : 0;
+}
+
 static uint64_t
 files_size(const struct view *v, uint64_t ino)
 {
@@ -651,7 +681,9 @@ files_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	size_t tlen;
 	int rc;
 
-	if (!t || !(x = file_of(t, ino - v->ino_files)))
+	if (!t)
+		return -ENOMEM;		/* not built */
+	if (!(x = file_of(t, ino - v->ino_files)))
 		return -ENOENT;
 	rc = file_size(t, x, &len);
 	if (rc || off >= len || size == 0)
@@ -746,6 +778,7 @@ const struct view_hidden view_files_dir = {
 	.size = files_size,
 	.read = files_read,
 	.subdirs = files_subdirs,
+	.prepare = files_prepare,
 	.for_source = files_for_source,
 	.attr = files_attr,
 };

@@ -39,7 +39,7 @@
 struct view_html {
 	pthread_mutex_t lock;	/* taken to build the page, once */
 	int built;		/* atomic: page is final */
-	struct buf page;	/* empty when it could not be built */
+	struct buf page;	/* the page, once built */
 };
 
 enum { AT_DIR, AT_INDEX, AT_STATS_DIR, AT_FIRST_STATS };
@@ -135,7 +135,8 @@ make_page(const struct view *v, struct buf *b)
 	return rc || html_page_end(b) ? -1 : 0;
 }
 
-/* The page, built once; NULL when out of memory. */
+/* The page, built once; NULL when out of memory (nothing kept: the next
+ * call tries again). */
 static const struct buf *
 page(const struct view *v)
 {
@@ -146,11 +147,13 @@ page(const struct view *v)
 		if (!h->built) {
 			if (make_page(v, &h->page))
 				buf_free(&h->page);
-			__atomic_store_n(&h->built, 1, __ATOMIC_RELEASE);
+			else
+				__atomic_store_n(&h->built, 1,
+						 __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&h->lock);
 	}
-	return h->page.len ? &h->page : NULL;
+	return __atomic_load_n(&h->built, __ATOMIC_ACQUIRE) ? &h->page : NULL;
 }
 
 /* --- names ------------------------------------------------------------- */
@@ -225,6 +228,8 @@ stats_head(uint64_t i, char out[48])
 				(unsigned long long)i);
 }
 
+/* 0 when .dequant/, which the tensor may stand for, cannot be built now
+ * (out of memory) */
 static uint64_t
 stats_size(const struct view *v, uint64_t i)
 {
@@ -232,21 +237,39 @@ stats_size(const struct view *v, uint64_t i)
 	const struct model_tensor *mt = view_dequant_mirror(v, i, &mv);
 	char head[48];
 
+	if (!mt)
+		return 0;
 	return stats_head(i, head) + view_stats_mirror.size(mv, mt) +
 	       strlen(HTML_PAGE_STATS_TAIL);
+}
+
+/* stat(): a file's size, which may need the page built or .dequant/;
+ * 0, or -ENOMEM (never a size of 0 for a file that is not empty). */
+static int
+html_prepare(const struct view *v, uint64_t ino, uint64_t *size)
+{
+	uint64_t k = ino - v->ino_html;
+	const struct buf *p;
+
+	*size = 0;
+	if (k == AT_INDEX) {
+		if (!(p = page(v)))
+			return -ENOMEM;
+		*size = p->len;
+	} else if (k >= AT_FIRST_STATS) {
+		*size = stats_size(v, k - AT_FIRST_STATS);
+		if (!*size)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static uint64_t
 html_size(const struct view *v, uint64_t ino)
 {
-	uint64_t k = ino - v->ino_html;
-	const struct buf *p;
+	uint64_t size;
 
-	if (k == AT_INDEX)
-		return (p = page(v)) ? p->len : 0;
-	if (k >= AT_FIRST_STATS)
-		return stats_size(v, k - AT_FIRST_STATS);
-	return 0;
+	return html_prepare(v, ino, &size) ? 0 : size;
 }
 
 /* Tensor i's script: head, the .stats/ file, tail. */
@@ -256,14 +279,17 @@ stats_read(const struct view *v, uint64_t i, uint64_t off, size_t size,
 {
 	const struct view *mv;
 	const struct model_tensor *mt = view_dequant_mirror(v, i, &mv);
-	uint64_t jlen = view_stats_mirror.size(mv, mt);
 	struct view_segs js = VIEW_SEGS_INIT;
 	struct buf all = BUF_INIT;
 	char head[48];
 	size_t hl = stats_head(i, head);
+	uint64_t jlen;
 	char *p;
 	int rc;
 
+	if (!mt)
+		return -ENOMEM;		/* .dequant/ not built */
+	jlen = view_stats_mirror.size(mv, mt);
 	rc = view_stats_mirror.read(mv, mt, 0, (size_t)jlen, &js);
 	if (!rc && (!js.mem || js.mem->len < jlen))
 		rc = -EIO;
@@ -335,5 +361,6 @@ const struct view_hidden view_html_dir = {
 	.size = html_size,
 	.read = html_read,
 	.subdirs = html_subdirs,
+	.prepare = html_prepare,
 	.is_volatile = html_is_volatile,
 };

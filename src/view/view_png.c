@@ -441,6 +441,8 @@ view_png_paths(const struct view *v, size_t i, struct buf *heat,
 	if (!v->png)
 		return -1;
 	mt = picture_of(v, 2 * (uint64_t)i, &mv, &o);
+	if (!mt)
+		return -1;	/* .dequant/ not built: out of memory */
 	tensor_png_heat_dims(mt->t, &o, w, h);
 	*drawn = tensor_png_readable(mt->t);
 	if (dir_path(l, l->leaves[i].dir, heat) ||

@@ -9,15 +9,16 @@ reading, by kind:
 
 - "sharded": a safetensors set of 3 shards, mixed dtypes: raw tensor
   files, sidecars, .npy/, .txt/, .stats/, .png/, .safetensors/ (virtual
-  files over several shards), __metadata__.json, __summary__.json,
-  .stfs/stats.json;
+  files over several shards), .files/, .html/, __metadata__.json,
+  __summary__.json, .stfs/stats.json;
 - "torch": a PyTorch checkpoint (torch.save) with contiguous tensors and
   strided views, served gathered: a transposed F16, a stepped BF16, a
   transposed int8 and a transposed bool, with their .npy/.txt/.stats/.png
   and .safetensors/model.safetensors;
 - "gguf": GGUF tensors of quantized types, decoded in .npy/ (and as F32
   in .safetensors/);
-- "fp8": FP8 weights with their scales, decoded in .dequant/.
+- "fp8": FP8 weights with their scales, decoded in .dequant/, and the
+  folders of .files/ and .dequant/.files/.
 
 Fixture.files: [(kind, relative path, expected bytes or None)]: the bytes
 a file must hold where the test knows them independently of stfs (raw
@@ -71,6 +72,10 @@ def sharded(d, n=24):
 		fx.add("raw", name, gen._as_bytes(data))
 		fx.add("sidecar", name + ".json")
 		_views(fx, name)
+	for name in sorted(os.listdir(out)):
+		fx.add(".files", os.path.join(".files", name))
+	fx.add(".html", ".html/index.html")
+	fx.add(".html", ".html/s/0.js")
 	fx.add("blob", "__metadata__.json")
 	# (a remote model's summary names its URL, its stats.json counts)
 	fx.add("blob", "__summary__.json", local_only=True)
@@ -157,7 +162,7 @@ def fp8_model(d):
 	with open(os.path.join(out, "config.json"), "w") as f:
 		json.dump({"quantization_config": {
 			"quant_method": "fp8", "weight_block_size": [64, 64]}}, f)
-	fx = Fixture("fp8", path)
+	fx = Fixture("fp8", out)	# the folder: config.json and .files/
 	fx.add("raw", "layers.0.mlp.weight", codes.tobytes())
 	# the weight's mirror files are its dequantized values'
 	_views(fx, "layers.0.mlp.weight")
@@ -167,6 +172,10 @@ def fp8_model(d):
 						name + ".npy"))
 	fx.add(".dequant", ".dequant/.safetensors/model.safetensors")
 	fx.add(".dequant", ".dequant/.safetensors/bf16/model.safetensors")
+	for rel in (".files/model.safetensors", ".files/config.json",
+		    ".dequant/.files/model.safetensors",
+		    ".dequant/.files/config.json"):
+		fx.add(".files", rel)
 	return fx
 
 
