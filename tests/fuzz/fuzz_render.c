@@ -36,6 +36,7 @@
 
 #include "base/buf.h"
 #include "base/error.h"
+#include "format/container.h"
 #include "format/safetensors/header.h"
 #include "format/tensor_size.h"
 #include "model/model.h"
