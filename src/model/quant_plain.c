@@ -43,10 +43,11 @@ quant_plain_config(const char *text, size_t len, char **out,
 	}
 	if (!json_is_object(j)) {
 		json_decref(j);
-		*out = malloc(len ? len : 1);
+		*out = malloc(len + 1);
 		if (!*out)
 			return -1;
 		memcpy(*out, text, len);
+		(*out)[len] = '\0';
 		*out_len = len;
 		return 0;
 	}

@@ -18,7 +18,8 @@
 #include "format/dtype.h"
 
 /* The plain config of text[0..len) (a config.json) in *out (malloc'd,
- * *out_len bytes, ending in a newline) and the dtype of its weights in
+ * *out_len bytes, ending in a newline, then a NUL) and the dtype of its
+ * weights in
  * *dt; a text that is no JSON object is kept as it is (and *dt BF16).
  * 0, or -1 when out of memory. */
 int quant_plain_config(const char *text, size_t len, char **out,
