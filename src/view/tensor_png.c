@@ -522,24 +522,6 @@ tensor_png_diff(const struct tensor *a, tensor_png_read_fn read_a,
 
 /* --- histogram ---------------------------------------------------------- */
 
-/* The value of code c of a dtype counted by codes (.stats/'s rule). */
-static double
-code_value(enum dtype d, unsigned c)
-{
-	switch (d) {
-	case DTYPE_BOOL:
-	case DTYPE_U8:
-	case DTYPE_U16:
-		return c;
-	case DTYPE_I8:
-		return (int8_t)c;
-	case DTYPE_I16:
-		return (int16_t)c;
-	default:
-		return npy_f32(npy_code_f32(d, c));
-	}
-}
-
 struct hist_ctx {
 	struct tensor_stats_acc st;
 	struct value_hist vh;
@@ -688,7 +670,7 @@ tensor_png_hist(const struct tensor *t, const struct tensor_png_opts *o,
 		for (c = 0; c < nc; c++)
 			if (codes[c])
 				value_hist_add(&h.vh,
-					       code_value(t->dtype, (unsigned)c),
+					       tensor_stats_code_value(t->dtype, (unsigned)c),
 					       codes[c]);
 	} else if (s.finite) {
 		size_t chunk = tensor_values_chunk(t->dtype, CHUNK);

@@ -369,9 +369,8 @@ tensor_stats_feed(struct tensor_stats_acc *a, const uint8_t *buf, size_t len)
 	}
 }
 
-/* The value of code c of a histogram dtype. */
-static double
-code_value(enum dtype d, unsigned c)
+double
+tensor_stats_code_value(enum dtype d, unsigned c)
 {
 	switch (d) {
 	case DTYPE_BOOL:
@@ -409,7 +408,7 @@ finish_hist(struct tensor_stats_acc *a, struct tensor_stats *out)
 
 		if (!h[c])
 			continue;
-		v = code_value(d, (unsigned)c);
+		v = tensor_stats_code_value(d, (unsigned)c);
 		out->count += h[c];
 		if (isnan(v)) {
 			out->nan += h[c];
@@ -442,7 +441,7 @@ finish_hist(struct tensor_stats_acc *a, struct tensor_stats *out)
 
 		if (!h[c])
 			continue;
-		v = code_value(d, (unsigned)c);
+		v = tensor_stats_code_value(d, (unsigned)c);
 		if (isfinite(v))
 			m2 += (double)h[c] * (v - mean) * (v - mean);
 	}

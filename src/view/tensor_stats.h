@@ -81,6 +81,10 @@ void tensor_stats_finish(struct tensor_stats_acc *a, struct tensor_stats *out);
 /* Discard a state without a result. */
 void tensor_stats_drop(struct tensor_stats_acc *a);
 
+/* The value of code c of a dtype counted by codes (16 bits and less): the
+ * value the statistics give it, for whoever reads the histogram. */
+double tensor_stats_code_value(enum dtype d, unsigned c);
+
 /* Statistics of tensor t with its bytes read through read(arg, off, len,
  * dst), in chunks of about 4 MiB: off is relative to the tensor's first
  * byte; 0 or -errno.  progress, when not NULL, is called after each chunk
