@@ -3,7 +3,9 @@
 #   stfs_install_deps [PKG...]  install the missing Debian packages of
 #                          STFS_DEPS (and PKG...), as root; with
 #                          STFS_DEPS_SIMULATE=1 only show what apt-get
-#                          would install (apt-get install -s, any user)
+#                          would install (apt-get install -s, any user);
+#                          with STFS_QUIET=1 apt's output is shown only
+#                          when it fails
 #   stfs_apt ARGS...       apt-get ARGS, waiting (with a message) while
 #                          another apt or dpkg holds the package lock
 #   stfs_build DIR [ARGS]  meson setup (or reconfigure) DIR, then ninja
@@ -107,8 +109,21 @@ stfs_install_deps() {
 	fi
 	stfs_say "installing: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	stfs_apt update
-	stfs_apt install -y --no-install-recommends "${missing[@]}"
+	if [ -z "${STFS_QUIET:-}" ]; then
+		stfs_apt update
+		stfs_apt install -y --no-install-recommends "${missing[@]}"
+		return
+	fi
+	# STFS_QUIET (scripts/try without a terminal): apt's few hundred
+	# lines of progress go to a log, shown only when it fails (its
+	# warnings and errors, and the lock's message, still reach stderr)
+	local log rc=0
+	log=$(mktemp)
+	{ stfs_apt update && stfs_apt install -y --no-install-recommends \
+		"${missing[@]}"; } >"$log" || rc=$?
+	[ "$rc" -eq 0 ] || { tail -n 40 "$log" >&2; stfs_say "apt-get failed (above)"; }
+	rm -f "$log"
+	return "$rc"
 }
 
 # How long stfs_apt waits for the package lock, in seconds: on a fresh
