@@ -1133,6 +1133,24 @@ START_TEST(test_cycles)
 	 * inner list that holds itself, one step from the root */
 	ACCEPT("]q\x00]q\x01h\x00" "aa.", "[[<ref 0:list>]]");
 	ACCEPT("](]q\x01h\x01" "ae.", "[[<ref 1:list>]]");
+	/* the reference closing a cycle is a value too: a list that holds
+	 * itself two tuples down, inside five tuples, is 9 deep (found by
+	 * fuzz_pickle) */
+	{
+		static const char deep[] = "]q\x00h\x00\x85\x85" "a"
+			"\x85\x85\x85\x85\x85.";
+		struct pickle_limits lim = PICKLE_LIMITS_DEFAULT;
+		struct err e = { 0 };
+		char *d;
+
+		lim.depth = 8;
+		refused(deep, sizeof(deep) - 1, &lim, "deeper than 8");
+		lim.depth = 9;
+		d = load_dump(deep, sizeof(deep) - 1, &lim, &e);
+		ck_assert_msg(d != NULL, "%s", e.detail);
+		ck_assert_str_eq(d, "((((([((<ref 5:list>,),)],),),),),)");
+		free(d);
+	}
 	/* a cycle through a call's arguments: no pickler writes one */
 	REFUSE("]q\x00\x85q\x01" "0h\x00" "cm\nf\nh\x01R" "a0h\x01.",
 	       "a value contains itself through the callable or the "

@@ -401,7 +401,9 @@ pickle_store_check(struct pickle_store *s, struct pickle_value *root,
 			continue;
 		}
 		if (c->state == 1) {
-			rc = cut_cycle(s, st, sn, c, cap, e);
+			/* the reference is a value one level down too */
+			rc = sn >= lim->depth ? too_deep(lim, e) :
+			     cut_cycle(s, st, sn, c, cap, e);
 			if (rc)
 				break;
 			continue;
