@@ -15,7 +15,6 @@
  * its word.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -35,6 +34,7 @@
 #include "cli/mountpoint.h"
 #include "cli/nofile.h"
 #include "cli/progress.h"
+#include "cli/readahead.h"
 #include "cli/stfs_help.h"
 #include "model/display.h"
 #include "model/catalog.h"
@@ -370,49 +370,6 @@ point_to_help(struct err *e, int helper)
 	snprintf(e->detail + n, sizeof(e->detail) - n, " (%s --help lists "
 		 "the options; man %s)", helper ? "mount.stfs" : PROG,
 		 helper ? "mount.stfs" : PROG);
-}
-
-/* --- readahead ------------------------------------------------------------ */
-
-/* FUSE read requests are as large as the readahead window (128 KiB by
- * default), and 512 KiB measured ~1.5x faster with splice.  The knob is
- * /sys/class/bdi/MAJ:MIN/read_ahead_kb; it is found right after mounting
- * and written from the first request after INIT (see adapter.h), since the
- * INIT reply would lower it again.  Only root may write it; anyone else
- * silently keeps the default. */
-struct readahead {
-	char path[128];
-	unsigned kib;
-};
-
-static int
-readahead_find(struct readahead *ra, const char *mnt, unsigned kib)
-{
-	char devno[64];
-
-	ra->kib = kib;
-	if (kib == 0 || mountpoint_devno(mnt, devno, sizeof(devno)) != 0)
-		return -1;
-	snprintf(ra->path, sizeof(ra->path), "/sys/class/bdi/%s/read_ahead_kb",
-		 devno);
-	return 0;
-}
-
-static void
-readahead_apply(void *arg)
-{
-	const struct readahead *ra = arg;
-	char val[32];
-	int fd, n;
-
-	fd = open(ra->path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = snprintf(val, sizeof(val), "%u\n", ra->kib);
-	if (write(fd, val, (size_t)n) != n)
-		fuse_log(FUSE_LOG_DEBUG, "readahead=%u not applied: %s\n",
-			 ra->kib, strerror(errno));
-	close(fd);
 }
 
 /* -o ro,default_permissions,subtype=stfs,fsname=SOURCE, appended after
