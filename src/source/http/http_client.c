@@ -9,6 +9,7 @@
 #include "source/http/http_disk.h"
 #include "source/http/http_prefetch.h"
 #include "source/http/http_spool.h"
+#include "source/http/http_tier.h"
 
 struct http_client *
 http_client_new(const struct http_options *o, const struct http_transport *tr,
@@ -46,6 +47,7 @@ http_client_free(struct http_client *c)
 	if (!c)
 		return;
 	http_prefetch_free(c->prefetch);
+	http_tier_free(c->tier);	/* puts what is queued */
 	http_spool_free(c->spool);	/* writes what is queued */
 	http_disk_free(c->disk);
 	http_cache_free(c->cache);
@@ -58,6 +60,20 @@ http_client_stop(struct http_client *c)
 {
 	/* the one field of the settings that changes (http_conf.h) */
 	__atomic_store_n(&c->conf.stopping, 1, __ATOMIC_RELEASE);
+}
+
+int
+http_client_set_tier(struct http_client *c, const struct http_tier_backend *b,
+		     const char *key_path, struct err *e)
+{
+	struct http_tier *t = http_tier_new(&c->conf, c->cache, b, key_path,
+					    e);
+
+	if (!t)
+		return -1;
+	http_tier_free(c->tier);
+	c->tier = t;
+	return 0;
 }
 
 unsigned

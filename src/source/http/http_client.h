@@ -5,8 +5,9 @@
  * end's options, the environment and the defaults), its transport (the
  * libcurl one, or a unit test's fake), the block cache (http_cache.h),
  * the prefetcher with its queue, worker threads and pace
- * (http_prefetch.h), the disk cache (http_disk.h) and the spool of
- * blocks on their way to it (http_spool.h).  A source is opened with a
+ * (http_prefetch.h), the disk cache (http_disk.h), the spool of
+ * blocks on their way to it (http_spool.h) and, when one is set, the
+ * shared cache (http_tier.h).  A source is opened with a
  * client (struct source_http_opts) and keeps it; the modules below are
  * handed what they need of it (a pointer to the settings, the cache, the
  * transport), never a process-wide copy.
@@ -24,6 +25,7 @@
 #include "source/http/http_transport.h"
 
 struct err;
+struct http_tier_backend;
 
 struct http_client {
 	struct http_conf conf;		/* fixed once made */
@@ -33,6 +35,7 @@ struct http_client {
 	struct http_prefetch *prefetch;
 	struct http_disk *disk;
 	struct http_spool *spool;
+	struct http_tier *tier;		/* NULL: no shared cache */
 };
 
 /* A client with the settings of o (NULL: the environment's and the
@@ -61,6 +64,14 @@ struct http_client *http_client_process(struct err *e);
 /* Make c the process's client; returns the one before (NULL: none),
  * for the caller to free once none of its sources is open. */
 struct http_client *http_client_install(struct http_client *c);
+
+/* Make the object store behind backend b (taken, also on failure) c's
+ * shared cache (http_tier.h), its blocks signed with the key in the file
+ * key_path; before any source is opened with c.  0, or -1 with *e (the
+ * key file). */
+int http_client_set_tier(struct http_client *c,
+			 const struct http_tier_backend *b,
+			 const char *key_path, struct err *e);
 
 /* The most requests the client keeps in flight (http_connections, else
  * HTTP_MAX_CONNECTIONS): how many files it is worth opening at once. */

@@ -1,4 +1,5 @@
-/* http_curl.c - the libcurl transport: one GET, no redirects followed.
+/* http_curl.c - the libcurl transport: one GET (or PUT), no redirects
+ * followed.
  *
  * libcurl easy handles may not be used by two threads at once and sharing
  * the connection cache between threads is a known libcurl bug (KNOWN_BUGS
@@ -179,6 +180,9 @@ struct xchg {
 	uint64_t floor_bytes;	/* ... with this many bytes in */
 	int slow;		/* under the floor over a window */
 	int cancelled;		/* http_conf_cancelled() */
+	const struct iovec *up;	/* a PUT's body: what is left of it */
+	int up_n;
+	size_t up_off;		/* sent of up[0] */
 };
 
 static void
@@ -349,6 +353,30 @@ write_cb(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* A PUT's body, piece after piece; a piece going out is progress. */
+static size_t
+read_cb(char *p, size_t size, size_t nmemb, void *ud)
+{
+	struct xchg *x = ud;
+	size_t n = size * nmemb, k = 0;
+
+	x->last_ms = http_conf_now_ms();
+	while (k < n && x->up_n > 0) {
+		size_t left = x->up->iov_len - x->up_off, c = n - k < left ?
+			      n - k : left;
+
+		memcpy(p + k, (const char *)x->up->iov_base + x->up_off, c);
+		k += c;
+		x->up_off += c;
+		if (x->up_off == x->up->iov_len) {
+			x->up++;
+			x->up_n--;
+			x->up_off = 0;
+		}
+	}
+	return k;
+}
+
 /* Transient failures are retried (http_fetch.c, http_request.c).  A name
  * that does not resolve is not among them: offline, or a typo, it does
  * not come back within a read's bound, and retrying it cost 30 s to say
@@ -489,7 +517,8 @@ curl_get(const struct http_transport *tr,
 	 const struct http_transport_sink *sink, char *why,
 	 size_t whylen)
 {
-	struct xchg x = { .r = r, .sink = sink };
+	struct xchg x = { .r = r, .sink = sink, .up = q->body,
+			  .up_n = q->body ? q->body_n : 0 };
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct handles *t;
 	char range[64];
@@ -508,6 +537,19 @@ curl_get(const struct http_transport *tr,
 		 (unsigned long long)(q->start + q->len - 1));
 	curl_easy_setopt(h, CURLOPT_URL, q->url);
 	curl_easy_setopt(h, CURLOPT_RANGE, q->len ? range : NULL);
+	if (q->body) {
+		curl_off_t total = 0;
+		int i;
+
+		for (i = 0; i < q->body_n; i++)
+			total += (curl_off_t)q->body[i].iov_len;
+		curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(h, CURLOPT_READFUNCTION, read_cb);
+		curl_easy_setopt(h, CURLOPT_READDATA, &x);
+		curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, total);
+	} else {
+		curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);	/* not a PUT */
+	}
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, q->headers);
 	if (q->sigv4) {
 		curl_easy_setopt(h, CURLOPT_AWS_SIGV4, q->sigv4->provider);
@@ -536,6 +578,7 @@ curl_get(const struct http_transport *tr,
 		snprintf(why, whylen, "no one waits for the answer any more");
 		return HTTP_CANCELLED;
 	}
+	curl_easy_setopt(h, CURLOPT_READDATA, NULL);
 	if (x.mode == HTTP_SINK_STOP)
 		return HTTP_STOPPED;
 	if (x.slow) {

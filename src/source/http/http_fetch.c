@@ -267,6 +267,15 @@ struct hop {
 	int taken;		/* the body is g's */
 };
 
+static void
+sink_header(void *ud, const char *name, const char *value)
+{
+	struct hop *h = ud;
+
+	if (h->g->probe && strcasecmp(name, "X-Linked-Etag") == 0)
+		snprintf(h->g->linked, sizeof(h->g->linked), "%s", value);
+}
+
 static int
 sink_head(void *ud, const struct http_transport_response *r)
 {
@@ -369,7 +378,7 @@ attempt(struct http_fetch_object *o, struct http_fetch_range *g,
 			.sigv4 = home && o->sig.provider ? &o->sig : NULL,
 		};
 		struct http_transport_sink sink = {
-			NULL, sink_head, sink_body, &h
+			sink_header, sink_head, sink_body, &h
 		};
 		struct http_transport_response resp;
 		uint64_t now = http_conf_now_ms();

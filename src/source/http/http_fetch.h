@@ -78,6 +78,9 @@ struct http_fetch_range {
 	struct http_transport_response resp;	/* the answer that was taken */
 	int verdict;
 	char why[200];
+	/* The open request (probe): an X-Linked-Etag seen on the way, as
+	 * the Hub's resolve/ names an LFS file's sha256 ("" none). */
+	char linked[HTTP_VALIDATOR_MAX];
 };
 
 /* How long a GET goes on (http_fetch_get()). */

@@ -1,6 +1,6 @@
 /* http_fill.h - filling a run of cache blocks: from the disk cache, else
- * with one ranged GET (http_fetch.h) per run of blocks the disk does not
- * have.
+ * from the shared cache (http_tier.h), else with one ranged GET
+ * (http_fetch.h) per run of blocks neither has.
  *
  * The read path goes down and comes back once: the prefetcher hands a
  * job's blocks here, the bytes go straight into their memory as they
@@ -19,6 +19,7 @@
 
 struct http_disk_object;
 struct http_spool;
+struct http_tier_src;
 
 /* Where a source's blocks come from, and where they go. */
 struct http_fill {
@@ -26,6 +27,7 @@ struct http_fill {
 	struct http_disk_object *disk;	/* NULL: no disk cache */
 	struct http_cache *cache;	/* the blocks' */
 	struct http_spool *spool;	/* on their way to the disk cache */
+	struct http_tier_src *tier;	/* NULL: no shared cache */
 };
 
 /* Fill n consecutive LOADING blocks within budget b (no lock held), each

@@ -28,6 +28,9 @@ struct http_stats {
 	uint64_t hits;		/* blocks found in the memory cache */
 	uint64_t misses;	/* blocks that had to be fetched */
 	uint64_t disk_hits;	/* blocks found in the disk cache */
+	uint64_t disk_misses;	/* blocks looked for there, not found */
+	uint64_t disk_puts;	/* blocks sent there */
+	uint64_t origin_blocks;	/* blocks fetched from the origin */
 	uint64_t retries;	/* attempts after the first */
 	uint64_t errors[HTTP_STATS_ERR_KINDS];	/* failed attempts, by cause */
 	uint64_t ra_window;	/* largest read-ahead window, bytes */

@@ -1,7 +1,9 @@
 /* http_transport.h - one HTTP exchange, behind a small interface.
  *
  * A transport sends one GET (with a Range or for the whole object, the
- * headers it is given and, when asked, an AWS SigV4 signature) and hands
+ * headers it is given and, when asked, an AWS SigV4 signature), or a PUT
+ * of the bytes it is given (the shared cache's blocks, http_tier.h), and
+ * hands
  * the response to a sink: first every header line, then the status line
  * and the headers it knows, then its body.  It follows no redirects and
  * retries nothing: http_fetch.c (ranged reads) and http_request.c (API
@@ -22,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 struct curl_slist;
 
@@ -114,6 +117,10 @@ struct http_transport_request {
 	 * once the request is out fails it as a stall does (a server that
 	 * trickles); 0: none. */
 	uint64_t min_rate, min_rate_ms;
+	/* A PUT of body[0..body_n) (Content-Length their total) instead of
+	 * a GET; NULL: a GET. */
+	const struct iovec *body;
+	int body_n;
 };
 
 struct http_transport {

@@ -41,12 +41,14 @@
 #include "source/http/http_fetch.h"
 #include "source/http/http_prefetch.h"
 #include "source/http/http_spool.h"
+#include "source/http/http_tier.h"
 
 struct http_src {
 	struct http_client *client;
 	struct http_fetch_object obj;
 	struct http_prefetch_src pf;
 	struct http_disk_object *disk;	/* NULL: no disk cache for this one */
+	struct http_tier_src *tier;	/* NULL: no shared cache for it */
 	char *head;		/* bytes [0, head_len) from the open request */
 	size_t head_len;
 	/* Bytes [head_len, head_len + meta_len) that metadata reads fetched
@@ -339,6 +341,7 @@ http_src_free(struct http_src *hs)
 	if (hs->disk)
 		http_spool_drain(hs->client->spool, hs->disk);
 	http_disk_close(hs->disk);
+	http_tier_src_close(hs->tier);	/* its blocks put first */
 	http_fetch_fini(&hs->obj);
 	free(hs->head);
 	free(hs->meta);
@@ -372,6 +375,20 @@ log_stats(struct http_src *hs)
 		      (unsigned long long)err);
 #undef N
 #undef V
+	if (hs->tier) {
+		const struct http_tier_stats *t = http_tier_src_stats(hs->tier);
+		uint64_t rej = 0;
+
+		for (i = 0; i < HTTP_TIER_REJECT_KINDS; i++)
+			rej += http_stats_get(&t->rejected[i]);
+#define V(c) (unsigned long long)http_stats_get(&t->c)
+		http_conf_log(&hs->client->conf, HTTP_LOG_INFO, "%s: shared "
+			      "cache: %llu blocks from it, %llu absent, %llu "
+			      "refused, %llu put (%llu not)", hs->obj.display,
+			      V(hits), V(misses), (unsigned long long)rej,
+			      V(puts), V(put_failed) + V(put_dropped));
+#undef V
+	}
 }
 
 static void
@@ -421,6 +438,55 @@ last_error(struct http_src *hs)
 	return json_pack("{s:s, s:s}", "time", when, "message", msg);
 }
 
+/* The shared cache's counters of hs, or null without one. */
+static json_t *
+shared_stats(struct http_src *hs)
+{
+	const struct http_tier_stats *t;
+
+	if (!hs->tier)
+		return json_null();
+	t = http_tier_src_stats(hs->tier);
+#define N(x) json_integer((json_int_t)http_stats_get(&(x)))
+	return json_pack("{s:o, s:o, s:o, s:o, s:{s:o, s:o, s:o}, s:o, s:o, "
+			 "s:o, s:o, s:o, s:o, s:o, s:o}",
+		"requests", N(t->requests), "bytes", N(t->bytes),
+		"hits", N(t->hits), "misses", N(t->misses),
+		"rejected",
+		  "corrupt", N(t->rejected[HTTP_TIER_REJECT_CORRUPT]),
+		  "truncated", N(t->rejected[HTTP_TIER_REJECT_TRUNCATED]),
+		  "foreign", N(t->rejected[HTTP_TIER_REJECT_FOREIGN]),
+		"failed", N(t->failed), "late", N(t->late),
+		"passed", N(t->passed),
+		"puts", N(t->puts), "put_bytes", N(t->put_bytes),
+		"put_failed", N(t->put_failed),
+		"put_dropped", N(t->put_dropped),
+		"put_pending", N(t->put_pending));
+#undef N
+}
+
+/* What each tier served: memory, disk, the shared cache, the origin. */
+static json_t *
+tier_stats(struct http_src *hs)
+{
+	const struct http_stats *st = &hs->obj.stats;
+	uint64_t req = 0;
+	int i;
+
+	for (i = 0; i < HTTP_STATS_REQ_KINDS; i++)
+		req += http_stats_get(&st->requests[i]);
+#define N(x) json_integer((json_int_t)http_stats_get(&(x)))
+	return json_pack("{s:{s:o, s:o}, s:o, s:o, s:{s:I, s:o, s:o}}",
+		"memory", "hits", N(st->hits), "misses", N(st->misses),
+		"disk", hs->disk ? json_pack("{s:o, s:o, s:o}",
+			"hits", N(st->disk_hits), "misses", N(st->disk_misses),
+			"puts", N(st->disk_puts)) : json_null(),
+		"shared", shared_stats(hs),
+		"origin", "requests", (json_int_t)req,
+		  "bytes", N(st->bytes), "blocks", N(st->origin_blocks));
+#undef N
+}
+
 json_t *
 source_http_stats(struct source *s)
 {
@@ -432,7 +498,8 @@ source_http_stats(struct source *s)
 	st = &hs->obj.stats;
 #define N(x) json_integer((json_int_t)http_stats_get(&(x)))
 	return json_pack("{s:s, s:{s:o, s:o, s:o, s:o}, s:o, s:{s:o, s:o}, "
-			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:b, s:o}",
+			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:b, s:o, "
+			 "s:o}",
 		"source", hs->obj.display,
 		"requests",
 		  "header", N(st->requests[HTTP_STATS_REQ_HEADER]),
@@ -452,7 +519,8 @@ source_http_stats(struct source *s)
 		"readahead_window_max", N(st->ra_window),
 		"disk_cache_hits", N(st->disk_hits),
 		"stale", __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED),
-		"last_error", last_error(hs));
+		"last_error", last_error(hs),
+		"tiers", tier_stats(hs));
 #undef N
 }
 
@@ -487,9 +555,10 @@ head_data(struct http_fetch_range *g, const char *p, size_t n)
 	memcpy((char *)g->ud + g->got, p, n);
 }
 
-/* The open request: size, validators and the first 64 KiB. */
+/* The open request: size, validators and the first 64 KiB (and the
+ * X-Linked-Etag seen on the way into linked). */
 static int
-probe(struct http_src *hs, struct err *e)
+probe(struct http_src *hs, char linked[HTTP_VALIDATOR_MAX], struct err *e)
 {
 	struct http_fetch_range g = {
 		.probe = 1, .kind = HTTP_STATS_REQ_HEADER, .start = 0,
@@ -504,6 +573,7 @@ probe(struct http_src *hs, struct err *e)
 	g.ud = hs->head;
 	if (http_fetch_get(&hs->obj, &g, &b) != HTTP_OK)
 		return err_set(e, ERR_IO, "cannot fetch: %s", g.why);
+	memcpy(linked, g.linked, HTTP_VALIDATOR_MAX);
 	if (g.resp.status == 206) {
 		hs->obj.size = g.resp.r_total;
 		hs->head_len = (size_t)g.got;
@@ -563,6 +633,52 @@ fail:
 	return -1;
 }
 
+/* "sha256:" and 64 lowercase hex digits, maybe quoted: an LFS oid. */
+static int
+lfs_oid(const char *v, char oid[65])
+{
+	size_t n = strlen(v), i;
+
+	if (n == 66 && v[0] == '"' && v[65] == '"') {
+		v++;
+		n = 64;
+	}
+	if (n != 64)
+		return 0;
+	for (i = 0; i < 64; i++)
+		if (!v[i] || !strchr("0123456789abcdef", v[i]))
+			return 0;
+	memcpy(oid, v, 64);
+	oid[64] = '\0';
+	return 1;
+}
+
+/* What names the bytes of hs in the shared cache (http_tier.h): an LFS
+ * file's sha256 and size; else its name (the display name the caller
+ * gave: s3://BUCKET/KEY; else the URL without user info and query) with a
+ * strong ETag, or, for a URL without a query (which could pick the
+ * bytes), its Last-Modified; and its size.  NULL: not shared (no
+ * validator to tell versions apart). */
+static char *
+tier_identity(const struct http_src *hs, const char *url,
+	      const struct source_http_opts *o, const char *linked)
+{
+	const char *name = o->display ? o->display : hs->obj.display;
+	unsigned long long size = (unsigned long long)hs->obj.size;
+	char oid[65], *id = NULL;
+	int n = -1;
+
+	if (o->linked_etag && lfs_oid(linked, oid))
+		n = asprintf(&id, "lfs sha256:%s %llu", oid, size);
+	else if (hs->obj.etag[0] && strncmp(hs->obj.etag, "W/", 2) != 0)
+		n = asprintf(&id, "url %s etag %s %llu", name, hs->obj.etag,
+			     size);
+	else if (hs->obj.lastmod[0] && !strchr(url, '?'))
+		n = asprintf(&id, "url %s last-modified %s %llu", name,
+			     hs->obj.lastmod, size);
+	return n < 0 ? NULL : id;
+}
+
 static void
 fill_source(struct source *s, struct http_src *hs,
 	    const struct source_http_opts *o)
@@ -595,6 +711,8 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 	struct curl_slist *hdrs = NULL;
 	struct http_src *hs = NULL;
 	struct source *s = NULL;
+	char linked[HTTP_VALIDATOR_MAX] = "", *ident;
+	uint64_t t0 = http_conf_now_ms();
 	char *shown;
 
 	if (!o)
@@ -632,7 +750,7 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 	}
 	if (o->size_known && o->etag && o->etag[0])
 		hs->obj.size = o->size;
-	else if (probe(hs, e))
+	else if (probe(hs, linked, e))
 		goto fail;
 	fill_source(s, hs, o);
 	/* Identity: the URL without user info and query (or the caller's
@@ -640,7 +758,15 @@ source_open_http_opts(const char *url, const struct source_http_opts *o,
 	hs->disk = http_disk_open(client->disk,
 				  o->display ? o->display : hs->obj.display,
 				  hs->obj.etag, hs->obj.size);
+	if (client->tier && (ident = tier_identity(hs, url, o, linked))) {
+		/* the open's time is the origin's first deadline */
+		hs->tier = http_tier_src_open(client->tier, ident,
+					      hs->obj.size,
+					      http_conf_now_ms() - t0);
+		free(ident);
+	}
 	hs->pf.fill.obj = &hs->obj;
+	hs->pf.fill.tier = hs->tier;
 	hs->pf.fill.disk = hs->disk;
 	hs->pf.fill.cache = client->cache;
 	hs->pf.fill.spool = client->spool;

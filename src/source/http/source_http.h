@@ -65,6 +65,12 @@ struct source_http_opts {
 	int size_known;
 	uint64_t size;
 	time_t mtime;		/* 0: Last-Modified, else now */
+	/* 1: an X-Linked-Etag of a sha256 in the answers to the open
+	 * request (the Hub's resolve/ of an LFS file) names the bytes in
+	 * the shared cache (http_tier.h), whatever repository holds them;
+	 * else the display name (or the URL without user info and query)
+	 * and the validators do. */
+	int linked_etag;
 };
 
 int source_open_http_opts(const char *url, const struct source_http_opts *o,
@@ -79,7 +85,8 @@ int source_http_size_wrong(struct source *s);
  * requests by kind (header, data, list, resolve), bytes fetched, block
  * cache hits and misses, retries, failed attempts by cause, the largest
  * read-ahead window, whether it turned stale, its last error (the last
- * read that failed, or the change seen, with its time; null before any).
+ * read that failed, or the change seen, with its time; null before any),
+ * and per tier (memory, disk, shared, origin) what it served.
  * NULL for other sources.
  * For MNT/.stfs/stats.json; the same figures are logged at close. */
 struct json_t;

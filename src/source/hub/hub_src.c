@@ -63,6 +63,7 @@ hub_src_open(const char *url, const char *path, struct source **out,
 	struct source_http_opts o = {
 		.base = base_name(path),
 		.no_header_file = 1,
+		.linked_etag = 1,	/* an LFS file's sha256: shared blocks */
 	};
 	const char *headers[2] = { NULL, NULL };
 	char *auth = NULL;
