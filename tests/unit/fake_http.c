@@ -3,9 +3,11 @@
 
 #include <check.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -14,6 +16,10 @@
 
 struct fake_http_seen fake_http_seen[FAKE_HTTP_MAX];
 unsigned fake_http_count;
+__thread const struct iovec *fake_http_body;
+__thread int fake_http_body_n;
+__thread uint64_t fake_http_start, fake_http_len;
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void (*respond)(unsigned i, const char *url,
 		       struct fake_http_answer *a);
@@ -27,10 +33,12 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 	struct fake_http_answer a = { 0 };
 	struct fake_http_seen *s;
 	const struct curl_slist *l;
-	unsigned i = fake_http_count++;
+	unsigned i;
 	size_t k, n;
 
 	(void)t;
+	pthread_mutex_lock(&seen_lock);
+	i = fake_http_count++;
 	s = &fake_http_seen[i % FAKE_HTTP_MAX];
 	memset(s, 0, sizeof(*s));
 	snprintf(s->url, sizeof(s->url), "%s", q->url);
@@ -45,7 +53,26 @@ fake_get(const struct http_transport *t, const struct http_transport_request *q,
 		snprintf(s->sigv4, sizeof(s->sigv4), "%s", q->sigv4->provider);
 		snprintf(s->key, sizeof(s->key), "%s", q->sigv4->access_key);
 	}
+	pthread_mutex_unlock(&seen_lock);
+	fake_http_body = q->body;
+	fake_http_body_n = q->body_n;
+	fake_http_start = q->start;
+	fake_http_len = q->len;
 	respond(i, q->url, &a);
+	fake_http_body = NULL;
+	fake_http_body_n = 0;
+	if (a.delay_ms) {
+		uint64_t ms = a.delay_ms;
+
+		if (q->timeout_ms && q->timeout_ms < ms)
+			ms = q->timeout_ms;
+		usleep((useconds_t)(ms * 1000));
+		if (ms < a.delay_ms) {
+			snprintf(why, whylen, "Operation timed out after "
+				 "%llu milliseconds", (unsigned long long)ms);
+			return HTTP_AGAIN;
+		}
+	}
 	memset(r, 0, sizeof(*r));
 	if (a.status == 0) {
 		snprintf(why, whylen, "Connection refused");

@@ -17,6 +17,8 @@ struct fake_http_answer {
 	const char *headers[8];
 	const char *body;
 	size_t body_len;	/* 0: strlen(body) */
+	unsigned delay_ms;	/* the answer comes this late (a request's
+				   timeout_ms ends it first, as libcurl's) */
 };
 
 /* One request as the transport saw it (request i in slot i % MAX). */
@@ -30,6 +32,16 @@ struct fake_http_seen {
 
 extern struct fake_http_seen fake_http_seen[FAKE_HTTP_MAX];
 extern unsigned fake_http_count;
+
+/* While a responder runs, on its thread: the request's body when it is
+ * a PUT (NULL: a GET).  Requests may come from several threads at once
+ * (the prefetcher's, the shared cache's): a responder that keeps state
+ * locks it. */
+#include <sys/uio.h>
+extern __thread const struct iovec *fake_http_body;
+extern __thread int fake_http_body_n;
+/* ... and its range (len 0: none). */
+extern __thread uint64_t fake_http_start, fake_http_len;
 
 /* A new process's client over the fake with responder(i, url), i
  * counting from 0, a 1 s timeout and 2 tries (a 2 s read bound), no disk

@@ -23,6 +23,7 @@ Suite *pace_suite(void);	/* test_pace.c */
 Suite *hub_client_suite(void);	/* test_hub_client.c */
 Suite *s3_client_suite(void);	/* test_s3_client.c */
 Suite *s3_prefix_suite(void);	/* test_s3_prefix.c */
+Suite *tier_suite(void);	/* test_tier.c */
 Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
 Suite *msglog_suite(void);	/* test_msglog.c */

@@ -51,9 +51,8 @@ conf_get(struct err *e)
 	return anon < 0 ? NULL : s3_conf_get(opts.anonymous || anon, e);
 }
 
-/* s3://BUCKET[/KEY] -> bucket, key ("" when absent; %XX decoded). */
-static int
-split_url(const char *url, char **bucket, char **key, struct err *e)
+int
+s3_split_url(const char *url, char **bucket, char **key, struct err *e)
 {
 	const char *b = url + 5, *slash = strchr(b, '/'), *p;
 	size_t bl = slash ? (size_t)(slash - b) : strlen(b);
@@ -97,7 +96,7 @@ split_url(const char *url, char **bucket, char **key, struct err *e)
 static int
 parse_url(const char *url, char **bucket, char **key, struct err *e)
 {
-	if (split_url(url, bucket, key, e))
+	if (s3_split_url(url, bucket, key, e))
 		return err_at(e, url);
 	return 0;
 }

@@ -74,4 +74,24 @@ void s3_prefix_keep(void *arg, const char *url, struct source *s);
 /* Close what nobody took; forget the listing. */
 void s3_prefix_free(struct s3_prefix *l);
 
+/* The shared cache of a fleet (issue 41; source/http/http_tier.h says
+ * what it does) in an S3-compatible bucket.  A field left NULL comes from
+ * the environment variable named beside it. */
+struct s3_tier_options {
+	const char *url;	/* s3://BUCKET[/PREFIX]: STFS_SHARED_CACHE */
+	const char *key_file;	/* the fleet's key: STFS_SHARED_CACHE_KEY */
+	/* Credentials, region and endpoint: of this profile (in the AWS
+	 * files), else as s3:// sources find theirs
+	 * (STFS_SHARED_CACHE_PROFILE); an endpoint and a region before any
+	 * other (STFS_SHARED_CACHE_ENDPOINT, STFS_SHARED_CACHE_REGION). */
+	const char *profile;
+	const char *endpoint;
+	const char *region;
+};
+
+/* Make it the shared cache of the process's HTTP client, before the first
+ * remote source opens.  0 (also when neither o nor the environment names
+ * one), or -1 with *e (a malformed URL, the key file, a profile). */
+int s3_tier_setup(const struct s3_tier_options *o, struct err *e);
+
 #endif

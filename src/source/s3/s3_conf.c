@@ -172,11 +172,15 @@ dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-int
-s3_conf_load(struct s3_conf *c, int anonymous, struct err *e)
+/* The configuration: the environment's, or with a (not NULL) apart from
+ * it. */
+static int
+conf_load(struct s3_conf *c, int anonymous, const struct s3_conf_apart *a,
+	  struct err *e)
 {
 	struct s3_prof cred = {0}, conf = {0};
-	const char *profile = env("AWS_PROFILE");
+	int mine = a && a->profile;	/* the profile before the env */
+	const char *profile = mine ? a->profile : env("AWS_PROFILE");
 	char *cred_path = home_file("AWS_SHARED_CREDENTIALS_FILE",
 				    ".aws/credentials");
 	char *conf_path = home_file("AWS_CONFIG_FILE", ".aws/config");
@@ -197,16 +201,19 @@ s3_conf_load(struct s3_conf *c, int anonymous, struct err *e)
 	    ini_read(conf_path, section, &conf, e))
 		goto out;
 	if (profile && !cred.found && !conf.found) {
-		err_set(e, ERR_USAGE, "AWS_PROFILE names profile %s, which is "
-			"neither in %s nor in %s; check the name or unset "
-			"AWS_PROFILE", profile, cred_path, conf_path);
+		err_set(e, ERR_USAGE, "%s names profile %s, which is "
+			"neither in %s nor in %s; check the name%s",
+			mine ? "-o shared_cache_profile" : "AWS_PROFILE",
+			profile, cred_path, conf_path, mine ? "" :
+			" or unset AWS_PROFILE");
 		goto out;
 	}
 
 	/* credentials */
 	if (anonymous) {
 		c->origin = strdup("-o s3_anonymous");
-	} else if (env("AWS_ACCESS_KEY_ID") && env("AWS_SECRET_ACCESS_KEY")) {
+	} else if (!mine && env("AWS_ACCESS_KEY_ID") &&
+		   env("AWS_SECRET_ACCESS_KEY")) {
 		c->key = strdup(env("AWS_ACCESS_KEY_ID"));
 		c->secret = strdup(env("AWS_SECRET_ACCESS_KEY"));
 		c->token = dup_or_null(env("AWS_SESSION_TOKEN"));
@@ -233,14 +240,23 @@ s3_conf_load(struct s3_conf *c, int anonymous, struct err *e)
 		c->origin = strdup("no credentials found (anonymous)");
 	}
 
-	/* region and endpoint */
-	v = env("AWS_REGION");
+	/* region and endpoint: given apart, the profile given apart's, the
+	 * environment's, the profile's */
+	v = a && a->region ? a->region : NULL;
+	if (!v && mine)
+		v = conf.region ? conf.region : cred.region;
+	if (!v)
+		v = env("AWS_REGION");
 	if (!v)
 		v = env("AWS_DEFAULT_REGION");
 	if (!v)
 		v = conf.region ? conf.region : cred.region;
 	c->region = strdup(v ? v : "us-east-1");
-	v = env("AWS_ENDPOINT_URL_S3");
+	v = a && a->endpoint ? a->endpoint : NULL;
+	if (!v && mine)
+		v = conf.endpoint ? conf.endpoint : cred.endpoint;
+	if (!v)
+		v = env("AWS_ENDPOINT_URL_S3");
 	if (!v)
 		v = env("AWS_ENDPOINT_URL");
 	if (!v)
@@ -254,9 +270,11 @@ s3_conf_load(struct s3_conf *c, int anonymous, struct err *e)
 		if (c->endpoint && (strncmp(c->endpoint, "http://", 7) &&
 				    strncmp(c->endpoint, "https://", 8))) {
 			err_set(e, ERR_USAGE, "the S3 endpoint %s is not an "
-				"http:// or https:// URL; check "
+				"http:// or https:// URL; check %s"
 				"AWS_ENDPOINT_URL(_S3) or endpoint_url of "
-				"profile %s", c->endpoint, c->profile);
+				"profile %s", c->endpoint, a ?
+				"-o shared_cache_endpoint, " : "",
+				c->profile);
 			goto out;
 		}
 	}
@@ -286,6 +304,21 @@ out:
 		err_at(e, "s3");	/* settings, not one file */
 	}
 	return rc;
+}
+
+int
+s3_conf_load(struct s3_conf *c, int anonymous, struct err *e)
+{
+	return conf_load(c, anonymous, NULL, e);
+}
+
+int
+s3_conf_load_apart(struct s3_conf *c, const struct s3_conf_apart *a,
+		   struct err *e)
+{
+	static const struct s3_conf_apart none;
+
+	return conf_load(c, 0, a ? a : &none, e);
 }
 
 void

@@ -31,6 +31,19 @@ const struct s3_conf *s3_conf_get(int anonymous, struct err *e);
 /* Load a configuration from the environment and the AWS files (tests of
  * the lookup order use this directly).  0 or -1 with *e. */
 int s3_conf_load(struct s3_conf *c, int anonymous, struct err *e);
+
+/* What a configuration of its own (the shared cache's, s3_tier.c) says
+ * apart from the environment; NULL fields: as s3_conf_load(). */
+struct s3_conf_apart {
+	/* the credentials, region and endpoint of this profile (which must
+	 * exist), before the environment's AWS_ACCESS_KEY_ID, AWS_REGION and
+	 * AWS_ENDPOINT_URL* (those belong to the sources) */
+	const char *profile;
+	const char *region;	/* before any other */
+	const char *endpoint;	/* before any other */
+};
+int s3_conf_load_apart(struct s3_conf *c, const struct s3_conf_apart *a,
+		       struct err *e);
 void s3_conf_free(struct s3_conf *c);
 
 /* The HTTP URL of an object (key == NULL: of the bucket, for listing),
@@ -38,6 +51,10 @@ void s3_conf_free(struct s3_conf *c);
  * and '/' stay, everything else is %XX-encoded.  NULL when out of memory. */
 char *s3_http_url(const struct s3_conf *c, const char *bucket,
 		  const char *key);
+
+/* s3://BUCKET[/KEY] -> bucket, key ("" when absent; %XX decoded), both
+ * the caller's to free.  0, or -1 with *e (no place named). */
+int s3_split_url(const char *url, char **bucket, char **key, struct err *e);
 
 /* One object found by a listing. */
 struct s3_object {
