@@ -78,6 +78,9 @@ struct stfs_opts {
 #endif
 #ifdef STFS_HAVE_S3
 	int s3_anonymous;	/* -o s3_anonymous: unsigned requests */
+	struct {		/* -o shared_cache*, see s3.h */
+		char *url, *key_file, *profile, *endpoint, *region;
+	} shared;
 #endif
 	enum view_views views_mode;	/* parsed from views */
 	int helper;		/* invoked as mount.stfs / mount.fuse.stfs */
@@ -129,6 +132,11 @@ static const struct fuse_opt stfs_opt_spec[] = {
 #endif
 #ifdef STFS_HAVE_S3
 	STFS_OPT("s3_anonymous", s3_anonymous, 1),
+	STFS_OPT("shared_cache=%s", shared.url, 0),
+	STFS_OPT("shared_cache_key=%s", shared.key_file, 0),
+	STFS_OPT("shared_cache_profile=%s", shared.profile, 0),
+	STFS_OPT("shared_cache_endpoint=%s", shared.endpoint, 0),
+	STFS_OPT("shared_cache_region=%s", shared.region, 0),
 #endif
 	FUSE_OPT_KEY("-h", KEY_HELP),
 	FUSE_OPT_KEY("--help", KEY_HELP),
@@ -730,6 +738,23 @@ setup_hub(const struct stfs_opts *o, struct err *e)
 }
 #endif
 
+#ifdef STFS_HAVE_S3
+/* The fleet's shared cache (-o shared_cache=, or STFS_SHARED_CACHE), for
+ * remote sources; its key file is read now, before the daemon leaves its
+ * working directory. */
+static int
+setup_shared(const struct stfs_opts *o, struct err *e)
+{
+	struct s3_tier_options so = {
+		.url = o->shared.url, .key_file = o->shared.key_file,
+		.profile = o->shared.profile, .endpoint = o->shared.endpoint,
+		.region = o->shared.region,
+	};
+
+	return s3_tier_setup(&so, e);
+}
+#endif
+
 /* ps and /proc/PID/cmdline show argv for the life of the mount: a URL's
  * query (presigned signatures) and user info are blanked there, in place
  * (issue 14.5); the URL itself lives on in o->source. */
@@ -893,6 +918,8 @@ main(int argc, char **argv)
 
 		s3_set_options(&so);
 	}
+	if ((prov->flags & PROVIDER_REMOTE) && setup_shared(&o, &e) != 0)
+		goto out;
 #endif
 	/* Validate everything before touching the mount point. */
 	if (open_source(&o, &cat, &e) != 0) {
@@ -932,6 +959,13 @@ out:
 	free(o.http.cache_max);
 	free(o.http.max_throughput);
 	free(o.http.min_rate);
+#endif
+#ifdef STFS_HAVE_S3
+	free(o.shared.url);
+	free(o.shared.key_file);
+	free(o.shared.profile);
+	free(o.shared.endpoint);
+	free(o.shared.region);
 #endif
 	fuse_opt_free_args(&args);
 	fuse_set_log_func(NULL);

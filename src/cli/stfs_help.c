@@ -157,6 +157,17 @@ STFS_DOCDIR "/docs/remote.md):\n"
 "s3://BUCKET/KEY, s3://BUCKET/PREFIX/, s3://BUCKET/ (AWS_* variables and\n"
 "~/.aws files as the AWS CLI reads them; AWS_ENDPOINT_URL for MinIO, R2...):\n"
 "  -o s3_anonymous      unsigned requests, for public buckets\n"
+"\n"
+"A fleet's shared cache, for http(s)://, hf:// and s3:// sources (defaults\n"
+"from STFS_SHARED_CACHE* variables; see remote.md, \"The shared cache\"):\n"
+"  -o shared_cache=s3://BUCKET/PREFIX  ask this bucket for a block before the\n"
+"                       origin, put there what the origin sent (any\n"
+"                       S3-compatible store; never a dependency)\n"
+"  -o shared_cache_key=FILE  the fleet's secret (16+ bytes, the same on\n"
+"                       every node) that signs the blocks: required\n"
+"  -o shared_cache_profile=NAME  its credentials, region and endpoint from\n"
+"                       this AWS profile (default: as for s3:// sources)\n"
+"  -o shared_cache_endpoint=URL, -o shared_cache_region=REGION  its own\n"
 "\n");
 #endif
 	fputs(
