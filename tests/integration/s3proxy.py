@@ -31,7 +31,9 @@ bytes.  CONFIG.json:
 
 The chosen port is written to port_file once the proxy listens.  With
 "tls": {"cert": PATH, "key": PATH} it listens with TLS (a certificate
-made at test time).
+made at test time).  With "control": PATH, every request reads that JSON
+file (when it exists): {"get_delay": S} holds each GET's answer S seconds
+(60 at most), a store that answers slowly.
 """
 
 import datetime
@@ -41,6 +43,7 @@ import json
 import socketserver
 import sys
 import threading
+import time
 import urllib.parse
 
 from botocore.auth import S3SigV4Auth
@@ -210,10 +213,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
 				if attempt:
 					raise
 
+	def _slow(self):
+		"""Hold a GET as the control file says (a slow store)."""
+		try:
+			with open(CFG["control"]) as f:
+				delay = float(json.load(f).get("get_delay", 0))
+		except (KeyError, OSError, ValueError):
+			return
+		if self.command == "GET" and delay > 0:
+			time.sleep(min(delay, 60.0))
+
 	def _handle(self):
 		self.akid = None
 		n = int(self.headers.get("Content-Length") or 0)
 		body = self.rfile.read(n) if n else b""
+		self._slow()
 		bad = self._verify(body)
 		if bad:
 			self._reply(bad[0], s3_error(bad[1], bad[2]), self.akid)

@@ -116,6 +116,7 @@ class S3:
 		self.tls_port = None
 		self.endpoint = None
 		self.log = os.path.join(workdir, "requests.log")
+		self.control = os.path.join(workdir, "control.json")
 
 	def start(self):
 		install()
@@ -143,6 +144,7 @@ class S3:
 		port)."""
 		cfg = {"upstream": "127.0.0.1:%d" % port, "log": self.log,
 		       "port_file": os.path.join(self.workdir, name + ".port"),
+		       "control": self.control,
 		       "region": self.region,
 		       "keys": {k: {"secret": v[0], "token": v[1]}
 				for k, v in self.keys.items()},
@@ -234,6 +236,14 @@ class S3:
 		if tok:
 			e["AWS_SESSION_TOKEN"] = tok
 		return e
+
+	def set_get_delay(self, seconds):
+		"""From now on the proxy holds every GET's answer this long
+		(0: none): a store that answers slowly."""
+		tmp = self.control + ".tmp"
+		with open(tmp, "w") as f:
+			json.dump({"get_delay": seconds}, f)
+		os.rename(tmp, self.control)
 
 	def requests(self):
 		with open(self.log) as f:

@@ -114,6 +114,58 @@ def unknown_before_open(t, mnt, helper):
 	t.check(not harness.is_mounted(mnt), "unknown options: nothing mounted")
 
 
+def shared_cache_errors(t, d, mnt, helper):
+	"""-o shared_cache and its settings, wrong: one line each, exit 2,
+	before SOURCE is asked anything (a server that never answers)."""
+	key = os.path.join(d, "fleet.key")
+	short = os.path.join(d, "short.key")
+	with open(key, "w") as f:
+		f.write("0123456789abcdef0123456789abcdef\n")
+	with open(short, "w") as f:
+		f.write("tooshort\n")
+	os.chmod(key, 0o600)
+	os.chmod(short, 0o600)
+	env = {k: v for k, v in os.environ.items()
+	       if not k.startswith(("AWS_", "STFS_SHARED"))}
+	env["AWS_SHARED_CREDENTIALS_FILE"] = os.path.join(d, "no-credentials")
+	env["AWS_CONFIG_FILE"] = os.path.join(d, "no-config")
+	srv = Silent()
+	url = srv.url()
+	sc = "shared_cache=s3://fleet/blocks"
+	try:
+		for opts, want in (
+				("shared_cache=http://host/x,shared_cache_key=" +
+				 key, "s3://BUCKET/PREFIX"),
+				(sc, "shared_cache_key"),
+				(sc + ",shared_cache_key=" + os.path.join(
+					d, "missing.key"), "cannot open it"),
+				(sc + ",shared_cache_key=" + short,
+				 "shorter than 16 bytes"),
+				(sc + ",shared_cache_key=%s,shared_cache_profile="
+				 "nope" % key, "shared_cache_profile names "
+				 "profile nope"),
+				(sc + ",shared_cache_key=%s,shared_cache_endpoint="
+				 "ftp://host" % key, "not an http:// or https://")):
+			for cmd, prog in (([STFS, "-o", opts, url, mnt], "stfs"),
+					  ([helper, url, mnt, "-o", opts],
+					   "mount.stfs")):
+				label = "%s -o %s" % (prog, opts)
+				r = run(cmd, timeout=20, env=env)
+				err = r.stderr.decode("utf-8", "replace")
+				t.eq(r.returncode, 2, "%s: exit status (%r)"
+				     % (label, err))
+				t.check(want in err and err.count("\n") == 1,
+					"%s: one line saying %r: %r"
+					% (label, want, err))
+				t.check(not harness.is_mounted(mnt), "%s: "
+					"nothing mounted" % label)
+				harness.force_unmount(mnt)
+		t.eq(srv.conns(), 0, "shared_cache errors: no connection to "
+		     "the SOURCE's server")
+	finally:
+		srv.stop()
+
+
 def run_(t):
 	d = harness.tmpdir("err")
 	mnt = os.path.join(d, "mnt")
@@ -201,6 +253,8 @@ def run_(t):
 	http = b"http_tries" in r.stdout
 	if http:
 		unknown_before_open(t, mnt, helper)
+	if b"shared_cache=" in r.stdout:
+		shared_cache_errors(t, d, mnt, helper)
 
 	# numeric -o options out of range or not numbers (issue 14.8): one
 	# line naming the option and its range, exit 2, nothing mounted (so
