@@ -5,7 +5,9 @@
 (hubsim.py), the shared cache being the tests' S3-compatible server
 (s3srv.py: s3rver behind the proxy that checks every SigV4 signature with
 botocore).  Each "machine" is a mount with a disk cache of its own
-(XDG_CACHE_HOME), cold.
+(XDG_CACHE_HOME), cold.  The fleet's three and the checked machine of
+down, revision and slow run as users run stfs (daemonised), the others
+with -f: both modes meet the shared cache.
 
 - fleet: three machines, daemonised as users run stfs, mount a sharded
   model one after the other: every byte right on all three; the origin
@@ -308,8 +310,8 @@ def check_down(t, w):
 			 if "shared cache" in line]
 		t.eq(len(lines), 1, "down: lines about the shared cache in "
 		     ".stfs/log:\n%s" % log)
-	machine(t, w, "hf://org/down", want, "down", endpoint=closed,
-		check=check)
+	machine(t, w, "hf://org/down", want, "down (daemon)", daemon=True,
+		endpoint=closed, check=check)
 
 
 def block_keys(w, before):
@@ -405,7 +407,8 @@ def check_revision(t, w):
 				t.eq(sh["hits"], blocks_read([s]),
 				     "revision 2: %s (unchanged): blocks from "
 				     "the shared cache" % s["source"])
-	machine(t, w, "hf://org/rev", want_new, "revision 2", check=check)
+	machine(t, w, "hf://org/rev", want_new, "revision 2 (daemon)",
+		daemon=True, check=check)
 
 
 def check_lfs(t, w):
@@ -436,7 +439,8 @@ def check_slow(t, w):
 		t.check(total(srcs, "late") >= 1, "slow: the shared cache "
 			"missed its deadline")
 	try:
-		machine(t, w, "hf://org/slow", want, "slow", check=check)
+		machine(t, w, "hf://org/slow", want, "slow (daemon)",
+			daemon=True, check=check)
 	finally:
 		w.srv.set_get_delay(0)
 
