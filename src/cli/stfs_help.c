@@ -124,7 +124,9 @@ STFS_DOCDIR "/docs/remote.md):\n"
 "  -o http_no_validator mount a server that sends neither ETag nor\n"
 "                       Last-Modified (a change of the file during the\n"
 "                       mount could not be seen: reads could mix versions)\n"
-"  -o http_cache_mb=N   block cache size, 1-65536 (default %u)\n"
+"  -o http_cache_mb=N   memory for blocks, 1-65536 (default %u with the\n"
+"                       disk cache, read-ahead beyond it waiting on the\n"
+"                       disk; %u without)\n"
 "  -o http_timeout=S    the longest an attempt waits to connect or for a\n"
 "                       byte, 1-3600 (default %u; never a limit on a whole\n"
 "                       transfer)\n"
@@ -142,7 +144,8 @@ STFS_DOCDIR "/docs/remote.md):\n"
 "                       ~/.cache/stfs), shared by mounts\n"
 "  -o cache_max=SIZE    disk cache limit, e.g. 10G (default), 512M\n"
 "\n",
-		HTTP_DEFAULT_CACHE_MB, HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
+		HTTP_DEFAULT_CACHE_MB_DISK, HTTP_DEFAULT_CACHE_MB,
+		HTTP_DEFAULT_TIMEOUT_S, HTTP_DEFAULT_TRIES,
 		HTTP_DEFAULT_READAHEAD_MB, HTTP_MAX_CONNECTIONS,
 		HTTP_MIN_RATE_STALLS);
 	fputs(

@@ -234,21 +234,28 @@ static const struct http_transport fake = { .get = fake_get };
  * read-ahead of 8 MiB, 4 connections, the disk cache in disk_dir (NULL:
  * off). */
 static void
-use_client(const char *disk_dir)
+use_client_sized(const char *disk_dir, unsigned cache_mb,
+		 unsigned readahead_mb)
 {
 	struct http_options o = { 0 };
 	struct err e = { 0 };
 
 	o.timeout_s = 1;
 	o.tries = 3;		/* bound: 3 s */
-	o.cache_mb = 64;
-	o.readahead_mb = 8;
+	o.cache_mb = cache_mb;
+	o.readahead_mb = readahead_mb;
 	o.connections = 4;
 	o.cache = disk_dir ? 1 : -1;
 	o.cache_dir = disk_dir;
 	http_client_free(client);
 	client = http_client_new(&o, &fake, &e);
 	ck_assert_msg(client != NULL, "%s", e.detail);
+}
+
+static void
+use_client(const char *disk_dir)
+{
+	use_client_sized(disk_dir, 64, 8);
 }
 
 static void
@@ -323,8 +330,8 @@ ready_blocks(struct http_cache *c, const void *owner,
 
 	for (i = 0; i < n; i++) {
 		ck_assert_int_eq(http_cache_add(c, owner, (uint64_t)i,
-						HTTP_BLOCK_BYTES, 1, 1, &b[i]),
-				 HTTP_CACHE_ADDED);
+						HTTP_BLOCK_BYTES, HTTP_CACHE_NOW,
+						1, &b[i]), HTTP_CACHE_ADDED);
 		http_cache_ready(c, b[i]);
 		http_cache_release(c, &b[i], 1, 0);	/* the filler's */
 	}
@@ -355,20 +362,28 @@ START_TEST(cache_lru_evicts_oldest)
 	http_cache_release(c, &x, 1, 1);
 	/* ... but in use: 2 goes */
 	ck_assert_ptr_eq(http_cache_pin(c, &owner, 1), b[1]);
-	ck_assert_int_eq(http_cache_add(c, &owner, 8, HTTP_BLOCK_BYTES, 1, 1,
-					&b[8]), HTTP_CACHE_ADDED);
+	ck_assert_int_eq(http_cache_add(c, &owner, 8, HTTP_BLOCK_BYTES,
+					HTTP_CACHE_NOW, 1, &b[8]),
+			 HTTP_CACHE_ADDED);
 	ck_assert(cached(c, &owner, 0, b[0]));
 	ck_assert(cached(c, &owner, 1, b[1]));
 	ck_assert_ptr_null(http_cache_pin(c, &owner, 2));
-	ck_assert_int_eq(http_cache_add(c, &owner, 1, HTTP_BLOCK_BYTES, 1, 1,
-					&x), HTTP_CACHE_PRESENT);
-	/* read-ahead does not push out blocks in use */
+	ck_assert_int_eq(http_cache_add(c, &owner, 1, HTTP_BLOCK_BYTES,
+					HTTP_CACHE_LATER, 1, &x),
+			 HTTP_CACHE_PRESENT);
+	/* read-ahead takes no memory at all until its bytes come, and then
+	 * none of blocks in use */
 	for (i = 3; i < 8; i++)
 		ck_assert_ptr_eq(http_cache_pin(c, &owner, (uint64_t)i), b[i]);
 	ck_assert_ptr_eq(http_cache_pin(c, &owner, 0), b[0]);
-	ck_assert_int_eq(http_cache_add(c, &owner, 9, HTTP_BLOCK_BYTES, 1, 1,
-					&b[9]), HTTP_CACHE_FULL);
-	ck_assert_ptr_null(b[9]);
+	ck_assert_int_eq(http_cache_add(c, &owner, 9, HTTP_BLOCK_BYTES,
+					HTTP_CACHE_LATER, 1, &b[9]),
+			 HTTP_CACHE_ADDED);
+	ck_assert_ptr_null(b[9]->data);
+	ck_assert_uint_eq(http_cache_bytes(c), 8 * (uint64_t)HTTP_BLOCK_BYTES);
+	ck_assert_int_eq(http_cache_alloc(c, b[9], 1), -1);
+	ck_assert_ptr_null(b[9]->data);
+	http_cache_settle(c, &b[9], 1, 0, 1);
 	/* a failed block leaves the table */
 	http_cache_settle(c, &b[8], 1, 0, 1);
 	ck_assert_ptr_null(http_cache_pin(c, &owner, 8));
@@ -396,8 +411,9 @@ START_TEST(cache_reuses_spent_memory)
 	http_cache_release(c, &x, 1, HTTP_BLOCK_BYTES);	/* read to its end */
 	spent = b[0]->data;
 	touched = http_cache_arena_touched(c);
-	ck_assert_int_eq(http_cache_add(c, &owner, 3, HTTP_BLOCK_BYTES, 1, 1,
-					&b[3]), HTTP_CACHE_ADDED);
+	ck_assert_int_eq(http_cache_add(c, &owner, 3, HTTP_BLOCK_BYTES,
+					HTTP_CACHE_NOW, 1, &b[3]),
+			 HTTP_CACHE_ADDED);
 	ck_assert_uint_eq(http_cache_arena_touched(c), touched);
 	ck_assert_ptr_eq(b[3]->data, spent);
 	http_cache_settle(c, &b[3], 1, 1, 0);
@@ -405,8 +421,10 @@ START_TEST(cache_reuses_spent_memory)
 	in_use = http_cache_pin(c, &owner, 2);
 	x = http_cache_pin(c, &owner, 2);
 	http_cache_release(c, &x, 1, 3 * (uint64_t)HTTP_BLOCK_BYTES);
-	ck_assert_int_eq(http_cache_add(c, &owner, 4, HTTP_BLOCK_BYTES, 1, 1,
-					&b[4]), HTTP_CACHE_ADDED);
+	ck_assert_int_eq(http_cache_add(c, &owner, 4, HTTP_BLOCK_BYTES,
+					HTTP_CACHE_LATER, 1, &b[4]),
+			 HTTP_CACHE_ADDED);
+	ck_assert_int_eq(http_cache_alloc(c, b[4], 0), 0);
 	for (i = 1; i < 4; i++) {
 		ck_assert(cached(c, &owner, (uint64_t)i, b[i]));
 		ck_assert_ptr_ne(b[4]->data, b[i]->data);
@@ -414,6 +432,53 @@ START_TEST(cache_reuses_spent_memory)
 	http_cache_settle(c, &b[4], 1, 1, 0);
 	http_cache_release(c, &in_use, 1, 0);
 	http_cache_drop(c, &owner);
+	http_cache_free(c);
+}
+END_TEST
+
+/* issue 38.1: read-ahead further than memory keeps (FAR), once READY and
+ * unreferenced, goes before any other block; its memory comes when its
+ * bytes do, and the cache's size bounds it while blocks are unused */
+START_TEST(cache_far_goes_first)
+{
+	static int owner;
+	struct http_cache *c = http_cache_new(8 * (uint64_t)HTTP_BLOCK_BYTES);
+	struct http_cache_block *b[12];
+	int i;
+
+	ready_blocks(c, &owner, b, 4);		/* 0..3, near */
+	for (i = 4; i < 8; i++) {		/* 4..7, far */
+		ck_assert_int_eq(http_cache_add(c, &owner, (uint64_t)i,
+						HTTP_BLOCK_BYTES,
+						HTTP_CACHE_FAR, 1, &b[i]),
+				 HTTP_CACHE_ADDED);
+		ck_assert_uint_le(http_cache_bytes(c),
+				  (uint64_t)i * HTTP_BLOCK_BYTES);
+		ck_assert_ptr_null(b[i]->data);
+		ck_assert_int_eq(http_cache_alloc(c, b[i], 1), 0);
+		http_cache_settle(c, &b[i], 1, 1, 1);
+	}
+	/* (a far block, unused, also gives its memory to the next block
+	 * rather than let it touch arena memory never used) */
+	ck_assert_uint_le(http_cache_bytes(c), 8 * (uint64_t)HTTP_BLOCK_BYTES);
+	/* new bytes push the far ones out, the near ones stay */
+	for (i = 8; i < 12; i++) {
+		ck_assert_int_eq(http_cache_add(c, &owner, (uint64_t)i,
+						HTTP_BLOCK_BYTES,
+						HTTP_CACHE_LATER, 1, &b[i]),
+				 HTTP_CACHE_ADDED);
+		ck_assert_int_eq(http_cache_alloc(c, b[i], 1), 0);
+		http_cache_settle(c, &b[i], 1, 1, 0);
+	}
+	for (i = 0; i < 4; i++)
+		ck_assert(cached(c, &owner, (uint64_t)i, b[i]));
+	for (i = 4; i < 8; i++)
+		ck_assert_ptr_null(http_cache_pin(c, &owner, (uint64_t)i));
+	ck_assert_uint_eq(http_cache_bytes(c), 8 * (uint64_t)HTTP_BLOCK_BYTES);
+	ck_assert_uint_le(http_cache_peak(c), 8 * (uint64_t)HTTP_BLOCK_BYTES);
+	ck_assert_uint_eq(http_cache_limit(c), 8 * (uint64_t)HTTP_BLOCK_BYTES);
+	http_cache_drop(c, &owner);
+	ck_assert_uint_eq(http_cache_bytes(c), 0);
 	http_cache_free(c);
 }
 END_TEST
@@ -1164,6 +1229,39 @@ START_TEST(disk_second_mount_no_data)
 }
 END_TEST
 
+/* issue 38.1: with the disk cache on, read-ahead larger than the memory
+ * for blocks (8 MiB here, a window of 16) waits on the disk: the memory
+ * of the blocks stays within the size (and a few a reader pins over it),
+ * every byte is right, and nothing is fetched twice */
+START_TEST(disk_read_ahead_waits_on_disk)
+{
+	struct source *s;
+	char *buf = malloc(1 << 19);
+	uint64_t off;
+
+	snprintf(cache_dir, sizeof(cache_dir), "/tmp/stfs-unit-disk-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(cache_dir));
+	use_client_sized(cache_dir, 8, 16);
+	s = open_url("http://origin.test/m.safetensors", NULL);
+	F.chunk_ms = 2;		/* 32 ms a block: read-ahead gets ahead */
+	for (off = 0; off < OBJ_SIZE; off += 1 << 19) {
+		size_t n = OBJ_SIZE - off < (1 << 19) ? OBJ_SIZE - off : 1 << 19;
+
+		ck_assert_int_eq(source_pread(s, buf, n, off), 0);
+		ck_assert_msg(memcmp(buf, F.data + off, n) == 0, "at %llu",
+			      (unsigned long long)off);
+		usleep(20 * 1000);	/* a reader slower than the link */
+	}
+	ck_assert_uint_gt(stat_of(s, NULL, "readahead_window_max"), 8u << 20);
+	ck_assert_uint_le(http_cache_peak(client->cache), 12u << 20);
+	ck_assert_uint_le(stat_of(s, NULL, "bytes_fetched"),
+			  OBJ_SIZE + HTTP_HEAD_BYTES);
+	source_close(s);
+	free(buf);
+	disk_off();
+}
+END_TEST
+
 START_TEST(disk_damaged_block_is_a_miss)
 {
 	struct source *s;
@@ -1425,6 +1523,7 @@ http_suite(void)
 	tcase_add_test(tc, booleans_parsed_once);
 	tcase_add_test(tc, cache_lru_evicts_oldest);
 	tcase_add_test(tc, cache_reuses_spent_memory);
+	tcase_add_test(tc, cache_far_goes_first);
 	tcase_add_test(tc, sequential_read_coalesces);
 	tcase_add_test(tc, random_reads);
 	tcase_add_test(tc, transient_errors_are_retried);
@@ -1454,6 +1553,7 @@ http_suite(void)
 	tcase_add_test(tc, clients_are_independent);
 	tcase_add_test(tc, disk_second_mount_no_data);
 	tcase_add_test(tc, disk_damaged_block_is_a_miss);
+	tcase_add_test(tc, disk_read_ahead_waits_on_disk);
 	tcase_add_test(tc, disk_spool_writes_everything);
 	tcase_add_test(tc, disk_hit_keeps_block);
 	tcase_add_test(tc, disk_unusable_dir_degrades);

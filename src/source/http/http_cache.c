@@ -29,6 +29,8 @@ struct http_cache {
 	struct hbucket buckets[BUCKETS];
 	struct hlru lru;		/* most recent first */
 	uint64_t bytes;			/* block data allocated */
+	uint64_t peak;			/* ... at most, so far */
+	uint64_t idle;			/* ... of blocks that may go */
 	/* Full blocks live in one arena of cache size, mapped at the first
 	 * block and asked for transparent huge pages: a fresh 1 MiB malloc
 	 * costs 256 page faults, a fifth of the time of a cold read. */
@@ -84,6 +86,23 @@ http_cache_bytes(struct http_cache *c)
 }
 
 uint64_t
+http_cache_peak(struct http_cache *c)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = c->peak;
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
+uint64_t
+http_cache_limit(const struct http_cache *c)
+{
+	return c->limit;
+}
+
+uint64_t
 http_cache_arena_touched(struct http_cache *c)
 {
 	uint64_t n;
@@ -120,6 +139,23 @@ set_state(struct http_cache_block *b, int state)
 	__atomic_store_n(&b->state, state, __ATOMIC_RELEASE);
 }
 
+/* Keep c->idle right after any change of b's state, references, place
+ * in the table or memory (lock held). */
+static void
+note_idle(struct http_cache *c, struct http_cache_block *b)
+{
+	int idle = b->state == HTTP_CACHE_READY && b->hashed && !b->refs &&
+		   b->data;
+
+	if (idle != b->idle) {
+		if (idle)
+			c->idle += b->len;
+		else
+			c->idle -= b->len;
+		b->idle = idle;
+	}
+}
+
 static void
 unhash(struct http_cache *c, struct http_cache_block *b)
 {
@@ -131,6 +167,7 @@ unhash(struct http_cache *c, struct http_cache_block *b)
 		LIST_REMOVE(b, hlink);
 		b->hashed = 0;
 	}
+	note_idle(c, b);
 }
 
 static void
@@ -187,17 +224,20 @@ data_alloc(struct http_cache *c, size_t len)
 static void
 block_free(struct http_cache *c, struct http_cache_block *b)
 {
-	c->bytes -= b->len;
-	if (in_arena(c, b->data))
-		c->free_slot[c->nfree++] = (unsigned)((size_t)(b->data -
-							       c->arena) /
-						      HTTP_BLOCK_BYTES);
-	else
-		free(b->data);
+	if (b->data) {
+		c->bytes -= b->len;
+		if (in_arena(c, b->data))
+			c->free_slot[c->nfree++] =
+				(unsigned)((size_t)(b->data - c->arena) /
+					   HTTP_BLOCK_BYTES);
+		else
+			free(b->data);
+	}
 	free(b);
 }
 
-/* Drop unused READY blocks, oldest first, until need more bytes fit. */
+/* Drop unused READY blocks from the LRU's tail (read to their end, far
+ * read-ahead, then the least recently used) until need more bytes fit. */
 static void
 evict(struct http_cache *c, uint64_t need)
 {
@@ -227,7 +267,7 @@ reuse_spent(struct http_cache *c)
 
 	if (!c->arena || !c->nfree || c->free_slot[c->nfree - 1] < c->touched)
 		return;		/* the next slot is a used one anyway */
-	for (; b && b->spent && looked < 16; b = prev, looked++) {
+	for (; b && (b->spent || b->far) && looked < 16; b = prev, looked++) {
 		prev = TAILQ_PREV(b, hlru, lru);
 		if (b->refs == 0 && in_arena(c, b->data)) {
 			unhash(c, b);
@@ -244,15 +284,36 @@ http_cache_pin(struct http_cache *c, const void *owner, uint64_t idx)
 
 	pthread_mutex_lock(&c->lock);
 	b = lookup(c, owner, idx);
-	if (b)
+	if (b) {
 		b->refs++;
+		note_idle(c, b);
+	}
 	pthread_mutex_unlock(&c->lock);
 	return b;
 }
 
+/* Memory for b's bytes (lock held): room made by evicting, then taken
+ * even over the limit unless fit.  0 or -1. */
+static int
+give_data(struct http_cache *c, struct http_cache_block *b, int fit)
+{
+	if (b->len == HTTP_BLOCK_BYTES)
+		reuse_spent(c);
+	evict(c, b->len);
+	if (fit && c->bytes + b->len > c->limit)
+		return -1;
+	b->data = data_alloc(c, b->len);
+	if (!b->data)
+		return -1;
+	c->bytes += b->len;
+	if (c->bytes > c->peak)
+		c->peak = c->bytes;
+	return 0;
+}
+
 int
 http_cache_add(struct http_cache *c, const void *owner, uint64_t idx,
-	       size_t len, int must_fit, unsigned refs,
+	       size_t len, int mode, unsigned refs,
 	       struct http_cache_block **out)
 {
 	struct http_cache_block *b = NULL;
@@ -263,28 +324,22 @@ http_cache_add(struct http_cache *c, const void *owner, uint64_t idx,
 		rc = HTTP_CACHE_PRESENT;
 		goto out;
 	}
-	if (len == HTTP_BLOCK_BYTES)
-		reuse_spent(c);
-	evict(c, len);
-	if (must_fit && c->bytes + len > c->limit)
-		goto out;
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		goto out;
-	b->data = data_alloc(c, len);
-	if (!b->data) {
+	b->owner = owner;
+	b->idx = idx;
+	b->len = len;
+	b->far = mode == HTTP_CACHE_FAR;
+	if (mode == HTTP_CACHE_NOW && give_data(c, b, 0)) {
 		free(b);
 		b = NULL;
 		goto out;
 	}
-	b->owner = owner;
-	b->idx = idx;
-	b->len = len;
 	b->state = HTTP_CACHE_LOADING;
 	b->refs = refs;
 	LIST_INSERT_HEAD(bucket_of(c, owner, idx), b, hlink);
 	b->hashed = 1;
-	c->bytes += len;
 	rc = HTTP_CACHE_ADDED;
 out:
 	pthread_mutex_unlock(&c->lock);
@@ -292,15 +347,32 @@ out:
 	return rc;
 }
 
-/* LOADING -> READY, the most recently used (lock held). */
+int
+http_cache_alloc(struct http_cache *c, struct http_cache_block *b, int fit)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (!b->data)
+		rc = give_data(c, b, fit);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+/* LOADING -> READY, the most recently used, or far read-ahead the first
+ * to go (lock held). */
 static void
 ready(struct http_cache *c, struct http_cache_block *b)
 {
 	set_state(b, HTTP_CACHE_READY);
 	if (b->hashed && !b->in_lru) {
-		TAILQ_INSERT_HEAD(&c->lru, b, lru);
+		if (b->far)
+			TAILQ_INSERT_TAIL(&c->lru, b, lru);
+		else
+			TAILQ_INSERT_HEAD(&c->lru, b, lru);
 		b->in_lru = 1;
 	}
+	note_idle(c, b);
 }
 
 /* Drop a reference (lock held); a block out of the table goes with its
@@ -310,6 +382,8 @@ unref(struct http_cache *c, struct http_cache_block *b)
 {
 	if (--b->refs == 0 && !b->hashed)
 		block_free(c, b);
+	else
+		note_idle(c, b);
 }
 
 void
@@ -351,6 +425,7 @@ http_cache_ref(struct http_cache *c, struct http_cache_block *b)
 {
 	pthread_mutex_lock(&c->lock);
 	b->refs++;
+	note_idle(c, b);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -360,6 +435,7 @@ http_cache_ref(struct http_cache *c, struct http_cache_block *b)
 static void
 touch(struct http_cache *c, struct http_cache_block *b, uint64_t read_end)
 {
+	b->far = 0;		/* the reader is here */
 	b->spent = read_end >= b->idx * HTTP_BLOCK_BYTES + b->len;
 	if (b->in_lru) {
 		TAILQ_REMOVE(&c->lru, b, lru);

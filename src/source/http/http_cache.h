@@ -12,6 +12,15 @@
  * reference).  A referenced block is never evicted: readers, the
  * request filling it and the disk cache's writers each hold one.
  *
+ * The size bounds the memory of the blocks' bytes, not the blocks: a
+ * block of read-ahead is an entry until its bytes come
+ * (http_cache_alloc(), by the request filling it), so that with the disk
+ * cache on a read-ahead window larger than the memory can be on its way
+ * (issue 38.1).  Such a block added as HTTP_CACHE_FAR (further ahead
+ * than the memory holds) is, once READY and unreferenced (written to the
+ * disk cache), the first to go: it waits on the disk, and comes back to
+ * memory when the reader gets near (the prefetcher queues it again).
+ *
  * The cache's lock is its own: each function takes it for what it does,
  * atomically (a reader's pin, a job's blocks added and settled), and
  * nothing else holds it.  The prefetcher keeps its own state under a lock
@@ -29,11 +38,24 @@ enum { HTTP_CACHE_LOADING, HTTP_CACHE_READY, HTTP_CACHE_FAILED };
 /* What http_cache_add() did. */
 enum { HTTP_CACHE_ADDED, HTTP_CACHE_PRESENT, HTTP_CACHE_FULL };
 
+/* How http_cache_add() adds a block. */
+enum {
+	HTTP_CACHE_NOW,		/* its memory now (a reader's block: may go
+				   over the size when the cache is full of
+				   blocks in use) */
+	HTTP_CACHE_LATER,	/* its memory when its bytes come
+				   (http_cache_alloc()): read-ahead */
+	HTTP_CACHE_FAR,		/* as LATER, and once READY the first to go
+				   (read-ahead further than memory keeps,
+				   which waits in the disk cache) */
+};
+
 struct http_cache_block {
-	/* Set when added, then fixed: read them freely. */
+	/* Set when added, then fixed: read them freely (data from when the
+	 * block is READY, or by the request filling it). */
 	const void *owner;
 	uint64_t idx;
-	char *data;
+	char *data;		/* NULL until http_cache_alloc() */
 	size_t len;
 	/* The cache's, under its lock; state is read with
 	 * http_cache_state(), failed_ahead once it says FAILED. */
@@ -43,6 +65,11 @@ struct http_cache_block {
 	int hashed;			/* findable (not FAILED/dropped) */
 	int in_lru;			/* READY and hashed */
 	int spent;			/* read to its end (LRU's tail) */
+	int far;			/* read-ahead memory does not keep
+					   (LRU's tail once READY) */
+	int idle;			/* READY, hashed, unreferenced, with
+					   its bytes: evictable, counted in
+					   the cache's idle */
 	LIST_ENTRY(http_cache_block) hlink;
 	TAILQ_ENTRY(http_cache_block) lru;
 };
@@ -66,13 +93,22 @@ http_cache_state(const struct http_cache_block *b)
 struct http_cache_block *http_cache_pin(struct http_cache *c,
 					const void *owner, uint64_t idx);
 
-/* A new LOADING block with refs references into *out: HTTP_CACHE_ADDED;
+/* A new LOADING block with refs references into *out, its memory had as
+ * mode says (HTTP_CACHE_NOW, _LATER, _FAR): HTTP_CACHE_ADDED;
  * HTTP_CACHE_PRESENT (*out NULL) when the table has one; HTTP_CACHE_FULL
- * (*out NULL) without memory or, must_fit (read-ahead), when the cache is
- * full of blocks in use (a reader's blocks may go over the limit). */
+ * (*out NULL) without memory. */
 int http_cache_add(struct http_cache *c, const void *owner, uint64_t idx,
-		   size_t len, int must_fit, unsigned refs,
+		   size_t len, int mode, unsigned refs,
 		   struct http_cache_block **out);
+
+/* b (LOADING, referenced by the caller, which fills it) gets the memory
+ * for its bytes, when it has none yet: unreferenced READY blocks make
+ * room, the furthest read-ahead and those read to their end first.  0;
+ * -1 when there is no memory at all, or, fit, when the cache is full of
+ * blocks in use (else b may go over the size: the request filling it
+ * is under way). */
+int http_cache_alloc(struct http_cache *c, struct http_cache_block *b,
+		     int fit);
 
 /* b, LOADING, has all its bytes: READY (the most recently used), and
  * its waiters wake. */
@@ -104,8 +140,13 @@ int http_cache_wait(struct http_cache *c, struct http_cache_block *const *blocks
 /* Free every block of owner (no request may be filling one). */
 void http_cache_drop(struct http_cache *c, const void *owner);
 
-/* Bytes of block data allocated (for tests and counters). */
+/* Bytes of block data allocated now, and the most at once (for tests and
+ * counters). */
 uint64_t http_cache_bytes(struct http_cache *c);
+uint64_t http_cache_peak(struct http_cache *c);
+
+/* The size the cache keeps its blocks' bytes within. */
+uint64_t http_cache_limit(const struct http_cache *c);
 
 /* Bytes of the block arena used so far: memory the process has touched
  * (for tests). */

@@ -245,8 +245,8 @@ from_env(struct http_conf *c, struct err *e)
 	c->no_validator = env_bool("STFS_HTTP_NO_VALIDATOR", 0, e);
 	if (ca && *ca)
 		c->ca_file = strdup(ca);
-	c->cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB",
-					    HTTP_DEFAULT_CACHE_MB) << 20;
+	/* 0: the default, which depends on the disk cache (below) */
+	c->cache_bytes = (uint64_t)env_uint("STFS_HTTP_CACHE_MB", 0) << 20;
 	c->timeout_s = env_uint("STFS_HTTP_TIMEOUT", HTTP_DEFAULT_TIMEOUT_S);
 	/* the tries of -o http_tries, under its name; the old variable
 	 * counted retries (one fewer), so a value of it is not taken
@@ -469,6 +469,10 @@ http_conf_init(struct http_conf *c, const struct http_options *o,
 		return err_set(e, env.code, "%s", env.detail);
 	if (from_options(c, o, e))
 		return -1;
+	if (!c->cache_bytes)
+		c->cache_bytes = (uint64_t)(c->disk_on ?
+					    HTTP_DEFAULT_CACHE_MB_DISK :
+					    HTTP_DEFAULT_CACHE_MB) << 20;
 	if (c->cache_bytes < 8 * (uint64_t)HTTP_BLOCK_BYTES)
 		c->cache_bytes = 8 * (uint64_t)HTTP_BLOCK_BYTES;
 	hf = o->header_file;

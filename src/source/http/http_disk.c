@@ -50,7 +50,32 @@ struct http_disk {
 struct http_disk_object {
 	struct http_disk *dc;
 	int dfd;			/* DIR/v1/KK/KEY */
+	/* What is on disk, as far as this process knows (http_disk_has()),
+	 * atomic bits: per block "on disk", per extent "its tags read". */
+	uint64_t nblocks;
+	uint64_t *have;
+	uint64_t *seen;
 };
+
+static void
+bit_set(uint64_t *bits, uint64_t i)
+{
+	__atomic_or_fetch(&bits[i / 64], 1ull << (i % 64), __ATOMIC_RELAXED);
+}
+
+static void
+bit_clear(uint64_t *bits, uint64_t i)
+{
+	__atomic_and_fetch(&bits[i / 64], ~(1ull << (i % 64)),
+			   __ATOMIC_RELAXED);
+}
+
+static int
+bit_get(const uint64_t *bits, uint64_t i)
+{
+	return (__atomic_load_n(&bits[i / 64], __ATOMIC_RELAXED) >>
+		(i % 64)) & 1;
+}
 
 struct http_disk *
 http_disk_new(const struct http_conf *conf)
@@ -194,11 +219,22 @@ http_disk_open(struct http_disk *dc, const char *url, const char *etag,
 	if (make_dirs(dir) < 0) {
 		off_with_warning(dc, "cannot make the directory", errno);
 	} else if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		uint64_t nb = (size + HTTP_BLOCK_BYTES - 1) / HTTP_BLOCK_BYTES;
+		uint64_t ne = (nb + EXTENT_BLOCKS - 1) / EXTENT_BLOCKS;
+
 		if (check_ident(dc, dfd, ident) == 0 &&
-		    (d = calloc(1, sizeof(*d)))) {
+		    (d = calloc(1, sizeof(*d))) &&
+		    (d->have = calloc((size_t)(nb / 64 + 1), 8)) &&
+		    (d->seen = calloc((size_t)(ne / 64 + 1), 8))) {
 			d->dc = dc;
 			d->dfd = dfd;
+			d->nblocks = nb;
 		} else {
+			if (d) {
+				free(d->have);
+				free(d);
+				d = NULL;
+			}
 			close(dfd);
 		}
 	}
@@ -216,6 +252,8 @@ http_disk_close(struct http_disk_object *d)
 		return;
 	dc = d->dc;
 	close(d->dfd);
+	free(d->have);
+	free(d->seen);
 	free(d);
 	/* Blocks written since the last trim, e.g. while another thread's
 	 * trim held the lock and skipped ours: the limit holds once the
@@ -307,7 +345,56 @@ http_disk_get(struct http_disk_object *d, uint64_t idx, char *buf, size_t len)
 	if (ok && fstat(fd, &st) == 0 && !recently_used(&st))
 		futimens(fd, NULL);	/* recently used: evicted last */
 	close(fd);
+	if (idx < d->nblocks) {
+		if (ok)
+			bit_set(d->have, idx);
+		else
+			bit_clear(d->have, idx);
+	}
 	return ok;
+}
+
+/* The tags of extent e's blocks, read once: each tagged one is likely on
+ * disk (a get checks it). */
+static void
+read_tags(struct http_disk_object *d, uint64_t e)
+{
+	char name[32], tags[EXTENT_BLOCKS * TRAILER_LEN];
+	off_t tag_at, data_at;
+	ssize_t n;
+	uint64_t k;
+	int fd;
+
+	place(e * EXTENT_BLOCKS, name, &tag_at, &data_at);
+	fd = openat(d->dfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = pread(fd, tags, sizeof(tags), tag_at);
+		for (k = 0; n > 0 && k < EXTENT_BLOCKS &&
+		     (k + 1) * TRAILER_LEN <= (uint64_t)n; k++)
+			if (memcmp(tags + k * TRAILER_LEN, TRAILER_MAGIC,
+				   8) == 0 &&
+			    e * EXTENT_BLOCKS + k < d->nblocks)
+				bit_set(d->have, e * EXTENT_BLOCKS + k);
+		close(fd);
+	}
+	bit_set(d->seen, e);
+}
+
+int
+http_disk_has(struct http_disk_object *d, uint64_t idx)
+{
+	if (!d || idx >= d->nblocks ||
+	    __atomic_load_n(&d->dc->broken, __ATOMIC_RELAXED))
+		return 0;
+	if (!bit_get(d->seen, idx / EXTENT_BLOCKS))
+		read_tags(d, idx / EXTENT_BLOCKS);
+	return bit_get(d->have, idx);
+}
+
+int
+http_disk_usable(const struct http_disk_object *d)
+{
+	return d && !__atomic_load_n(&d->dc->broken, __ATOMIC_RELAXED);
 }
 
 void
@@ -340,6 +427,8 @@ http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
 		off_with_warning(d->dc, "cannot write a block", err);
 		return;
 	}
+	if (idx < d->nblocks)
+		bit_set(d->have, idx);
 	if (__atomic_add_fetch(&d->dc->written, len, __ATOMIC_RELAXED) >=
 	    d->dc->conf->disk_max / 16) {
 		__atomic_store_n(&d->dc->written, 0, __ATOMIC_RELAXED);

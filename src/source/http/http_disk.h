@@ -55,6 +55,14 @@ void http_disk_close(struct http_disk_object *d);
 int http_disk_get(struct http_disk_object *d, uint64_t idx, char *buf,
 		  size_t len);
 
+/* 1 when block idx is likely on disk: written or read by this process,
+ * or tagged in its extent file (read once per extent, no checksum: a get
+ * can still miss); 0 when it is not, or the cache is off (d NULL). */
+int http_disk_has(struct http_disk_object *d, uint64_t idx);
+
+/* 1 while the disk cache of d takes blocks (d not NULL, no failure). */
+int http_disk_usable(const struct http_disk_object *d);
+
 /* Keep block idx; failures only turn the cache off (with a warning). */
 void http_disk_put(struct http_disk_object *d, uint64_t idx, const char *buf,
 		   size_t len);

@@ -23,6 +23,8 @@ struct blockget {
 	uint64_t *first_ms;	/* set by the first byte */
 	uint64_t *fed_ms;	/* stamped by every piece */
 	uint64_t run_first;	/* this request's first byte came then */
+	int no_memory;		/* a block got none: bytes from it on are
+				   dropped, the run fails */
 };
 
 /* Block b has all its bytes from the origin: on to disk and to the
@@ -52,12 +54,17 @@ blocks_data(struct http_fetch_range *g, const char *p, size_t n)
 		bg->run_first = now;
 	/* a reader waiting for this request sees it move */
 	__atomic_store_n(bg->fed_ms, now, __ATOMIC_RELAXED);
-	while (n) {
+	while (n && !bg->no_memory) {
 		struct http_cache_block *b = bg->blocks[pos / HTTP_BLOCK_BYTES -
 					      bg->blocks[0]->idx];
 		size_t bo = (size_t)(pos % HTTP_BLOCK_BYTES);
 		size_t k = b->len - bo < n ? b->len - bo : n;
 
+		/* a block's memory when its bytes come (http_cache.h) */
+		if (!b->data && http_cache_alloc(bg->f->cache, b, 0)) {
+			bg->no_memory = 1;
+			break;
+		}
 		memcpy(b->data + bo, p, k);
 		p += k;
 		n -= k;
@@ -86,6 +93,8 @@ fetch_run(const struct http_fill *f, struct http_cache_block **blocks,
 	uint64_t t0 = http_conf_now_ms();
 	int r = http_fetch_get(f->obj, &bg.g, b);
 
+	if (r == HTTP_OK && bg.no_memory)
+		r = HTTP_FAIL;
 	if (r == HTTP_OK) {
 		block_complete(f, l);
 		http_tier_origin_took(f->tier, t0, bg.run_first,
@@ -94,13 +103,16 @@ fetch_run(const struct http_fill *f, struct http_cache_block **blocks,
 	return r;
 }
 
-/* From the disk cache into b: 1 on a hit (b is READY then). */
+/* From the disk cache into b: 1 on a hit (b is READY then).  A block the
+ * disk does not have takes no memory here. */
 static int
 from_disk(const struct http_fill *f, struct http_cache_block *b)
 {
 	if (!f->disk)
 		return 0;
-	if (!http_disk_get(f->disk, b->idx, b->data, b->len)) {
+	if (!http_disk_has(f->disk, b->idx) ||
+	    http_cache_alloc(f->cache, b, 0) ||
+	    !http_disk_get(f->disk, b->idx, b->data, b->len)) {
 		http_stats_add(&f->obj->stats.disk_misses, 1);
 		return 0;
 	}
@@ -117,7 +129,9 @@ from_tier(const struct http_fill *f, struct http_cache_block *b,
 {
 	int r;
 
-	if (!f->tier)
+	/* the shared cache's answer is written into the block's memory,
+	 * which a read-ahead block gets only now (http_cache.h) */
+	if (!f->tier || http_cache_alloc(f->cache, b, 0))
 		return HTTP_TIER_PASSED;
 	r = http_tier_get(f->tier, b, fed_ms);
 	if (r == HTTP_TIER_HIT) {

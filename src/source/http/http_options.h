@@ -12,7 +12,8 @@ struct err;
 
 #define HTTP_HEAD_BYTES		(64u << 10)	/* the speculative first GET */
 #define HTTP_BLOCK_BYTES	(1u << 20)	/* cache granularity */
-#define HTTP_DEFAULT_CACHE_MB	512u
+#define HTTP_DEFAULT_CACHE_MB	512u	/* the block cache without ... */
+#define HTTP_DEFAULT_CACHE_MB_DISK 64u	/* ... and with the disk cache */
 #define HTTP_DEFAULT_TIMEOUT_S	10u	/* connect / stall, per attempt */
 #define HTTP_DEFAULT_TRIES	3	/* the read bound is tries x timeout */
 #define HTTP_DEFAULT_READAHEAD_MB 256u	/* read-ahead window cap */
@@ -44,7 +45,9 @@ struct http_options {
 	int no_validator;	/* 1: open a server that sends neither ETag
 				   nor Last-Modified, whose changes cannot
 				   be seen (also $STFS_HTTP_NO_VALIDATOR=1) */
-	unsigned cache_mb;	/* block cache size; 0: default */
+	unsigned cache_mb;	/* block cache size; 0: default (with the
+				   disk cache on, what read-ahead on its way
+				   needs; the rest waits on the disk) */
 	unsigned timeout_s;	/* connect timeout, and the longest an
 				   attempt waits for a byte of the answer;
 				   0: default */

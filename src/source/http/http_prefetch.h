@@ -79,21 +79,6 @@ void http_prefetch_add(struct http_prefetch *p, struct http_prefetch_src *ps);
 /* Stop: cancel its queued jobs, wait for running ones, free its blocks. */
 void http_prefetch_remove(struct http_prefetch_src *ps);
 
-/* Read exactly len bytes at off (within size).  0 or -errno (EIO when
- * the bytes could not be fetched within the bound, EINTR within
- * CANCEL_POLL_MS of http_conf_cancelled(): the reader went away, or the
- * client stops). */
-int http_prefetch_read(struct http_prefetch_src *ps, void *buf, size_t len,
-		       uint64_t off);
-
-/* The same bytes where they are, in the cache's blocks: iov[0..n) (n
- * returned), pinned until http_prefetch_lend_end(*token).  -EOPNOTSUPP
- * when they span more than max blocks; other -errno as
- * http_prefetch_read(). */
-int http_prefetch_lend(struct http_prefetch_src *ps, uint64_t off, size_t len,
-		       struct iovec *iov, int max, void **token);
-void http_prefetch_lend_end(void *token);
-
 /* Bytes [off, off + len) will be read soon: queue what is missing of them
  * (at most one stream's window, as far as the cache has room), as a read
  * stream that a reader arriving at off continues.  Never waits. */

@@ -31,6 +31,7 @@ struct http_spool {
 	pthread_cond_t less;		/* an item was written */
 	STAILQ_HEAD(, spool_item) queue;
 	uint64_t bytes;			/* queued or being written */
+	uint64_t max;			/* ... at most (SPOOL_MAX_BYTES) */
 	pid_t pid;			/* whose writer threads run (0: none) */
 	struct writer writers[SPOOL_WRITERS];
 	unsigned nthreads;
@@ -45,6 +46,11 @@ http_spool_new(struct http_cache *cache)
 	if (!sp)
 		return NULL;
 	sp->cache = cache;
+	sp->max = http_cache_limit(cache) / 4;
+	if (sp->max > SPOOL_MAX_BYTES)
+		sp->max = SPOOL_MAX_BYTES;
+	if (sp->max < 2 * (uint64_t)HTTP_BLOCK_BYTES)
+		sp->max = 2 * (uint64_t)HTTP_BLOCK_BYTES;
 	pthread_mutex_init(&sp->lock, NULL);
 	pthread_cond_init(&sp->more, NULL);
 	pthread_cond_init(&sp->less, NULL);
@@ -135,7 +141,7 @@ http_spool_put(struct http_spool *sp, struct http_disk_object *d,
 	it->b = b;
 	pthread_mutex_lock(&sp->lock);
 	/* counted as whole blocks: what the writers pin of the cache */
-	while (sp->bytes && sp->bytes + HTTP_BLOCK_BYTES > SPOOL_MAX_BYTES)
+	while (sp->bytes && sp->bytes + HTTP_BLOCK_BYTES > sp->max)
 		pthread_cond_wait(&sp->less, &sp->lock);
 	STAILQ_INSERT_TAIL(&sp->queue, it, link);
 	sp->bytes += HTTP_BLOCK_BYTES;

@@ -5,9 +5,10 @@
  * writers share the file system's journal; done inside a transfer it slows
  * that connection down with it.  A fetched block is referenced here instead
  * (not copied: it is immutable once complete) and written by SPOOL_WRITERS
- * threads of their own, up to SPOOL_MAX_BYTES of them waiting, pinned in
- * the cache (a putter beyond that waits: a disk slower than the network
- * slows the fetches rather than losing blocks).  One writer was not
+ * threads of their own, up to SPOOL_MAX_BYTES of them waiting (a quarter
+ * of the cache's size at most: they are its memory), pinned in the cache
+ * (a putter beyond that waits: a disk slower than the network slows the
+ * fetches rather than losing blocks).  One writer was not
  * enough: among 64 transfer threads on two cores it fell behind a
  * 32 MB/s-per-connection load, and the transfers waited for it (31 s in
  * all over two loads of 1.1 GB; 3 s with four).  A source drains its

@@ -38,6 +38,7 @@ http_stream_read(struct http_stream *s, uint64_t off, uint64_t end,
 		st->next = end;
 		st->window = HTTP_BLOCK_BYTES;
 		st->ra_end = end;
+		st->kept = end;
 		st->used = now;
 		st->read_at = now;
 		return NULL;
@@ -71,6 +72,7 @@ http_stream_hinted(struct http_stream *s, uint64_t off, uint64_t now)
 	st->next = off;
 	st->window = HTTP_BLOCK_BYTES;
 	st->ra_end = off / HTTP_BLOCK_BYTES * HTTP_BLOCK_BYTES;
+	st->kept = st->ra_end;
 	st->used = now;
 	st->read_at = 0;
 	return st;

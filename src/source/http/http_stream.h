@@ -20,6 +20,8 @@ struct http_stream {
 	uint64_t next;		/* end of the last read */
 	uint64_t window;	/* read-ahead bytes wanted past next */
 	uint64_t ra_end;	/* read-ahead queued up to here */
+	uint64_t kept;		/* read-ahead parked on the disk brought
+				   back to memory up to here */
 	uint64_t used;		/* http_conf_now_ms() of its last read or
 				   hint (which slot a new stream takes) */
 	uint64_t read_at;	/* ... of its last read (0: hinted only) */

@@ -35,11 +35,13 @@
 
 #include "base/error.h"
 #include "base/text.h"
+#include "source/http/http_cache.h"
 #include "source/http/http_client.h"
 #include "source/http/http_conf.h"
 #include "source/http/http_disk.h"
 #include "source/http/http_fetch.h"
 #include "source/http/http_prefetch.h"
+#include "source/http/http_read.h"
 #include "source/http/http_spool.h"
 #include "source/http/http_tier.h"
 
@@ -109,7 +111,7 @@ http_pread(struct source *s, void *buf, size_t len, uint64_t off)
 		memcpy(buf, hs->head + off, len);
 		return 0;
 	}
-	rc = http_prefetch_read(&hs->pf, buf, len, off);
+	rc = http_read_copy(&hs->pf, buf, len, off);
 	if (rc == 0 && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED))
 		rc = -EIO;	/* never hand out bytes once a change is seen */
 	return rc;
@@ -308,9 +310,9 @@ http_lend(struct source *s, uint64_t off, size_t len, struct iovec *iov,
 		*token = NULL;
 		return 1;
 	}
-	n = http_prefetch_lend(&hs->pf, off, len, iov, max, token);
+	n = http_read_lend(&hs->pf, off, len, iov, max, token);
 	if (n > 0 && __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED)) {
-		http_prefetch_lend_end(*token);	/* never once a change is seen */
+		http_read_lend_end(*token);	/* never once a change is seen */
 		n = -EIO;
 	}
 	return n;
@@ -321,7 +323,7 @@ http_lend_end(struct source *s, void *token)
 {
 	(void)s;
 	if (token)
-		http_prefetch_lend_end(token);
+		http_read_lend_end(token);
 }
 
 static void
@@ -499,7 +501,7 @@ source_http_stats(struct source *s)
 #define N(x) json_integer((json_int_t)http_stats_get(&(x)))
 	return json_pack("{s:s, s:{s:o, s:o, s:o, s:o}, s:o, s:{s:o, s:o}, "
 			 "s:o, s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:b, s:o, "
-			 "s:o}",
+			 "s:o, s:{s:I, s:I, s:I}}",
 		"source", hs->obj.display,
 		"requests",
 		  "header", N(st->requests[HTTP_STATS_REQ_HEADER]),
@@ -520,7 +522,13 @@ source_http_stats(struct source *s)
 		"disk_cache_hits", N(st->disk_hits),
 		"stale", __atomic_load_n(&hs->obj.stale, __ATOMIC_RELAXED),
 		"last_error", last_error(hs),
-		"tiers", tier_stats(hs));
+		"tiers", tier_stats(hs),
+		"memory",	/* of all the client's sources together */
+		  "blocks", (json_int_t)http_cache_bytes(hs->client->cache),
+		  "blocks_peak",
+		  (json_int_t)http_cache_peak(hs->client->cache),
+		  "blocks_limit",
+		  (json_int_t)http_cache_limit(hs->client->cache));
 #undef N
 }
 

@@ -12,8 +12,8 @@
  * file), http_url.c (CURLU),
  * http_transport.h + http_curl.c (one GET), http_fetch.c (checks,
  * retries, redirects, validators), http_cache.c (blocks), http_fill.c
- * (blocks from the disk cache or a GET), http_prefetch.c (reads,
- * read-ahead, workers), source_http.c (the source).
+ * (blocks from the disk cache or a GET), http_read.c (reads),
+ * http_prefetch.c (read-ahead, workers), source_http.c (the source).
  */
 #ifndef STFS_SOURCE_HTTP_H
 #define STFS_SOURCE_HTTP_H
@@ -86,7 +86,9 @@ int source_http_size_wrong(struct source *s);
  * cache hits and misses, retries, failed attempts by cause, the largest
  * read-ahead window, whether it turned stale, its last error (the last
  * read that failed, or the change seen, with its time; null before any),
- * and per tier (memory, disk, shared, origin) what it served.
+ * per tier (memory, disk, shared, origin) what it served, and the
+ * memory of the blocks of its client (all its sources: now, at most so
+ * far, the limit).
  * NULL for other sources.
  * For MNT/.stfs/stats.json; the same figures are logged at close. */
 struct json_t;
