@@ -7,7 +7,10 @@
  * (s << 32) | i for each inode i of its own view, so its root directory is
  * (s << 32) | 1 and every lookup is a shift and an array index.  Slot 0
  * holds the tree's own nodes: 1 the root, 2 the root __summary__.json,
- * 2 + d the tree directory d >= 1.
+ * 2 + d the tree directory d >= 1; then, when the front end keeps a log
+ * (view_opts.log) and views are not off, the root's hidden .stfs/ and
+ * its log (what the daemon said, as in every model's .stfs/: a tree's
+ * mount has one at its root too).
  *
  * Memory: per model its view (view.h) and two copied strings; per tree
  * directory 32 bytes; a table of 32-bit slots for lookups by (directory,
@@ -21,6 +24,7 @@
 #include "base/buf.h"
 #include "base/count.h"
 #include "base/jsonmem.h"
+#include "base/msglog.h"
 #include "format/dtype.h"
 #include "base/error.h"
 #include "format/safetensors/header.h"
@@ -67,6 +71,7 @@ struct view_multi {
 	size_t mask;
 	char *summary;
 	size_t summary_len;
+	uint64_t ino_stfs;	/* the root's .stfs/, + 1 its log; 0: none */
 };
 
 /* --- inode arithmetic --------------------------------------------------- */
@@ -161,6 +166,15 @@ edge_find(const struct view_multi *m, uint32_t parent, const char *name,
 
 /* --- the ops: a model's inodes go to its view, the tree's own are here -- */
 
+/* The root's .stfs/ (0) or its log (1), else -1. */
+static int
+stfs_of(const struct view *v, uint64_t ino)
+{
+	uint64_t s = v->multi->ino_stfs;
+
+	return s && ino >= s && ino <= s + 1 ? (int)(ino - s) : -1;
+}
+
 static enum view_kind
 view_multi_kind(const struct view *v, uint64_t ino)
 {
@@ -171,6 +185,8 @@ view_multi_kind(const struct view *v, uint64_t ino)
 		return view_model_ops.kind(s, l);
 	if (ino == INO_SUMMARY)
 		return VIEW_BLOB;
+	if (stfs_of(v, ino) >= 0)
+		return stfs_of(v, ino) ? VIEW_HIDDEN_FILE : VIEW_DIR;
 	return tdir_of(v, ino) >= 0 ? VIEW_DIR : VIEW_NONE;
 }
 
@@ -186,6 +202,12 @@ view_multi_lookup(const struct view *v, uint64_t parent, const char *name,
 	if (s)
 		return global(slot_of(parent),
 			      view_model_ops.lookup(s, l, name, len));
+	if (stfs_of(v, parent) == 0)
+		return len == 3 && memcmp(name, "log", 3) == 0 ?
+		       m->ino_stfs + 1 : 0;
+	if (parent == VIEW_ROOT_INO && m->ino_stfs && len == 5 &&
+	    memcmp(name, ".stfs", 5) == 0)
+		return m->ino_stfs;
 	d = tdir_of(v, parent);
 	if (d < 0)
 		return 0;
@@ -194,6 +216,13 @@ view_multi_lookup(const struct view *v, uint64_t parent, const char *name,
 		return INO_SUMMARY;
 	e = edge_find(m, (uint32_t)d, name, len, NULL);
 	return e < 0 ? 0 : m->edges[e].ino;
+}
+
+/* The root lists its .stfs/ (views=visible). */
+static int
+listed_stfs(const struct view *v)
+{
+	return v->multi->ino_stfs && v->opts.views == VIEW_VIEWS_VISIBLE;
 }
 
 static uint64_t
@@ -205,10 +234,12 @@ view_multi_nchildren(const struct view *v, uint64_t dir)
 
 	if (s)
 		return view_model_ops.nchildren(s, l);
+	if (stfs_of(v, dir) == 0)
+		return 1;
 	d = tdir_of(v, dir);
 	if (d < 0)
 		return 0;
-	return v->multi->dirs[d].nkid + (d == 0);
+	return v->multi->dirs[d].nkid + (d == 0) + (d == 0 && listed_stfs(v));
 }
 
 static uint64_t
@@ -221,6 +252,8 @@ view_multi_child(const struct view *v, uint64_t dir, uint64_t k)
 
 	if (s)
 		return global(slot_of(dir), view_model_ops.child(s, l, k));
+	if (stfs_of(v, dir) == 0)
+		return k == 0 ? m->ino_stfs + 1 : 0;
 	d = tdir_of(v, dir);
 	if (d < 0)
 		return 0;
@@ -229,9 +262,11 @@ view_multi_child(const struct view *v, uint64_t dir, uint64_t k)
 			return INO_SUMMARY;
 		k--;
 	}
-	if (k >= m->dirs[d].nkid)
-		return 0;
-	return m->kids[m->dirs[d].kid + k];
+	if (k < m->dirs[d].nkid)
+		return m->kids[m->dirs[d].kid + k];
+	/* listed last, as a model view lists its hidden directories */
+	return d == 0 && k == m->dirs[d].nkid && listed_stfs(v) ?
+	       m->ino_stfs : 0;
 }
 
 static size_t
@@ -255,6 +290,10 @@ view_multi_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 	}
 	if (ino == INO_SUMMARY) {
 		strcpy(out, SUMMARY_NAME);
+		return strlen(out);
+	}
+	if (stfs_of(v, ino) >= 0) {
+		strcpy(out, stfs_of(v, ino) ? "log" : ".stfs");
 		return strlen(out);
 	}
 	d = tdir_of(v, ino);
@@ -285,7 +324,7 @@ view_multi_stat(const struct view *v, uint64_t ino, struct stat *st)
 		return 0;
 	}
 	d = tdir_of(v, ino);
-	if (d < 0 && ino != INO_SUMMARY)
+	if (d < 0 && ino != INO_SUMMARY && stfs_of(v, ino) < 0)
 		return -ENOENT;
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
@@ -295,9 +334,17 @@ view_multi_stat(const struct view *v, uint64_t ino, struct stat *st)
 	st->st_uid = v->uid;
 	st->st_gid = v->gid;
 	st->st_blksize = 4096;
-	if (d >= 0) {
+	if (d >= 0 || stfs_of(v, ino) == 0) {
 		st->st_mode = S_IFDIR | view_dir_mode(v->mode);
-		st->st_nlink = 2 + v->multi->dirs[d].nsubdirs;
+		st->st_nlink = 2 + (d >= 0 ? v->multi->dirs[d].nsubdirs +
+				    (d == 0 && listed_stfs(v)) : 0);
+	} else if (stfs_of(v, ino) == 1) {
+		/* the log: its time is its last message's (view_stfs.c) */
+		st->st_mode = S_IFREG | view_file_mode(v->mode);
+		st->st_nlink = 1;
+		st->st_size = (off_t)msglog_size(v->opts.log, &st->st_mtim);
+		st->st_ctim = st->st_atim = st->st_mtim;
+		st->st_blocks = (blkcnt_t)((st->st_size + 511) / 512);
 	} else {
 		st->st_mode = S_IFREG | view_file_mode(v->mode);
 		st->st_nlink = 1;
@@ -315,6 +362,8 @@ view_multi_size(const struct view *v, uint64_t ino)
 
 	if (s)
 		return view_model_ops.size(s, l);
+	if (stfs_of(v, ino) == 1)
+		return msglog_size(v->opts.log, NULL);
 	return ino == INO_SUMMARY ? v->multi->summary_len : 0;
 }
 
@@ -658,6 +707,10 @@ view_multi_build(const struct view_model *models, size_t n,
 	if (build_summary(v, order))
 		goto oom;
 	v->ninodes += m->ndirs + 1;
+	if (v->opts.log && v->opts.views != VIEW_VIEWS_OFF) {
+		m->ino_stfs = INO_SUMMARY + m->ndirs;
+		v->ninodes += 2;
+	}
 	view_total_add(v, m->summary_len);
 	free(order);
 	*out = v;
@@ -703,7 +756,7 @@ view_multi_is_volatile(const struct view *v, uint64_t ino)
 	if (s)
 		return view_model_ops.is_volatile(s, l);
 	if (ino != 0)
-		return 0;
+		return stfs_of(v, ino) == 1;	/* the log (no direct_io) */
 	for (i = 0; i < v->multi->n; i++)
 		if (view_model_ops.is_volatile(v->multi->models[i].view, 0))
 			return 1;
@@ -729,6 +782,28 @@ view_multi_data(const struct view *v, uint64_t ino, struct source **src,
 	return s ? view_model_ops.data(s, l, src, offset, len) : -1;
 }
 
+/* Bytes [off, off + size) of the log, as it is now. */
+static int
+read_log(const struct view *v, uint64_t off, size_t size,
+	 struct view_segs *out)
+{
+	struct buf b = BUF_INIT;
+	char *p;
+	int rc = msglog_render(v->opts.log, &b) ? -ENOMEM : 0;
+
+	if (!rc && off < b.len) {
+		if (size > b.len - off)
+			size = (size_t)(b.len - off);
+		p = view_segs_render(out, size);
+		if (p)
+			memcpy(p, b.data + off, size);
+		else
+			rc = -ENOMEM;
+	}
+	buf_free(&b);
+	return rc;
+}
+
 static int
 view_multi_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 		struct view_segs *out)
@@ -746,7 +821,10 @@ view_multi_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 			size = (size_t)(len - off);
 		return view_segs_add_mem(out, v->multi->summary + off, size);
 	}
-	return tdir_of(v, ino) >= 0 ? -EISDIR : -ENOENT;
+	if (stfs_of(v, ino) == 1)
+		return read_log(v, off, size, out);
+	return tdir_of(v, ino) >= 0 || stfs_of(v, ino) == 0 ? -EISDIR :
+	       -ENOENT;
 }
 
 static int

@@ -5,7 +5,9 @@ users run them (a daemon, the disk cache on, cold), issue 38.
   log        a daemon's messages reach MNT/.stfs/log (with times) and the
              source's last error .stfs/stats.json, also where syslog goes
              nowhere: a local file changed under the mount ("changed
-             while mounted") and a remote object replaced (its ETag)
+             while mounted"), the same in a tree of two models (the
+             root's .stfs/log and the model's), and a remote object
+             replaced (its ETag)
   retry      a data answer 503 with Retry-After: 2: the retry of that
              range comes 2 s later at the earliest (not the backoff's
              0.25 s), and the reader gets its bytes
@@ -145,6 +147,28 @@ def case_log(t, d):
 			err.get("message", "") and STAMP.match(
 				err.get("time", "") + " error: "),
 			"local: stats.json's last error: %r" % err)
+
+	# a tree of two local models: the root has a .stfs/log too
+	tree = os.path.join(d, "tree")
+	for name in ("one", "two"):
+		os.makedirs(os.path.join(tree, name))
+		gen.write_safetensors(os.path.join(tree, name, "model.safetensors"),
+				      [("a", "U8", [4096], gen.bulk_bytes(3, 4096))],
+				      {})
+	with harness.Mount(t, tree, env=env_user(os.path.join(d, "c2")),
+			   foreground=False) as m:
+		with open(os.path.join(tree, "two", "model.safetensors"),
+			  "r+b") as f:
+			f.seek(200)
+			f.write(b"xx")
+		t.eq(read_errno(os.path.join(m.path, "two", "a")), errno.EIO,
+		     "tree: a read after the change")
+		for where in ("", "two"):
+			lines = log_lines(t, os.path.join(m.path, where),
+					  "tree " + (where or "root"))
+			t.check(any("changed while mounted" in ln for ln in lines),
+				"tree: %s/.stfs/log holds the change: %r"
+				% (where or "MNT", lines))
 
 	# a remote object replaced under a daemon's mount
 	www = os.path.join(d, "www-log")

@@ -994,6 +994,70 @@ START_TEST(test_stfs_dir)
 }
 END_TEST
 
+/* A tree of models has a .stfs/ with the log at its root too (each
+ * model's directory has its own .stfs/): hidden, listed with
+ * views=visible, absent with views=off or without a log. */
+START_TEST(test_multi_log)
+{
+	struct view_model vm[] = {
+		{ "a", "/src/a.safetensors", model },
+		{ "b/c", "/src/b/c.safetensors", model },
+	};
+	struct view_opts o = { 0 };
+	struct msglog *l = msglog_new(0);
+	struct view_segs s = VIEW_SEGS_INIT;
+	struct view *v, *vis, *off, *none;
+	struct err e = { 0 };
+	char name[VIEW_NAME_MAX + 1];
+	uint64_t dir, log, n;
+	struct stat st;
+
+	o.log = l;
+	ck_assert_int_eq(view_build_multi(vm, 2, &o, &v, &e), 0);
+	n = view_nchildren(v, VIEW_ROOT_INO);
+	dir = view_lookup(v, VIEW_ROOT_INO, ".stfs", 5);
+	ck_assert_int_eq(view_kind(v, dir), VIEW_DIR);
+	ck_assert_uint_eq(view_nchildren(v, dir), 1);
+	log = view_lookup(v, dir, "log", 3);
+	ck_assert_uint_eq(view_child(v, dir, 0), log);
+	ck_assert_int_eq(view_kind(v, log), VIEW_HIDDEN_FILE);
+	ck_assert_int_eq(view_volatile(v, log), 1);
+	ck_assert_int_eq(view_volatile(v, 0), 0);
+	view_name(v, log, name);
+	ck_assert_str_eq(name, "log");
+	msglog_add(l, 4, "b/c.safetensors: a warning");
+	ck_assert_int_eq(view_stat(v, log, &st), 0);
+	ck_assert_int_eq(st.st_size, (off_t)msglog_size(l, NULL));
+	ck_assert_int_eq(view_read(v, log, 0, 1 << 16, &s), 0);
+	ck_assert_uint_eq(s.len, (size_t)st.st_size);
+	ck_assert(strstr(view_seg_mem(&s, &s.seg[0]),
+			 " warning: b/c.safetensors: a warning\n"));
+	/* a model's own .stfs/ has it too */
+	ck_assert_uint_ne(view_lookup(v, view_lookup(v, view_lookup(v,
+		VIEW_ROOT_INO, "a", 1), ".stfs", 5), "log", 3), 0);
+	o.views = VIEW_VIEWS_VISIBLE;
+	ck_assert_int_eq(view_build_multi(vm, 2, &o, &vis, &e), 0);
+	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 1);
+	view_name(vis, view_child(vis, VIEW_ROOT_INO, n), name);
+	ck_assert_str_eq(name, ".stfs");
+	view_stat(vis, VIEW_ROOT_INO, &st);
+	ck_assert_uint_eq(st.st_nlink, 2 + 2 + 1);	/* a, b, .stfs */
+	o.views = VIEW_VIEWS_OFF;
+	ck_assert_int_eq(view_build_multi(vm, 2, &o, &off, &e), 0);
+	ck_assert_uint_eq(view_lookup(off, VIEW_ROOT_INO, ".stfs", 5), 0);
+	o.views = VIEW_VIEWS_HIDDEN;
+	o.log = NULL;
+	ck_assert_int_eq(view_build_multi(vm, 2, &o, &none, &e), 0);
+	ck_assert_uint_eq(view_lookup(none, VIEW_ROOT_INO, ".stfs", 5), 0);
+	view_segs_free(&s);
+	view_free(v);
+	view_free(vis);
+	view_free(off);
+	view_free(none);
+	msglog_free(l);
+}
+END_TEST
+
 /* The bytes a list of segments stands for (source ranges read). */
 static char *
 seg_bytes(const struct view_segs *s)
@@ -1470,6 +1534,7 @@ view_suite(void)
 	tcase_add_test(tv, test_modes);
 	tcase_add_test(tv, test_views_option);
 	tcase_add_test(tv, test_stfs_dir);
+	tcase_add_test(tv, test_multi_log);
 	tcase_add_test(tv, test_read_segments);
 	tcase_add_test(tv, test_files_dir);
 	tcase_add_test(tv, test_multi_single);
