@@ -44,7 +44,9 @@ Faults of issue 38:
                     (so that its length is the range's)
   srv.trickle_at    a byte offset: a data answer whose range holds it
                     sends its body at srv.trickle_rate bytes per second
-                    (1 by default), until the client leaves or 600 s pass
+                    (1 by default), a piece every srv.trickle_tick
+                    seconds (1 by default; a piece is at least a byte),
+                    until the client leaves or 600 s pass
   srv.trickling     data answers trickling now
   srv.link          bytes per second of all connections together (a
                     slow link; 0: none), on top of srv.rate
@@ -229,17 +231,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 		self.close_connection = True
 		with srv.lock:
 			srv.trickling += 1
+		tick = srv.trickle_tick
+		piece = max(1, int(srv.trickle_rate * tick))
 		try:
-			for i in range(0, len(data), max(1, srv.trickle_rate)):
+			for i in range(0, len(data), piece):
 				if time.monotonic() > t_end:
 					return
 				try:
-					self.wfile.write(
-						data[i:i + max(1, srv.trickle_rate)])
+					self.wfile.write(data[i:i + piece])
 					self.wfile.flush()
 				except OSError:
 					return
-				time.sleep(1.0)
+				time.sleep(tick)
 		finally:
 			with srv.lock:
 				srv.trickling -= 1
@@ -313,6 +316,7 @@ class Server:
 		self.coding = None
 		self.trickle_at = None
 		self.trickle_rate = 1
+		self.trickle_tick = 1.0
 		self.trickling = 0
 		self.link = 0
 		self._link_free = 0.0

@@ -27,7 +27,10 @@ users run them (a daemon, the disk cache on, cold), issue 38.
   floor      the same server, with http_timeout=2: a transfer slower than
              http_min_rate (1 KiB/s) over 6 x http_timeout is a stall, so
              the reader gets EIO (and .stfs/log says why) instead of
-             waiting for ever
+             waiting for ever; with -f, a server that trickles
+             1,500 bytes/s (above the default floor) and
+             http_min_rate=2K, http_timeout=1: the floor is settable,
+             2048 bytes/s over 6 s
   interrupt  ten readers on a 1 MB/s link, each of its own 4 MiB tensor,
              that catch SIGINT as most do (dd, and Python reading with
              os.read: KeyboardInterrupt): Ctrl-C (SIGINT) to all of them,
@@ -42,6 +45,10 @@ users run them (a daemon, the disk cache on, cold), issue 38.
              + 32 MiB for its transfers (it kept up to 512 MiB of blocks:
              157 MiB for this model); a second mount over that disk cache
              reads it again with no data request
+
+Every case but ram runs the daemon as users do (no -f) and again with
+-f (the time bounds hold for a foreground process as well); each mount
+starts with an empty disk cache of its own.
 
 STFS_PRESSURE=case,... runs only those cases (by hand).  No assertion is
 about speed: the bounds are the issue's, which only a hang would cross.
@@ -119,34 +126,41 @@ def read_errno(path):
 	except OSError as e:
 		return e.errno
 
+MODES = [("daemon", False), ("-f", True)]
+
 
 def case_log(t, d):
-	# a local model changed in place under a daemon's mount
-	local = os.path.join(d, "local.safetensors")
-	gen.write_safetensors(local, [("a", "U8", [4096],
-				       gen.bulk_bytes(1, 4096))], {})
-	with harness.Mount(t, local, env=env_user(os.path.join(d, "c0")),
-			   foreground=False) as m:
-		before = log_lines(t, m.path, "local")
-		t.check(not any("changed while mounted" in ln for ln in before),
-			"local: nothing changed yet: %r" % before)
-		with open(local, "r+b") as f:
-			f.seek(200)
-			f.write(b"xx")
-		t.eq(read_errno(os.path.join(m.path, "a")), errno.EIO,
-		     "local: a read after the change")
-		lines = log_lines(t, m.path, "local")
-		t.check(any(ln.startswith(time.strftime("%Y-")) and
-			    "local.safetensors: changed while mounted" in ln and
-			    "every further read of it fails with EIO" in ln
-			    for ln in lines),
-			"local: .stfs/log holds the change: %r" % lines)
-		src = stats_sources(t, m.path, "local")
-		err = src[0].get("last_error") if src else None
-		t.check(isinstance(err, dict) and "changed while mounted" in
-			err.get("message", "") and STAMP.match(
-				err.get("time", "") + " error: "),
-			"local: stats.json's last error: %r" % err)
+	# a local model changed in place under the mount
+	for mode, fg in MODES:
+		local = os.path.join(d, "local-%s.safetensors" % fg)
+		label = "local, " + mode
+		gen.write_safetensors(local, [("a", "U8", [4096],
+					       gen.bulk_bytes(1, 4096))], {})
+		with harness.Mount(t, local, env=env_user(os.path.join(
+				d, "c0-%s" % fg)), foreground=fg) as m:
+			before = log_lines(t, m.path, label)
+			t.check(not any("changed while mounted" in ln
+					for ln in before),
+				"%s: nothing changed yet: %r" % (label, before))
+			with open(local, "r+b") as f:
+				f.seek(200)
+				f.write(b"xx")
+			t.eq(read_errno(os.path.join(m.path, "a")), errno.EIO,
+			     "%s: a read after the change" % label)
+			lines = log_lines(t, m.path, label)
+			t.check(any(ln.startswith(time.strftime("%Y-")) and
+				    os.path.basename(local) +
+				    ": changed while mounted" in ln and
+				    "every further read of it fails with EIO"
+				    in ln for ln in lines),
+				"%s: .stfs/log holds the change: %r"
+				% (label, lines))
+			src = stats_sources(t, m.path, label)
+			err = src[0].get("last_error") if src else None
+			t.check(isinstance(err, dict) and "changed while mounted"
+				in err.get("message", "") and STAMP.match(
+					err.get("time", "") + " error: "),
+				"%s: stats.json's last error: %r" % (label, err))
 
 	# a tree of two local models: the root has a .stfs/log too
 	tree = os.path.join(d, "tree")
@@ -221,60 +235,80 @@ def case_retry(t, d):
 	S = two_tensors(os.path.join(d, "www"), 10)
 	x = S.by_name["b"]
 	with httpd.Server(os.path.dirname(S.path)) as srv:
-		with harness.Mount(t, srv.url("m.safetensors"),
-				   env=env_user(os.path.join(d, "cache")),
-				   foreground=False) as m:
-			mark = srv.mark()
-			srv.busy = 1		# the first data answer: 503
-			srv.retry_after = "2"
-			try:
-				r = run(["cat", os.path.join(m.path, "b")],
-					timeout=60)
-				got, err = r.stdout, r.stderr
-			except subprocess.TimeoutExpired:
-				got, err = b"", b"(still reading after 60 s)"
-			t.check(got == S.read(x), "retry: the reader gets the "
-				"bytes: %s" % err.decode(errors="replace"))
-			log = srv.since(mark)
-	busy = [q for q in log if q["status"] == 503]
-	t.eq(len(busy), 1, "retry: one answer 503")
-	for q in busy:
-		again = [p for p in log if p["range"] == q["range"] and
-			 p["time"] > q["time"]]
-		t.check(again, "retry: %s asked again" % q["range"])
-		if again:
-			gap = again[0]["time"] - q["time"]
-			t.note("retry: %s asked again %.2f s after the 503"
-			       % (q["range"], gap))
-			t.check(gap >= 2.0, "retry: Retry-After: 2 honoured: "
-				"%.2f s" % gap)
+		for mode, fg in MODES:
+			label = "retry, " + mode
+			with harness.Mount(t, srv.url("m.safetensors"),
+					   env=env_user(os.path.join(
+						   d, "cache-%s" % fg)),
+					   foreground=fg) as m:
+				mark = srv.mark()
+				srv.busy = 1	# the first data answer: 503
+				srv.retry_after = "2"
+				try:
+					r = run(["cat", os.path.join(m.path,
+								     "b")],
+						timeout=60)
+					got, err = r.stdout, r.stderr
+				except subprocess.TimeoutExpired:
+					got, err = b"", b"(still reading after 60 s)"
+				t.check(got == S.read(x), "%s: the reader gets "
+					"the bytes: %s" % (label, err.decode(
+						errors="replace")))
+				log = srv.since(mark)
+			busy = [q for q in log if q["status"] == 503]
+			t.eq(len(busy), 1, "%s: one answer 503" % label)
+			for q in busy:
+				again = [p for p in log
+					 if p["range"] == q["range"] and
+					 p["time"] > q["time"]]
+				t.check(again, "%s: %s asked again"
+					% (label, q["range"]))
+				if again:
+					gap = again[0]["time"] - q["time"]
+					t.note("%s: %s asked again %.2f s after "
+					       "the 503" % (label, q["range"], gap))
+					t.check(gap >= 2.0, "%s: Retry-After: 2 "
+						"honoured: %.2f s" % (label, gap))
 
 
 def case_gzip(t, d):
 	S = two_tensors(os.path.join(d, "www"), 20)
-	cache = os.path.join(d, "cache")
 	with httpd.Server(os.path.dirname(S.path)) as srv:
-		with harness.Mount(t, srv.url("m.safetensors"),
-				   env=env_user(cache), foreground=False) as m:
-			srv.coding = "gzip"
-			for name in ("b", "a"):
-				t.eq(read_errno(os.path.join(m.path, name)),
-				     errno.EIO, "gzip: a read of %s" % name)
-			lines = [ln for ln in log_lines(t, m.path, "gzip")
-				 if "Content-Encoding: gzip" in ln]
-			t.check(lines and "EIO" in lines[0],
-				"gzip: .stfs/log says why: %r" % lines)
-			src = stats_sources(t, m.path, "gzip")
-			err = src[0].get("last_error") if src else None
-			t.check(isinstance(err, dict) and "Content-Encoding" in
-				err.get("message", ""), "gzip: stats.json's last "
-				"error: %r" % err)
-			# all requests of the mount asked for the stored bytes
-			t.check(all(q["headers"].get("Accept-Encoding") ==
-				    "identity" for q in srv.log),
-				"gzip: every request asks for identity")
-	# after the unmount the daemon has written all it was going to
-	t.eq(extent_bytes(cache), 0, "gzip: bytes in the disk cache")
+		for mode, fg in MODES:
+			label = "gzip, " + mode
+			cache = os.path.join(d, "cache-%s" % fg)
+			srv.coding = None
+			mark = srv.mark()
+			with harness.Mount(t, srv.url("m.safetensors"),
+					   env=env_user(cache),
+					   foreground=fg) as m:
+				srv.coding = "gzip"
+				for name in ("b", "a"):
+					t.eq(read_errno(os.path.join(m.path,
+								     name)),
+					     errno.EIO, "%s: a read of %s"
+					     % (label, name))
+				lines = [ln for ln in log_lines(t, m.path, label)
+					 if "Content-Encoding: gzip" in ln]
+				t.check(lines and "EIO" in lines[0],
+					"%s: .stfs/log says why: %r"
+					% (label, lines))
+				src = stats_sources(t, m.path, label)
+				err = src[0].get("last_error") if src else None
+				t.check(isinstance(err, dict) and
+					"Content-Encoding" in
+					err.get("message", ""), "%s: stats.json's "
+					"last error: %r" % (label, err))
+				# every request asked for the stored bytes
+				t.check(all(q["headers"].get(
+					"Accept-Encoding") == "identity"
+					for q in srv.since(mark)),
+					"%s: every request asks for identity"
+					% label)
+			# after the unmount the daemon has written all it was
+			# going to
+			t.eq(extent_bytes(cache), 0, "%s: bytes in the disk "
+			     "cache" % label)
 
 
 def case_dns(t, d):
@@ -286,26 +320,32 @@ def case_dns(t, d):
 		       ":9000", AWS_ACCESS_KEY_ID="AKIDEXAMPLE",
 		       AWS_SECRET_ACCESS_KEY="secret", HF_ENDPOINT="http://hub."
 		       "nosuch.invalid", HF_HUB_CACHE=os.path.join(d, "hub"))
-	for src in ("http://nosuch.invalid/m.safetensors",
-		    "s3://bucket/models/", "hf://org/name"):
-		t0 = time.monotonic()
-		try:
-			r = run([harness.STFS, src, mnt], timeout=40, env=env)
-			rc, err = r.returncode, r.stderr.decode(errors="replace")
-		except subprocess.TimeoutExpired:
-			rc, err = None, "(still running after 40 s)"
-		took = time.monotonic() - t0
-		t.note("dns: %s: exit %s after %.2f s: %s" % (src, rc, took,
-							     err.strip()))
-		t.check(rc not in (0, None), "dns: %s: exit status %s"
-			% (src, rc))
-		t.check(took <= 3.0, "dns: %s: exits within 3 s (%.1f s)"
-			% (src, took))
-		t.check(err.count("\n") == 1 and "DNS" in err and
-			"nosuch.invalid" in err, "dns: %s: one line naming DNS "
-			"and the host: %r" % (src, err))
-		t.check(not harness.is_mounted(mnt), "dns: %s: nothing "
-			"mounted" % src)
+	for mode, fg in MODES:
+		for src in ("http://nosuch.invalid/m.safetensors",
+			    "s3://bucket/models/", "hf://org/name"):
+			label = "dns, %s: %s" % (mode, src)
+			t0 = time.monotonic()
+			try:
+				r = run([harness.STFS] + (["-f"] if fg else []) +
+					[src, mnt], timeout=40, env=env)
+				rc, err = r.returncode, r.stderr.decode(
+					errors="replace")
+			except subprocess.TimeoutExpired:
+				rc, err = None, "(still running after 40 s)"
+			took = time.monotonic() - t0
+			t.note("%s: exit %s after %.2f s: %s"
+			       % (label, rc, took, err.strip()))
+			t.check(rc not in (0, None), "%s: exit status %s"
+				% (label, rc))
+			t.check(took <= 3.0, "%s: exits within 3 s (%.1f s)"
+				% (label, took))
+			t.check(err.count("\n") == 1 and "DNS" in err and
+				"nosuch.invalid" in err, "%s: one line naming "
+				"DNS and the host: %r" % (label, err))
+			t.check(not harness.is_mounted(mnt), "%s: nothing "
+				"mounted" % label)
+			if harness.is_mounted(mnt):
+				harness.force_unmount(mnt)
 
 
 def wait_for(cond, secs):
@@ -330,10 +370,11 @@ def case_trickle(t, d):
 	with httpd.Server(os.path.dirname(S.path)) as srv:
 		srv.trickle_at = x.offset + (1 << 20)	# one block of b
 		url = srv.url("m.safetensors")
-		for how in ("unmount", "SIGTERM"):
-			label = "trickle, %s" % how
+		for (mode, fg), how in [(m, h) for m in MODES
+					for h in ("unmount", "SIGTERM")]:
+			label = "trickle, %s, %s" % (mode, how)
 			m = harness.Mount(t, url, env=env_user(os.path.join(
-				d, "cache-" + how)), foreground=False)
+				d, "cache-%s-%s" % (fg, how))), foreground=fg)
 			m.start()
 			rc = "not unmounted"
 			reader = subprocess.Popen(["cat", os.path.join(m.path, "b")],
@@ -345,7 +386,7 @@ def case_trickle(t, d):
 				time.sleep(1)	# the reader waits on it
 				t.check(reader.poll() is None, "%s: the reader "
 					"waits" % label)
-				pid = m.pid
+				pid = m.proc.pid if fg else m.pid
 				if how == "unmount":
 					reader.kill()
 					t.check(reap(reader, 5) is not None,
@@ -382,26 +423,42 @@ def case_floor(t, d):
 	x = S.by_name["b"]
 	with httpd.Server(os.path.dirname(S.path)) as srv:
 		srv.trickle_at = x.offset + (1 << 20)
-		with harness.Mount(t, srv.url("m.safetensors"),
-				   args=["-o", "http_timeout=2"],
-				   env=env_user(os.path.join(d, "cache")),
-				   foreground=False) as m:
-			t0 = time.monotonic()
-			try:
-				r = run(["cat", os.path.join(m.path, "b")],
-					timeout=90)
-				rc, err = r.returncode, r.stderr.decode(
-					errors="replace")
-			except subprocess.TimeoutExpired:
-				rc, err = None, "(still reading after 90 s)"
-			t.note("floor: the reader ended after %.1f s: %s"
-			       % (time.monotonic() - t0, err.strip()))
-			t.check(rc not in (0, None) and "Input/output error" in
-				err, "floor: the reader gets EIO: %s" % err)
-			lines = [ln for ln in log_lines(t, m.path, "floor")
-				 if "http_min_rate" in ln]
-			t.check(lines and "fewer than 1024 bytes/s over 12 s" in
-				lines[0], "floor: .stfs/log says why: %r" % lines)
+		# 1 byte/s; then 1,500 bytes/s in pieces every 0.25 s, a rate
+		# only the floor set to 2 KiB/s stops (no gap of http_timeout)
+		for mode, fg, rate, tick, opts, says in [
+				("daemon", False, 1, 1.0, "http_timeout=2",
+				 "fewer than 1024 bytes/s over 12 s"),
+				("-f", True, 1500, 0.25,
+				 "http_timeout=1,http_min_rate=2K",
+				 "fewer than 2048 bytes/s over 6 s")]:
+			label = "floor, " + mode
+			srv.trickle_rate, srv.trickle_tick = rate, tick
+			with harness.Mount(t, srv.url("m.safetensors"),
+					   args=["-o", opts],
+					   env=env_user(os.path.join(
+						   d, "cache-%s" % fg)),
+					   foreground=fg) as m:
+				t0 = time.monotonic()
+				try:
+					r = run(["cat", os.path.join(m.path,
+								     "b")],
+						timeout=90)
+					rc, err = r.returncode, r.stderr.decode(
+						errors="replace")
+				except subprocess.TimeoutExpired:
+					rc, err = None, "(still reading after 90 s)"
+				t.note("%s: the reader ended after %.1f s: %s"
+				       % (label, time.monotonic() - t0,
+					  err.strip()))
+				t.check(rc not in (0, None) and
+					"Input/output error" in err,
+					"%s: the reader gets EIO: %s"
+					% (label, err))
+				lines = [ln for ln in log_lines(t, m.path, label)
+					 if "http_min_rate" in ln]
+				t.check(lines and says in lines[0],
+					"%s: .stfs/log says why (%s): %r"
+					% (label, says, lines))
 		# a floor that is not a rate is refused before anything
 		mnt = os.path.join(d, "mnt")
 		os.makedirs(mnt)
@@ -436,44 +493,48 @@ def case_interrupt(t, d):
 				     for i in range(READERS)], {})
 	S = harness.SrcFile(path)
 	with httpd.Server(www) as srv:
-		with harness.Mount(t, srv.url("m.safetensors"),
-				   env=env_user(os.path.join(d, "cache")),
-				   foreground=False) as m:
-			srv.link = 1000000	# 1 MB/s, all connections
-			mark = srv.mark()
-			readers = [subprocess.Popen(
-				reader_cmd(i, os.path.join(m.path, x.name)),
-				stdout=subprocess.DEVNULL,
-				stderr=subprocess.DEVNULL)
-				for i, x in enumerate(S.tensors)]
-			t.check(wait_for(lambda: len(srv.since(mark)) >= READERS,
-					 30), "interrupt: the readers' requests "
-				"reach the server")
-			time.sleep(2)
-			t.eq([p.poll() for p in readers], [None] * READERS,
-			     "interrupt: every reader still reads")
-			t0 = time.monotonic()
-			for p in readers:
-				p.send_signal(signal.SIGINT)
-			left = [p for p in readers if reap(p, max(0.0, t0 + 1.0 -
-								 time.monotonic()))
-				is None]
-			took = time.monotonic() - t0
-			t.note("interrupt: %d of %d readers left after %.2f s"
-			       % (len(left), READERS, took))
-			t.eq(len(left), 0, "interrupt: readers still there 1 s "
-			     "after Ctrl-C")
-			for p in left:
-				reap(p, 60)
+		for mode, fg in MODES:
+			label = "interrupt, " + mode
 			srv.link = 0
-			x = S.tensors[0]
-			try:
-				r = run(["cat", os.path.join(m.path, x.name)],
-					timeout=60)
-				ok = r.returncode == 0 and r.stdout == S.read(x)
-			except subprocess.TimeoutExpired:
-				ok = False
-			t.check(ok, "interrupt: the mount serves a reader after")
+			with harness.Mount(t, srv.url("m.safetensors"),
+					   env=env_user(os.path.join(
+						   d, "cache-%s" % fg)),
+					   foreground=fg) as m:
+				interrupt_readers(t, srv, S, m, label)
+
+
+def interrupt_readers(t, srv, S, m, label):
+	srv.link = 1000000	# 1 MB/s, all connections
+	mark = srv.mark()
+	readers = [subprocess.Popen(
+		reader_cmd(i, os.path.join(m.path, x.name)),
+		stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+		for i, x in enumerate(S.tensors)]
+	t.check(wait_for(lambda: len(srv.since(mark)) >= READERS, 30),
+		"%s: the readers' requests reach the server" % label)
+	time.sleep(2)
+	t.eq([p.poll() for p in readers], [None] * READERS,
+	     "%s: every reader still reads" % label)
+	t0 = time.monotonic()
+	for p in readers:
+		p.send_signal(signal.SIGINT)
+	left = [p for p in readers
+		if reap(p, max(0.0, t0 + 1.0 - time.monotonic())) is None]
+	took = time.monotonic() - t0
+	t.note("%s: %d of %d readers left after %.2f s"
+	       % (label, len(left), READERS, took))
+	t.eq(len(left), 0, "%s: readers still there 1 s after Ctrl-C"
+	     % label)
+	for p in left:
+		reap(p, 60)
+	srv.link = 0
+	x = S.tensors[0]
+	try:
+		r = run(["cat", os.path.join(m.path, x.name)], timeout=60)
+		ok = r.returncode == 0 and r.stdout == S.read(x)
+	except subprocess.TimeoutExpired:
+		ok = False
+	t.check(ok, "%s: the mount serves a reader after" % label)
 
 
 def sanitized():
