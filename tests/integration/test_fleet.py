@@ -234,12 +234,13 @@ def machine(t, w, src, want, label, daemon=False, endpoint=None,
 
 
 def blocks_read(srcs):
-	"""Blocks the machine got from below its memory: its disk cache, the
-	shared cache, the origin."""
+	"""Blocks the machine got from outside: the shared cache, the
+	origin.  (Its disk cache starts empty: a hit there is a block it got
+	before, which left memory as read-ahead far ahead of the reader.)"""
 	n = 0
 	for s in srcs:
 		T = s["tiers"]
-		n += T["origin"]["blocks"] + (T["disk"] or {}).get("hits", 0)
+		n += T["origin"]["blocks"]
 		n += T["shared"]["hits"] if T["shared"] else 0
 	return n
 
