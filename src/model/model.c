@@ -12,6 +12,7 @@
 #include "base/nametab.h"
 #include "format/container.h"
 #include "model/display.h"
+#include "model/gather_cache.h"
 #include "model/model_files.h"
 #include "model/tensor_render.h"
 
@@ -133,8 +134,9 @@ model_tensor_read(const struct model *m, const struct model_tensor *mt,
 	if (len == 0)
 		return 0;
 	if (mt->t->strides)
-		return tensor_render_read(mt->t, off, len, dst,
-					  model_tensor_read_stored, &a);
+		return gather_cache_read(m, mt->t, model_tensor_nbytes(mt),
+					 off, len, dst, model_tensor_read_stored,
+					 &a);
 	return model_tensor_read_stored(&a, off, len, dst);
 }
 
@@ -221,6 +223,7 @@ model_free(struct model *m)
 	}
 	free(m->shards);
 	free(m->tensors);
+	gather_cache_drop(m);
 	free(m->metadata_json);
 	free(m->index_path);
 	free(m->arg);
