@@ -32,6 +32,14 @@ Python's pickle where torch.save cannot write what a user's file holds.
   the installed torch, and newer torch's additions): Python's own
   Unpickler with a find_class that records the globals it would import
   and returns stand-ins, so nothing is imported or called.
+- Quantized tensors (torch.quantize_per_tensor, quantize_per_channel,
+  a quantized Linear's state dict): each mounts as its integers
+  (Tensor.int_repr(): I8, U8, I32; a transposed one gathered), its
+  scheme in __metadata__.json as NAME.__quantizer__ (scale and zero
+  point, or axis and the names of the per-channel scales and zero points
+  tensors, which hold q_per_channel_scales() and _zero_points()), so that
+  (q - zero_point) * scale from the mounted files is Tensor.dequantize();
+  a packed 4-bit one (quint4x2) is refused, naming it.
 """
 
 import _compat_pickle
@@ -514,6 +522,107 @@ def check_scan_kept(t, d):
 		"kept fixtures: unsafe and safe ones: %r" % verdicts)
 
 
+# ---- quantized tensors -------------------------------------------------------
+
+def check_qtensors(t, d):
+	import numpy as np
+	torch.manual_seed(3)
+	x = torch.randn(8, 12)
+	sd = {"q": torch.quantize_per_tensor(x, 0.05, 3, torch.quint8),
+	      "qc": torch.quantize_per_channel(
+		x, torch.rand(8, dtype=torch.double) / 10 + 0.01,
+		torch.arange(8) - 4, 0, torch.qint8),
+	      "qc1": torch.quantize_per_channel(
+		x, torch.rand(12, dtype=torch.double) / 10 + 0.01,
+		torch.arange(12) % 5, 1, torch.quint8),
+	      "q32": torch.quantize_per_tensor(x, 0.001, -7, torch.qint32),
+	      "nested": [torch.quantize_per_tensor(x[2:], 0.1, 0,
+						   torch.qint8).t()],
+	      "f": x}
+	lin = torch.ao.nn.quantized.Linear(12, 8)
+	lin.set_weight_bias(torch.quantize_per_channel(
+		x, torch.rand(8, dtype=torch.double) / 10 + 0.01,
+		torch.zeros(8, dtype=torch.long), 0, torch.qint8),
+		torch.randn(8))
+	for k, v in lin.state_dict().items():
+		sd["lin." + k] = v
+	path = os.path.join(d, "quantized.pt")
+	torch.save(sd, path)
+	want = {"q": sd["q"], "qc": sd["qc"], "qc1": sd["qc1"],
+		"q32": sd["q32"], "nested.0": sd["nested"][0],
+		"lin._packed_params._packed_params.0":
+		lin.state_dict()["_packed_params._packed_params"][0]}
+	np_of = {torch.quint8: np.uint8, torch.qint8: np.int8,
+		 torch.qint32: np.int32}
+	with harness.Mount(t, path) as m:
+		meta = json.loads(read(os.path.join(m.path, "__metadata__.json"),
+				       "r"))
+		for name, q in want.items():
+			f = os.path.join(m.path, name)
+			got = read(f) if os.path.exists(f) else b""
+			t.eq(got, raw_bytes(q.int_repr()), "%s: the integers"
+			     % name)
+			desc = json.loads(meta.get(name + ".__quantizer__", "{}"))
+			t.eq(desc.get("dtype"), str(q.dtype), "%s: dtype" % name)
+			t.eq(desc.get("qscheme"), str(q.qscheme()),
+			     "%s: qscheme" % name)
+			ints = np.frombuffer(got, np_of[q.dtype]).astype(
+				np.float64).reshape(q.shape) if got else None
+			if q.qscheme() == torch.per_tensor_affine:
+				t.eq((desc.get("scale"), desc.get("zero_point")),
+				     (q.q_scale(), q.q_zero_point()),
+				     "%s: scale, zero point" % name)
+				sc = np.float64(desc.get("scale", 0))
+				zp = np.float64(desc.get("zero_point", 0))
+			else:
+				ax = q.q_per_channel_axis()
+				t.eq(desc.get("axis"), ax, "%s: axis" % name)
+				files = {}
+				for part, ref in (
+					("scales", q.q_per_channel_scales()),
+					("zero_points",
+					 q.q_per_channel_zero_points())):
+					pn = name + ".q_per_channel_" + part
+					t.eq(desc.get(part), pn, "%s: %s named"
+					     % (name, part))
+					pf = os.path.join(m.path, pn)
+					files[part] = read(pf) if \
+						os.path.exists(pf) else b""
+					t.eq(files[part], raw_bytes(ref),
+					     "%s: %s" % (name, pn))
+				shape = [1] * q.dim()
+				shape[ax] = -1
+				sc = np.frombuffer(files["scales"],
+						   np.float64).reshape(shape)
+				zp = np.frombuffer(files["zero_points"],
+						   np.int64).astype(
+					np.float64).reshape(shape)
+			if ints is not None and \
+			   q.qscheme() == torch.per_tensor_affine:
+				# float32(scale) * (q - zero_point), float32
+				vals = np.float32(sc) * (ints - zp).astype(
+					np.float32)
+			elif ints is not None:
+				# in the scales' float64, then rounded
+				vals = ((ints - zp) * sc).astype(np.float32)
+			if ints is not None:
+				t.check(np.array_equal(
+					vals, q.dequantize().numpy()),
+					"%s: (q - zero_point) * scale from the "
+					"mount is Tensor.dequantize()" % name)
+		t.eq(read(os.path.join(m.path, "f")), raw_bytes(x),
+		     "a plain tensor beside them")
+	# packed 4-bit codes have no dtype: refused, naming the tensor
+	q4 = os.path.join(d, "quint4x2.pt")
+	torch.save({"w": torch.quantize_per_tensor(x, 0.1, 0,
+						   torch.quint4x2)}, q4)
+	r = run([STFS_INSPECT, q4])
+	err = r.stderr.decode()
+	t.check(r.returncode != 0 and "`w` is a quantized tensor of "
+		"torch.QUInt4x2Storage" in err,
+		"quint4x2: refused, naming it: %r" % err)
+
+
 def run_(t):
 	d = harness.tmpdir("ckpt")
 	check_cycles(t, d)
@@ -521,6 +630,7 @@ def run_(t):
 	check_not_checkpoints(t, d)
 	check_unsafe(t, d)
 	check_scan_kept(t, d)
+	check_qtensors(t, d)
 	harness.rmtree_safe(d)
 
 

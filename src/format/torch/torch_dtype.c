@@ -23,6 +23,12 @@ static const struct named storage_types[] = {
 	{ "BoolStorage", DTYPE_BOOL },
 	{ "ComplexFloatStorage", DTYPE_C64 },
 	{ "UntypedStorage", DTYPE_U8 },	/* bytes: _rebuild_tensor_v3's */
+	/* a quantized tensor's integers (torch_tree.c: _rebuild_qtensor);
+	 * QUInt4x2Storage and QUInt2x4Storage pack several a byte, which no
+	 * safetensors dtype does */
+	{ "QInt8Storage", DTYPE_I8 },
+	{ "QUInt8Storage", DTYPE_U8 },
+	{ "QInt32Storage", DTYPE_I32 },
 };
 
 /* torch's dtypes: torch 2's own, which _rebuild_tensor_v3 names, and the

@@ -2,8 +2,10 @@
  * safetensors dtypes: the storage types of _rebuild_tensor_v2's
  * persistent ids (torch.FloatStorage: F32) and the torch dtypes
  * _rebuild_tensor_v3 names (torch.uint16: U16, torch.float8_e4m3fn:
- * F8_E4M3).  Those safetensors lacks (complex128, the quantized types,
- * complex32, float4_e2m1fn_x2, bits8) are in neither table.
+ * F8_E4M3).  A quantized tensor's storage (torch.QInt8Storage: I8) is
+ * its integers (torch_qtensor.h).  Those safetensors lacks (complex128,
+ * complex32, float4_e2m1fn_x2, bits8, packed 4-bit quantized codes) are
+ * in neither table.
  */
 #ifndef STFS_TORCH_DTYPE_H
 #define STFS_TORCH_DTYPE_H

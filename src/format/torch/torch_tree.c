@@ -11,6 +11,7 @@
 #include "base/nametab.h"
 #include "format/dtype.h"
 #include "format/torch/torch_dtype.h"
+#include "format/torch/torch_qtensor.h"
 #include "format/torch/torch_value.h"
 
 #define RANK_MAX 64		/* torch allows 64 dimensions */
@@ -370,9 +371,10 @@ int_tuple(struct tree *w, const struct pickle_value *v, uint64_t *out,
 /* The arguments of the _rebuild_tensor_v2 or _v3 call a tensor comes down
  * to, through a parameter (_rebuild_parameter(tensor, ...)) or a subclass
  * (_rebuild_from_type_v2(_rebuild_tensor_v2, type, args, state)); *v3
- * set when it is _v3's (torch 2's dtypes: the dtype is an argument). */
+ * set when it is _v3's (torch 2's dtypes: the dtype is an argument), *q
+ * when it is _rebuild_qtensor's (a quantized tensor). */
 static const struct pickle_value *
-tensor_args(struct tree *w, const struct pickle_value *v, int *v3)
+tensor_args(struct tree *w, const struct pickle_value *v, int *v3, int *q)
 {
 	const struct pickle_value *a, *f;
 
@@ -399,9 +401,10 @@ tensor_args(struct tree *w, const struct pickle_value *v, int *v3)
 			}
 			*v3 = f->global.id == PICKLE_G_REBUILD_TENSOR_V3;
 			return a->seq.items[2];
-		default:	/* _rebuild_tensor_v2, _v3 */
+		default:	/* _rebuild_tensor_v2, _v3, _rebuild_qtensor */
 			*v3 = v->call.callee->global.id ==
 			      PICKLE_G_REBUILD_TENSOR_V3;
+			*q = torch_value_is_qtensor(v);
 			return a;
 		}
 	}
@@ -464,22 +467,20 @@ check_view(struct tree *w, uint64_t avail, uint64_t offset,
 	return 0;
 }
 
+/* The tensor of a call's arguments a: (storage, offset, size, stride,
+ * ...), _v3's dtype the 7th when v3. */
 static int
-add_tensor(struct tree *w, const struct pickle_value *v)
+add_view(struct tree *w, const struct pickle_value *a, int v3)
 {
 	uint64_t size[RANK_MAX], stride[RANK_MAX], numel = 0, last = 0, *keep;
 	uint64_t bytes, offset = 0, avail;
-	const struct pickle_value *a;
 	uint32_t rank, srank;
 	const struct storage *s;
 	struct tensor *t;
-	int contiguous, v3 = 0;
+	int contiguous;
 	enum dtype d;
 	unsigned bits;
 
-	a = tensor_args(w, v, &v3);
-	if (!a)
-		return -1;
 	if (a->seq.n < 4 || a->seq.items[0]->kind != PICKLE_PERSID)
 		return bad(w, "is a tensor call without (storage, offset, "
 			   "size, stride)");
@@ -598,6 +599,51 @@ walk_under(struct tree *w, const char *text, const struct pickle_value *v)
 	rc = walk(w, v);
 	w->name.len = mark;
 	return rc;
+}
+
+/* A quantized tensor (_rebuild_qtensor's arguments a): its integers as a
+ * tensor under its name, its scheme NAME.__quantizer__, a per-channel
+ * scheme's scales and zero points tensors of their own
+ * (torch_qtensor.h). */
+static int
+add_qtensor(struct tree *w, const struct pickle_value *a)
+{
+	struct buf text = BUF_INIT;
+	struct torch_qtensor q;
+	size_t mark;
+	int rc;
+
+	w->val.left = w->left.meta;
+	rc = torch_qtensor_describe(a, w->name.data, w->name.len, &w->val,
+				    &text, &q);
+	if (rc == 0 && add_view(w, a, 0))
+		rc = -1;
+	if (rc == 0 && push_text(w, "__quantizer__", &mark))
+		rc = -1;
+	if (rc) {
+		buf_free(&text);
+		return rc < 0 ? -1 : bad(w, q.why);
+	}
+	w->left.meta -= text.len < w->left.meta ? text.len : w->left.meta;
+	rc = add_meta(w, &text);
+	w->name.len = mark;
+	if (rc == 0 && q.scales)
+		rc = walk_under(w, "q_per_channel_scales", q.scales);
+	if (rc == 0 && q.zero_points)
+		rc = walk_under(w, "q_per_channel_zero_points", q.zero_points);
+	return rc;
+}
+
+static int
+add_tensor(struct tree *w, const struct pickle_value *v)
+{
+	const struct pickle_value *a;
+	int v3 = 0, q = 0;
+
+	a = tensor_args(w, v, &v3, &q);
+	if (!a)
+		return -1;
+	return q ? add_qtensor(w, a) : add_view(w, a, v3);
 }
 
 /* A value that holds a tensor inside, not a dict: a list or tuple by

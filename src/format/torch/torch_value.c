@@ -44,8 +44,17 @@ torch_value_is_tensor(const struct pickle_value *v)
 	case PICKLE_G_REBUILD_FROM_TYPE:
 		return 1;
 	default:
-		return 0;
+		return torch_value_is_qtensor(v);
 	}
+}
+
+int
+torch_value_is_qtensor(const struct pickle_value *v)
+{
+	return v->kind == PICKLE_CALL && !v->call.newobj &&
+	       v->call.callee->kind == PICKLE_GLOBAL &&
+	       strcmp(v->call.callee->global.module, "torch._utils") == 0 &&
+	       strcmp(v->call.callee->global.name, "_rebuild_qtensor") == 0;
 }
 
 static int

@@ -62,8 +62,13 @@ struct torch_value {
 	uint64_t left;		/* bytes of text a rendering may make */
 };
 
-/* 1 when v is a tensor: a call of torch's _rebuild functions. */
+/* 1 when v is a tensor: a call of torch's _rebuild functions (a
+ * quantized one's too). */
 int torch_value_is_tensor(const struct pickle_value *v);
+
+/* 1 when v is a quantized tensor: a call of _rebuild_qtensor(storage,
+ * offset, size, stride, quantizer_params, requires_grad, hooks). */
+int torch_value_is_qtensor(const struct pickle_value *v);
 
 /* v as JSON appended to b.  0; 1 when v holds a tensor (b is then to be
  * dropped); 2 when v holds none but its text would pass j->left (b to be
