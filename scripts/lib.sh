@@ -31,8 +31,9 @@ STFS_DEPS+=(libxml2-dev)
 STFS_DEPS+=(nettle-dev)
 # the disk cache's block checksums: xxHash's XXH3
 STFS_DEPS+=(libxxhash-dev)
-# PyTorch checkpoints: libzip reads the zip
-STFS_DEPS+=(libzip-dev)
+# PyTorch checkpoints: zlib inflates a deflated pickle (the zip itself is
+# read by src/format/torch/torch_zip.c)
+STFS_DEPS+=(zlib1g-dev)
 # The README's examples: numpy (with Debian's python3, which also runs
 # samples/make.py) and man for the man pages.
 STFS_DEPS+=(python3-numpy man-db)

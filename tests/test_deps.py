@@ -35,7 +35,7 @@ TEST_ONLY_FAMILIES = ("libtorch", "python3-torch", "nginx", "clang-",
 TRY_NEEDS = ("gcc", "meson", "ninja-build", "pkg-config", "libfuse3-dev",
 	     "fuse3", "libjansson-dev", "libcurl4-openssl-dev",
 	     "ca-certificates", "libxml2-dev", "nettle-dev", "libxxhash-dev",
-	     "libzip-dev", "python3-numpy", "man-db")
+	     "zlib1g-dev", "python3-numpy", "man-db")
 # Programs the tests run that a minimal Debian root lacks.
 TEST_NEEDS = ("check", "python3-torch", "python3-botocore", "nginx-light",
 	      "strace", "curl", "time", "attr", "openssl", "groff-base",

@@ -15,7 +15,7 @@
  *   C. container_open() on the raw input taken as a whole file (the
  *      prefix is then arbitrary; refused files go through sniff.c): it
  *      must never read past the end of the file.  A zip is a PyTorch
- *      checkpoint there (format/torch: libzip, the pickle reader, the
+ *      checkpoint there (format/torch: the zip reader, the pickle reader, the
  *      state dict), whose table has invariants of its own (check_torch).
  * Whenever a header is accepted, its invariants are checked and any
  * violation aborts.

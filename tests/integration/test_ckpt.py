@@ -224,7 +224,7 @@ def check_not_checkpoints(t, d):
 		   "7a 9f c4 e9 0e", "damaged"]),
 		 ("cut.pt", read(good)[:5000],
 		  ["a damaged PyTorch checkpoint: a zip archive (what "
-		   "torch.save writes) that libzip cannot read",
+		   "torch.save writes) that stfs cannot read",
 		   "incomplete download"]))
 	for name, data, words in cases:
 		p = os.path.join(d, name)

@@ -56,7 +56,7 @@ def fixtures(d):
 	torch_zip.close()
 	fx["cut.bin"] = (whole.getvalue()[:3000], "InvalidCheckpoint",
 			 ["a damaged PyTorch checkpoint: a zip archive (what "
-			  "torch.save writes) that libzip cannot read",
+			  "torch.save writes) that stfs cannot read",
 			  "incomplete download"])
 	b = io.BytesIO()
 	np.savez(b, a=np.arange(3), b=np.ones(2))

@@ -1,114 +1,71 @@
-/* torch_zip.c - a checkpoint's zip archive through libzip (torch_zip.h). */
+/* torch_zip.c - a checkpoint's zip archive (torch_zip.h). */
 #include "format/torch/torch_zip.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zip.h>
+#include <zlib.h>
 
 #include "base/error.h"
 #include "base/nametab.h"
+#include "format/le.h"
 
-#define LOCAL_HEADER 30		/* fixed part of a zip local file header */
+#define LOCAL_HEADER 30		/* fixed part of a local file header */
+#define CENTRAL_HEADER 46	/* fixed part of a central directory header */
+#define EOCD 22			/* end of central directory record */
+#define EOCD64_LOCATOR 20
+#define EOCD64 56
+#define COMMENT_MAX 65535
 #define ENTRIES_MAX (1u << 22)	/* far above any checkpoint's storages */
+#define WINDOW (1u << 18)	/* central directory bytes read at a time */
+#define INFLATE_IN (1u << 16)	/* compressed bytes read at a time */
+#define U32_MAX 0xffffffffu
+#define FLAG_ENCRYPTED 1u
+#define METHOD_STORE 0
+#define METHOD_DEFLATE 8
 
-/* The zip_source libzip reads through: a cursor over the reader, and the
- * offset of the first read since `first` was reset (how an entry's local
- * header is found, torch_zip.h). */
-struct zsrc {
-	const struct reader *r;
-	uint64_t pos;
-	uint64_t first;		/* UINT64_MAX: nothing read since reset */
-	uint64_t last;
-	int io;			/* -errno of a failed read, else 0 */
-	zip_error_t err;
+/* What the central directory says of an entry: 40 bytes, its name in the
+ * archive's name arena.  (libzip kept about 260 bytes an entry: 26 MB of
+ * a checkpoint of 100,000 tensors, issue 38.) */
+struct entry {
+	uint64_t lh;		/* offset of its local header */
+	uint64_t csize, size;	/* stored and real bytes */
+	uint32_t crc;
+	uint32_t name;		/* offset of its name in names */
+	uint16_t nlen, method, flags;
 };
 
 struct torch_zip {
-	struct zsrc src;
-	zip_t *za;
-	size_t n;
-	char **names;		/* entry names, libzip's index order */
-	struct nametab tab;	/* name -> index */
+	const struct reader *r;
+	struct entry *e;
+	size_t n, cap;
+	char *names;		/* each name NUL-terminated */
+	size_t names_len, names_cap;
+	struct nametab tab;	/* name -> entry */
 	char *folder;		/* NULL when there is no FOLDER/data.pkl */
 };
 
-static zip_int64_t
-zsrc_cb(void *ud, void *data, zip_uint64_t len, zip_source_cmd_t cmd)
+static uint64_t
+le_u64(const uint8_t *p)
 {
-	struct zsrc *s = ud;
-	zip_int64_t off;
-	int rc;
+	return (uint64_t)le_u32(p) | (uint64_t)le_u32(p + 4) << 32;
+}
 
-	switch (cmd) {
-	case ZIP_SOURCE_OPEN:
-		s->pos = 0;
-		return 0;
-	case ZIP_SOURCE_READ:
-		if (s->pos >= s->r->size)
-			return 0;
-		if (len > s->r->size - s->pos)
-			len = s->r->size - s->pos;
-		if (len > ((zip_uint64_t)1 << 30))
-			len = (zip_uint64_t)1 << 30;
-		rc = reader_pread(s->r, data, (size_t)len, s->pos);
-		if (rc) {
-			s->io = rc;
-			zip_error_set(&s->err, ZIP_ER_READ, -rc);
-			return -1;
-		}
-		if (s->first == UINT64_MAX)
-			s->first = s->pos;
-		s->last = s->pos;
-		s->pos += len;
-		return (zip_int64_t)len;
-	case ZIP_SOURCE_CLOSE:
-		return 0;
-	case ZIP_SOURCE_STAT: {
-		zip_stat_t *st = data;
-
-		if (len < sizeof(*st))
-			return -1;
-		zip_stat_init(st);
-		st->size = s->r->size;
-		st->comp_size = s->r->size;
-		st->comp_method = ZIP_CM_STORE;
-		st->encryption_method = ZIP_EM_NONE;
-		st->valid = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
-			    ZIP_STAT_COMP_METHOD | ZIP_STAT_ENCRYPTION_METHOD;
-		return sizeof(*st);
-	}
-	case ZIP_SOURCE_SEEK:
-		off = zip_source_seek_compute_offset(s->pos, s->r->size, data,
-						     len, &s->err);
-		if (off < 0)
-			return -1;
-		s->pos = (uint64_t)off;
-		return 0;
-	case ZIP_SOURCE_TELL:
-		return (zip_int64_t)s->pos;
-	case ZIP_SOURCE_ERROR:
-		return zip_error_to_data(&s->err, data, len);
-	case ZIP_SOURCE_FREE:
-		return 0;
-	case ZIP_SOURCE_SUPPORTS:
-		return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN,
-			ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
-			ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, ZIP_SOURCE_SEEK,
-			ZIP_SOURCE_TELL, ZIP_SOURCE_SUPPORTS, -1);
-	default:
-		zip_error_set(&s->err, ZIP_ER_OPNOTSUPP, 0);
-		return -1;
-	}
+static const char *
+name_of(const struct torch_zip *z, const struct entry *x)
+{
+	return z->names + x->name;
 }
 
 static int
 name_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 {
 	const struct torch_zip *z = ctx;
+	const struct entry *x = &z->e[id];
 
-	return strlen(z->names[id]) == k->len &&
-	       memcmp(z->names[id], k->name, k->len) == 0;
+	return x->nlen == k->len && memcmp(name_of(z, x), k->name,
+					   k->len) == 0;
 }
 
 static long
@@ -120,68 +77,279 @@ find(const struct torch_zip *z, const char *name, size_t len)
 	return nametab_find(&z->tab, &k);
 }
 
-/* A libzip failure as one line, or the reader's I/O error. */
 static int
-zip_fail(struct torch_zip *z, zip_error_t *ze, const char *doing,
-	 struct err *e)
+damaged(struct err *e, const char *what)
 {
-	if (z->src.io)
-		return err_set(e, ERR_IO, "%s: %s", doing,
-			       strerror(-z->src.io));
 	return err_set(e, ERR_INVALID_CHECKPOINT, "a damaged PyTorch "
 		       "checkpoint: a zip archive (what torch.save writes) "
-		       "that libzip cannot read (%s: %s): an incomplete "
-		       "download? fetch it again", doing,
-		       zip_error_strerror(ze));
+		       "that stfs cannot read (%s): an incomplete download? "
+		       "fetch it again", what);
 }
 
-/* Names, the name table and the folder of FOLDER/data.pkl. */
 static int
-list_entries(struct torch_zip *z, struct err *e)
+io(struct err *e, const char *doing, int rc)
 {
-	zip_int64_t n = zip_get_num_entries(z->za, 0);
-	size_t i;
+	return err_set(e, ERR_IO, "%s: %s", doing, strerror(-rc));
+}
 
-	if (n < 0 || (uint64_t)n > ENTRIES_MAX)
+/* --- the end of the central directory ----------------------------------- */
+
+/* Where the central directory is and how many entries it has: the end of
+ * central directory record, found from the end of the file (after it
+ * only its comment), and its zip64 record when it points to one. */
+static int
+directory(struct torch_zip *z, uint64_t *off, uint64_t *len, uint64_t *n,
+	  struct err *e)
+{
+	uint64_t size = z->r->size, from, at, loc;
+	unsigned char buf[EOCD + COMMENT_MAX], l[EOCD64_LOCATOR], r[EOCD64];
+	size_t got;
+	int rc;
+
+	if (size < EOCD)
+		return damaged(e, "no end of central directory");
+	from = size > sizeof(buf) ? size - sizeof(buf) : 0;
+	got = (size_t)(size - from);
+	rc = reader_pread(z->r, buf, got, from);
+	if (rc)
+		return io(e, "reading the zip directory", rc);
+	for (at = got - EOCD + 1; at-- > 0;)
+		if (memcmp(buf + at, "PK\005\006", 4) == 0 &&
+		    at + EOCD + le_u16(buf + at + 20) == got)
+			break;
+	if (at == (uint64_t)-1)
+		return damaged(e, "no end of central directory");
+	if (le_u16(buf + at + 4) || le_u16(buf + at + 6))
+		return damaged(e, "an archive split over several disks");
+	*n = le_u16(buf + at + 10);
+	*len = le_u32(buf + at + 12);
+	*off = le_u32(buf + at + 16);
+	at += from;
+	/* zip64: the locator just before, pointing to its record (Python's
+	 * zipfile and torch.save write one past 65,535 entries) */
+	if (at >= EOCD64_LOCATOR &&
+	    reader_pread(z->r, l, sizeof(l), at - EOCD64_LOCATOR) == 0 &&
+	    memcmp(l, "PK\006\007", 4) == 0) {
+		loc = le_u64(l + 8);
+		if (loc > at - EOCD64_LOCATOR || at - EOCD64_LOCATOR - loc <
+		    EOCD64)
+			return damaged(e, "a zip64 locator past its record");
+		rc = reader_pread(z->r, r, sizeof(r), loc);
+		if (rc)
+			return io(e, "reading the zip directory", rc);
+		if (memcmp(r, "PK\006\006", 4) != 0)
+			return damaged(e, "no zip64 end of central directory");
+		if (le_u32(r + 16) || le_u32(r + 20))
+			return damaged(e, "an archive split over several "
+				       "disks");
+		*n = le_u64(r + 32);
+		*len = le_u64(r + 40);
+		*off = le_u64(r + 48);
+		at = loc;
+	}
+	if (*off > at || *len > at - *off)
+		return damaged(e, "a central directory past its end");
+	if (*n > ENTRIES_MAX)
 		return err_set(e, ERR_INVALID_CHECKPOINT, "the archive has "
-			       "%lld entries, more than the %u a checkpoint "
-			       "may have", (long long)n, ENTRIES_MAX);
-	z->names = calloc((size_t)n + 1, sizeof(*z->names));
-	if (!z->names || nametab_init(&z->tab, (size_t)n + 1, name_eq, z))
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	for (i = 0; i < (size_t)n; i++) {
-		const char *name = zip_get_name(z->za, i, ZIP_FL_ENC_RAW);
-		struct nametab_key k;
-		size_t len;
-		long had;
+			       "%llu entries, more than the %u a checkpoint "
+			       "may have", (unsigned long long)*n,
+			       ENTRIES_MAX);
+	return 0;
+}
 
-		if (!name)
-			return zip_fail(z, zip_get_error(z->za), "reading the "
-					"central directory", e);
-		if (!(z->names[i] = strdup(name)))
-			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		z->n = i + 1;
-		len = strlen(name);
-		nametab_key(&k, 0, name, len);
-		had = nametab_put(&z->tab, &k, (uint32_t)i);
-		if (had == -2)
-			return err_set(e, ERR_NO_MEMORY, "out of memory");
-		if (had >= 0)
-			return err_set(e, ERR_INVALID_CHECKPOINT, "the archive "
-				       "holds `%.200s` twice", name);
-		if (len > 9 && strcmp(name + len - 9, "/data.pkl") == 0 &&
-		    !memchr(name, '/', len - 9)) {
-			if (z->folder)
-				return err_set(e, ERR_INVALID_CHECKPOINT,
-					       "the archive holds two pickles "
-					       "(%s/data.pkl and %.200s)",
-					       z->folder, name);
-			if (!(z->folder = strndup(name, len - 9)))
-				return err_set(e, ERR_NO_MEMORY, "out of "
-					       "memory");
+/* --- the central directory ------------------------------------------------ */
+
+/* The zip64 extra field of a header whose 32-bit fields say so. */
+static int
+zip64_extra(struct entry *x, const unsigned char *p, size_t n, int need_size,
+	    int need_csize, int need_lh, struct err *e)
+{
+	while (n >= 4) {
+		unsigned id = le_u16(p), len = le_u16(p + 2);
+		const unsigned char *q = p + 4;
+		size_t want = 8u * ((size_t)need_size + (size_t)need_csize +
+				    (size_t)need_lh);
+
+		if (len > n - 4)
+			break;
+		if (id == 1) {
+			if (len < want)
+				return damaged(e, "a short zip64 field");
+			if (need_size) {
+				x->size = le_u64(q);
+				q += 8;
+			}
+			if (need_csize) {
+				x->csize = le_u64(q);
+				q += 8;
+			}
+			if (need_lh)
+				x->lh = le_u64(q);
+			return 0;
 		}
+		p += 4 + len;
+		n -= 4 + len;
+	}
+	return damaged(e, "a size or offset past 4 GiB without its zip64 "
+		       "field");
+}
+
+/* Keep one central directory header h (its name and extra follow it). */
+static int
+add_entry(struct torch_zip *z, const unsigned char *h, struct err *e)
+{
+	unsigned nlen = le_u16(h + 28), xlen = le_u16(h + 30);
+	const char *name = (const char *)h + CENTRAL_HEADER;
+	struct nametab_key k;
+	struct entry x = { 0 };
+	size_t len = nlen;
+	long had;
+
+	x.flags = (uint16_t)le_u16(h + 8);
+	x.method = (uint16_t)le_u16(h + 10);
+	x.crc = le_u32(h + 16);
+	x.csize = le_u32(h + 20);
+	x.size = le_u32(h + 24);
+	x.lh = le_u32(h + 42);
+	if (le_u16(h + 34))
+		return damaged(e, "an entry on another disk");
+	if ((x.size == U32_MAX || x.csize == U32_MAX || x.lh == U32_MAX) &&
+	    zip64_extra(&x, h + CENTRAL_HEADER + nlen, xlen,
+			x.size == U32_MAX, x.csize == U32_MAX,
+			x.lh == U32_MAX, e))
+		return -1;
+	if (!nlen || memchr(name, '\0', nlen))
+		return damaged(e, "an entry without a name");
+	if (z->n == z->cap) {
+		size_t cap = z->cap ? 2 * z->cap : 64;
+		struct entry *q = realloc(z->e, cap * sizeof(*q));
+
+		if (!q)
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		z->e = q;
+		z->cap = cap;
+	}
+	if (z->names_len + len + 1 > z->names_cap) {
+		size_t cap = z->names_cap ? 2 * z->names_cap : 4096;
+		char *q;
+
+		while (cap < z->names_len + len + 1)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return damaged(e, "names longer than 4 GiB together");
+		q = realloc(z->names, cap);
+		if (!q)
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		z->names = q;
+		z->names_cap = cap;
+	}
+	x.name = (uint32_t)z->names_len;
+	x.nlen = (uint16_t)nlen;
+	memcpy(z->names + z->names_len, name, len);
+	z->names[z->names_len + len] = '\0';
+	nametab_key(&k, 0, name, len);
+	had = nametab_put(&z->tab, &k, (uint32_t)z->n);
+	if (had == -2)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	if (had >= 0)
+		return err_set(e, ERR_INVALID_CHECKPOINT, "the archive holds "
+			       "`%.200s` twice", z->names + z->names_len);
+	z->names_len += len + 1;
+	z->e[z->n++] = x;
+	/* FOLDER/data.pkl, FOLDER without a '/' */
+	if (len > 9 && memcmp(name + len - 9, "/data.pkl", 9) == 0 &&
+	    !memchr(name, '/', len - 9)) {
+		if (z->folder)
+			return err_set(e, ERR_INVALID_CHECKPOINT, "the archive "
+				       "holds two pickles (%s/data.pkl and "
+				       "%.200s)", z->folder,
+				       z->names + x.name);
+		if (!(z->folder = strndup(name, len - 9)))
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
 	return 0;
+}
+
+/* Every header of the central directory, len bytes at off, read through
+ * a window (never whole: 100,000 entries are 8 MB of it). */
+static int
+read_directory(struct torch_zip *z, uint64_t off, uint64_t len, uint64_t n,
+	       struct err *e)
+{
+	unsigned char *buf = malloc(WINDOW);
+	size_t have = 0, at = 0;
+	uint64_t next = off, end = off + len, i;
+	int rc = 0;
+
+	if (!buf)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	/* room for what the directory can hold, at once: a header is 46
+	 * bytes and its name, a name at most all of it */
+	z->cap = (size_t)(n < len / CENTRAL_HEADER ? n : len / CENTRAL_HEADER);
+	z->names_cap = len < UINT32_MAX ? (size_t)len + 1 : UINT32_MAX;
+	z->e = z->cap ? malloc(z->cap * sizeof(*z->e)) : NULL;
+	z->names = malloc(z->names_cap);
+	if ((z->cap && !z->e) || !z->names) {
+		free(buf);
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	for (i = 0; rc == 0 && i < n; i++) {
+		size_t whole;
+
+		/* a header (at most 46 + 3 * 65535 bytes) whole in the
+		 * window: move what is left to the front, read more */
+		if (have - at < CENTRAL_HEADER ||
+		    have - at < CENTRAL_HEADER + (size_t)le_u16(buf + at + 28) +
+		    le_u16(buf + at + 30) + le_u16(buf + at + 32)) {
+			size_t keep = have - at, more = WINDOW - keep;
+
+			memmove(buf, buf + at, keep);
+			if (more > end - next)
+				more = (size_t)(end - next);
+			rc = more ? reader_pread(z->r, buf + keep, more, next) :
+			     0;
+			if (rc) {
+				rc = io(e, "reading the zip directory", rc);
+				break;
+			}
+			next += more;
+			have = keep + more;
+			at = 0;
+		}
+		if (have - at < CENTRAL_HEADER ||
+		    memcmp(buf + at, "PK\001\002", 4) != 0) {
+			rc = damaged(e, "a central directory shorter than its "
+				     "entries");
+			break;
+		}
+		whole = CENTRAL_HEADER + le_u16(buf + at + 28) +
+			le_u16(buf + at + 30) + le_u16(buf + at + 32);
+		if (have - at < whole) {
+			rc = damaged(e, "a central directory shorter than its "
+				     "entries");
+			break;
+		}
+		rc = add_entry(z, buf + at, e);
+		at += whole;
+	}
+	free(buf);
+	return rc;
+}
+
+/* *p, of *cap items of size bytes, cut to n items (kept as it is when
+ * realloc cannot). */
+static void
+shrink(void **p, size_t *cap, size_t n, size_t size)
+{
+	void *q;
+
+	if (n == 0 || n >= *cap)
+		return;
+	q = realloc(*p, n * size);
+	if (q) {
+		*p = q;
+		*cap = n;
+	}
 }
 
 int
@@ -189,55 +357,40 @@ torch_zip_open(const struct reader *r, struct torch_zip **out,
 	       struct err *e)
 {
 	struct torch_zip *z = calloc(1, sizeof(*z));
-	zip_source_t *src;
-	zip_error_t ze;
+	uint64_t off, len, n;
 
 	*out = NULL;
 	if (!z)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
-	z->src.r = r;
-	z->src.first = UINT64_MAX;
-	zip_error_init(&z->src.err);
-	zip_error_init(&ze);
-	src = zip_source_function_create(zsrc_cb, &z->src, &ze);
-	if (!src) {
-		zip_error_fini(&ze);
-		torch_zip_free(z);
-		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	z->r = r;
+	if (directory(z, &off, &len, &n, e))
+		goto fail;
+	if (nametab_init(&z->tab, (size_t)n + 1, name_eq, z)) {
+		err_set(e, ERR_NO_MEMORY, "out of memory");
+		goto fail;
 	}
-	z->za = zip_open_from_source(src, ZIP_RDONLY, &ze);
-	if (!z->za) {
-		zip_fail(z, &ze, "reading the zip directory", e);
-		zip_source_free(src);
-		zip_error_fini(&ze);
-		torch_zip_free(z);
-		return -1;
-	}
-	zip_error_fini(&ze);
-	if (list_entries(z, e)) {
-		torch_zip_free(z);
-		return -1;
-	}
+	if (read_directory(z, off, len, n, e))
+		goto fail;
+	/* what the directory held: the room its size promised goes back */
+	shrink((void **)&z->e, &z->cap, z->n, sizeof(*z->e));
+	shrink((void **)&z->names, &z->names_cap, z->names_len, 1);
 	*out = z;
 	return 0;
+fail:
+	torch_zip_free(z);
+	return -1;
 }
 
 void
 torch_zip_free(struct torch_zip *z)
 {
-	size_t i;
-
 	if (!z)
 		return;
-	if (z->za)
-		zip_discard(z->za);
-	for (i = 0; i < z->n; i++)
-		free(z->names[i]);
+	free(z->e);
 	free(z->names);
 	if (z->tab.slot)
 		nametab_free(&z->tab);
 	free(z->folder);
-	zip_error_fini(&z->src.err);
 	free(z);
 }
 
@@ -247,83 +400,45 @@ torch_zip_folder(const struct torch_zip *z)
 	return z->folder;
 }
 
-static uint32_t
-le16(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
+/* --- an entry's bytes ---------------------------------------------------- */
 
-/* Check the local header at lh for entry idx, stored or compressed by
- * method; the data start in *data. */
+/* Check x's local header (its signature, method and name) and find where
+ * its data starts: *data. */
 static int
-check_local(struct torch_zip *z, zip_uint64_t idx, unsigned method,
-	    uint64_t lh, uint64_t *data, struct err *e)
+check_local(struct torch_zip *z, const struct entry *x, uint64_t *data,
+	    struct err *e)
 {
-	const char *name = z->names[idx];
-	size_t nlen = strlen(name);
+	const char *name = name_of(z, x);
 	unsigned char h[LOCAL_HEADER];
 	char got[512];
 	int rc;
 
-	if (lh > z->src.r->size || z->src.r->size - lh < LOCAL_HEADER + nlen)
+	if (x->lh > z->r->size ||
+	    z->r->size - x->lh < (uint64_t)LOCAL_HEADER + x->nlen)
 		return err_set(e, ERR_INVALID_CHECKPOINT, "the local header "
 			       "of `%.200s` is past the end of the file "
 			       "(truncated?)", name);
-	rc = reader_pread(z->src.r, h, sizeof(h), lh);
+	rc = reader_pread(z->r, h, sizeof(h), x->lh);
 	if (rc)
 		return err_set(e, ERR_IO, "reading the zip entry `%.200s`: %s",
 			       name, strerror(-rc));
-	if (memcmp(h, "PK\003\004", 4) != 0 || le16(h + 8) != method ||
-	    le16(h + 26) != nlen || nlen > sizeof(got))
+	if (memcmp(h, "PK\003\004", 4) != 0 || le_u16(h + 8) != x->method ||
+	    le_u16(h + 26) != x->nlen || x->nlen > sizeof(got))
 		return err_set(e, ERR_INVALID_CHECKPOINT, "the local header "
 			       "of `%.200s` does not match the central "
 			       "directory (a damaged archive?)", name);
-	rc = reader_pread(z->src.r, got, nlen, lh + LOCAL_HEADER);
+	rc = reader_pread(z->r, got, x->nlen, x->lh + LOCAL_HEADER);
 	if (rc)
 		return err_set(e, ERR_IO, "reading the zip entry `%.200s`: %s",
 			       name, strerror(-rc));
-	if (memcmp(got, name, nlen) != 0)
+	if (memcmp(got, name, x->nlen) != 0)
 		return err_set(e, ERR_INVALID_CHECKPOINT, "the local header "
 			       "of `%.200s` names another file (a damaged "
 			       "archive?)", name);
-	*data = lh + LOCAL_HEADER + nlen + le16(h + 28);
-	return 0;
-}
-
-/* Where entry idx's data starts: libzip opens the entry (reading its
- * local header's lengths, 26 bytes in, through zsrc_cb), the local header
- * is checked here, and a one-byte read through libzip must land on the
- * data start found. */
-static int
-data_start(struct torch_zip *z, zip_uint64_t idx, unsigned method,
-	   uint64_t *data, struct err *e)
-{
-	zip_file_t *f;
-	unsigned char byte;
-	uint64_t lh;
-
-	z->src.first = UINT64_MAX;
-	f = zip_fopen_index(z->za, idx, 0);
-	if (!f)
-		return zip_fail(z, zip_get_error(z->za), "opening a zip entry",
-				e);
-	lh = z->src.first;
-	if (lh == UINT64_MAX || lh < 26 ||
-	    check_local(z, idx, method, lh - 26, data, e)) {
-		zip_fclose(f);
-		return err_set(e, ERR_INVALID_CHECKPOINT, "cannot find where "
-			       "`%.200s` starts in the archive",
-			       z->names[idx]);
-	}
-	if (zip_fread(f, &byte, 1) != 1 || z->src.last != *data) {
-		zip_fclose(f);
-		if (z->src.io)
-			return zip_fail(z, NULL, "reading a zip entry", e);
-		return err_set(e, ERR_INVALID_CHECKPOINT, "the data of "
-			       "`%.200s` is not where its local header says "
-			       "(a damaged archive?)", z->names[idx]);
-	}
-	zip_fclose(f);
+	*data = x->lh + LOCAL_HEADER + x->nlen + le_u16(h + 28);
+	if (*data > z->r->size || x->csize > z->r->size - *data)
+		return err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` ends past "
+			       "the end of the file (truncated?)", name);
 	return 0;
 }
 
@@ -348,35 +463,20 @@ torch_zip_has(const struct torch_zip *z, const char *name)
 	return n && find(z, full, n) >= 0;
 }
 
-/* Entry NAME (FOLDER/name, into full): its index and libzip's stat. */
-static long
+/* Entry FOLDER/name (the full name into full). */
+static const struct entry *
 entry(struct torch_zip *z, const char *name, char *full, size_t cap,
-      zip_stat_t *st, struct err *e)
+      struct err *e)
 {
 	size_t n = full_name(z, name, full, cap);
 	long idx;
 
-	if (!n || (idx = find(z, full, n)) < 0)
-		return err_set(e, ERR_INVALID_CHECKPOINT, "the archive has no "
-			       "entry `%.200s`", full);
-	if (zip_stat_index(z->za, (zip_uint64_t)idx, 0, st) != 0)
-		return zip_fail(z, zip_get_error(z->za), "reading a zip entry",
-				e);
-	return idx;
-}
-
-/* Where the data of entry idx (full), not empty, starts: its local
- * header checked, its bytes (as stored) inside the file. */
-static int
-placed(struct torch_zip *z, long idx, const char *full, const zip_stat_t *st,
-       uint64_t *off, struct err *e)
-{
-	if (data_start(z, (zip_uint64_t)idx, st->comp_method, off, e))
-		return -1;
-	if (*off > z->src.r->size || st->comp_size > z->src.r->size - *off)
-		return err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` ends past "
-			       "the end of the file (truncated?)", full);
-	return 0;
+	if (!n || (idx = find(z, full, n)) < 0) {
+		err_set(e, ERR_INVALID_CHECKPOINT, "the archive has no entry "
+			"`%.200s`", full);
+		return NULL;
+	}
+	return &z->e[idx];
 }
 
 int
@@ -384,13 +484,12 @@ torch_zip_locate(struct torch_zip *z, const char *name, uint64_t *off,
 		 uint64_t *len, struct err *e)
 {
 	char full[1024];
-	zip_stat_t st;
-	long idx = entry(z, name, full, sizeof(full), &st, e);
+	const struct entry *x = entry(z, name, full, sizeof(full), e);
 
-	if (idx < 0)
+	if (!x)
 		return -1;
-	if (st.comp_method != ZIP_CM_STORE || st.encryption_method !=
-	    ZIP_EM_NONE || st.comp_size != st.size)
+	if (x->method != METHOD_STORE || (x->flags & FLAG_ENCRYPTED) ||
+	    x->csize != x->size)
 		return err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` is "
 			       "compressed or encrypted in the archive (stfs "
 			       "reads stored entries in place): save the "
@@ -398,20 +497,25 @@ torch_zip_locate(struct torch_zip *z, const char *name, uint64_t *off,
 			       "them", full);
 	*off = 0;
 	*len = 0;
-	/* An empty entry has no bytes to find (libzip does not even read
-	 * its local header). */
-	if (st.size == 0)
+	/* an empty entry has no bytes to find */
+	if (x->size == 0)
 		return 0;
-	if (placed(z, idx, full, &st, off, e))
+	if (check_local(z, x, off, e))
 		return -1;
-	*len = st.size;
+	*len = x->size;
 	return 0;
 }
 
 struct torch_zip_stream {
 	struct torch_zip *z;
-	zip_file_t *f;		/* NULL for an empty entry */
-	char full[1024];	/* FOLDER/name */
+	const struct entry *x;
+	uint64_t data;		/* where its stored bytes start */
+	uint64_t in_pos;	/* stored bytes read */
+	uint64_t left;		/* real bytes not handed out yet */
+	uint32_t crc;		/* of the bytes handed out */
+	int deflated;
+	z_stream zs;
+	unsigned char *in;	/* INFLATE_IN compressed bytes */
 };
 
 int
@@ -420,38 +524,45 @@ torch_zip_stream_open(struct torch_zip *z, const char *name,
 		      struct err *e)
 {
 	struct torch_zip_stream *s = calloc(1, sizeof(*s));
-	zip_stat_t st;
-	uint64_t off;
-	long idx;
+	char full[1024];
 
 	*out = NULL;
 	if (!s)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	s->z = z;
-	idx = entry(z, name, s->full, sizeof(s->full), &st, e);
-	if (idx < 0)
+	s->x = entry(z, name, full, sizeof(full), e);
+	if (!s->x)
 		goto fail;
 	/* what torch.load reads: stored or deflated, not encrypted */
-	if ((st.comp_method != ZIP_CM_STORE &&
-	     st.comp_method != ZIP_CM_DEFLATE) ||
-	    st.encryption_method != ZIP_EM_NONE) {
+	if ((s->x->method != METHOD_STORE && s->x->method != METHOD_DEFLATE) ||
+	    (s->x->flags & FLAG_ENCRYPTED)) {
 		err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` is encrypted, or "
 			"compressed other than by deflate, in the archive "
 			"(torch.load reads neither): save the checkpoint again "
-			"with torch.save", s->full);
+			"with torch.save", full);
 		goto fail;
 	}
-	*len = st.size;
-	if (st.size == 0) {
+	if (s->x->method == METHOD_STORE && s->x->csize != s->x->size) {
+		err_set(e, ERR_INVALID_CHECKPOINT, "`%.200s` is stored with "
+			"two sizes in the archive (a damaged archive?)", full);
+		goto fail;
+	}
+	*len = s->left = s->x->size;
+	s->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	if (s->x->size == 0) {
 		*out = s;
 		return 0;
 	}
-	if (placed(z, idx, s->full, &st, &off, e))
+	if (check_local(z, s->x, &s->data, e))
 		goto fail;
-	s->f = zip_fopen_index(z->za, (zip_uint64_t)idx, 0);
-	if (!s->f) {
-		zip_fail(z, zip_get_error(z->za), "opening a zip entry", e);
-		goto fail;
+	if (s->x->method == METHOD_DEFLATE) {
+		s->in = malloc(INFLATE_IN);
+		if (!s->in || inflateInit2(&s->zs, -MAX_WBITS) != Z_OK) {
+			free(s->in);
+			err_set(e, ERR_NO_MEMORY, "out of memory");
+			goto fail;
+		}
+		s->deflated = 1;
 	}
 	*out = s;
 	return 0;
@@ -460,23 +571,90 @@ fail:
 	return -1;
 }
 
+/* The next n stored bytes into buf. */
+static int
+read_stored(struct torch_zip_stream *s, void *buf, size_t n, struct err *e)
+{
+	int rc;
+
+	if (n > s->x->csize - s->in_pos)
+		return err_set(e, ERR_INVALID_CHECKPOINT, "the entry ends "
+			       "before the size the archive gives it (a "
+			       "damaged archive?)");
+	rc = reader_pread(s->z->r, buf, n, s->data + s->in_pos);
+	if (rc)
+		return io(e, "reading the entry", rc);
+	s->in_pos += n;
+	return 0;
+}
+
+/* The next n inflated bytes into buf. */
+static int
+read_deflated(struct torch_zip_stream *s, void *buf, size_t n, struct err *e)
+{
+	s->zs.next_out = buf;
+	s->zs.avail_out = (uInt)n;
+	while (s->zs.avail_out) {
+		int z;
+
+		if (s->zs.avail_in == 0) {
+			uint64_t m = s->x->csize - s->in_pos;
+
+			if (m == 0)
+				return err_set(e, ERR_INVALID_CHECKPOINT, "the "
+					       "entry ends before the size "
+					       "the archive gives it (a "
+					       "damaged archive?)");
+			if (m > INFLATE_IN)
+				m = INFLATE_IN;
+			if (read_stored(s, s->in, (size_t)m, e))
+				return -1;
+			s->zs.next_in = s->in;
+			s->zs.avail_in = (uInt)m;
+		}
+		z = inflate(&s->zs, Z_NO_FLUSH);
+		if (z == Z_MEM_ERROR)
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+		if (z == Z_STREAM_END && s->zs.avail_out)
+			return err_set(e, ERR_INVALID_CHECKPOINT, "the entry "
+				       "inflates to fewer bytes than the size "
+				       "the archive gives it (a damaged "
+				       "archive?)");
+		if (z != Z_OK && z != Z_STREAM_END)
+			return err_set(e, ERR_INVALID_CHECKPOINT, "the entry's "
+				       "deflated bytes are damaged (%s)",
+				       s->zs.msg ? s->zs.msg : "zlib");
+	}
+	return 0;
+}
+
 int
 torch_zip_stream_read(struct torch_zip_stream *s, void *buf, size_t n,
 		      struct err *e)
 {
-	while (n) {
-		zip_int64_t got = s->f ? zip_fread(s->f, buf, n) : 0;
+	unsigned char *p = buf;
 
-		if (got < 0)
-			return zip_fail(s->z, zip_file_get_error(s->f),
-					"reading the entry", e);
-		if (got == 0)
+	while (n) {
+		/* zlib counts in uInt */
+		size_t k = n < (1u << 30) ? n : (1u << 30);
+
+		if (k > s->left)
 			return err_set(e, ERR_INVALID_CHECKPOINT, "the entry "
 				       "ends before the size the archive gives "
 				       "it (a damaged archive?)");
-		buf = (char *)buf + got;
-		n -= (size_t)got;
+		if (s->deflated ? read_deflated(s, p, k, e) :
+		    read_stored(s, p, k, e))
+			return -1;
+		s->crc = (uint32_t)crc32(s->crc, p, (uInt)k);
+		s->left -= k;
+		p += k;
+		n -= k;
 	}
+	/* all of it: its bytes must be the ones the archive summed */
+	if (s->left == 0 && s->crc != s->x->crc)
+		return err_set(e, ERR_INVALID_CHECKPOINT, "the entry's bytes "
+			       "do not match their CRC-32 in the archive (a "
+			       "damaged archive?)");
 	return 0;
 }
 
@@ -485,7 +663,8 @@ torch_zip_stream_close(struct torch_zip_stream *s)
 {
 	if (!s)
 		return;
-	if (s->f)
-		zip_fclose(s->f);
+	if (s->deflated)
+		inflateEnd(&s->zs);
+	free(s->in);
 	free(s);
 }

@@ -1,5 +1,5 @@
-/* torch_zip.h - the zip archive of a PyTorch checkpoint, read with libzip
- * through a struct reader (format/reader.h), never extracted.
+/* torch_zip.h - the zip archive of a PyTorch checkpoint, read through a
+ * struct reader (format/reader.h), never extracted.
  *
  * torch.save (1.6 and later) writes a zip whose entries are all stored
  * (not compressed): NAME/data.pkl (the pickle), NAME/data/KEY (one per
@@ -8,16 +8,16 @@
  * run of bytes of the checkpoint file itself, which is what makes a tensor
  * a byte range of the file.
  *
- * libzip reads the central directory (names, sizes, methods) through a
- * zip_source built on the reader, so a remote checkpoint works as a local
- * one.  libzip has no call that says where an entry's data starts; it
- * reads the entry's local header through our source when the entry is
- * opened, so that read tells the local header's offset, and the local
- * header is then read and checked here (signature, method, name) to find
- * the data start.  Only the entries asked for are located.  The pickle,
- * data.pkl, is read through libzip (torch_zip_stream_open), so that it may
- * be deflated too, as torch.load allows: it is read once, in order, and
- * never served.
+ * The central directory (found from its end record, zip64's when there
+ * are more than 65,535 entries, as torch.save writes for 100,000 tensors)
+ * is read through a window, and each entry kept in 40 bytes and its name
+ * (libzip, used before, kept about 260 bytes an entry and its own copy of
+ * the directory: 26 MB of a mount of 100,000 tensors, issue 38).  An
+ * entry's local header is read and checked (signature, method, name) when
+ * the entry is located, which gives where its data starts.  The pickle,
+ * data.pkl, is read as a stream (torch_zip_stream_open), so that it may be
+ * deflated too, as torch.load allows (zlib inflates it, and its CRC-32 is
+ * checked): it is read in order, and never served.
  */
 #ifndef STFS_TORCH_ZIP_H
 #define STFS_TORCH_ZIP_H
@@ -50,11 +50,11 @@ int torch_zip_has(const struct torch_zip *z, const char *name);
 int torch_zip_locate(struct torch_zip *z, const char *name, uint64_t *off,
 		     uint64_t *len, struct err *e);
 
-/* An entry read in order, as libzip hands out its bytes. */
+/* An entry read in order. */
 struct torch_zip_stream;
 
 /* Open entry NAME (FOLDER/name) to read its bytes in order, stored or
- * deflated (libzip inflates): what torch.load reads, for the pickle,
+ * deflated (zlib inflates): what torch.load reads, for the pickle,
  * which need not lie in place.  0 with *out and its size in *len, or -1
  * with *e (no such entry, encrypted or compressed otherwise, a local
  * header that does not match, a range past the end). */
@@ -63,7 +63,7 @@ int torch_zip_stream_open(struct torch_zip *z, const char *name,
 			  struct err *e);
 
 /* The next n bytes, no more than are left of the size: 0, or -1 with *e
- * (the reader's I/O error, data libzip cannot read, fewer bytes than the
+ * (the reader's I/O error, damaged deflated data, fewer bytes than the
  * size), which does not name the entry: the caller does. */
 int torch_zip_stream_read(struct torch_zip_stream *s, void *buf, size_t n,
 			  struct err *e);
