@@ -163,12 +163,12 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 		CHECK(v->call.callee->kind == PICKLE_GLOBAL ||
 		      v->call.callee->kind == PICKLE_CALL);
 		CHECK(v->call.args->kind == PICKLE_TUPLE);
-		CHECK(v->call.newobj == 0 || v->call.newobj == 1);
+		CHECK(v->newobj == 0 || v->newobj == 1);
 		CHECK(!v->call.items || v->call.items->kind == PICKLE_DICT ||
 		      v->call.items->kind == PICKLE_LIST);
 		CHECK(!v->call.kwargs || (v->call.kwargs->kind == PICKLE_DICT &&
 					  v->call.kwargs->dict.n > 0));
-		CHECK(!v->call.kwargs || v->call.newobj);
+		CHECK(!v->call.kwargs || v->newobj);
 		check_array(v);
 		walk(w, v->call.callee, depth + 1);
 		walk(w, v->call.args, depth + 1);
@@ -201,6 +201,17 @@ struct cursor {
 	size_t len, pos;
 };
 
+/* The memo's scan reads the pickle twice (pickle_memo.h). */
+static int
+cursor_rewind(void *ctx, struct err *e)
+{
+	struct cursor *c = ctx;
+
+	(void)e;
+	c->pos = 0;
+	return 0;
+}
+
 static int
 cursor_read(void *ctx, void *buf, size_t n, struct err *e)
 {
@@ -220,7 +231,8 @@ load(const uint8_t *data, size_t size, const struct pickle_limits *lim,
      size_t window, struct err *e, uint64_t *sum)
 {
 	struct cursor c = { data, size, 0 };
-	struct pickle_source src = { cursor_read, &c, size, window };
+	struct pickle_source src = { cursor_read, &c, size, window,
+				     window & 1 ? cursor_rewind : NULL };
 	struct pickle *p = NULL;
 	int rc = window ? pickle_read(&src, lim, &p, e) :
 		 pickle_load(data, size, lim, &p, e);

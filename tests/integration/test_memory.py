@@ -16,6 +16,18 @@ small pods), which counts address space, not what is resident.
            mounts and serves a read, or exits non-zero with one line and
            leaves no mount; before, at ~60 MiB it exited 0 with no mount.
 
+  ckpt     a PyTorch checkpoint of 100,000 tensors (24 MB, as torch.save
+           writes it) mounted as users do under `ulimit -v 262144`: every
+           tensor listed, a sample of them read and equal to the source's,
+           the daemon's peak resident memory (VmHWM) under 64 MiB; before,
+           224 MB (2.2 KB a tensor: every value of the pickle, the memo,
+           libzip's directory).
+  values   pickles of 4 Mi values of a byte or two each (None, [], 1; a
+           few KB of file, deflated), as `stfs FILE MNT` under `ulimit -v
+           262144`: refused in one line naming the memory it would take,
+           nothing mounted, the peak resident memory of stfs and its
+           daemon under 64 MiB; before, 372 MB until the value limit.
+
 Built with ASan, which maps terabytes of shadow memory, no ulimit -v can
 hold: the reads run without it (with the readers and the checks), and a
 mount that cannot start is made by refusing libfuse its first worker's
@@ -28,8 +40,10 @@ import concurrent.futures
 import os
 import re
 import stat
+import struct
 import subprocess
 import sys
+import zipfile
 
 import harness
 import viewfix
@@ -39,6 +53,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(harness.STFS_GEN)))
 import gen_sharded  # noqa: E402
 
 AS_KIB = 262144			# ulimit -v of the issue
+RSS_MAX_KIB = 64 << 10		# peak resident memory of the issue
+TENSORS = 100000
 START_MIB = (20, 30, 40, 50, 60, 70, 80, 100)
 READERS = 8
 
@@ -195,6 +211,94 @@ def check_start(t, src, d, kib=0, env=None):
 			harness.wait_gone(p, 10)
 
 
+def check_checkpoint(t, d, asan):
+	"""TENSORS tensors, as users mount them under ulimit -v"""
+	path = os.path.join(d, "many.pt")
+	n = viewfix.many_tensors_checkpoint(path, TENSORS)
+	saved = harness.STFS
+	harness.STFS = limited(d, 0 if asan else AS_KIB)
+	try:
+		with harness.Mount(t, path, foreground=False,
+				   ready_timeout=300) as m:
+			names = os.listdir(m.path)
+			t.eq(sum(1 for x in names if x.endswith(".block.weight")),
+			     n, "100,000 tensors: every one listed")
+			for i in list(range(0, n, 997)) + [n - 1]:
+				got = read_file(os.path.join(
+					m.path, "model.layers.%d.block.weight" % i))
+				t.check(got == struct.pack("<4f", i, i + 1, i + 2,
+							   i + 3),
+					"100,000 tensors: tensor %d read (%r)"
+					% (i, got if isinstance(got, OSError)
+					   else len(got)))
+			st = status_of(m.pid)
+	finally:
+		harness.STFS = saved
+	print("memory: %d tensors (%.1f MB) ulimit -v %s: VmPeak %d KiB, "
+	      "VmHWM %d KiB" % (n, os.path.getsize(path) / 1e6,
+	      "none" if asan else AS_KIB, st["VmPeak"], st["VmHWM"]))
+	if not asan:
+		t.check(st["VmHWM"] < RSS_MAX_KIB, "100,000 tensors: the "
+			"daemon's peak resident memory %d KiB, under %d KiB"
+			% (st["VmHWM"], RSS_MAX_KIB))
+
+
+# Runs stfs and reports the peak resident memory of it and of the daemon
+# it forked and reaped (wait4 counts both).
+BOUNDED = r"""
+import os, sys
+pid = os.fork()
+if pid == 0:
+	os.execv(sys.argv[2], sys.argv[2:])
+_, status, ru = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+	f.write(str(ru.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def check_values(t, d, asan):
+	"""4 Mi values of a byte or two each: refused before the memory is
+	spent"""
+	for name, one in (("nones", b"N"), ("lists", b"]"), ("ints", b"K\x01")):
+		path = os.path.join(d, name + ".pt")
+		with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+			z.writestr("archive/data.pkl", b"\x80\x02]q\x00(" +
+				   one * (1 << 22) + b"e.")
+			z.writestr("archive/version", "3\n")
+		mnt = os.path.join(harness.tmpdir("values"), "mnt")
+		os.makedirs(mnt)
+		report = os.path.join(d, name + ".maxrss")
+		harness._become_subreaper()
+		try:
+			r = subprocess.run(["/usr/bin/python3", "-S", "-c", BOUNDED,
+					    report, limited(d, 0 if asan else
+							    AS_KIB), path, mnt],
+					   stdin=subprocess.DEVNULL,
+					   stdout=subprocess.PIPE,
+					   stderr=subprocess.PIPE, timeout=120)
+			err = "\n".join(x for x in r.stderr.decode(
+				errors="replace").strip().splitlines()
+				if not re.match(r"==\d+==", x))
+			t.check(r.returncode != 0 and not harness.is_mounted(mnt),
+				"%s.pt: refused, nothing mounted (exit %d)"
+				% (name, r.returncode))
+			t.check(len(err.splitlines()) == 1 and "values need more "
+				"than" in err and "MiB of memory" in err,
+				"%s.pt: one line saying why: %r" % (name, err))
+		finally:
+			if harness.is_mounted(mnt):
+				harness.force_unmount(mnt)
+		with open(report) as f:
+			rss = int(f.read())
+		print("memory: %s.pt (%d bytes, 4 Mi values): peak RSS %d KiB"
+		      % (name, os.path.getsize(path), rss))
+		if not asan:
+			t.check(rss < RSS_MAX_KIB, "%s.pt: peak resident memory "
+				"%d KiB, under %d KiB" % (name, rss,
+							   RSS_MAX_KIB))
+
+
 def run(t):
 	asan = sanitized()
 	d = harness.tmpdir("memory")
@@ -207,6 +311,9 @@ def run(t):
 		if not asan:
 			t.check(st["VmPeak"] <= AS_KIB, "%s: VmPeak %d KiB under "
 				"the limit" % (fx.label, st["VmPeak"]))
+
+	check_checkpoint(t, d, asan)
+	check_values(t, d, asan)
 
 	# a mount that cannot start says so
 	src = os.path.join(d, "small.safetensors")

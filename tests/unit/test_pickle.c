@@ -119,7 +119,7 @@ dump(struct buf *b, const struct pickle_value *v)
 			  v->call.callee->kind == PICKLE_CALL);
 		ck_assert_int_eq(v->call.args->kind, PICKLE_TUPLE);
 		dump(b, v->call.callee);
-		if (v->call.newobj)
+		if (v->newobj)
 			buf_adds(b, "!");
 		dump(b, v->call.args);
 		if (v->call.kwargs) {
@@ -148,6 +148,9 @@ dump(struct buf *b, const struct pickle_value *v)
 		buf_addf(b, "<ref %zu:%s>", n, pickle_kind_name(v->ref.to->kind));
 		break;
 	}
+	case PICKLE_EXTERN:	/* (only a load that folds makes one) */
+		buf_addf(b, "<extern %u>", v->ext.tag);
+		break;
 	case PICKLE_ELIDED:
 		buf_addf(b, "<%s %llu%s>", pickle_kind_name(v->elided.kind),
 			 (unsigned long long)v->elided.n,
@@ -191,6 +194,17 @@ struct cursor {
 	size_t len, pos;
 };
 
+/* The memo's scan reads the pickle twice (pickle_memo.h). */
+static int
+cursor_rewind(void *ctx, struct err *e)
+{
+	struct cursor *c = ctx;
+
+	(void)e;
+	c->pos = 0;
+	return 0;
+}
+
 static int
 cursor_read(void *ctx, void *buf, size_t n, struct err *e)
 {
@@ -214,7 +228,10 @@ load_one(const void *buf, size_t len, const struct pickle_limits *lim,
 	 size_t window, struct err *e)
 {
 	struct cursor c = { buf, len, 0 };
-	struct pickle_source src = { cursor_read, &c, len, window };
+	/* read twice (the memo's scan) through an odd window, once through
+	 * an even one: the same values either way */
+	struct pickle_source src = { cursor_read, &c, len, window,
+				     window & 1 ? cursor_rewind : NULL };
 	struct pickle *p = NULL;
 	struct buf b = BUF_INIT;
 	int rc = window ? pickle_read(&src, lim, &p, e) :
@@ -1183,13 +1200,24 @@ START_TEST(test_shared_walk)
 	refused(p, n, &lim, "more than 1000 values to walk");
 	lim = (struct pickle_limits)PICKLE_LIMITS_DEFAULT;
 	lim.values = 3;
-	refused("NNN\x87.", 5, &lim, "more than 3 values");
+	refused("K\x01K\x02K\x03\x87.", 8, &lim, "more than 3 values");
 	lim.values = 4;
 	{
 		struct err e = { 0 };
-		char *d = load_dump("NNN\x87.", 5, &lim, &e);
+		char *d = load_dump("K\x01K\x02K\x03\x87.", 8, &lim, &e);
 
-		ck_assert_str_eq(d, "(None, None, None)");
+		ck_assert_str_eq(d, "(1, 2, 3)");
+		free(d);
+	}
+	/* None, True, False and () are made once, however many there are */
+	lim.values = 5;
+	{
+		struct err e = { 0 };
+		char *d = load_dump("(NNN\x88\x89\x88))t.", 11, &lim, &e);
+
+		ck_assert_msg(d != NULL, "%s", e.detail);
+		ck_assert_str_eq(d, "(None, None, None, True, False, True, (), "
+				 "())");
 		free(d);
 	}
 }

@@ -16,6 +16,8 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "format/container.h"
+#include "format/torch/pickle.h"
+#include "format/torch/torch_fold.h"
 #include "suites.h"
 
 /* --- a zip writer -------------------------------------------------------- */
@@ -251,6 +253,68 @@ START_TEST(test_state_dict)
 	ck_assert_str_eq(h->meta[0].val, "3");
 	ck_assert_str_eq(h->meta[1].key, "n.lr");
 	ck_assert_str_eq(h->meta[1].val, "0.5");
+	container_free(h);
+	buf_free(&z);
+}
+END_TEST
+
+/* Tensors' calls folded as the pickle is read (torch_fold.h): 'a' and
+ * 'b' share their size tuple through the memo (it stays when a's
+ * arguments are freed), 'c' has a backward hook (not folded: the table
+ * reads its call the same way). */
+#define P_FOLD_HOOKS "ccollections\nOrderedDict\n)R"
+static const char pkl_fold[] =
+	"\x80\x02}(X\x01\0\0\0a" "ctorch._utils\n_rebuild_tensor_v2\nq\x01"
+	"((X\x07\0\0\0storageq\x02" "ctorch\nFloatStorage\nq\x03"
+	"X\x01\0\0\0" "0X\x03\0\0\0cpuK\x04tQK\x00K\x02\x85q\x04K\x01\x85\x89"
+	P_FOLD_HOOKS "tR"
+	"X\x01\0\0\0b" "h\x01((h\x02h\x03X\x01\0\0\0" "0X\x03\0\0\0cpuK\x04tQ"
+	"K\x02h\x04K\x01\x85\x89" P_FOLD_HOOKS "tR"
+	"X\x01\0\0\0c" "h\x01((h\x02h\x03X\x01\0\0\0" "0X\x03\0\0\0cpuK\x04tQ"
+	"K\x01h\x04K\x01\x85\x89" P_FOLD_HOOKS "X\x01\0\0\0kK\x01stR"
+	"u.";
+
+START_TEST(test_folded)
+{
+	struct pickle_limits lim = PICKLE_LIMITS_DEFAULT;
+	struct buf z = checkpoint(pkl_fold, sizeof(pkl_fold) - 1, 16, 0);
+	struct torch_fold_tensor t;
+	const struct pickle_value *root;
+	struct header *h = NULL;
+	struct pickle *p = NULL;
+	size_t folded = 0;
+	struct err e;
+
+	err_clear(&e);
+	lim.fold = torch_fold_call;
+	lim.fold_ctx = &folded;
+	ck_assert_msg(pickle_load(pkl_fold, sizeof(pkl_fold) - 1, &lim, &p,
+				  &e) == 0, "%s", e.detail);
+	root = pickle_root(p);
+	ck_assert_uint_eq(folded, 2);
+	ck_assert_int_eq(torch_fold_get(pickle_dict_get(root, "a"), &t), 1);
+	ck_assert_int_eq(torch_fold_get(pickle_dict_get(root, "b"), &t), 1);
+	ck_assert_uint_eq(t.offset, 2);
+	ck_assert_uint_eq(t.rank, 1);
+	ck_assert_uint_eq(t.size[0], 2);
+	ck_assert_uint_eq(t.stride[0], 1);
+	ck_assert_uint_eq(t.numel, 4);
+	ck_assert_int_eq(t.dtype, DTYPE_F32);
+	ck_assert_uint_eq(t.key_len, 1);
+	ck_assert_int_eq(t.key[0], '0');
+	ck_assert_int_eq(pickle_dict_get(root, "c")->kind, PICKLE_CALL);
+	pickle_free(p);
+
+	ck_assert_msg(open_buf(&z, &h, &e) == 0, "%s", e.detail);
+	ck_assert_uint_eq(h->ntensors, 3);
+	ck_assert_uint_eq(find(h, "a")->storage_offset, 0);
+	ck_assert_uint_eq(find(h, "b")->storage_offset, 2);
+	ck_assert_uint_eq(find(h, "c")->storage_offset, 1);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(h->tensors[i].rank, 1);
+		ck_assert_uint_eq(h->tensors[i].shape[0], 2);
+		ck_assert_str_eq(h->tensors[i].storage, "0");
+	}
 	container_free(h);
 	buf_free(&z);
 }
@@ -554,8 +618,8 @@ START_TEST(test_passed_by)
 }
 END_TEST
 
-/* data.pkl may be deflated, as torch.load allows (it is read through
- * libzip, in order); a storage may not (it is served in place). */
+/* data.pkl may be deflated, as torch.load allows (it is read as a
+ * stream, in order); a storage may not (it is served in place). */
 START_TEST(test_deflated)
 {
 	const struct entry v[] = {
@@ -948,6 +1012,7 @@ torch_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_state_dict);
 	tcase_add_test(tc, test_strided);
+	tcase_add_test(tc, test_folded);
 	tcase_add_test(tc, test_values);
 	tcase_add_test(tc, test_budgets);
 	tcase_add_test(tc, test_passed_by);

@@ -28,6 +28,7 @@
 #include "format/torch/pickle_call.h"
 #include "format/torch/pickle_counted.h"
 #include "format/torch/pickle_input.h"
+#include "format/torch/pickle_memo.h"
 #include "format/torch/pickle_names.h"
 #include "format/torch/pickle_store.h"
 #include "format/torch/pickle_text.h"
@@ -48,8 +49,7 @@ struct machine {
 	size_t sn, scap;
 	size_t *marks;		/* stack heights at each open MARK */
 	size_t mn, mcap;
-	struct pickle_value **memo;
-	size_t memo_cap, memo_count;
+	struct pickle_memo memo;
 	int rest_ok;		/* bytes may follow STOP (pickle_scan) */
 	struct err *e;
 };
@@ -86,7 +86,7 @@ cur_op(const struct machine *m)
 static int
 grow(struct machine *m, void **arr, size_t *cap, size_t need, size_t size)
 {
-	return pickle_store_grow(arr, cap, need, size, m->e);
+	return pickle_store_grow(&m->pk->store, arr, cap, need, size, m->e);
 }
 
 static struct pickle_value *
@@ -240,7 +240,7 @@ collect(struct machine *m, enum pickle_kind kind, size_t from)
 {
 	struct pickle_value *v = new_value(m, kind);
 
-	if (!v || pickle_store_add(v, m->stack + from, m->sn - from, m->e) < 0)
+	if (!v || pickle_store_add(&m->pk->store, v, m->stack + from, m->sn - from, m->e) < 0)
 		return -1;
 	m->sn = from;
 	return push(m, v);
@@ -279,7 +279,7 @@ seq_add(struct machine *m, struct pickle_value *seq,
 			    cur_op(m), m->in.at, pickle_kind_name(seq->kind),
 			    pickle_kind_name(kind));
 	}
-	return pickle_store_add(seq, items, n, m->e);
+	return pickle_store_add(&m->pk->store, seq, items, n, m->e);
 }
 
 /* SETITEM, SETITEMS, DICT: the n values kv[0], kv[1], ... as key, value,
@@ -300,7 +300,7 @@ dict_add(struct machine *m, struct pickle_value *d,
 			    "dict", cur_op(m), m->in.at,
 			    pickle_kind_name(d->kind));
 	}
-	return pickle_store_add(d, kv, n, m->e);
+	return pickle_store_add(&m->pk->store, d, kv, n, m->e);
 }
 
 /* ---- globals, calls ------------------------------------------------- */
@@ -443,6 +443,20 @@ push_call(struct machine *m, struct pickle_value *callee,
 			    pickle_kind_name(kwargs->kind));
 	if (kwargs && !kwargs->dict.n)
 		kwargs = NULL;		/* cls.__new__(cls, *args, **{}) */
+	/* folded by the load's caller: the arguments go */
+	if (m->lim.fold && !kwargs && !newobj &&
+	    callee->kind == PICKLE_GLOBAL) {
+		int rc = m->lim.fold(m->lim.fold_ctx, &m->pk->store, callee,
+				     args, &made, m->e);
+
+		if (rc < 0)
+			return -1;
+		if (rc) {
+			pickle_store_drop(&m->pk->store, args);
+			pickle_store_drop(&m->pk->store, callee);
+			return push(m, made);
+		}
+	}
 	made = pickle_call_make(&m->pk->store, callee, args, kwargs, newobj,
 				where(m, at, sizeof(at)), m->e);
 	if (!made || unsafe_use(m, callee, args, kwargs, newobj, made))
@@ -485,7 +499,7 @@ op_instance(struct machine *m, int inst)
 		callee = m->stack[from++];
 	}
 	args = new_value(m, PICKLE_TUPLE);
-	if (!args || pickle_store_add(args, m->stack + from, m->sn - from,
+	if (!args || pickle_store_add(&m->pk->store, args, m->stack + from, m->sn - from,
 				      m->e) < 0)
 		return -1;
 	m->sn = mark;
@@ -556,27 +570,18 @@ memo_put(struct machine *m, uint64_t idx)
 		return fail(m, "%s at byte %zu: memo index %llu is more than "
 			    "this pickle can use (%zu)", cur_op(m), m->in.at,
 			    (unsigned long long)idx, m->memo_max);
-	if (idx >= m->memo_cap) {
-		size_t old = m->memo_cap;
-
-		if (grow(m, (void **)&m->memo, &m->memo_cap, (size_t)idx + 1,
-			 sizeof(*m->memo)) < 0)
-			return -1;
-		memset(m->memo + old, 0, (m->memo_cap - old) * sizeof(*m->memo));
-	}
-	if (!m->memo[idx])
-		m->memo_count++;
-	m->memo[idx] = v;
-	return 0;
+	return pickle_memo_put(&m->memo, &m->pk->store, idx, v, m->e);
 }
 
 static int
 memo_get(struct machine *m, uint64_t idx)
 {
-	if (idx >= m->memo_cap || !m->memo[idx])
+	struct pickle_value *v = pickle_memo_get(&m->memo, idx);
+
+	if (!v)
 		return fail(m, "%s at byte %zu: memo %llu is not set", cur_op(m),
 			    m->in.at, (unsigned long long)idx);
-	return push(m, m->memo[idx]);
+	return push(m, v);
 }
 
 /* PUT, GET: the index as a line of decimal digits. */
@@ -649,8 +654,10 @@ step(struct machine *m)
 			return -1;
 		m->sn = from;
 		return 0;
-	case '2':	/* DUP */
-		return push(m, top(m));
+	case '2':	/* DUP: held twice */
+		v = top(m);
+		pickle_store_share(v);
+		return push(m, v);
 	case '.':	/* STOP */
 		if (m->mn || m->sn != 1)
 			return fail(m, "STOP at byte %zu leaves %zu values and %zu "
@@ -664,8 +671,8 @@ step(struct machine *m)
 		return push(m, new_value(m, PICKLE_DICT));
 	case ']':	/* EMPTY_LIST */
 		return push(m, new_value(m, PICKLE_LIST));
-	case ')':	/* EMPTY_TUPLE */
-		return push(m, new_value(m, PICKLE_TUPLE));
+	case ')':	/* EMPTY_TUPLE: made once, as None */
+		return push(m, pickle_store_unit(&m->pk->store, m->e));
 	case 't':	/* TUPLE */
 		if (pop_mark(m, &from) < 0)
 			return -1;
@@ -766,20 +773,18 @@ step(struct machine *m)
 	case 'S':	/* STRING */
 	case 'V':	/* UNICODE */
 		return op_text(m, op);
-	case 'N':	/* NONE */
-		return push(m, new_value(m, PICKLE_NONE));
+	case 'N':	/* NONE: made once, as the booleans */
+		return push(m, pickle_store_none(&m->pk->store, m->e));
 	case 0x88:	/* NEWTRUE */
 	case 0x89:	/* NEWFALSE */
-		v = new_value(m, PICKLE_BOOL);
-		if (v)
-			v->b = op == 0x88;
-		return push(m, v);
+		return push(m, pickle_store_bool(&m->pk->store, op == 0x88,
+						 m->e));
 	case 'q':	/* BINPUT */
 		return arg_uint(m, 1, &u) < 0 ? -1 : memo_put(m, u);
 	case 'r':	/* LONG_BINPUT */
 		return arg_uint(m, 4, &u) < 0 ? -1 : memo_put(m, u);
 	case 0x94:	/* MEMOIZE */
-		return memo_put(m, m->memo_count);
+		return memo_put(m, m->memo.count);
 	case 'p':	/* PUT */
 		return op_memo_text(m, 1);
 	case 'g':	/* GET */
@@ -841,8 +846,12 @@ load(struct machine *m, const struct pickle_limits *lim, struct pickle **out)
 	if (!m->pk)
 		return no_memory(m);
 	m->pk->store.max_values = m->lim.values;
+	m->pk->store.max_bytes = m->lim.memory;
+	if (pickle_memo_init(&m->memo, m->memo_max, &m->pk->store, m->e) < 0 ||
+	    pickle_memo_scan(&m->memo, &m->in, &m->pk->store, m->e) < 0)
+		rc = -1;
 	/* never NULL, so stack + from is defined for an empty TUPLE too */
-	if (grow(m, (void **)&m->stack, &m->scap, 16, sizeof(*m->stack)) < 0)
+	if (rc == 0 && grow(m, (void **)&m->stack, &m->scap, 16, sizeof(*m->stack)) < 0)
 		rc = -1;
 	while (rc == 0) {
 		if (m->in.pos == m->in.len) {
@@ -861,7 +870,7 @@ load(struct machine *m, const struct pickle_limits *lim, struct pickle **out)
 	}
 	free(m->stack);
 	free(m->marks);
-	free(m->memo);
+	pickle_memo_free(&m->memo);
 	if (rc < 0 && !m->rest_ok) {
 		pickle_free(m->pk);
 		return -1;
@@ -949,6 +958,7 @@ pickle_kind_name(enum pickle_kind kind)
 		[PICKLE_CALL] = "call", [PICKLE_PERSID] = "persistent id",
 		[PICKLE_ELIDED] = "value too long to keep",
 		[PICKLE_REF] = "reference to a value that contains it",
+		[PICKLE_EXTERN] = "tensor",
 	};
 
 	if ((unsigned)kind >= sizeof(names) / sizeof(names[0]))

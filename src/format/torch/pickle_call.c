@@ -153,14 +153,20 @@ fold(struct pickle_store *s, const struct pickle_value *callee,
 		    a1->kind != PICKLE_STR || a1->str.len != 6 ||
 		    memcmp(a1->str.p, "latin1", 6) != 0)
 			break;
-		return latin1(s, a0, at, e);
+		/* made once per string, then held by each call: shared */
+		v = latin1(s, a0, at, e);
+		pickle_store_share(v);
+		return v;
 	case PICKLE_G_SET:
 		if (newobj || n > 1 || (n == 1 && !is_seq(a0)))
 			break;
 		v = pickle_store_new(s, PICKLE_SET, e);
-		if (v && n && pickle_store_add(v, a0->seq.items, a0->seq.n,
+		if (v && n && pickle_store_add(s, v, a0->seq.items, a0->seq.n,
 					       e) < 0)
 			return NULL;
+		/* the items are the sequence's too */
+		for (size_t i = 0; v && n && i < a0->seq.n; i++)
+			pickle_store_share(a0->seq.items[i]);
 		return v;
 	case PICKLE_G_SIZE:
 		if (newobj || n != 1 || !is_seq(a0) || a0->kind == PICKLE_SET)
@@ -203,6 +209,6 @@ pickle_call_make(struct pickle_store *s, struct pickle_value *callee,
 	v->call.callee = callee;
 	v->call.args = args;
 	v->call.kwargs = kwargs;
-	v->call.newobj = newobj;
+	v->newobj = newobj;
 	return v;
 }

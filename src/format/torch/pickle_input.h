@@ -1,7 +1,7 @@
 /* pickle_input.h - the bytes of a pickle, read in order through a window
  * of bounded size: from memory (the window is the whole buffer), or from
  * a source that hands over the next bytes (a checkpoint's data.pkl as
- * libzip reads it, stored or deflated).
+ * torch_zip.h reads it, stored or deflated).
  *
  * The pickle machine (pickle.c) reads each opcode, its fixed-size
  * arguments, its lines (protocols 0 and 1) and its counted arguments
@@ -39,6 +39,10 @@ struct pickle_source {
 	size_t len;		/* the pickle's bytes in all */
 	size_t window;		/* bytes read at a time; 0: PICKLE_INPUT_WINDOW
 				 * (at least PICKLE_INPUT_WINDOW_MIN) */
+	/* Start again from the first byte: 0, or -1 with *e.  NULL: the
+	 * source is read once (then the memo holds every index it is
+	 * given: pickle_memo.h). */
+	int (*rewind)(void *ctx, struct err *e);
 };
 
 struct pickle_input {

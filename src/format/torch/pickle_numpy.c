@@ -30,7 +30,7 @@ is(const struct pickle_value *v, enum pickle_kind kind)
 static int
 is_call_of(const struct pickle_value *v, enum pickle_global id, int state)
 {
-	return is(v, PICKLE_CALL) && !v->call.newobj && !v->call.items &&
+	return is(v, PICKLE_CALL) && !v->newobj && !v->call.items &&
 	       !v->call.kwargs && is(v->call.callee, PICKLE_GLOBAL) &&
 	       v->call.callee->global.id == id &&
 	       (state ? is(v->call.state, PICKLE_TUPLE) : !v->call.state);

@@ -4,12 +4,15 @@
  * Values come from fixed-size chunks and are freed together, whatever
  * points where (a hostile pickle may link values into cycles that the
  * root never reaches); the arrays of tuples, lists and dicts and the
- * strings are malloc'd per value and freed with it.  The graph check walks
- * with an explicit stack no deeper than the depth limit: nothing here
- * recurses.
+ * strings are malloc'd per value and freed with it, or when the value is
+ * dropped (its node then goes to a free list).  Everything held is
+ * counted in bytes.  The graph check and a drop walk with explicit stacks:
+ * nothing here recurses.
  */
 #include "format/torch/pickle_store.h"
 
+#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,11 +25,23 @@ struct node {
 	union {
 		size_t cap;	/* items allocated (tuple, list, set, dict) */
 		struct pickle_value *made;	/* a string's: pickle_store_made */
+		struct node *next_free;		/* dropped: the free list */
 	};
 	uint64_t walk;		/* the check: values below, saturated */
 	unsigned height;	/* the check: the longest path down from here */
 	unsigned char state;	/* the check: 0 new, 1 open, 2 done */
 	unsigned char flagged;	/* pickle_store_flag: the check says where */
+	unsigned char shared;	/* pickle_store_share: never dropped */
+};
+
+/* PICKLE_EXTERN values' bytes, from chunks of EXT_CHUNK (a larger one
+ * alone). */
+#define EXT_CHUNK ((size_t)64 << 10)
+
+struct pickle_store_ext {
+	struct pickle_store_ext *next;
+	size_t used, cap;
+	uint64_t data[];
 };
 
 #define CHUNK_NODES 256
@@ -50,8 +65,26 @@ node_of(struct pickle_value *v)
 }
 
 int
-pickle_store_grow(void **arr, size_t *cap, size_t need, size_t size,
-		  struct err *e)
+pickle_store_charge(struct pickle_store *s, long long delta, struct err *e)
+{
+	if (delta < 0) {
+		s->bytes -= (size_t)-delta < s->bytes ? (size_t)-delta :
+			    s->bytes;
+		return 0;
+	}
+	if ((size_t)delta > s->max_bytes - s->bytes)
+		return err_set(e, ERR_INVALID_PICKLE, "its values need more "
+			       "than %zu MiB of memory, the most stfs gives a "
+			       "pickle of its size (a state dict as torch.save "
+			       "writes it needs far less: a pickle made to "
+			       "exhaust memory?)", s->max_bytes >> 20);
+	s->bytes += (size_t)delta;
+	return 0;
+}
+
+int
+pickle_store_grow(struct pickle_store *s, void **arr, size_t *cap,
+		  size_t need, size_t size, struct err *e)
 {
 	/* a tuple gets exactly its items; appends double */
 	size_t n = *cap ? *cap : need;
@@ -64,16 +97,47 @@ pickle_store_grow(void **arr, size_t *cap, size_t need, size_t size,
 			goto no_memory;
 		n *= 2;
 	}
-	if (n > SIZE_MAX / size)
+	if (n > SIZE_MAX / size || n * size > LLONG_MAX)
 		goto no_memory;
+	if (pickle_store_charge(s, (long long)((n - *cap) * size), e))
+		return -1;
 	p = realloc(*arr, n * size);
-	if (!p)
+	if (!p) {
+		pickle_store_charge(s, -(long long)((n - *cap) * size), e);
 		goto no_memory;
+	}
 	*arr = p;
 	*cap = n;
 	return 0;
 no_memory:
 	return err_set(e, ERR_NO_MEMORY, "out of memory reading a pickle");
+}
+
+/* One more value made: 0, or -1 with *e past max_values. */
+static int
+count_value(struct pickle_store *s, struct err *e)
+{
+	if (s->values >= s->max_values)
+		return err_set(e, ERR_INVALID_PICKLE, "more than %zu values "
+			       "(the limit of this reader)", s->max_values);
+	s->values++;
+	return 0;
+}
+
+/* size bytes of the store's own (a chunk), charged: NULL with *e. */
+static void *
+chunk_alloc(struct pickle_store *s, size_t size, struct err *e)
+{
+	void *p;
+
+	if (size > LLONG_MAX || pickle_store_charge(s, (long long)size, e))
+		return NULL;
+	p = malloc(size);
+	if (!p) {
+		pickle_store_charge(s, -(long long)size, NULL);
+		err_set(e, ERR_NO_MEMORY, "out of memory reading a pickle");
+	}
+	return p;
 }
 
 struct pickle_value *
@@ -82,34 +146,109 @@ pickle_store_new(struct pickle_store *s, enum pickle_kind kind, struct err *e)
 	struct pickle_store_chunk *c = s->chunks;
 	struct node *n;
 
-	if (s->values >= s->max_values) {
-		err_set(e, ERR_INVALID_PICKLE, "more than %zu values (the "
-			"limit of this reader)", s->max_values);
+	if (count_value(s, e))
 		return NULL;
-	}
-	if (!c || c->used == CHUNK_NODES) {
-		c = malloc(sizeof(*c));
-		if (!c) {
-			err_set(e, ERR_NO_MEMORY, "out of memory reading a "
-				"pickle");
-			return NULL;
+	if (s->free_nodes) {
+		n = s->free_nodes;
+		s->free_nodes = n->next_free;
+	} else {
+		if (!c || c->used == CHUNK_NODES) {
+			c = chunk_alloc(s, sizeof(*c), e);
+			if (!c)
+				return NULL;
+			c->next = s->chunks;
+			c->used = 0;
+			s->chunks = c;
 		}
-		c->next = s->chunks;
-		c->used = 0;
-		s->chunks = c;
+		n = &c->nodes[c->used++];
 	}
-	n = &c->nodes[c->used++];
 	memset(n, 0, sizeof(*n));
 	n->v.kind = kind;
-	s->values++;
 	return &n->v;
+}
+
+/* One of the constants, made once. */
+static struct pickle_value *
+constant(struct pickle_store *s, struct pickle_value **slot,
+	 enum pickle_kind kind, int b, struct err *e)
+{
+	if (!*slot) {
+		*slot = pickle_store_new(s, kind, e);
+		if (!*slot)
+			return NULL;
+		if (kind == PICKLE_BOOL)
+			(*slot)->b = b;
+		pickle_store_share(*slot);
+	}
+	return *slot;
+}
+
+struct pickle_value *
+pickle_store_none(struct pickle_store *s, struct err *e)
+{
+	return constant(s, &s->none, PICKLE_NONE, 0, e);
+}
+
+struct pickle_value *
+pickle_store_bool(struct pickle_store *s, int b, struct err *e)
+{
+	return b ? constant(s, &s->yes, PICKLE_BOOL, 1, e) :
+		   constant(s, &s->no, PICKLE_BOOL, 0, e);
+}
+
+struct pickle_value *
+pickle_store_unit(struct pickle_store *s, struct err *e)
+{
+	return constant(s, &s->unit, PICKLE_TUPLE, 0, e);
+}
+
+void
+pickle_store_share(struct pickle_value *v)
+{
+	if (v)
+		node_of(v)->shared = 1;
+}
+
+struct pickle_value *
+pickle_store_extern(struct pickle_store *s, unsigned tag, size_t size,
+		    struct err *e)
+{
+	struct pickle_store_ext *x = s->ext;
+	size_t need = (size + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+	struct pickle_value *v;
+
+	if (need > SIZE_MAX / sizeof(uint64_t) / 2) {
+		err_set(e, ERR_NO_MEMORY, "out of memory reading a pickle");
+		return NULL;
+	}
+	if (!x || x->cap - x->used < need) {
+		size_t cap = need * sizeof(uint64_t) > EXT_CHUNK ?
+			     need : EXT_CHUNK / sizeof(uint64_t);
+
+		x = chunk_alloc(s, sizeof(*x) + cap * sizeof(uint64_t), e);
+		if (!x)
+			return NULL;
+		x->next = s->ext;
+		x->used = 0;
+		x->cap = cap;
+		s->ext = x;
+	}
+	v = pickle_store_new(s, PICKLE_EXTERN, e);
+	if (!v)
+		return NULL;
+	memset(x->data + x->used, 0, need * sizeof(uint64_t));
+	v->ext.p = x->data + x->used;
+	v->ext.tag = tag;
+	x->used += need;
+	return v;
 }
 
 struct pickle_value *
 pickle_store_take(struct pickle_store *s, enum pickle_kind kind, char *str,
 		  size_t n, struct err *e)
 {
-	struct pickle_value *v = pickle_store_new(s, kind, e);
+	struct pickle_value *v = pickle_store_charge(s, (long long)n + 1, e) ?
+				 NULL : pickle_store_new(s, kind, e);
 
 	if (!v) {
 		free(str);
@@ -149,8 +288,8 @@ pickle_store_made(struct pickle_value *str)
 }
 
 int
-pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
-		 size_t n, struct err *e)
+pickle_store_add(struct pickle_store *s, struct pickle_value *v,
+		 struct pickle_value *const *items, size_t n, struct err *e)
 {
 	struct node *nd = node_of(v);
 	size_t cap, need;
@@ -159,7 +298,7 @@ pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
 		if (n > SIZE_MAX - v->seq.n)
 			return err_set(e, ERR_NO_MEMORY, "out of memory "
 				       "reading a pickle");
-		if (pickle_store_grow((void **)&v->seq.items, &nd->cap,
+		if (pickle_store_grow(s, (void **)&v->seq.items, &nd->cap,
 				      v->seq.n + n, sizeof(*items), e) < 0)
 			return -1;
 		if (n)
@@ -174,11 +313,11 @@ pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
 			       "pickle");
 	need = v->dict.n + n;
 	cap = nd->cap;
-	if (pickle_store_grow((void **)&v->dict.keys, &cap, need,
+	if (pickle_store_grow(s, (void **)&v->dict.keys, &cap, need,
 			      sizeof(*v->dict.keys), e) < 0)
 		return -1;
 	cap = nd->cap;
-	if (pickle_store_grow((void **)&v->dict.values, &cap, need,
+	if (pickle_store_grow(s, (void **)&v->dict.values, &cap, need,
 			      sizeof(*v->dict.values), e) < 0)
 		return -1;
 	nd->cap = cap;
@@ -251,29 +390,90 @@ child_slot(struct pickle_value *v, size_t i)
 	}
 }
 
+/* What v holds of its own besides its node, and its bytes (counted). */
+static void
+release(struct pickle_store *s, struct pickle_value *v)
+{
+	size_t cap = node_of(v)->cap;
+
+	switch (v->kind) {
+	case PICKLE_LONG:
+	case PICKLE_STR:
+	case PICKLE_BYTES:
+		pickle_store_charge(s, -(long long)(v->str.len + 1), NULL);
+		free((char *)v->str.p);
+		break;
+	case PICKLE_TUPLE:
+	case PICKLE_LIST:
+	case PICKLE_SET:
+		pickle_store_charge(s, -(long long)(cap * sizeof(v)), NULL);
+		free(v->seq.items);
+		break;
+	case PICKLE_DICT:
+		pickle_store_charge(s, -(long long)(2 * cap * sizeof(v)),
+				    NULL);
+		free(v->dict.keys);
+		free(v->dict.values);
+		break;
+	default:
+		break;
+	}
+}
+
+void
+pickle_store_drop(struct pickle_store *s, struct pickle_value *v)
+{
+	struct pickle_value **st = NULL, *x;
+	size_t sn = 0, cap = 0;
+
+	if (!v || node_of(v)->shared || node_of(v)->flagged)
+		return;
+	/* an explicit stack: what only v holds may nest deep */
+	for (x = v; x; x = sn ? st[--sn] : NULL) {
+		struct node *n = node_of(x);
+		size_t k = child_count(x);
+
+		for (size_t i = 0; i < k; i++) {
+			struct pickle_value *c = child(x, i);
+
+			if (!c || node_of(c)->shared || node_of(c)->flagged)
+				continue;
+			if (sn == cap) {
+				size_t nc = cap ? 2 * cap : 32;
+				void *q = realloc(st, nc * sizeof(*st));
+
+				if (!q)
+					continue;	/* kept until the end */
+				st = q;
+				cap = nc;
+			}
+			st[sn++] = c;
+		}
+		release(s, x);
+		memset(n, 0, sizeof(*n));
+		n->v.kind = PICKLE_NONE;	/* nothing for free to free */
+		n->next_free = s->free_nodes;
+		s->free_nodes = n;
+	}
+	free(st);
+}
+
 /* A step of a path, counted as a value. */
 static struct pickle_step *
 new_step(struct pickle_store *s, struct err *e)
 {
 	struct pickle_store_steps *c = s->steps;
 
-	if (s->values >= s->max_values) {
-		err_set(e, ERR_INVALID_PICKLE, "more than %zu values (the "
-			"limit of this reader)", s->max_values);
+	if (count_value(s, e))
 		return NULL;
-	}
 	if (!c || c->used == CHUNK_NODES) {
-		c = malloc(sizeof(*c));
-		if (!c) {
-			err_set(e, ERR_NO_MEMORY, "out of memory reading a "
-				"pickle");
+		c = chunk_alloc(s, sizeof(*c), e);
+		if (!c)
 			return NULL;
-		}
 		c->next = s->steps;
 		c->used = 0;
 		s->steps = c;
 	}
-	s->values++;
 	return &c->steps[c->used++];
 }
 
@@ -467,6 +667,12 @@ pickle_store_free(struct pickle_store *s)
 		free(c);
 	}
 	s->chunks = NULL;
+	while (s->ext) {
+		struct pickle_store_ext *x = s->ext;
+
+		s->ext = x->next;
+		free(x);
+	}
 	while (s->steps) {
 		struct pickle_store_steps *x = s->steps;
 

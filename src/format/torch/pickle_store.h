@@ -1,6 +1,14 @@
 /* pickle_store.h - where the pickle reader's values live: allocated in
  * chunks up to a limit, freed together, and checked as a graph once the
  * pickle is read (no cycle, bounded depth and walk; pickle.h).
+ *
+ * What the store holds is counted in bytes against pickle_limits' memory
+ * (its values, their strings and arrays, and what the machine charges:
+ * its stack and memo), so a pickle made to spend memory is refused before
+ * it has.  A value held in one place only (not shared: pickle_store_share)
+ * can be dropped with everything only it holds, and its node is used
+ * again: a fold (pickle_limits) frees the arguments of the calls it
+ * stands for.
  */
 #ifndef STFS_PICKLE_STORE_H
 #define STFS_PICKLE_STORE_H
@@ -12,6 +20,7 @@
 
 struct err;
 struct pickle_store_chunk;
+struct pickle_store_ext;
 struct pickle_store_steps;
 
 struct pickle_store {
@@ -19,6 +28,11 @@ struct pickle_store {
 	struct pickle_store_steps *steps;	/* the paths of PICKLE_REFs */
 	size_t values;		/* made so far (steps counted as values) */
 	size_t max_values;	/* refused beyond */
+	size_t bytes;		/* held now (pickle_store_charge) */
+	size_t max_bytes;	/* refused beyond */
+	void *free_nodes;	/* dropped nodes, to be used again */
+	struct pickle_store_ext *ext;	/* PICKLE_EXTERN bytes */
+	struct pickle_value *none, *yes, *no, *unit;	/* made once, shared */
 	/* pickle_store_check calls seen(seen_ctx, v, path) when it first
 	 * reaches a value flagged with pickle_store_flag (NULL: never) */
 	void (*seen)(void *ctx, const struct pickle_value *v,
@@ -27,9 +41,37 @@ struct pickle_store {
 };
 
 /* Make room for need items in *arr, an array of *cap items of size bytes
- * (need at first, then doubling); 0, or -1 with ERR_NO_MEMORY. */
-int pickle_store_grow(void **arr, size_t *cap, size_t need, size_t size,
-		      struct err *e);
+ * (need at first, then doubling), charged to s; 0, or -1 with
+ * ERR_NO_MEMORY or the store's limit. */
+int pickle_store_grow(struct pickle_store *s, void **arr, size_t *cap,
+		      size_t need, size_t size, struct err *e);
+
+/* Count delta more bytes held (or fewer: delta < 0): 0, or -1 with
+ * ERR_INVALID_PICKLE past max_bytes (nothing counted then). */
+int pickle_store_charge(struct pickle_store *s, long long delta,
+			struct err *e);
+
+/* None, True, False: one value each per store, shared (a pickle of
+ * millions of Nones makes one). */
+struct pickle_value *pickle_store_none(struct pickle_store *s, struct err *e);
+struct pickle_value *pickle_store_bool(struct pickle_store *s, int b,
+				       struct err *e);
+/* The empty tuple (nothing adds to a tuple once made): one, shared. */
+struct pickle_value *pickle_store_unit(struct pickle_store *s, struct err *e);
+
+/* v is held in more than one place (the memo, DUP, a fold's value, a
+ * list of the load's): never dropped. */
+void pickle_store_share(struct pickle_value *v);
+
+/* Drop v, held in one place that is letting it go, and what only it
+ * holds (values shared stay); their nodes are used again.  Nothing if v
+ * is shared or NULL. */
+void pickle_store_drop(struct pickle_store *s, struct pickle_value *v);
+
+/* A PICKLE_EXTERN value of tag with size zeroed bytes of its own at
+ * v->ext.p (aligned for a uint64_t; freed with the store); NULL with *e. */
+struct pickle_value *pickle_store_extern(struct pickle_store *s, unsigned tag,
+					 size_t size, struct err *e);
 
 /* A new value of kind, zeroed; NULL with *e past max_values or out of
  * memory. */
@@ -60,8 +102,9 @@ void pickle_store_flag(struct pickle_value *v);
 
 /* Append items[0..n) to a tuple, list or set v, or the n / 2 pairs
  * items[0], items[1], ... to a dict v.  0, or -1 with ERR_NO_MEMORY. */
-int pickle_store_add(struct pickle_value *v, struct pickle_value *const *items,
-		     size_t n, struct err *e);
+int pickle_store_add(struct pickle_store *s, struct pickle_value *v,
+		     struct pickle_value *const *items, size_t n,
+		     struct err *e);
 
 /* The check after STOP, from root: no path longer than lim->depth, at
  * most lim->walk values walked as a tree.  A value that contains itself

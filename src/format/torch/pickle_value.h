@@ -41,6 +41,10 @@ enum pickle_kind {
 			 * after STOP puts this in place of the edge that
 			 * closes the cycle: the value it stands for and the
 			 * path to it from the root */
+	PICKLE_EXTERN,	/* ext: what the load's fold (pickle_limits) made
+			 * of a call as it was read: the reader's own bytes,
+			 * which nothing here looks into (torch's tensors,
+			 * without their arguments' values) */
 };
 
 /* The last step of a path from the root (PICKLE_REF): child index of
@@ -98,6 +102,10 @@ enum pickle_global {
 
 struct pickle_value {
 	enum pickle_kind kind;
+	/* a PICKLE_CALL's: 1: NEWOBJ(_EX), cls.__new__(cls, *args,
+	 * **kwargs); 0: REDUCE, OBJ, INST, callee(*args).  (Here, not in
+	 * call: a value is then 48 bytes, not 56.) */
+	int newobj;
 	union {
 		int b;
 		int64_t i;
@@ -139,9 +147,6 @@ struct pickle_value {
 			/* SETITEM(S) on it: a PICKLE_DICT; APPEND(S),
 			 * ADDITEMS: a PICKLE_LIST; or NULL */
 			struct pickle_value *items;
-			int newobj;	/* 1: NEWOBJ(_EX), cls.__new__(cls,
-					 * *args, **kwargs); 0: REDUCE, OBJ,
-					 * INST, callee(*args) */
 		} call;
 		struct {
 			/* as written; torch: ('storage', GLOBAL storage type,
@@ -159,6 +164,10 @@ struct pickle_value {
 					 * bytes) */
 		} elided;
 		struct {
+			const void *p;	/* the fold's bytes, in the store */
+			unsigned tag;	/* the fold's own */
+		} ext;
+		struct {
 			/* the value, an ancestor of the ref on the path
 			 * the check took */
 			const struct pickle_value *to;
@@ -167,6 +176,9 @@ struct pickle_value {
 		} ref;
 	};
 };
+
+struct err;
+struct pickle_store;
 
 struct pickle_limits {
 	unsigned depth;		/* longest path from the root */
@@ -183,11 +195,26 @@ struct pickle_limits {
 				 * (LONG1, LONG4: without the bytes that only
 				 * repeat its sign) kept; a longer one is
 				 * PICKLE_ELIDED */
+	size_t memory;		/* bytes the load may hold at once: its values,
+				 * their strings and arrays, the stack, the
+				 * memo; refused past it, before it is spent */
+	/* Calls to fold as they are read (NULL: none): fn(ctx, store,
+	 * callee, args, &made, e) sees every REDUCE of a global, and may
+	 * answer 1 with a value of its own in *made (PICKLE_EXTERN:
+	 * pickle_store_extern()) that stands for the call, which holds
+	 * nothing of the arguments; the load then frees the arguments (and
+	 * whatever only they held), so a call folded costs what its value
+	 * keeps.  0: not folded; -1 with *e: the load fails. */
+	int (*fold)(void *ctx, struct pickle_store *s,
+		    const struct pickle_value *callee,
+		    const struct pickle_value *args,
+		    struct pickle_value **made, struct err *e);
+	void *fold_ctx;
 };
 
 /* (All kept: the torch container asks for less, torch.c.) */
 #define PICKLE_LIMITS_DEFAULT \
 	{ 200, (size_t)1 << 22, (size_t)1 << 20, (uint64_t)1 << 24, \
-	  SIZE_MAX, SIZE_MAX }
+	  SIZE_MAX, SIZE_MAX, (size_t)1 << 30, NULL, NULL }
 
 #endif

@@ -8,12 +8,19 @@
 #include "base/error.h"
 #include "format/naming.h"
 #include "format/torch/pickle.h"
+#include "format/torch/torch_fold.h"
 #include "format/torch/torch_tree.h"
 #include "format/torch/torch_unsafe.h"
 #include "format/torch/torch_value.h"
 #include "format/torch/torch_zip.h"
 
 #define PICKLE_MAX_BYTES (256u << 20)	/* far above any state dict's */
+/* What reading a pickle of n bytes may hold at once: 16 MiB, and three
+ * bytes for each of its own.  A state dict's values, folded, take about
+ * 2.2 (100,000 tensors: 25 MB for 11.5 MB of pickle); a pickle of 4
+ * million values of a byte or two each, which took 320 MB (issue 38), is
+ * refused at 36 to 48 MB. */
+#define PICKLE_MEMORY(n) (((size_t)16 << 20) + 3 * (n))
 
 /* The legacy format starts with the pickle of torch's magic number
  * 0x1950a86a20f9469cfc6c: PROTO (2 to 5, torch.save's pickle_protocol),
@@ -92,40 +99,64 @@ check_byteorder(const struct reader *r, struct torch_zip *z, struct err *e)
 	return 0;
 }
 
+/* data.pkl as it is read: its entry, opened again to be read again. */
+struct pickle_entry {
+	struct torch_zip *z;
+	struct torch_zip_stream *s;
+};
+
 static int
 read_pickle(void *ctx, void *buf, size_t n, struct err *e)
 {
-	return torch_zip_stream_read(ctx, buf, n, e);
+	struct pickle_entry *pe = ctx;
+
+	return torch_zip_stream_read(pe->s, buf, n, e);
 }
 
-/* data.pkl, read in order through libzip and never held whole: a
- * value the metadata would not show is passed by (pickle.h), so memory
- * follows what is kept, not the pickle's size. */
+static int
+rewind_pickle(void *ctx, struct err *e)
+{
+	struct pickle_entry *pe = ctx;
+	uint64_t n;
+
+	torch_zip_stream_close(pe->s);
+	pe->s = NULL;
+	return torch_zip_stream_open(pe->z, "data.pkl", &pe->s, &n, e);
+}
+
+/* data.pkl, read in order from the zip and never held whole: a value the
+ * metadata would not show is passed by (pickle.h), a tensor's call is
+ * folded as it is read (torch_fold.h), and the memo holds what is read
+ * back, so memory follows what is kept, not the pickle's size.  What the
+ * load may hold at once is bounded (PICKLE_MEMORY), so that a pickle made
+ * to spend memory is refused before it has. */
 static int
 load_pickle(struct torch_zip *z, struct pickle **p, size_t *len,
-	    struct err *e)
+	    size_t *folded, struct err *e)
 {
 	struct pickle_limits lim = PICKLE_LIMITS_DEFAULT;
-	struct pickle_source src = { read_pickle, NULL, 0, 0 };
-	struct torch_zip_stream *s;
+	struct pickle_entry pe = { z, NULL };
+	struct pickle_source src = { read_pickle, &pe, 0, 0, rewind_pickle };
 	uint64_t n;
 	int rc;
 
-	if (torch_zip_stream_open(z, "data.pkl", &s, &n, e))
+	if (torch_zip_stream_open(z, "data.pkl", &pe.s, &n, e))
 		return -1;
 	if (n > PICKLE_MAX_BYTES) {
-		torch_zip_stream_close(s);
+		torch_zip_stream_close(pe.s);
 		return err_set(e, ERR_INVALID_CHECKPOINT, "data.pkl is %llu "
 			       "bytes, more than the %u stfs reads",
 			       (unsigned long long)n, PICKLE_MAX_BYTES);
 	}
 	lim.str_kept = TORCH_VALUE_STR_SHOWN;
 	lim.bytes_kept = TORCH_VALUE_BYTES_SHOWN;
-	src.ctx = s;
+	lim.memory = PICKLE_MEMORY((size_t)n);
+	lim.fold = torch_fold_call;
+	lim.fold_ctx = folded;
 	src.len = (size_t)n;
 	*len = (size_t)n;
 	rc = pickle_read(&src, &lim, p, e);
-	torch_zip_stream_close(s);
+	torch_zip_stream_close(pe.s);
 	if (rc) {
 		char why[ERR_DETAIL_MAX];
 
@@ -156,7 +187,7 @@ open_zip(const struct reader *r, struct header **out, struct err *e)
 	size_t nunsafe;
 	uint64_t total;
 	struct torch_zip *z;
-	size_t len = 0;
+	size_t len = 0, folded = 0;
 	int rc = -1;
 
 	if (torch_zip_open(r, &z, e))
@@ -173,12 +204,14 @@ open_zip(const struct reader *r, struct header **out, struct err *e)
 			"trust it: safetensors.torch.save_file)");
 		return err_at(e, r->name);
 	}
-	if (check_byteorder(r, z, e) || load_pickle(z, &p, &len, e))
+	if (check_byteorder(r, z, e) || load_pickle(z, &p, &len, &folded,
+						     e))
 		goto out;
 	budget = torch_tree_budget_for(len);
+	budget.tensors = folded;
 	if (torch_unsafe_list(p, &unsafe, &nunsafe, &total, e))
 		goto out;
-	rc = torch_tree_table(pickle_root(p), z, r->size, &budget, out, e);
+	rc = torch_tree_table(&p, z, r->size, &budget, out, e);
 	if (rc == 0) {
 		(*out)->header_len = len;	/* the pickle: the index */
 		(*out)->unsafe = unsafe;

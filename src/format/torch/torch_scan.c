@@ -79,7 +79,7 @@ scan_one(const struct pickle_source *src, const char *name,
 static int
 scan_zip(const struct reader *r, struct torch_scan *out, struct err *e)
 {
-	struct pickle_source src = { stream_read, NULL, 0, 0 };
+	struct pickle_source src = { stream_read, NULL, 0, 0, NULL };
 	struct torch_zip_stream *s;
 	struct torch_zip *z;
 	struct pickle *p;
@@ -138,7 +138,7 @@ scan_pickles(const struct reader *r, int maybe, struct torch_scan *out,
 	     struct err *e)
 {
 	struct cursor c = { r, 0 };
-	struct pickle_source src = { cursor_read, &c, 0, 0 };
+	struct pickle_source src = { cursor_read, &c, 0, 0, NULL };
 	struct pickle *p;
 	char name[64];
 	size_t used;

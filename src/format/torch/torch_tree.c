@@ -11,10 +11,10 @@
 #include "base/nametab.h"
 #include "format/dtype.h"
 #include "format/torch/torch_dtype.h"
+#include "format/torch/torch_fold.h"
 #include "format/torch/torch_qtensor.h"
 #include "format/torch/torch_value.h"
 
-#define RANK_MAX 64		/* torch allows 64 dimensions */
 #define VISITS_MAX ((uint64_t)1 << 25)	/* values looked at, all passes */
 #define META_ID 0x80000000u	/* nametab ids of metadata pairs */
 #define UNWRAP_MAX 4		/* parameter and subclass layers of a tensor */
@@ -26,11 +26,18 @@ struct storage {
 	uint64_t off, len;	/* its bytes in the file */
 };
 
-/* Everything the table owns (priv), freed at once. */
+/* Everything the table owns (priv), freed at once: blocks of its own
+ * (metadata text) and chunks of OWN_CHUNK bytes holding its small
+ * pieces (names, shapes, storage keys: a malloc each cost 300,000 of
+ * them and their pointers for 100,000 tensors, issue 38). */
 struct owned {
 	void **p;
 	size_t n, cap;
+	char *chunk;		/* the current chunk */
+	size_t used;		/* bytes of it handed out */
 };
+
+#define OWN_CHUNK ((size_t)64 << 10)
 
 struct tree {
 	struct torch_zip *z;
@@ -88,6 +95,42 @@ own(struct tree *w, void *p)
 	}
 	o->p[o->n++] = p;
 	return p;
+}
+
+/* n bytes (aligned for a uint64_t) the table owns, or NULL. */
+static void *
+own_alloc(struct tree *w, size_t n)
+{
+	struct owned *o = w->own;
+	char *p;
+
+	n = (n + 7) & ~(size_t)7;
+	if (n > OWN_CHUNK / 4)
+		return own(w, malloc(n));
+	if (!o->chunk || OWN_CHUNK - o->used < n) {
+		p = own(w, malloc(OWN_CHUNK));
+		if (!p)
+			return NULL;
+		o->chunk = p;
+		o->used = 0;
+	}
+	p = o->chunk + o->used;
+	o->used += n;
+	return p;
+}
+
+/* A copy of the n bytes at p, NUL-terminated, the table owns; or NULL. */
+static char *
+own_copy(struct tree *w, const char *p, size_t n)
+{
+	char *q = n < SIZE_MAX ? own_alloc(w, n + 1) : NULL;
+
+	if (q) {
+		if (n)
+			memcpy(q, p, n);
+		q[n] = '\0';
+	}
+	return q;
 }
 
 static int
@@ -180,13 +223,11 @@ take_name(struct tree *w, uint32_t id)
 	}
 	w->left.entries--;
 	w->left.names -= w->name.len;
-	p = own(w, malloc(w->name.len + 1));
+	p = own_copy(w, w->name.data ? w->name.data : "", w->name.len);
 	if (!p) {
 		oom(w);
 		return NULL;
 	}
-	memcpy(p, w->name.data ? w->name.data : "", w->name.len);
-	p[w->name.len] = '\0';
 	nametab_key(&k, 0, p, w->name.len);
 	if (nametab_find(&w->names, &k) >= 0) {
 		bad(w, "is there twice (a repeated key, or keys 1 and '1')");
@@ -246,50 +287,23 @@ key_eq(const void *ctx, uint32_t id, const struct nametab_key *k)
 	       memcmp(w->st[id].key, k->name, k->len) == 0;
 }
 
-/* The storage a persistent id names: ('storage', TYPE, KEY, LOCATION,
- * NUMEL), located in the archive the first time it is met. */
+/* The storage t names, located in the archive the first time it is
+ * met. */
 static struct storage *
-storage_of(struct tree *w, const struct pickle_value *pid)
+storage_of(struct tree *w, const struct torch_fold_tensor *t)
 {
-	struct pickle_value *const *it = pid->seq.items;
-	const struct pickle_value *key;
 	struct nametab_key k;
 	struct storage *s;
+	enum dtype d = t->storage_dtype;
 	unsigned bits;
-	enum dtype d;
 	char path[300];
 	long id;
 
-	if (pid->kind != PICKLE_TUPLE || pid->seq.n != 5 ||
-	    it[0]->kind != PICKLE_STR || strcmp(it[0]->str.p, "storage") ||
-	    it[1]->kind != PICKLE_GLOBAL ||
-	    it[1]->global.id != PICKLE_G_STORAGE ||
-	    it[2]->kind != PICKLE_STR || it[4]->kind != PICKLE_INT ||
-	    it[4]->i < 0) {
-		bad(w, "has a storage reference that is not ('storage', "
-		    "type, key, location, numel)");
-		return NULL;
-	}
-	key = it[2];
-	if (key->str.len == 0 || key->str.len > 200 ||
-	    memchr(key->str.p, '\0', key->str.len)) {
-		bad(w, "has a storage key that is empty, too long or holds a "
-		    "NUL");
-		return NULL;
-	}
-	if (torch_dtype_of_storage(it[1]->global.name, &d)) {
-		char msg[200];
-
-		snprintf(msg, sizeof(msg), "is a torch.%.60s tensor, which has "
-			 "no safetensors dtype", it[1]->global.name);
-		bad(w, msg);
-		return NULL;
-	}
-	nametab_key(&k, 0, key->str.p, key->str.len);
+	nametab_key(&k, 0, t->key, t->key_len);
 	id = nametab_find(&w->keys, &k);
 	if (id >= 0) {
 		s = &w->st[id];
-		if (s->dtype != d || s->numel != (uint64_t)it[4]->i) {
+		if (s->dtype != d || s->numel != t->numel) {
 			bad(w, "views a storage another tensor sees with another "
 			    "dtype or size");
 			return NULL;
@@ -303,8 +317,8 @@ storage_of(struct tree *w, const struct pickle_value *pid)
 	s = &w->st[w->nst];
 	memset(s, 0, sizeof(*s));
 	s->dtype = d;
-	s->numel = (uint64_t)it[4]->i;
-	s->key = own(w, strndup(key->str.p, key->str.len));
+	s->numel = t->numel;
+	s->key = own_copy(w, t->key, t->key_len);
 	if (!s->key) {
 		oom(w);
 		return NULL;
@@ -329,104 +343,57 @@ storage_of(struct tree *w, const struct pickle_value *pid)
 
 /* --- tensors --------------------------------------------------------------- */
 
-/* An int of a tensor's geometry (an offset, a size, a stride), >= 0:
- * these need 64 bits, no more. */
+/* The storage and view of the _rebuild_tensor_v2 or _v3 call a tensor
+ * comes down to (folded as the pickle was read, or its arguments read
+ * now: torch_fold.h), through a parameter (_rebuild_parameter(tensor,
+ * ...)) or a subclass (_rebuild_from_type_v2(_rebuild_tensor_v2, type,
+ * args, state)); or, for a quantized tensor, the arguments of its
+ * _rebuild_qtensor call in *q (else *q NULL). */
 static int
-geometry_int(struct tree *w, const struct pickle_value *v, uint64_t *out,
-	     const char *what)
-{
-	char msg[160];
-
-	if (v->kind == PICKLE_INT && v->i >= 0) {
-		*out = (uint64_t)v->i;
-		return 0;
-	}
-	snprintf(msg, sizeof(msg), "has %s %s", what,
-		 v->kind == PICKLE_LONG ? "wider than 64 bits" :
-		 v->kind == PICKLE_INT ? "below 0" : "that is not an integer");
-	return bad(w, msg);
-}
-
-/* Integers of a tuple (sizes, strides), each >= 0. */
-static int
-int_tuple(struct tree *w, const struct pickle_value *v, uint64_t *out,
-	  uint32_t *n, const char *what)
-{
-	char msg[80];
-	size_t i;
-
-	if (v->kind != PICKLE_TUPLE || v->seq.n > RANK_MAX) {
-		snprintf(msg, sizeof(msg), "has %ss that are not a tuple of up "
-			 "to 64 integers", what);
-		return bad(w, msg);
-	}
-	snprintf(msg, sizeof(msg), "a %s", what);
-	for (i = 0; i < v->seq.n; i++)
-		if (geometry_int(w, v->seq.items[i], &out[i], msg))
-			return -1;
-	*n = (uint32_t)v->seq.n;
-	return 0;
-}
-
-/* The arguments of the _rebuild_tensor_v2 or _v3 call a tensor comes down
- * to, through a parameter (_rebuild_parameter(tensor, ...)) or a subclass
- * (_rebuild_from_type_v2(_rebuild_tensor_v2, type, args, state)); *v3
- * set when it is _v3's (torch 2's dtypes: the dtype is an argument), *q
- * when it is _rebuild_qtensor's (a quantized tensor). */
-static const struct pickle_value *
-tensor_args(struct tree *w, const struct pickle_value *v, int *v3, int *q)
+tensor_of(struct tree *w, const struct pickle_value *v,
+	  struct torch_fold_tensor *t, const struct pickle_value **q)
 {
 	const struct pickle_value *a, *f;
+	char why[200];
+	int v3;
 
 	for (int i = 0; i < UNWRAP_MAX; i++) {
+		if (torch_fold_get(v, t))
+			return 0;
 		a = v->call.args;
 		switch (v->call.callee->global.id) {
 		case PICKLE_G_REBUILD_PARAMETER:
 			if (a->seq.n < 1 ||
-			    !torch_value_is_tensor(a->seq.items[0])) {
-				bad(w, "is a parameter without a tensor");
-				return NULL;
-			}
+			    !torch_value_is_tensor(a->seq.items[0]))
+				return bad(w, "is a parameter without a "
+					   "tensor");
 			v = a->seq.items[0];
-			break;
+			continue;
 		case PICKLE_G_REBUILD_FROM_TYPE:
 			f = a->seq.n >= 3 ? a->seq.items[0] : NULL;
 			if (!f || f->kind != PICKLE_GLOBAL ||
 			    (f->global.id != PICKLE_G_REBUILD_TENSOR_V2 &&
 			     f->global.id != PICKLE_G_REBUILD_TENSOR_V3) ||
-			    a->seq.items[2]->kind != PICKLE_TUPLE) {
-				bad(w, "is a tensor of a subclass that is not "
-				    "rebuilt by _rebuild_tensor_v2 or _v3");
-				return NULL;
-			}
-			*v3 = f->global.id == PICKLE_G_REBUILD_TENSOR_V3;
-			return a->seq.items[2];
+			    a->seq.items[2]->kind != PICKLE_TUPLE)
+				return bad(w, "is a tensor of a subclass that "
+					   "is not rebuilt by "
+					   "_rebuild_tensor_v2 or _v3");
+			v3 = f->global.id == PICKLE_G_REBUILD_TENSOR_V3;
+			a = a->seq.items[2];
+			break;
 		default:	/* _rebuild_tensor_v2, _v3, _rebuild_qtensor */
-			*v3 = v->call.callee->global.id ==
-			      PICKLE_G_REBUILD_TENSOR_V3;
-			*q = torch_value_is_qtensor(v);
-			return a;
+			if (torch_value_is_qtensor(v)) {
+				*q = a;
+				return 0;
+			}
+			v3 = v->call.callee->global.id ==
+			     PICKLE_G_REBUILD_TENSOR_V3;
+			break;
 		}
+		return torch_fold_read(a, v3, t, why, sizeof(why)) ?
+		       bad(w, why) : 0;
 	}
-	bad(w, "is a parameter of a parameter of ...");
-	return NULL;
-}
-
-/* The dtype of a _rebuild_tensor_v3 call: its 7th argument, torch.NAME. */
-static int
-v3_dtype(struct tree *w, const struct pickle_value *a, enum dtype *out)
-{
-	const struct pickle_value *g = a->seq.n >= 7 ? a->seq.items[6] : NULL;
-	char msg[200];
-
-	if (!g || g->kind != PICKLE_GLOBAL || strcmp(g->global.module, "torch"))
-		return bad(w, "is a _rebuild_tensor_v3 tensor without its "
-			   "dtype");
-	if (torch_dtype_of_name(g->global.name, out) == 0)
-		return 0;
-	snprintf(msg, sizeof(msg), "is a torch.%.60s tensor, which has no "
-		 "safetensors dtype", g->global.name);
-	return bad(w, msg);
+	return bad(w, "is a parameter of a parameter of ...");
 }
 
 /* Checks the view stays in its storage of avail elements; *contiguous
@@ -467,62 +434,44 @@ check_view(struct tree *w, uint64_t avail, uint64_t offset,
 	return 0;
 }
 
-/* The tensor of a call's arguments a: (storage, offset, size, stride,
- * ...), _v3's dtype the 7th when v3. */
+/* The tensor of storage and view ft. */
 static int
-add_view(struct tree *w, const struct pickle_value *a, int v3)
+add_view(struct tree *w, const struct torch_fold_tensor *f)
 {
-	uint64_t size[RANK_MAX], stride[RANK_MAX], numel = 0, last = 0, *keep;
-	uint64_t bytes, offset = 0, avail;
-	uint32_t rank, srank;
+	uint64_t numel = 0, last = 0, *keep, bytes, avail;
+	const struct torch_fold_tensor ft = *f;
 	const struct storage *s;
 	struct tensor *t;
 	int contiguous;
-	enum dtype d;
 	unsigned bits;
 
-	if (a->seq.n < 4 || a->seq.items[0]->kind != PICKLE_PERSID)
-		return bad(w, "is a tensor call without (storage, offset, "
-			   "size, stride)");
-	if (geometry_int(w, a->seq.items[1], &offset, "a storage offset") ||
-	    int_tuple(w, a->seq.items[2], size, &rank, "size") ||
-	    int_tuple(w, a->seq.items[3], stride, &srank, "stride"))
-		return -1;
-	if (srank != rank)
-		return bad(w, "has a different number of strides and sizes");
-	s = storage_of(w, a->seq.items[0]->persid.pid);
+	s = storage_of(w, &ft);
 	if (!s)
 		return -1;
-	/* _v2: the storage's type is the tensor's; _v3: the dtype is an
-	 * argument, the storage's bytes (an UntypedStorage) hold the
-	 * elements */
-	d = s->dtype;
-	if (v3 && v3_dtype(w, a, &d))
-		return -1;
-	bits = dtype_info(d)->bits;
-	avail = d == s->dtype ? s->numel : s->len * 8 / bits;
-	if (check_view(w, avail, offset, size, stride, rank, &numel, &last,
-		       &contiguous))
+	bits = dtype_info(ft.dtype)->bits;
+	avail = ft.dtype == s->dtype ? s->numel : s->len * 8 / bits;
+	if (check_view(w, avail, ft.offset, ft.size, ft.stride, ft.rank,
+		       &numel, &last, &contiguous))
 		return -1;
 	if (grow((void **)&w->t, &w->capt, w->nt, sizeof(*w->t)))
 		return oom(w);
 	t = &w->t[w->nt];
 	memset(t, 0, sizeof(*t));
-	keep = own(w, malloc(2 * (rank ? rank : 1) * sizeof(*keep)));
+	keep = own_alloc(w, 2 * (ft.rank ? ft.rank : 1) * sizeof(*keep));
 	if (!keep)
 		return oom(w);
-	memcpy(keep, size, rank * sizeof(*keep));
-	memcpy(keep + rank, stride, rank * sizeof(*keep));
-	t->dtype = d;
-	t->rank = rank;
+	memcpy(keep, ft.size, ft.rank * sizeof(*keep));
+	memcpy(keep + ft.rank, ft.stride, ft.rank * sizeof(*keep));
+	t->dtype = ft.dtype;
+	t->rank = ft.rank;
 	t->shape = keep;
 	t->numel = numel;
 	t->storage = s->key;
-	t->storage_offset = offset;
+	t->storage_offset = ft.offset;
 	t->begin = s->off + t->storage_offset * bits / 8;
 	/* contiguous: its bytes; strided: the run of the storage it
 	 * reaches, gathered when served (tensor_render.h) */
-	t->strides = contiguous ? NULL : keep + rank;
+	t->strides = contiguous ? NULL : keep + ft.rank;
 	bytes = (contiguous ? numel : last + 1 - t->storage_offset) * bits / 8;
 	t->end = t->begin + bytes;	/* within the storage: checked */
 	if (w->name.len == 12 && memcmp(w->name.data, "__metadata__", 12) == 0)
@@ -533,6 +482,19 @@ add_view(struct tree *w, const struct pickle_value *a, int v3)
 	t->name_len = (uint32_t)w->name.len;
 	w->nt++;
 	return 0;
+}
+
+/* The tensor of a call's arguments a: (storage, offset, size, stride,
+ * ...). */
+static int
+add_args(struct tree *w, const struct pickle_value *a)
+{
+	struct torch_fold_tensor ft;
+	char why[200];
+
+	if (torch_fold_read(a, 0, &ft, why, sizeof(why)))
+		return bad(w, why);
+	return add_view(w, &ft);
 }
 
 /* --- metadata --------------------------------------------------------------- */
@@ -616,7 +578,7 @@ add_qtensor(struct tree *w, const struct pickle_value *a)
 	w->val.left = w->left.meta;
 	rc = torch_qtensor_describe(a, w->name.data, w->name.len, &w->val,
 				    &text, &q);
-	if (rc == 0 && add_view(w, a, 0))
+	if (rc == 0 && add_args(w, a))
 		rc = -1;
 	if (rc == 0 && push_text(w, "__quantizer__", &mark))
 		rc = -1;
@@ -637,13 +599,12 @@ add_qtensor(struct tree *w, const struct pickle_value *a)
 static int
 add_tensor(struct tree *w, const struct pickle_value *v)
 {
-	const struct pickle_value *a;
-	int v3 = 0, q = 0;
+	const struct pickle_value *q = NULL;
+	struct torch_fold_tensor ft;
 
-	a = tensor_args(w, v, &v3, &q);
-	if (!a)
+	if (tensor_of(w, v, &ft, &q))
 		return -1;
-	return q ? add_qtensor(w, a) : add_view(w, a, v3);
+	return q ? add_qtensor(w, q) : add_view(w, &ft);
 }
 
 /* A value that holds a tensor inside, not a dict: a list or tuple by
@@ -665,7 +626,7 @@ walk_parts(struct tree *w, const struct pickle_value *v)
 		}
 		return rc;
 	case PICKLE_CALL:
-		rc = walk_under(w, v->call.newobj ? "__class__" : "__call__",
+		rc = walk_under(w, v->newobj ? "__class__" : "__call__",
 				v->call.callee);
 		if (rc == 0 && v->call.args->seq.n)
 			rc = walk_under(w, "args", v->call.args);
@@ -875,7 +836,7 @@ not_a_dict(struct tree *w, const struct pickle_value *root)
 		c = c->call.callee;
 	if (c != root && c->kind == PICKLE_GLOBAL && !torch_value_is_tensor(root))
 		snprintf(what, sizeof(what), "%s %.80s.%.80s",
-			 root->call.newobj ? "an object of class" :
+			 root->newobj ? "an object of class" :
 			 "a call of", c->global.module, c->global.name);
 	else
 		snprintf(what, sizeof(what), "a %s",
@@ -905,11 +866,11 @@ torch_tree_budget_for(size_t pickle_len)
 }
 
 int
-torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
-		 uint64_t file_size, const struct torch_tree_budget *budget,
-		 struct header **out, struct err *e)
+torch_tree_table(struct pickle **pk, struct torch_zip *z, uint64_t file_size,
+		 const struct torch_tree_budget *budget, struct header **out,
+		 struct err *e)
 {
-	const struct pickle_value *part[PARTS];
+	const struct pickle_value *part[PARTS], *root = pickle_root(*pk);
 	struct tree w = { 0 };
 	struct header *h;
 	size_t i;
@@ -922,8 +883,15 @@ torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
 	w.val.visits = &w.visits;
 	w.val.visits_max = budget->visits;
 	w.own = calloc(1, sizeof(*w.own));
-	if (!w.own || nametab_init(&w.names, 64, name_eq, &w) ||
-	    nametab_init(&w.keys, 64, key_eq, &w)) {
+	/* room for the tensors folded, each with its storage */
+	if (budget->tensors && budget->tensors < budget->entries) {
+		w.capt = w.capst = (size_t)budget->tensors;
+		w.t = malloc(w.capt * sizeof(*w.t));
+		w.st = malloc(w.capst * sizeof(*w.st));
+	}
+	if (!w.own || (w.capt && (!w.t || !w.st)) ||
+	    nametab_init(&w.names, 64 + w.capt, name_eq, &w) ||
+	    nametab_init(&w.keys, 64 + w.capst, key_eq, &w)) {
 		tree_free(&w);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
@@ -935,6 +903,9 @@ torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
 		tree_free(&w);
 		return h ? -1 : err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
+	/* walked: its memory is the sort's */
+	pickle_free(*pk);
+	*pk = NULL;
 	if (w.nt)
 		qsort(w.t, w.nt, sizeof(*w.t), cmp_range);
 	h->file_size = file_size;

@@ -46,6 +46,9 @@ struct torch_tree_budget {
 	uint64_t entries;	/* tensors and metadata pairs; refused beyond */
 	uint64_t visits;	/* values looked at, all passes; refused
 				 * beyond */
+	uint64_t tensors;	/* not a bound: the tensors the pickle's
+				 * reading folded (torch_fold.h), room made
+				 * for that many at first */
 };
 
 /* The budget of a pickle of pickle_len bytes: names 8 times its size,
@@ -54,10 +57,12 @@ struct torch_tree_budget {
  * 1 Mi more, at most 2^25. */
 struct torch_tree_budget torch_tree_budget_for(size_t pickle_len);
 
-/* Build the table of the checkpoint whose pickle's root is root and whose
- * storages are entries of z; file_size is the checkpoint's.  0 with *out
- * (freed with container_free), or -1 with *e (not named). */
-int torch_tree_table(const struct pickle_value *root, struct torch_zip *z,
+/* Build the table of the checkpoint whose pickle is *pk (its root) and
+ * whose storages are entries of z; file_size is the checkpoint's.  0 with
+ * *out (freed with container_free) and *pk freed (NULL: once walked, the
+ * pickle's memory is the table's to use), or -1 with *e (not named) and
+ * *pk the caller's. */
+int torch_tree_table(struct pickle **pk, struct torch_zip *z,
 		     uint64_t file_size, const struct torch_tree_budget *budget,
 		     struct header **out, struct err *e);
 

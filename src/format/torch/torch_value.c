@@ -20,6 +20,7 @@
 #include "format/minifloat.h"
 #include "format/torch/pickle_long.h"
 #include "format/torch/pickle_numpy.h"
+#include "format/torch/torch_fold.h"
 
 struct render {
 	struct torch_value *j;
@@ -34,7 +35,11 @@ static int emit(struct render *r, const struct pickle_value *v);
 int
 torch_value_is_tensor(const struct pickle_value *v)
 {
-	if (v->kind != PICKLE_CALL || v->call.newobj ||
+	struct torch_fold_tensor t;
+
+	if (torch_fold_get(v, &t))
+		return 1;
+	if (v->kind != PICKLE_CALL || v->newobj ||
 	    v->call.callee->kind != PICKLE_GLOBAL)
 		return 0;
 	switch (v->call.callee->global.id) {
@@ -51,7 +56,7 @@ torch_value_is_tensor(const struct pickle_value *v)
 int
 torch_value_is_qtensor(const struct pickle_value *v)
 {
-	return v->kind == PICKLE_CALL && !v->call.newobj &&
+	return v->kind == PICKLE_CALL && !v->newobj &&
 	       v->call.callee->kind == PICKLE_GLOBAL &&
 	       strcmp(v->call.callee->global.module, "torch._utils") == 0 &&
 	       strcmp(v->call.callee->global.name, "_rebuild_qtensor") == 0;
@@ -508,7 +513,7 @@ path_text(struct render *r, const struct pickle_step *p)
 			"__call__", "args", "state", "items", "kwargs",
 		};
 
-		if (p->index == 0 && v->call.newobj)
+		if (p->index == 0 && v->newobj)
 			return puts_(r, "__class__");
 		return puts_(r, parts[p->index]);
 	}
@@ -551,7 +556,7 @@ emit_call(struct render *r, const struct pickle_value *v)
 	const struct pickle_value *c = v->call.callee;
 	int rc;
 
-	rc = puts_(r, v->call.newobj ? "{\"__class__\": " : "{\"__call__\": ");
+	rc = puts_(r, v->newobj ? "{\"__class__\": " : "{\"__call__\": ");
 	if (rc == 0)
 		rc = c->kind == PICKLE_GLOBAL ? put_global(r, c, 1) : emit(r, c);
 	if (rc == 0 && v->call.args->seq.n) {
@@ -641,6 +646,9 @@ emit(struct render *r, const struct pickle_value *v)
 		return puts_(r, "}");
 	case PICKLE_REF:
 		return emit_ref(r, v);
+	case PICKLE_EXTERN:	/* a tensor (torch_fold.h) */
+		r->tensor = 1;
+		return 0;
 	}
 	return 0;
 }
