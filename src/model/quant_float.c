@@ -33,12 +33,21 @@ fp8_grid(const struct quant_scan *f, const struct tensor *wt,
 		*label = "fp8-tensor";
 		return 0;
 	}
-	if (wt->rank != 2 || st->rank < 1 || st->rank > 2) {
-		*why = "a scale per row or block needs a 2-D weight and scale";
+	if (wt->rank == 3 && st->rank == 3 && st->shape[0] == wt->shape[0]) {
+		/* stacked experts [E, out, in], scales [E, rows, cols]:
+		 * the grid of one expert, repeated */
+		R = p->erows = wt->shape[1];
+		sr = st->shape[1];
+		sc = st->shape[2];
+	} else if (wt->rank != 2 || st->rank < 1 || st->rank > 2) {
+		*why = wt->rank == 3 ? "a 3-D weight (experts) needs a 3-D "
+		       "scale with one grid per expert" : "a scale per row "
+		       "or block needs a 2-D weight and scale";
 		return -1;
+	} else {
+		sr = st->shape[0];
+		sc = st->rank == 2 ? st->shape[1] : 1;
 	}
-	sr = st->shape[0];
-	sc = st->rank == 2 ? st->shape[1] : 1;
 	*label = "fp8-block";
 	if (sr == R && sc == 1) {
 		p->brow = 1;

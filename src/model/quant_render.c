@@ -174,8 +174,9 @@ static int
 fp8_tile(const struct parts *p, uint64_t e0, uint64_t e1, float *out)
 {
 	const struct fp8_scaled *f = &p->w->u.fp8;
-	uint64_t gcols = fp8_scaled_grid_cols(f), g0 = e0 / f->cols / f->brow;
-	uint64_t g1 = (e1 - 1) / f->cols / f->brow + 1;
+	uint64_t gcols = fp8_scaled_grid_cols(f);
+	uint64_t g0 = fp8_scaled_grid_row(f, e0 / f->cols);
+	uint64_t g1 = fp8_scaled_grid_row(f, (e1 - 1) / f->cols) + 1;
 	unsigned sz = elem_size(p, 1);
 	uint8_t *w = malloc((size_t)(e1 - e0));
 	uint8_t *s = malloc((size_t)((g1 - g0) * gcols * sz + 1));

@@ -123,6 +123,18 @@ def fp8_models(rng):
 		"fp8-tensor", ["layers.0.attn.k_proj.weight",
 			       "layers.0.attn.k_proj.weight_scale"],
 		ref.fp8_scaled_ref(c3, torch.tensor(s3), "E5M2"))
+	# stacked experts [4, 200, 72] with a grid per expert [4, 2, 1]
+	# (blocks of 128): each expert's blocks start at its first row, the
+	# last one cut at 200 (a [800, 72] weight's would not be)
+	c5 = rng.integers(0, 0x7e, (4, 200, 72), dtype=np.uint8)
+	s5 = (rng.random((4, 2, 1)) + 0.5).astype(np.float32)
+	m.add("layers.1.mlp.experts.down_proj.weight", "F8_E4M3", c5)
+	m.add("layers.1.mlp.experts.down_proj.weight_scale_inv", "F32", s5)
+	m.logical["layers.1.mlp.experts.down_proj.weight"] = (
+		"fp8-block", ["layers.1.mlp.experts.down_proj.weight",
+			      "layers.1.mlp.experts.down_proj.weight_scale_inv"],
+		np.stack([ref.fp8_block_ref(c5[e], s5[e], (128, 128))
+			  for e in range(4)]))
 	# a scale grid that does not tile the weight: left as stored
 	m.add("layers.0.attn.v_proj.weight", "F8_E4M3",
 	      np.full((130, 70), 0x38, np.uint8))
@@ -498,7 +510,7 @@ def inspect(args):
 def check_inspect(t, fp8, awq, root):
 	# the summary's text says where the values are; --help too
 	r = inspect([fp8.path])
-	t.check(b"quantized:   3 weights (" in r.stdout and
+	t.check(b"quantized:   %d weights (" % len(fp8.logical) in r.stdout and
 		b"stfs-inspect --dequant, a mount's .dequant/" in r.stdout,
 		"stfs-inspect: the quantized: line: %r" % r.stdout[-300:])
 	r = harness.run([harness.STFS, "--help"], timeout=30)

@@ -146,7 +146,7 @@ START_TEST(test_fp8_blocks)
 	static const uint8_t code_of[256] = { [0x38] = 0, [0x40] = 1,
 		[0xb8] = 2, [0x01] = 3, [0x39] = 4 };
 	const float scale[6] = { 1, 2, 4, 8, 16, 32 };
-	struct fp8_scaled p = { DTYPE_F8_E4M3, DTYPE_F32, 3, 5, 2, 2 };
+	struct fp8_scaled p = { DTYPE_F8_E4M3, DTYPE_F32, 3, 5, 2, 2, 0 };
 	uint8_t s[24];
 	float out[15];
 	int r, c, k;
@@ -173,11 +173,42 @@ START_TEST(test_fp8_blocks)
 }
 END_TEST
 
+/* Stacked experts [2, 3, 5] under blocks of 2 x 2: scales [2, 2, 3];
+ * each expert's rows start a block (row 3, the second expert's first,
+ * is grid row 2, not row 1 as a 6 x 5 weight's would be). */
+START_TEST(test_fp8_experts)
+{
+	struct fp8_scaled p = { DTYPE_F8_E4M3, DTYPE_F32, 6, 5, 2, 2, 3 };
+	static const uint64_t grid_row[6] = { 0, 0, 1, 2, 2, 3 };
+	uint8_t w[30], s[48];
+	float out[30];
+	int r, c, k;
+
+	for (k = 0; k < 30; k++)
+		w[k] = 0x38;		/* 1.0 */
+	for (k = 0; k < 12; k++)
+		put32(s + 4 * k, bits((float)(k + 1)));
+	ck_assert_uint_eq(fp8_scaled_grid_rows(&p), 4);
+	for (r = 0; r < 6; r++)
+		ck_assert_uint_eq(fp8_scaled_grid_row(&p, r), grid_row[r]);
+	fp8_scaled_range(&p, w, s, 0, 30, out);
+	for (r = 0; r < 6; r++)
+		for (c = 0; c < 5; c++)
+			ck_assert_float_eq(out[r * 5 + c],
+					   (float)(grid_row[r] * 3 + c / 2 + 1));
+	/* from row 3 on: its scales start at grid row 2 */
+	fp8_scaled_range(&p, w, s + 2 * 12, 17, 30, out);
+	for (k = 17; k < 30; k++)
+		ck_assert_float_eq(out[k - 17], (float)(grid_row[k / 5] * 3 +
+							k % 5 / 2 + 1));
+}
+END_TEST
+
 /* A BF16 scale: the product is rounded to BF16, as torch multiplies. */
 START_TEST(test_fp8_bf16_scale)
 {
 	const uint8_t w[2] = { 0x39, 0x38 };	/* 1.125, 1 */
-	struct fp8_scaled p = { DTYPE_F8_E4M3, DTYPE_BF16, 2, 1, 1, 1 };
+	struct fp8_scaled p = { DTYPE_F8_E4M3, DTYPE_BF16, 2, 1, 1, 1, 0 };
 	uint8_t s[4];
 	float out[2];
 
@@ -196,7 +227,7 @@ START_TEST(test_fp8_long_rows)
 {
 	enum { C = 3000 };
 	struct fp8_scaled p = { DTYPE_F8_E5M2, _i ? DTYPE_F16 : DTYPE_BF16, 2,
-				C, 1, C };
+				C, 1, C, 0 };
 	uint8_t *w = malloc(2 * C), s[4];
 	float *out = malloc(2 * C * sizeof(float));
 	int k;
@@ -533,6 +564,7 @@ wquant_suite(void)
 	tcase_add_test(tc, test_round_bf16);
 	tcase_add_test(tc, test_scale_load);
 	tcase_add_test(tc, test_fp8_blocks);
+	tcase_add_test(tc, test_fp8_experts);
 	tcase_add_test(tc, test_fp8_bf16_scale);
 	tcase_add_loop_test(tc, test_fp8_long_rows, 0, 2);
 	tcase_add_test(tc, test_mxfp4);

@@ -94,7 +94,7 @@ setup(struct bench *b)
 		struct fp8_scaled p = { DTYPE_F8_E4M3,
 					chan ? DTYPE_BF16 : DTYPE_F32,
 					b->elems / IN, IN, chan ? 1 : 128,
-					chan ? IN : 128 };
+					chan ? IN : 128, 0 };
 
 		b->fp8 = p;
 		b->per = TILE / IN;

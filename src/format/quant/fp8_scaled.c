@@ -13,10 +13,27 @@ fp8_scaled_is_weight(enum dtype d)
 	       d == DTYPE_F8_E4M3FNUZ || d == DTYPE_F8_E5M2FNUZ;
 }
 
+/* Rows of an expert: erows, or all of them (0: one expert). */
+static uint64_t
+expert_rows(const struct fp8_scaled *p)
+{
+	return p->erows ? p->erows : p->rows ? p->rows : 1;
+}
+
 uint64_t
 fp8_scaled_grid_rows(const struct fp8_scaled *p)
 {
-	return (p->rows + p->brow - 1) / p->brow;
+	uint64_t er = expert_rows(p);
+
+	return (p->rows + er - 1) / er * ((er + p->brow - 1) / p->brow);
+}
+
+uint64_t
+fp8_scaled_grid_row(const struct fp8_scaled *p, uint64_t r)
+{
+	uint64_t er = expert_rows(p);
+
+	return r / er * ((er + p->brow - 1) / p->brow) + r % er / p->brow;
 }
 
 uint64_t
@@ -62,7 +79,8 @@ fp8_scaled_range(const struct fp8_scaled *p, const uint8_t *w,
 		 const uint8_t *s, uint64_t e0, uint64_t e1, float *out)
 {
 	unsigned sz = dtype_info(p->sdtype)->bits / 8;
-	uint64_t gcols = fp8_scaled_grid_cols(p), g0 = e0 / p->cols / p->brow;
+	uint64_t gcols = fp8_scaled_grid_cols(p);
+	uint64_t g0 = fp8_scaled_grid_row(p, e0 / p->cols);
 	uint64_t e = e0, r, c, stop, n;
 	float tab[256];
 	uint32_t b;
@@ -77,7 +95,7 @@ fp8_scaled_range(const struct fp8_scaled *p, const uint8_t *w,
 
 		r = e / p->cols;
 		c = e % p->cols;
-		srow = s + (r / p->brow - g0) * gcols * sz;
+		srow = s + (fp8_scaled_grid_row(p, r) - g0) * gcols * sz;
 		stop = (r + 1) * p->cols < e1 ? (r + 1) * p->cols : e1;
 		for (; e < stop; e += n, c += n) {
 			/* a run under one scale: to the block's edge */

@@ -9,7 +9,11 @@
  * block of a row or a column may be cut short (a dimension that is not a
  * multiple of the block).  The grid is [ceil(rows / brow), ceil(cols /
  * bcol)]: one scale for the tensor is brow = rows, bcol = cols; one per
- * channel brow = 1, bcol = cols.
+ * channel brow = 1, bcol = cols.  Stacked experts ([E, out, in] with
+ * scales [E, ceil(out / brow), ceil(in / bcol)], as fused MoE layers
+ * store them) have erows = out: each expert's rows start a block of
+ * their own, row r's grid row is (r / erows) * ceil(erows / brow) +
+ * (r % erows) / brow.
  *
  * Value (the references' arithmetic: DeepSeek's weight_dequant and
  * transformers' FP8 loader multiply the FP8 value, widened to float32, by
@@ -30,6 +34,7 @@ struct fp8_scaled {
 	enum dtype sdtype;	/* F32, F16, BF16 */
 	uint64_t rows, cols;
 	uint64_t brow, bcol;	/* >= 1 */
+	uint64_t erows;		/* rows of an expert; 0: one expert */
 };
 
 /* 1 when d is an FP8 dtype a weight may have. */
@@ -39,9 +44,12 @@ int fp8_scaled_is_weight(enum dtype d);
 uint64_t fp8_scaled_grid_rows(const struct fp8_scaled *p);
 uint64_t fp8_scaled_grid_cols(const struct fp8_scaled *p);
 
+/* The grid row of the weight's row r (it grows with r). */
+uint64_t fp8_scaled_grid_row(const struct fp8_scaled *p, uint64_t r);
+
 /* Elements [e0, e1) of the weight in C order (e0 < e1): w holds their
- * bytes, s the grid rows of their rows, from (e0 / cols) / brow to
- * ((e1 - 1) / cols) / brow (grid_cols scales each, of sdtype,
+ * bytes, s the grid rows of their rows, from grid_row(e0 / cols) to
+ * grid_row((e1 - 1) / cols) (grid_cols scales each, of sdtype,
  * little-endian); out gets e1 - e0 floats. */
 void fp8_scaled_range(const struct fp8_scaled *p, const uint8_t *w,
 		      const uint8_t *s, uint64_t e0, uint64_t e1, float *out);
