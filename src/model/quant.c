@@ -71,6 +71,7 @@ quant_free(struct quant *q)
 	for (k = 0; k < q->nkept; k++)
 		free(q->refused[k].text);
 	free(q->refused);
+	free(q->refused_at);
 	free(q->by_replaced);
 	free(q->w);
 	free(q->priv);

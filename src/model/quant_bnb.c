@@ -127,7 +127,8 @@ bnb_check(const struct quant_scan *f, const struct quant_weight *w,
 	if (*why)
 		return -1;
 	if (pk->end - pk->begin != quant_scan_ceil_div(w->numel, 2))
-		*why = "its packed codes are not half a byte per element";
+		*why = "its quant_state's shape does not match its packed "
+		       "codes (two codes a byte)";
 	else if (qm->dtype != DTYPE_F32 || qm->numel != 16)
 		*why = "its quant_map is not 16 F32 values";
 	else if (am->numel != nblocks ||

@@ -118,7 +118,8 @@ logical_header(const struct quant *q, enum dtype dt, uint64_t *offs)
 }
 
 /* The shards of d: m's, each table keeping the tensors that are no
- * weight's part (claimed), in m's order; d->tensors points into them. */
+ * weight's part nor a refused weight (claimed), in m's order;
+ * d->tensors points into them. */
 static int
 kept_shards(struct model *d, const struct model *m, const uint8_t *claimed)
 {
@@ -211,6 +212,10 @@ derive(struct model *m, int own, enum dtype dt, struct model **out,
 		for (i = 0; i < QUANT_PARTS; i++)
 			if (q->w[k].part[i] != QUANT_ABSENT)
 				claimed[q->w[k].part[i]] = 1;
+	/* a refused weight's codes have no plain form: they would look
+	 * like values (an FP8 weight's .npy/ without its scales) */
+	for (i = 0; q->refused_at && i < m->ntensors; i++)
+		claimed[i] |= q->refused_at[i];
 	if (kept_shards(d, m, claimed))
 		goto oom;
 	lh = logical_header(q, dt, offs);

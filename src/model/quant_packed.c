@@ -199,6 +199,14 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 		why = "its tensors belong to another weight";
 	if (!why && gi && !awq && !f->count)
 		gidx_check(f, gidx, p.groups, &why);
+	if (why && *m && strcmp(m, "gptq") && strcmp(m, "awq")) {
+		/* the config is about another method: that is the cause */
+		quant_scan_refuse(f, qw->name, qw->name_len, "%s names "
+				  "quant_method \"%s\", not gptq or awq, whose "
+				  "qweight this looks like (as GPTQ or AWQ: %s)",
+				  f->cfg.file, m, why);
+		return;
+	}
 	if (why) {
 		quant_scan_refuse(f, qw->name, qw->name_len, "%s", why);
 		return;

@@ -101,9 +101,20 @@ quant_scan_refuse(struct quant_scan *f, const char *name, size_t len,
 	struct buf line = BUF_INIT;
 	char why[256];
 	va_list ap;
+	size_t at;
 
 	f->found = 1;
 	q->nrefused++;
+	at = quant_scan_lookup(f, name, len, "");
+	if (at != QUANT_ABSENT && !q->refused_at) {
+		q->refused_at = calloc(f->m->ntensors, 1);
+		if (!q->refused_at) {
+			f->oom = 1;
+			return;
+		}
+	}
+	if (at != QUANT_ABSENT)
+		q->refused_at[at] = 1;
 	if (q->nkept >= QUANT_REFUSED_KEPT)
 		return;
 	if (!q->refused) {

@@ -93,6 +93,10 @@ struct quant {
 		size_t len;
 	} *refused;
 	size_t nkept;
+	/* per stored tensor, or NULL when none is: 1 for a refused
+	 * weight's own tensor (its name in refused[]), which has no plain
+	 * form and is left out of the dequantized model */
+	uint8_t *refused_at;
 	size_t *by_replaced;	/* weights that replace a part, by the
 				   part's index (quant_replacing()) */
 	size_t nreplacing;

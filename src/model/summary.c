@@ -711,21 +711,30 @@ print_quantized(FILE *out, const struct model *m)
 {
 	json_t *q, *v;
 	const char *key, *sep = "";
+	json_int_t n, refused;
 
 	if (quant_model_summary(m, (void **)&q) || !q ||
 	    !json_object_get(q, "dequant")) {
 		json_decref(q);
 		return;
 	}
-	fprintf(out, "quantized:   %" JSON_INTEGER_FORMAT " weights (",
-		json_integer_value(json_object_get(q, "weights")));
+	n = json_integer_value(json_object_get(q, "weights"));
+	refused = json_integer_value(json_object_get(q, "refused"));
+	fprintf(out, "quantized:   %" JSON_INTEGER_FORMAT " weights", n);
 	json_object_foreach(json_object_get(q, "schemes"), key, v) {
-		fprintf(out, "%s%s %" JSON_INTEGER_FORMAT, sep, key,
-			json_integer_value(v));
+		fprintf(out, "%s%s %" JSON_INTEGER_FORMAT, *sep ? sep : " (",
+			key, json_integer_value(v));
 		sep = ", ";
 	}
-	fputs(")\n             their values: stfs-inspect --dequant, a "
-	      "mount's .dequant/\n", out);
+	fputs(*sep ? ")" : "", out);
+	if (refused)
+		fprintf(out, ", %" JSON_INTEGER_FORMAT " refused (left as "
+			"stored; why: stfs-inspect --dequant --json, a "
+			"mount's .dequant/__summary__.json)", refused);
+	if (n)
+		fputs("\n             their values: stfs-inspect --dequant, "
+		      "a mount's .dequant/", out);
+	fputc('\n', out);
 	json_decref(q);
 }
 

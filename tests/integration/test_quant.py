@@ -391,7 +391,7 @@ def check_model(t, m, mnt):
 		t.check(read(os.path.join(d, name)) == stored_bytes(m, name),
 			"%s/%s: the stored bytes" % (m.name, name))
 	parts = {p for v in m.logical.values() for p in v[1]}
-	want = sorted((set(m.tensors) - parts) | set(m.logical))
+	want = sorted((set(m.tensors) - parts - set(m.refused)) | set(m.logical))
 	# the mount's own summary says where the values are (ls -a does not)
 	q = json.loads(read(os.path.join(d, "__summary__.json"))).get(
 		"quantization", {})
@@ -437,6 +437,11 @@ def check_model(t, m, mnt):
 		t.check(name not in m.logical and
 			os.path.exists(os.path.join(dq, name + "_scale_inv")),
 			"%s/%s: refused, its parts kept" % (m.name, name))
+		t.check(not os.path.exists(os.path.join(dq, name)) and
+			not os.path.exists(os.path.join(dq, ".npy",
+							name + ".npy")),
+			"%s/%s: refused, no file of its codes in .dequant/ "
+			"(nor their .npy/ without the scales)" % (m.name, name))
 	if m.refused:
 		summ = json.loads(read(os.path.join(dq, "__summary__.json")))
 		q = summ.get("quantization", {})
@@ -629,8 +634,31 @@ def hostile(t, root):
 	m.add("e.weight_packed", "U8", np.zeros((4, 8), np.uint8))
 	m.add("e.weight_scale", "F8_E4M3", np.full((4, 1), 0x38, np.uint8))
 	m.add("e.weight_global_scale", "F32", np.ones(2, np.float32))
+	# a quant_state whose shape is not its codes' (8 bytes: 16 values)
+	m.add("f.weight", "U8", np.zeros((8, 1), np.uint8))
+	m.add("f.weight.absmax", "F32", np.ones(1, np.float32))
+	m.add("f.weight.quant_map", "F32", ref.bnb_table("nf4"))
+	m.add("f.weight.quant_state.bitsandbytes__nf4", "U8",
+	      ref.bnb_state("nf4", 64, [4, 8]))
 	m.config["quantize_config.json"] = {"bits": 4}	# one output: say it
 	write(m, root)
+	# a qweight that fits neither GPTQ nor AWQ beside a config naming
+	# another method: the config is named as the cause, not the bits
+	o = Model("othermethod")
+	o.add("g.qweight", "I32", np.zeros((5, 12), np.int32))
+	o.add("g.qzeros", "I32", np.zeros((1, 7), np.int32))
+	o.add("g.scales", "F16", np.zeros((1, 12), np.uint16))
+	o.config["config.json"] = {"quantization_config": {
+		"quant_method": "bitsandbytes", "load_in_4bit": True}}
+	write(o, root)
+	r = harness.run([harness.STFS_INSPECT, "--json", "--dequant", o.path],
+			timeout=120)
+	got = json.loads(r.stdout or b"{}").get("quantization", {}).get(
+		"refused_list", [])
+	t.eq(got, ['g.qweight: config.json names quant_method "bitsandbytes", '
+		   'not gptq or awq, whose qweight this looks like (as GPTQ or '
+		   'AWQ: no bit width (2, 3, 4, 8) fits its shapes)'],
+	     "a config naming another method: named as the cause")
 	limit = "" if "ASAN_OPTIONS" in os.environ else "ulimit -v 1048576; "
 	r = harness.run(["sh", "-c", limit + 'exec "$0" --json --dequant "$1"',
 			 harness.STFS_INSPECT, m.path], timeout=120)
@@ -642,7 +670,9 @@ def hostile(t, root):
 		"b.weight: its quant_state is not a JSON object",
 		"c.qweight: its g_idx names a group that is not there",
 		"d.qweight: its rows hold more than 16 Mi values",
-		"e.weight_packed: its global scale is not one F32 value"]
+		"e.weight_packed: its global scale is not one F32 value",
+		"f.weight: its quant_state's shape does not match its packed "
+		"codes (two codes a byte)"]
 	t.eq((q.get("weights"), got), (0, want), "hostile: refused, why")
 
 
