@@ -154,7 +154,14 @@ stfs_apt() {
 			waited=$((waited + 10))
 			continue
 		fi
-		cat "$log" >&2
+		if [ -n "${STFS_QUIET:-}" ]; then
+			# debconf's note on a root without apt-utils (a
+			# minimal one) says nothing wrong
+			grep -v '^debconf: delaying package configuration' \
+				"$log" >&2 || true
+		else
+			cat "$log" >&2
+		fi
 		break
 	done
 	rm -f "$log"
