@@ -19,31 +19,42 @@ import gguf_gen
 import hubsim
 
 
-NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
+NODE_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
+NODE_FILES = ("package.json", "package-lock.json", "gguf_check.mjs")
 
 
 def node_reader(t):
-	"""@huggingface/gguf, installed once (npm ci, under a lock) into
-	tests/integration/node/node_modules from the committed lock file."""
-	mod = os.path.join(NODE_DIR, "node_modules", "@huggingface", "gguf")
-	with open(os.path.join(NODE_DIR, "package.json")) as lock:
+	"""@huggingface/gguf, installed once (npm ci, under a lock) from the
+	committed lock file into a directory of the test's own: the build
+	directory's (STFS_NODE_DIR), never the source tree; its path."""
+	d = os.environ.get("STFS_NODE_DIR") or os.path.join(
+		harness.tmpdir("gguf-node"), "node")
+	os.makedirs(d, exist_ok=True)
+	mod = os.path.join(d, "node_modules", "@huggingface", "gguf")
+	with open(os.path.join(d, ".lock"), "w") as lock:
 		fcntl.flock(lock, fcntl.LOCK_EX)
+		for f in NODE_FILES:
+			shutil.copyfile(os.path.join(NODE_SRC, f),
+					os.path.join(d, f))
 		if not os.path.isdir(mod):
 			if shutil.which("npm") is None:
 				t.fatal("npm is missing: install nodejs and npm "
 					"(scripts/lib.sh)")
 			r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"],
-					   cwd=NODE_DIR, stdout=subprocess.PIPE,
-					   stderr=subprocess.STDOUT, timeout=300)
+					   cwd=d, stdout=subprocess.PIPE,
+					   stderr=subprocess.STDOUT,
+					   stdin=subprocess.DEVNULL, timeout=300)
 			if r.returncode:
 				t.fatal("npm ci in %s failed:\n%s"
-					% (NODE_DIR, r.stdout.decode()[-2000:]))
+					% (d, r.stdout.decode()[-2000:]))
+	return d
 
 
 def node_parse(t, paths):
 	"""{path: what @huggingface/gguf reads in it}."""
-	r = subprocess.run(["node", os.path.join(NODE_DIR, "gguf_check.mjs")] +
-			   list(paths), cwd=NODE_DIR, stdout=subprocess.PIPE,
+	d = node_reader(t)
+	r = subprocess.run(["node", os.path.join(d, "gguf_check.mjs")] +
+			   list(paths), cwd=d, stdout=subprocess.PIPE,
 			   stderr=subprocess.PIPE, timeout=120)
 	if r.returncode:
 		t.fatal("gguf_check.mjs failed: %s" % r.stderr.decode()[-2000:])
