@@ -359,6 +359,45 @@ http_cache_alloc(struct http_cache *c, struct http_cache_block *b, int fit)
 	return rc;
 }
 
+int
+http_cache_reserve(struct http_cache *c, struct http_cache_block **blocks,
+		   unsigned n)
+{
+	uint64_t need = 0;
+	unsigned i;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < n; i++)
+		if (!blocks[i]->data)
+			need += blocks[i]->len;
+	if (need > c->limit / 2)
+		need = c->limit / 2;
+	if (need >= HTTP_BLOCK_BYTES)
+		reuse_spent(c);
+	evict(c, need);
+	if (c->bytes + need > c->limit)
+		rc = -1;
+	for (i = 0; rc == 0 && i < n; i++) {
+		struct http_cache_block *b = blocks[i];
+
+		if (b->data)
+			continue;
+		/* past what was checked: as the bytes come */
+		if (c->bytes + b->len > c->limit)
+			break;
+		b->data = data_alloc(c, b->len);
+		if (!b->data)
+			rc = -1;	/* what it took stays with its blocks */
+		else
+			c->bytes += b->len;
+	}
+	if (c->bytes > c->peak)
+		c->peak = c->bytes;
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
 /* LOADING -> READY, the most recently used, or far read-ahead the first
  * to go (lock held). */
 static void

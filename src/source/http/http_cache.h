@@ -13,10 +13,11 @@
  * request filling it and the disk cache's writers each hold one.
  *
  * The size bounds the memory of the blocks' bytes, not the blocks: a
- * block of read-ahead is an entry until its bytes come
- * (http_cache_alloc(), by the request filling it), so that with the disk
- * cache on a read-ahead window larger than the memory can be on its way
- * (issue 38.1).  Such a block added as HTTP_CACHE_FAR (further ahead
+ * block of read-ahead is an entry until the request that fills it starts
+ * (http_cache_reserve(): a request starts when the cache has room for
+ * all its blocks), so that with the disk cache on a read-ahead window
+ * larger than the memory can be queued, and what is on its way fits in
+ * the size (issue 38.1).  Such a block added as HTTP_CACHE_FAR (further ahead
  * than the memory holds) is, once READY and unreferenced (written to the
  * disk cache), the first to go: it waits on the disk, and comes back to
  * memory when the reader gets near (the prefetcher queues it again).
@@ -109,6 +110,16 @@ int http_cache_add(struct http_cache *c, const void *owner, uint64_t idx,
  * is under way). */
 int http_cache_alloc(struct http_cache *c, struct http_cache_block *b,
 		     int fit);
+
+/* The blocks[0..n) of one request about to start (LOADING, referenced
+ * by the caller) get the memory for their bytes, if there is room in
+ * the size for all of them (for half the size, when they need more:
+ * the rest then goes over it as the bytes come, http_cache_alloc()).
+ * 0; -1 when there is no room (blocks in use fill the cache: no
+ * block's memory taken) or no memory at all (what was taken stays with
+ * its blocks). */
+int http_cache_reserve(struct http_cache *c, struct http_cache_block **blocks,
+		       unsigned n);
 
 /* b, LOADING, has all its bytes: READY (the most recently used), and
  * its waiters wake. */

@@ -10,9 +10,9 @@
  *
  * With the disk cache on (a source that parks), read-ahead is not what
  * memory holds (issue 38.1): the window is as large as without it, a
- * request takes memory only for the block its bytes are coming for (and
- * starts only when the cache has room for it: the memory of what is on
- * its way), and what arrives further ahead of the reader than memory
+ * request takes memory for its blocks when it starts (and starts only
+ * when the cache has room for them: the memory of what is on its way),
+ * and what arrives further ahead of the reader than memory
  * keeps (HTTP_CACHE_FAR) goes to the disk and leaves memory first; as
  * the reader gets near, it comes back from the disk ahead of it
  * (unpark()). */
@@ -300,9 +300,9 @@ may_start(struct http_prefetch *p, struct http_prefetch_job *j, uint64_t now,
 	    !http_pace_admit(&p->pace, p->running, http_prefetch_job_bytes(j),
 			     now, wait))
 		return 0;
-	/* Its first block's memory now, within the cache's size: the
-	 * read-ahead on its way is what memory holds (issue 38.1). */
-	if (http_cache_alloc(p->cache, j->blocks[0], 1)) {
+	/* Its blocks' memory now, within the cache's size: the read-ahead
+	 * on its way is what memory holds (issue 38.1). */
+	if (http_cache_reserve(p->cache, j->blocks, j->n)) {
 		*wait = ROOM_WAIT_MS;
 		return 0;
 	}
