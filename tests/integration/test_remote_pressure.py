@@ -43,8 +43,9 @@ users run them (a daemon, the disk cache on, cold), issue 38.
              (.stfs/stats.json) and, but in a sanitizer build, the
              daemon's peak RSS within what it had once mounted + 64 MiB
              + 32 MiB for its transfers (it kept up to 512 MiB of blocks:
-             157 MiB for this model); a second mount over that disk cache
-             reads it again with no data request
+             157 MiB for this model); a second mount over that disk cache,
+             with http_cache_mb=16, reads it again with no data request
+             and its blocks within 16 MiB (+ a reader's few)
 
 Every case but ram runs the daemon as users do (no -f) and again with
 -f (the time bounds hold for a foreground process as well); each mount
@@ -615,10 +616,20 @@ def case_ram(t, d):
 					"peak RSS %d KiB within %d KiB + %d MiB"
 					% (kib(st["VmHWM"]), base,
 					   RAM_MIB + SLACK_MIB))
+		# the same model again from that disk cache, with 16 MiB of
+		# blocks: the size is the one asked for, and holds
 		mark = srv.mark()
-		with harness.Mount(t, url, env=env_user(cache), foreground=False,
+		with harness.Mount(t, url, args=["-o", "http_cache_mb=16"],
+				   env=env_user(cache), foreground=False,
 				   ready_timeout=60) as m:
 			read_sharded(t, index, m.path, "ram, from the disk cache")
+			src = stats_sources(t, m.path, "ram, http_cache_mb=16")
+			mem = src[0].get("memory", {}) if src else {}
+			t.eq(mem.get("blocks_limit"), 16 << 20, "ram: "
+			     "http_cache_mb=16: the block cache's size")
+			t.check(mem.get("blocks_peak", 1 << 40) <= (16 + 8) << 20,
+				"ram: http_cache_mb=16: the blocks' memory stays "
+				"within it: %r" % mem)
 		data = [q for q in srv.requests_since(mark)
 			if q.range and q.range != "bytes=0-65535"]
 		t.eq(len(data), 0, "ram: data requests of a second mount")
