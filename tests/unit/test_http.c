@@ -483,6 +483,50 @@ START_TEST(cache_far_goes_first)
 }
 END_TEST
 
+/* A read-ahead request gets the memory of all its blocks before it
+ * starts, within the cache's size, or none and waits (issue 38.1). */
+START_TEST(cache_reserve_whole_request)
+{
+	static int owner;
+	const uint64_t MiB = HTTP_BLOCK_BYTES;
+	struct http_cache *c = http_cache_new(8 * MiB);
+	struct http_cache_block *b[10];
+	int i;
+
+	ready_blocks(c, &owner, b, 4);		/* 0..3, then read: in use */
+	for (i = 0; i < 4; i++)
+		ck_assert_ptr_eq(http_cache_pin(c, &owner, (uint64_t)i), b[i]);
+	for (i = 4; i < 10; i++) {
+		ck_assert_int_eq(http_cache_add(c, &owner, (uint64_t)i,
+						HTTP_BLOCK_BYTES,
+						HTTP_CACHE_LATER, 1, &b[i]),
+				 HTTP_CACHE_ADDED);
+		ck_assert_ptr_null(b[i]->data);
+	}
+	/* 4..7 fit */
+	ck_assert_int_eq(http_cache_reserve(c, b + 4, 4), 0);
+	for (i = 4; i < 8; i++)
+		ck_assert_ptr_nonnull(b[i]->data);
+	ck_assert_uint_eq(http_cache_bytes(c), 8 * MiB);
+	/* 8..9 do not while 0..7 are in use: nothing taken, not even one */
+	ck_assert_int_eq(http_cache_reserve(c, b + 8, 2), -1);
+	ck_assert_ptr_null(b[8]->data);
+	ck_assert_ptr_null(b[9]->data);
+	ck_assert_uint_eq(http_cache_bytes(c), 8 * MiB);
+	/* 0..3 read and let go: they make room */
+	http_cache_release(c, b, 4, 0);
+	ck_assert_int_eq(http_cache_reserve(c, b + 8, 2), 0);
+	ck_assert_ptr_nonnull(b[8]->data);
+	ck_assert_ptr_nonnull(b[9]->data);
+	ck_assert_uint_eq(http_cache_bytes(c), 8 * MiB);
+	ck_assert_uint_eq(http_cache_peak(c), 8 * MiB);
+	http_cache_settle(c, b + 4, 6, 1, 1);
+	http_cache_drop(c, &owner);
+	ck_assert_uint_eq(http_cache_bytes(c), 0);
+	http_cache_free(c);
+}
+END_TEST
+
 /* ---- reads through the prefetcher -------------------------------------- */
 
 START_TEST(sequential_read_coalesces)
@@ -1524,6 +1568,7 @@ http_suite(void)
 	tcase_add_test(tc, cache_lru_evicts_oldest);
 	tcase_add_test(tc, cache_reuses_spent_memory);
 	tcase_add_test(tc, cache_far_goes_first);
+	tcase_add_test(tc, cache_reserve_whole_request);
 	tcase_add_test(tc, sequential_read_coalesces);
 	tcase_add_test(tc, random_reads);
 	tcase_add_test(tc, transient_errors_are_retried);
