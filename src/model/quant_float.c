@@ -2,6 +2,7 @@
  * quant_float.h). */
 #include "model/quant_float.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "format/dtype.h"
@@ -11,6 +12,32 @@
 
 /* The FP8 block DeepSeek-V3 and its kin use when no config says. */
 #define FP8_DEFAULT_BLOCK 128
+/* A reason's text made here. */
+#define QUANT_FLOAT_MSG 200
+
+/* The block along a dimension of n elements that g scales tile, no
+ * config telling it: 128 (DeepSeek's) when it tiles, else the largest
+ * power of two that does (ceil(n / b) == g), else n / g when it divides;
+ * 0 when none does. */
+static uint64_t
+block_of(uint64_t n, uint64_t g)
+{
+	uint64_t lo, hi, b;
+
+	if (g == 0 || n == 0 || g > n)
+		return 0;
+	if (quant_scan_ceil_div(n, FP8_DEFAULT_BLOCK) == g)
+		return FP8_DEFAULT_BLOCK;
+	if (g == 1)
+		return n;	/* one block for the whole dimension */
+	/* ceil(n / b) == g for b in [ceil(n / g), (n - 1) / (g - 1)] */
+	lo = quant_scan_ceil_div(n, g);
+	hi = (n - 1) / (g - 1);
+	for (b = (uint64_t)1 << 62; b >= lo; b >>= 1)
+		if (b <= hi)
+			return b;
+	return n % g == 0 ? n / g : 0;
+}
 
 /* The scale grid of an FP8 weight [rows, cols] from the scale's shape
  * (and the config's block; *assumed notes a block no config told); 0, or
@@ -18,7 +45,7 @@
 static int
 fp8_grid(const struct quant_scan *f, const struct tensor *wt,
 	 const struct tensor *st, struct fp8_scaled *p, const char **label,
-	 unsigned *assumed, const char **why)
+	 unsigned *assumed, const char **why, char *msg)
 {
 	uint64_t R, C, sr, sc;
 	const uint64_t *blk = f->cfg.block;
@@ -53,24 +80,31 @@ fp8_grid(const struct quant_scan *f, const struct tensor *wt,
 		p->brow = 1;
 		p->bcol = C;
 		*label = "fp8-channel";
-	} else if (blk[0] && sr == quant_scan_ceil_div(R, blk[0]) &&
-		   sc == quant_scan_ceil_div(C, blk[1])) {
+	} else if (blk[0] && blk[1]) {
+		/* the config's block: it tiles the grid, or the weight is
+		 * refused (another block would give other values) */
+		if (sr != quant_scan_ceil_div(R, blk[0]) ||
+		    sc != quant_scan_ceil_div(C, blk[1])) {
+			snprintf(msg, QUANT_FLOAT_MSG, "%s's "
+				 "weight_block_size [%llu, %llu] does not tile "
+				 "its scale grid [%llu, %llu] over [%llu, %llu]",
+				 f->cfg.file, (unsigned long long)blk[0],
+				 (unsigned long long)blk[1],
+				 (unsigned long long)sr, (unsigned long long)sc,
+				 (unsigned long long)R, (unsigned long long)C);
+			*why = msg;
+			return -1;
+		}
 		p->brow = blk[0];
 		p->bcol = blk[1];
-	} else if (!blk[0] && sr == quant_scan_ceil_div(R, FP8_DEFAULT_BLOCK) &&
-		   sc == quant_scan_ceil_div(C, FP8_DEFAULT_BLOCK)) {
-		p->brow = p->bcol = FP8_DEFAULT_BLOCK;
-		*assumed = QUANT_ASSUMED_BLOCK;
 	} else if (sr == R && f->cfg.group_size > 0 &&
 		   sc == quant_scan_ceil_div(C, (uint64_t)f->cfg.group_size)) {
 		p->brow = 1;
 		p->bcol = (uint64_t)f->cfg.group_size;
 		*label = "fp8-group";
-	} else if (sr && sc && R % sr == 0 && C % sc == 0) {
-		p->brow = R / sr;
-		p->bcol = C / sc;
+	} else if ((p->brow = block_of(R, sr)) && (p->bcol = block_of(C, sc))) {
 		*assumed = QUANT_ASSUMED_BLOCK;
-		if (p->brow == 1)
+		if (p->brow == 1 && sr > 1)
 			*label = "fp8-group";
 	} else {
 		*why = "its scale grid does not tile the weight";
@@ -84,6 +118,7 @@ quant_float_fp8(struct quant_scan *f, size_t i, size_t base)
 {
 	const struct tensor *st = quant_scan_tensor(f, i), *wt;
 	const char *why = NULL, *label = "fp8-block";
+	char msg[QUANT_FLOAT_MSG];
 	struct quant_weight *w;
 	struct fp8_scaled p;
 	unsigned assumed = 0;
@@ -104,7 +139,7 @@ quant_float_fp8(struct quant_scan *f, size_t i, size_t base)
 		 QUANT_ABSENT)
 		why = "FP8 with a zero point is not decoded";
 	else
-		fp8_grid(f, wt, st, &p, &label, &assumed, &why);
+		fp8_grid(f, wt, st, &p, &label, &assumed, &why, msg);
 	if (!why && !quant_scan_parts_free(f, (size_t[]){ wi, i }, 2))
 		why = "its tensors belong to another weight";
 	if (why) {

@@ -135,11 +135,22 @@ def fp8_models(rng):
 			      "layers.1.mlp.experts.down_proj.weight_scale_inv"],
 		np.stack([ref.fp8_block_ref(c5[e], s5[e], (128, 128))
 			  for e in range(4)]))
-	# a scale grid that does not tile the weight: left as stored
+	# a [5, 4] grid over 300 x 200, no config: 128 does not tile it,
+	# the largest power of two that does is 64 (60 x 50 would too)
+	c6 = rng.integers(0, 0x7e, (300, 200), dtype=np.uint8)
+	s6 = (rng.random((5, 4)) + 0.5).astype(np.float32)
+	m.add("layers.2.mlp.up_proj.weight", "F8_E4M3", c6)
+	m.add("layers.2.mlp.up_proj.weight_scale_inv", "F32", s6)
+	m.logical["layers.2.mlp.up_proj.weight"] = (
+		"fp8-block", ["layers.2.mlp.up_proj.weight",
+			      "layers.2.mlp.up_proj.weight_scale_inv"],
+		ref.fp8_block_ref(c6, s6, (64, 64)))
+	# a scale grid that no block tiles (129 rows of scales over 130
+	# rows: no block gives ceil(130 / b) = 129): left as stored
 	m.add("layers.0.attn.v_proj.weight", "F8_E4M3",
 	      np.full((130, 70), 0x38, np.uint8))
 	m.add("layers.0.attn.v_proj.weight_scale_inv", "F32",
-	      np.ones((3, 2), np.float32))
+	      np.ones((129, 2), np.float32))
 	m.refused.append("layers.0.attn.v_proj.weight")
 	m.add("layers.0.norm.weight", "F32",
 	      rng.standard_normal(300).astype(np.float32))
@@ -154,7 +165,17 @@ def fp8_models(rng):
 				   ref.fp8_block_ref(c4, s4, (64, 64)))
 	cfg.config["config.json"] = {"quantization_config": {
 		"quant_method": "fp8", "weight_block_size": [64, 64]}}
-	return [m, cfg]
+	# a config's block that does not tile the grid: refused, not
+	# replaced by one that does
+	c128 = Model("fp8cfg128")
+	c128.add("u.weight", "F8_E4M3", np.full((300, 200), 0x38, np.uint8))
+	c128.add("u.weight_scale_inv", "F32", np.ones((5, 4), np.float32))
+	c128.refused.append("u.weight")
+	c128.why = ("u.weight: config.json's weight_block_size [128, 128] "
+		    "does not tile its scale grid [5, 4] over [300, 200]")
+	c128.config["config.json"] = {"quantization_config": {
+		"quant_method": "fp8", "weight_block_size": [128, 128]}}
+	return [m, cfg, c128]
 
 
 def mxfp4_model(rng):
@@ -449,6 +470,9 @@ def check_model(t, m, mnt):
 			any(r.startswith(m.refused[0] + ": ")
 			    for r in q.get("refused_list", [])),
 			"%s: the summary says why: %r" % (m.name, q))
+		if getattr(m, "why", None):
+			t.eq(q.get("refused_list"), [m.why],
+			     "%s: the reason" % m.name)
 	check_merged(t, m, os.path.join(dq, ".safetensors",
 					"model.safetensors"))
 	check_bf16(t, m, os.path.join(dq, ".safetensors"))
@@ -569,29 +593,21 @@ def check_inspect(t, fp8, awq, root):
 
 def check_remote(t, src, fp8, cfg):
 	"""Over http:// a model is recognised from its tensors alone: the
-	FP8 weights show the same values; the block that only config.json
-	tells (fp8cfg) cannot be known there, so that weight stays as
-	stored and the summary says why."""
+	FP8 weights show the same values; the block that config.json tells
+	(fp8cfg) cannot be known there: the rule without a config (128, else
+	the largest power of two that tiles the grid, here 64 as the config
+	says) is taken, and each sidecar says so."""
 	import httpd
 	srv = httpd.Server(src)
 	srv.start()
+	block = {"layers.2.mlp.up_proj.weight": [64, 64], "w.weight": [64, 64]}
 	try:
-		for m, ok in ((fp8, True), (cfg, False)):
+		for m in (fp8, cfg):
 			url = srv.url(m.name + "/model.safetensors")
 			with harness.Mount(t, url) as mnt:
 				dq = os.path.join(mnt.path, ".dequant")
-				summ = json.loads(read(os.path.join(
-					dq, "__summary__.json")))["quantization"]
 				for name, (scheme, _, want_v) in \
 						m.logical.items():
-					got = os.path.exists(os.path.join(
-						dq, name + "_scale_inv"))
-					if not ok:
-						t.check(got and summ["weights"] == 0,
-							"http: %s stays stored "
-							"without its config: %r"
-							% (name, summ))
-						continue
 					a = np.load(os.path.join(mnt.path, ".npy",
 								 name + ".npy"))
 					t.check(same(a, want_v), "http: %s's "
@@ -599,12 +615,13 @@ def check_remote(t, src, fp8, cfg):
 					side = json.loads(read(os.path.join(
 						dq, name + ".json")))
 					t.eq(side["quantization"].get("assumed"),
-					     "block [128, 128]: a model named by "
-					     "its URL has no folder to find "
-					     "config.json or quantize_config.json "
-					     "in" if scheme == "fp8-block" else
-					     None, "http: %s: the block it took "
-					     "without a config" % name)
+					     "block %r: a model named by its URL "
+					     "has no folder to find config.json or "
+					     "quantize_config.json in" %
+					     block.get(name, [128, 128])
+					     if scheme == "fp8-block" else None,
+					     "http: %s: the block it took without "
+					     "a config" % name)
 	finally:
 		srv.stop()
 
@@ -691,8 +708,9 @@ def main(t):
 		t.check(not os.path.exists(os.path.join(
 			mnt.path, "fp8", ".dequant", ".dequant")),
 			"the dequantized model has no .dequant/ of its own")
-	check_inspect(t, models[0], models[5], root)
-	check_remote(t, src, models[0], models[1])
+	by = {m.name: m for m in models}
+	check_inspect(t, by["fp8"], by["awq"], root)
+	check_remote(t, src, by["fp8"], by["fp8cfg"])
 	hostile(t, os.path.join(root, "bad"))
 
 
