@@ -217,23 +217,17 @@ copy_column(uint8_t *o, const uint8_t *stage, unsigned es, uint64_t cnt,
 {
 	uint64_t g;
 
+	/* memcpy of a constant size: one load and store each, at any
+	 * alignment (a window's dst need not be aligned to es) */
 	switch (es) {
-	case 4: {
-		const uint32_t *a = (const uint32_t *)stage + i;
-		uint32_t *b = (uint32_t *)o;
-
+	case 4:
 		for (g = g0; g < g1; g++)
-			b[g] = a[g * cnt];
+			memcpy(o + g * 4, stage + (g * cnt + i) * 4, 4);
 		break;
-	}
-	case 2: {
-		const uint16_t *a = (const uint16_t *)stage + i;
-		uint16_t *b = (uint16_t *)o;
-
+	case 2:
 		for (g = g0; g < g1; g++)
-			b[g] = a[g * cnt];
+			memcpy(o + g * 2, stage + (g * cnt + i) * 2, 2);
 		break;
-	}
 	case 1:
 		for (g = g0; g < g1; g++)
 			o[g] = stage[g * cnt + i];
