@@ -80,8 +80,10 @@ struct http_src {
  * from where it starts: a zip's local header and the next ones when the
  * entries are small. */
 #define META_FAR	((uint64_t)64 << 10)
-/* ... and this much before it: libzip reads a local header's lengths, 26
- * bytes in, before the header itself is read (torch_zip.c). */
+/* ... and this much before it, for a reader whose next read lands just
+ * before the last (libzip read a local header's lengths 26 bytes in before
+ * the header; torch_zip.c's own reader reads the header first, and the
+ * 4 KiB cost one far read little). */
 #define META_BACK	((uint64_t)4 << 10)
 
 /* ---- the source ops ---------------------------------------------------- */
