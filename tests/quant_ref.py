@@ -24,6 +24,10 @@ stfs's C code; tests/integration/test_quant.py compares the two.
       NVFP4QTensor): element 2k in the low nibble; E2M1 value times the
       F8_E4M3 scale of its 16 values, the scale divided by the F32 global
       scale (compressed-tensors) or multiplied by it (ModelOpt), float32.
+  compressed-tensors pack-quantized (pack_to_int32 / unpack_from_int32,
+      dequantize): signed codes + 2^(bits-1), low bits first, packed
+      along the input (zero points along the output); (q - zero_point) *
+      scale in the scale's dtype, column i in group g_idx[i].
 """
 
 import json
@@ -285,3 +289,58 @@ def nvfp4_ref(packed, scale_codes, global_scale, modelopt):
 		s = s / g
 	s = s.repeat_interleave(16, dim=1)[:, :half * 2]
 	return (vals * s).numpy()
+
+
+# --- compressed-tensors pack-quantized ------------------------------------
+# From compressed-tensors' pack_to_int32 / unpack_from_int32 and its
+# dequantize: signed codes are stored plus 2^(bits - 1), 32 // bits of them
+# per int32 word, the first in the lowest bits, along the input for the
+# weight (packed_dim 1) and along the output for zero points (packed_dim
+# 0); the value is (q - zero_point) * scale computed in the scale's dtype,
+# column i taking group g_idx[i] (or i // group_size).
+
+def ct_pack(vals, bits, dim=1):
+	"""Signed int codes [rows, cols] packed into int32 along dim."""
+	v = np.asarray(vals, dtype=np.int64) + (1 << (bits - 1))
+	assert v.min() >= 0 and v.max() < (1 << bits)
+	if dim == 0:
+		v = v.T
+	pf = 32 // bits
+	rows, cols = v.shape
+	pad = -cols % pf
+	v = np.pad(v, ((0, 0), (0, pad))).reshape(rows, -1, pf)
+	words = (v << (np.arange(pf) * bits)).sum(axis=2)
+	words = words.astype(np.uint64).astype(np.uint32).view(np.int32)
+	return np.ascontiguousarray(words.T if dim == 0 else words)
+
+
+def ct_unpack(words, bits, n, dim=1):
+	"""unpack_from_int32: the signed codes, n along the packed dim."""
+	w = np.asarray(words, dtype=np.int32).view(np.uint32).astype(np.int64)
+	if dim == 0:
+		w = w.T
+	pf = 32 // bits
+	mask = (1 << bits) - 1
+	out = np.zeros((w.shape[0], w.shape[1] * pf), np.int64)
+	for i in range(pf):
+		out[:, i::pf] = (w >> (bits * i)) & mask
+	out = out[:, :n] - (1 << bits) // 2
+	return out.T if dim == 0 else out
+
+
+def ct_ref(packed, scale, shape, bits, group_size=None, zero_point=None,
+	   g_idx=None):
+	"""The [out, in] float32 values; scale a torch tensor (its dtype the
+	one the product is rounded to)."""
+	n_out, n_in = shape
+	q = torch.tensor(ct_unpack(packed, bits, n_in))
+	if g_idx is not None:
+		g = torch.tensor(np.asarray(g_idx, dtype=np.int64))
+	else:
+		gs = group_size or n_in
+		g = torch.arange(n_in) // gs
+	x = q.to(scale.dtype)
+	if zero_point is not None:
+		z = torch.tensor(ct_unpack(zero_point, bits, n_out, dim=0))
+		x = x - z[:, g].to(scale.dtype)
+	return (x * scale[:, g]).float().numpy()

@@ -91,7 +91,8 @@ usage(FILE *out)
 	      "                  1 found, 2 a file not read or scanned whole\n",
 	      out);
 	fputs("      --dequant   quantized weights (FP8 with scales, MXFP4, GPTQ,\n"
-	      "                  AWQ, bitsandbytes 4-bit, NVFP4) as the float32\n"
+	      "                  AWQ, compressed-tensors pack-quantized,\n"
+	      "                  bitsandbytes 4-bit, NVFP4) as the float32\n"
 	      "                  tensors they stand for, under their framework's\n"
 	      "                  names (the mount's .dequant/); the default of\n"
 	      "                  --stats and --diff\n"

@@ -29,6 +29,7 @@ static const char *const roles[][QUANT_PARTS] = {
 	[QUANT_BNB4] = { "weight", "absmax", "quant_map", "quant_state",
 			 "nested_absmax", "nested_quant_map" },
 	[QUANT_NVFP4] = { "packed", "scale", "global_scale" },
+	[QUANT_CT_INT] = { "packed", "zero_point", "scale", "g_idx", "shape" },
 };
 
 const char *
@@ -55,6 +56,7 @@ static const struct matcher {
 	{ "_scale", quant_float_fp8 },
 	{ "_blocks", quant_float_mxfp4 },
 	{ "qweight", quant_packed_qweight },
+	{ "_shape", quant_packed_ct },
 	{ ".quant_state.bitsandbytes__nf4", quant_bnb_nf4 },
 	{ ".quant_state.bitsandbytes__fp4", quant_bnb_fp4 },
 };

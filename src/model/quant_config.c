@@ -46,9 +46,18 @@ pair_of(json_t *a, uint64_t out[2])
 static void
 compressed_tensors(json_t *q, struct quant_config *c)
 {
-	json_t *groups = json_object_get(q, "config_groups"), *g, *w;
+	json_t *groups = json_object_get(q, "config_groups"), *g, *w, *v;
 	const char *k;
+	size_t i;
 
+	v = json_object_get(q, "format");
+	if (json_is_string(v)) {
+		snprintf(c->ct_format, sizeof(c->ct_format), "%s",
+			 json_string_value(v));
+		for (i = 0; c->ct_format[i]; i++)
+			c->ct_format[i] = (char)tolower(
+				(unsigned char)c->ct_format[i]);
+	}
 	json_object_foreach(groups, k, g) {
 		w = json_object_get(g, "weights");
 		if (!json_is_object(w))
@@ -56,6 +65,8 @@ compressed_tensors(json_t *q, struct quant_config *c)
 		c->bits = (unsigned)int_of(w, "num_bits", NULL);
 		c->group_size = int_of(w, "group_size", NULL);
 		pair_of(json_object_get(w, "block_structure"), c->block);
+		v = json_object_get(w, "symmetric");
+		c->symmetric = json_is_boolean(v) ? json_is_true(v) : -1;
 		return;
 	}
 }
@@ -87,6 +98,7 @@ quant_config_read(const struct model *m, struct quant_config *c)
 	json_t *cfg, *q;
 
 	memset(c, 0, sizeof(*c));
+	c->symmetric = -1;
 	if (model_beside_json(m, "config.json", &cfg))
 		return -1;
 	q = json_object_get(cfg, "quantization_config");

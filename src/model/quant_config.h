@@ -31,6 +31,10 @@ struct quant_config {
 				   one group for the whole input */
 	int gptq_v2;		/* checkpoint_format "gptq_v2" */
 	int awq_gemv;		/* version "gemv" (not AutoAWQ's GEMM) */
+	int symmetric;		/* compressed-tensors: 1 true, 0 false, -1
+				   unknown */
+	char ct_format[24];	/* compressed-tensors' format, lower case:
+				   "pack-quantized", ... or "" */
 	uint64_t block[2];	/* weight_block_size or block_structure;
 				   0 unknown */
 };

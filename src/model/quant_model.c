@@ -328,6 +328,14 @@ add_settings(struct buf *b, const struct quant_weight *w)
 				       "gptq" : "gptq_v2");
 		bad |= add_str(b, "scale_dtype", dtype_info(ip->sdtype)->name);
 		break;
+	case QUANT_CT_INT:
+		bad |= add_num(b, "bits", ip->bits);
+		bad |= add_num(b, "group_size", ip->group_size);
+		bad |= add_str(b, "zero_point", ip->symmetric ?
+			       "none: symmetric, the zero 2^(bits-1)" :
+			       "weight_zero_point");
+		bad |= add_str(b, "scale_dtype", dtype_info(ip->sdtype)->name);
+		break;
 	case QUANT_NVFP4:
 		bad |= add_num(b, "block", NVFP4_ST_BLOCK);
 		bad |= add_str(b, "global_scale", w->u.nv.modelopt ?

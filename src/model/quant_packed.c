@@ -227,3 +227,161 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 	w->u.ip = p;
 	quant_scan_claim(f, w);
 }
+
+/* weight_shape's [out, in] (I64 or I32 [2]); 0 or -1. */
+static int
+ct_shape(const struct quant_scan *f, size_t i, uint64_t *out, uint64_t *in)
+{
+	const struct tensor *t = quant_scan_tensor(f, i);
+	unsigned sz = t->dtype == DTYPE_I64 ? 8 : 4, k;
+	uint8_t b[16];
+	int64_t v[2];
+
+	if ((t->dtype != DTYPE_I64 && t->dtype != DTYPE_I32) || t->rank != 1 ||
+	    t->shape[0] != 2 || t->strides ||
+	    model_tensor_read(f->m, &f->m->tensors[i], 0, 2 * sz, b))
+		return -1;
+	for (k = 0; k < 2; k++) {
+		uint64_t x = 0;
+		unsigned j;
+
+		for (j = 0; j < sz; j++)
+			x |= (uint64_t)b[k * sz + j] << (8 * j);
+		v[k] = sz == 8 ? (int64_t)x : (int64_t)(int32_t)(uint32_t)x;
+	}
+	if (v[0] <= 0 || v[1] <= 0)
+		return -1;
+	*out = (uint64_t)v[0];
+	*in = (uint64_t)v[1];
+	return 0;
+}
+
+/* bits and the input size from the config, weight_shape and the packed
+ * columns; NULL or why not. */
+static const char *
+ct_fit(const struct quant_scan *f, size_t i, const struct tensor *pk,
+       struct int_packed *p)
+{
+	static const unsigned cand[] = { 2, 4, 8 };
+	unsigned k, n = 0;
+
+	p->out = pk->shape[0];
+	if (f->count) {		/* no read: the shape's best guess */
+		p->bits = f->cfg.bits ? f->cfg.bits : 4;
+		p->in = pk->shape[1] * (32 / (p->bits ? p->bits : 4));
+		return NULL;
+	}
+	if (ct_shape(f, i, &p->out, &p->in))
+		return "its weight_shape is not two positive integers "
+		       "(I64 or I32 [2])";
+	if (p->out != pk->shape[0])
+		return "weight_packed's rows are not weight_shape's first";
+	for (k = 0; k < 3; k++) {
+		if (f->cfg.bits && f->cfg.bits != cand[k])
+			continue;
+		if (quant_scan_ceil_div(p->in, 32 / cand[k]) != pk->shape[1])
+			continue;
+		p->bits = cand[k];
+		n++;
+	}
+	if (f->cfg.bits && f->cfg.bits != 2 && f->cfg.bits != 4 &&
+	    f->cfg.bits != 8)
+		return "its num_bits is not 2, 4 or 8";
+	if (n != 1)
+		return n ? "several bit widths fit: say num_bits in config.json" :
+		       "no bit width (2, 4, 8) fits weight_packed's columns";
+	return NULL;
+}
+
+void
+quant_packed_ct(struct quant_scan *f, size_t i, size_t base)
+{
+	const struct tensor *sh = quant_scan_tensor(f, i), *pk, *sc;
+	const struct tensor *zp = NULL, *gi = NULL;
+	const char *n = sh->name, *why = NULL;
+	size_t pi = quant_scan_lookup(f, n, base, "_packed");
+	size_t si = quant_scan_lookup(f, n, base, "_scale");
+	size_t zi = quant_scan_lookup(f, n, base, "_zero_point");
+	size_t gidx = quant_scan_lookup(f, n, base, "_g_idx");
+	struct quant_weight *w;
+	struct int_packed p;
+	unsigned assumed = 0;
+
+	if (pi == QUANT_ABSENT || quant_scan_tensor(f, pi)->dtype != DTYPE_I32)
+		return;		/* a shape of something else (or NVFP4) */
+	pk = quant_scan_tensor(f, pi);
+	memset(&p, 0, sizeof(p));
+	p.kind = INT_PACKED_CT;
+	if (zi != QUANT_ABSENT && f->cfg.symmetric != 1)
+		zp = quant_scan_tensor(f, zi);
+	else
+		zi = QUANT_ABSENT;	/* symmetric: a stored zero is 0 */
+	if (gidx != QUANT_ABSENT)
+		gi = quant_scan_tensor(f, gidx);
+	p.symmetric = zp == NULL;
+	if (si == QUANT_ABSENT) {
+		why = "it has no weight_scale";
+	} else if (sc = quant_scan_tensor(f, si), pk->rank != 2 ||
+		   !qscalar_is_scale(sc->dtype) || sc->rank != 2 ||
+		   (zp && (zp->dtype != DTYPE_I32 || zp->rank != 2)) ||
+		   (gi && (gi->dtype != DTYPE_I32 || gi->rank != 1))) {
+		why = "weight_packed (I32, 2-D), weight_scale (F16, BF16, "
+		      "F32, 2-D), weight_zero_point (I32, 2-D), weight_g_idx "
+		      "(I32) expected";
+	} else if (*f->cfg.ct_format && strcmp(f->cfg.ct_format,
+						"pack-quantized")) {
+		why = "config.json's compressed-tensors format is not "
+		      "pack-quantized";
+	} else if (!zp && f->cfg.symmetric == 0) {
+		why = "config.json says symmetric false but there is no "
+		      "weight_zero_point";
+	} else if (pk->strides || sc->strides || (zp && zp->strides) ||
+		   (gi && gi->strides)) {
+		why = "a strided view";
+	} else if (!(why = ct_fit(f, i, pk, &p))) {
+		if (f->count && gi)	/* the input, without a read */
+			p.in = gi->shape[0];
+		p.groups = sc->shape[1];
+		p.sdtype = sc->dtype;
+		if (sc->shape[0] != p.out)
+			why = "weight_scale's rows are not the output's";
+		else if (zp && (zp->shape[0] !=
+				quant_scan_ceil_div(p.out, 32 / p.bits) ||
+				zp->shape[1] != p.groups))
+			why = "weight_zero_point is not packed [ceil(out * bits "
+			      "/ 32), groups]";
+		else if (gi && gi->shape[0] != p.in)
+			why = "weight_g_idx is not one group per input column";
+		else
+			group_fit(f, &p, gi != NULL, &assumed, &why);
+	}
+	if (!why && p.in > QUANT_ROW_MAX)
+		why = "its rows hold more than 16 Mi values";
+	if (!why && !quant_scan_name_free(f, n, base, "", QUANT_ABSENT))
+		why = "a stored tensor has the logical name";
+	if (!why && !quant_scan_parts_free(f, (size_t[]){ pi, zi, si, gidx, i },
+					   5))
+		why = "its tensors belong to another weight";
+	if (!why && gi && !f->count)
+		gidx_check(f, gidx, p.groups, &why);
+	if (why) {
+		quant_scan_refuse(f, pk->name, pk->name_len,
+				  "compressed-tensors pack-quantized: %s", why);
+		return;
+	}
+	w = quant_scan_add(f, QUANT_CT_INT, "pack-quantized", n, base, "");
+	if (!w)
+		return;
+	w->part[0] = pi;
+	w->part[1] = zi;
+	w->part[2] = si;
+	w->part[3] = gidx;
+	w->part[4] = i;
+	w->assumed = assumed;
+	w->rank = 2;
+	w->shape[0] = p.out;
+	w->shape[1] = p.in;
+	w->numel = p.out * p.in;
+	w->u.ip = p;
+	quant_scan_claim(f, w);
+}

@@ -36,6 +36,7 @@ quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g)
 		break;
 	case QUANT_GPTQ:
 	case QUANT_AWQ:
+	case QUANT_CT_INT:
 		g->unit = w->u.ip.in;
 		g->per_outer = w->u.ip.out;
 		align = INT_PACKED_ALIGN;
@@ -262,6 +263,47 @@ out:
 	return rc;
 }
 
+/* compressed-tensors' rows [o0, o1): each part's rows are contiguous. */
+static int
+ct_tile(const struct parts *p, uint64_t o0, uint64_t o1, float *out)
+{
+	const struct int_packed *ip = &p->w->u.ip;
+	uint64_t qfirst, qn, zfirst, zn;
+	unsigned sz = elem_size(p, 2);
+	uint8_t *qw, *qz = NULL, *sc, *gi = NULL;
+	int rc = -ENOMEM;
+
+	int_packed_band_words(ip, o0, o1, &qfirst, &qn, &zfirst, &zn);
+	qw = malloc((size_t)(qn * 4 + 1));
+	sc = malloc((size_t)(ip->groups * (o1 - o0) * sz + 1));
+	if (!ip->symmetric)
+		qz = malloc((size_t)(ip->groups * zn * 4 + 1));
+	if (p->w->part[3] != QUANT_ABSENT)
+		gi = malloc((size_t)(ip->in * 4 + 1));
+	if (!qw || !sc || (!ip->symmetric && !qz) ||
+	    (p->w->part[3] != QUANT_ABSENT && !gi))
+		goto out;
+	rc = part_read(p, 0, qfirst * 4, (size_t)(qn * 4), qw);
+	if (!rc && qz)
+		rc = part_read(p, 1, zfirst * ip->groups * 4,
+			       (size_t)(zn * ip->groups * 4), qz);
+	if (!rc)
+		rc = part_read(p, 2, o0 * ip->groups * sz,
+			       (size_t)((o1 - o0) * ip->groups * sz), sc);
+	if (!rc && gi)
+		rc = part_read(p, 3, 0, (size_t)(ip->in * 4), gi);
+	if (!rc) {
+		rc = int_packed_rows(ip, qw, qz, sc, gi, o0, o1, out);
+		rc = rc == -2 ? -ENOMEM : rc ? -EINVAL : 0;
+	}
+out:
+	free(qw);
+	free(qz);
+	free(sc);
+	free(gi);
+	return rc;
+}
+
 /* absmax of blocks [b0, b1), dequantized when nested. */
 static int
 bnb_absmax(const struct parts *p, uint64_t b0, uint64_t b1, float *out)
@@ -366,6 +408,8 @@ quant_render_tile(const struct model *m, const struct quant_weight *w,
 	case QUANT_GPTQ:
 	case QUANT_AWQ:
 		return int_tile(&p, u0, u1, out);
+	case QUANT_CT_INT:
+		return ct_tile(&p, u0, u1, out);
 	case QUANT_BNB4:
 		return bnb_tile(&p, u0, u1, out);
 	case QUANT_NVFP4:

@@ -20,6 +20,8 @@ enum quant_scheme {
 	QUANT_AWQ,	/* format/quant/int_packed.h */
 	QUANT_BNB4,	/* format/quant/bnb4.h */
 	QUANT_NVFP4,	/* format/quant/nvfp4_st.h */
+	QUANT_CT_INT,	/* format/quant/int_packed.h: compressed-tensors'
+			   pack-quantized */
 };
 
 #define QUANT_PARTS 6		/* stored tensors of one weight, at most */
@@ -40,7 +42,7 @@ enum quant_assumed {
 	QUANT_ASSUMED_FORMAT = 1,	/* GPTQ's checkpoint format: v1 */
 	QUANT_ASSUMED_BLOCK = 2,	/* FP8's block: 128 x 128, or what
 					   the shapes divide into */
-	QUANT_ASSUMED_GROUP = 4,	/* GPTQ's or AWQ's group size (no
+	QUANT_ASSUMED_GROUP = 4,	/* GPTQ's, AWQ's or CT's group size (no
 					   g_idx): the input over the groups */
 };
 
@@ -51,7 +53,9 @@ enum quant_assumed {
  *   awq    0 qweight, 1 qzeros, 2 scales
  *   bnb4   0 weight, 1 absmax, 2 quant_map, 3 quant_state,
  *          4 nested_absmax, 5 nested_quant_map (both or neither)
- *   nvfp4  0 packed, 1 scale, 2 global_scale */
+ *   nvfp4  0 packed, 1 scale, 2 global_scale
+ *   ct-int 0 packed, 1 zero_point (asymmetric), 2 scale, 3 g_idx
+ *          (optional), 4 shape */
 struct quant_weight {
 	const char *name;	/* logical name, NUL-terminated too */
 	uint32_t name_len;

@@ -73,6 +73,8 @@ class Model:
 		self.logical = {}	# name: (scheme, [parts], reference)
 		self.config = {}	# file name: JSON object
 		self.refused = []	# stored names that must not be dequantized
+		self.kept = {}		# refused name: a part kept (default
+					# the name + "_scale_inv")
 
 	def add(self, name, dtype, data, shape=None):
 		data = np.ascontiguousarray(data)
@@ -315,6 +317,85 @@ def bnb_model(rng):
 	return m
 
 
+def ct_layer(m, rng, prefix, n_out, n_in, bits, group, sdtype, asym=False,
+	     actorder=False):
+	"""compressed-tensors pack-quantized: M.weight_packed, _scale,
+	_zero_point (asym), _g_idx (actorder), _shape.  group None: one
+	scale per output channel."""
+	lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+	gs = group or n_in
+	groups = -(-n_in // gs)
+	q = rng.integers(lo, hi + 1, (n_out, n_in))
+	q[0, :2] = [lo, hi]
+	scale = torch.tensor(rng.random((n_out, groups)) * 0.02 + 0.001,
+			     dtype=sdtype)
+	name = prefix + "weight"
+	st = "BF16" if sdtype == torch.bfloat16 else "F16"
+	m.add(name + "_packed", "I32", ref.ct_pack(q, bits))
+	m.add(name + "_scale", st, scale.view(torch.int16).numpy().view(
+		np.uint16))
+	parts = [name + "_packed", name + "_scale", name + "_shape"]
+	zp = g_idx = None
+	if asym:
+		z = rng.integers(lo, hi + 1, (n_out, groups))
+		z[0, 0], z[1, 0] = lo, hi
+		zp = ref.ct_pack(z, bits, dim=0)
+		m.add(name + "_zero_point", "I32", zp)
+		parts.append(name + "_zero_point")
+	if actorder:
+		g_idx = (rng.permutation(n_in) // gs).astype(np.int32)
+		m.add(name + "_g_idx", "I32", g_idx)
+		parts.append(name + "_g_idx")
+	m.add(name + "_shape", "I64", np.array([n_out, n_in], np.int64))
+	m.logical[name] = ("pack-quantized", parts,
+			   ref.ct_ref(m.tensors[name + "_packed"][2], scale,
+				      (n_out, n_in), bits, group, zp, g_idx))
+
+
+def ct_config(bits, group, symmetric, actorder=None):
+	return {"quantization_config": {
+		"quant_method": "compressed-tensors", "format": "pack-quantized",
+		"config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+			"num_bits": bits, "type": "int", "symmetric": symmetric,
+			"strategy": "group" if group else "channel",
+			"group_size": group, "actorder": actorder}}},
+		"ignore": ["lm_head"]}}
+
+
+def ct_models(rng):
+	"""W4A16 symmetric (one layer with actorder's g_idx), W4 with zero
+	points, W8A16 per channel; odd sizes cut the packing and the groups."""
+	bf = torch.bfloat16
+	w4 = Model("ct-w4")
+	ct_layer(w4, rng, "l.0.q_proj.", 72, 160, 4, 64, bf)
+	ct_layer(w4, rng, "l.0.k_proj.", 40, 128, 4, 64, bf, actorder=True)
+	w4.add("l.0.norm.weight", "F32", np.ones(8, np.float32))
+	w4.config["config.json"] = ct_config(4, 64, True, "group")
+	asym = Model("ct-w4-asym")
+	ct_layer(asym, rng, "l.0.q_proj.", 45, 96, 4, 32, torch.float16,
+		 asym=True)
+	# 33,000 rows of 64: two tiles, the second's zero points from a
+	# word in the middle
+	ct_layer(asym, rng, "l.0.up_proj.", 33000, 64, 4, 32, torch.float16,
+		 asym=True, actorder=True)
+	# no zero point beside a config that says asymmetric: refused
+	p = "l.1.o_proj.weight"
+	asym.add(p + "_packed", "I32", np.zeros((8, 8), np.int32))
+	asym.add(p + "_scale", "F16", np.zeros((8, 1), np.uint16))
+	asym.add(p + "_shape", "I64", np.array([8, 60], np.int64))
+	asym.refused.append(p + "_packed")
+	asym.kept[p + "_packed"] = p + "_scale"
+	asym.why = (p + "_packed: compressed-tensors pack-quantized: "
+		    "config.json says symmetric false but there is no "
+		    "weight_zero_point")
+	asym.config["config.json"] = ct_config(4, 32, False, "group")
+	w8 = Model("ct-w8")
+	ct_layer(w8, rng, "l.0.q_proj.", 33, 50, 8, None, bf)
+	ct_layer(w8, rng, "l.0.v_proj.", 64, 40, 8, None, torch.float16)
+	w8.config["config.json"] = ct_config(8, None, True)
+	return [w4, asym, w8]
+
+
 def nvfp4_codes(rng, rows, cols):
 	"""Random codes and their block scales: [rows, cols] 4-bit codes
 	(every one), [rows, ceil(cols / 16)] F8_E4M3 codes (normal ones, a
@@ -456,7 +537,8 @@ def check_model(t, m, mnt):
 				(what, {k: st[k] for k in ("min", "max", "nan")}))
 	for name in m.refused:
 		t.check(name not in m.logical and
-			os.path.exists(os.path.join(dq, name + "_scale_inv")),
+			os.path.exists(os.path.join(dq, m.kept.get(
+				name, name + "_scale_inv"))),
 			"%s/%s: refused, its parts kept" % (m.name, name))
 		t.check(not os.path.exists(os.path.join(dq, name)) and
 			not os.path.exists(os.path.join(dq, ".npy",
@@ -698,7 +780,8 @@ def main(t):
 	root = harness.tmpdir("quant")
 	src = os.path.join(root, "models")
 	models = fp8_models(rng) + [mxfp4_model(rng)] + gptq_models(rng) + \
-		[awq_model(rng), bnb_model(rng)] + nvfp4_models(rng)
+		[awq_model(rng), bnb_model(rng)] + nvfp4_models(rng) + \
+		ct_models(rng)
 	for m in models:
 		write(m, src)
 	with harness.Mount(t, src) as mnt:
@@ -710,6 +793,13 @@ def main(t):
 			"the dequantized model has no .dequant/ of its own")
 	by = {m.name: m for m in models}
 	check_inspect(t, by["fp8"], by["awq"], root)
+	for n in ("ct-w4", "ct-w4-asym", "ct-w8"):
+		r = inspect([by[n].path])
+		line = [x for x in r.stdout.decode().splitlines()
+			if x.startswith("quantized:")]
+		t.check(line and ("%d weights (pack-quantized %d" %
+				  (len(by[n].logical), len(by[n].logical)))
+			in line[0], "stfs-inspect %s: %r" % (n, line))
 	check_remote(t, src, by["fp8"], by["fp8cfg"])
 	hostile(t, os.path.join(root, "bad"))
 

@@ -311,7 +311,7 @@ gptq_case(unsigned nbits, const int32_t *gi)
 	uint8_t qwb[IN * OUT * 4], qzb[G * OUT * 4], sc[G * OUT * 2];
 	uint8_t gib[IN * 4];
 	struct int_packed p = { INT_PACKED_GPTQ, nbits, IN, OUT, G, 32, 1,
-				DTYPE_F16 };
+				DTYPE_F16, 0 };
 	uint64_t qrows, qcols, zcols, k;
 	float *out = malloc(IN * OUT * sizeof(float));
 	int i, o, g;
@@ -383,7 +383,7 @@ END_TEST
 
 START_TEST(test_gptq_bad_gidx)
 {
-	struct int_packed p = { INT_PACKED_GPTQ, 4, 8, 8, 1, 8, 1, DTYPE_F16 };
+	struct int_packed p = { INT_PACKED_GPTQ, 4, 8, 8, 1, 8, 1, DTYPE_F16, 0 };
 	uint8_t qw[4 * 8] = { 0 }, qz[4] = { 0 }, sc[16] = { 0 }, gi[32] = { 0 };
 	float out[64];
 
@@ -397,7 +397,7 @@ END_TEST
 /* v2 zeros are taken as they are; F16 products are rounded to F16. */
 START_TEST(test_gptq_v2_rounding)
 {
-	struct int_packed p = { INT_PACKED_GPTQ, 8, 4, 4, 1, 4, 0, DTYPE_F16 };
+	struct int_packed p = { INT_PACKED_GPTQ, 8, 4, 4, 1, 4, 0, DTYPE_F16, 0 };
 	uint8_t qw[4 * 4], qz[4], sc[8];
 	float out[16];
 	int o;
@@ -421,7 +421,7 @@ START_TEST(test_awq_order)
 	enum { IN = 4, OUT = 12, G = 2, W = 2 };
 	uint8_t qw[IN * W * 4], qz[G * W * 4], sc[G * OUT * 2];
 	struct int_packed p = { INT_PACKED_AWQ, 4, IN, OUT, G, 2, 0,
-				DTYPE_F16 };
+				DTYPE_F16, 0 };
 	unsigned q[IN][16], z[G][16];
 	float out[OUT * IN];
 	int i, o, g, c, k;
@@ -458,6 +458,83 @@ START_TEST(test_awq_order)
 					   (i / 2 ? 4.0f : 1.0f) *
 					   ((float)q[i][o] -
 					    (float)z[i / 2][o]));
+}
+END_TEST
+
+/* compressed-tensors pack-quantized, with zero points: input column 8k + j
+ * of a row at bits 4j of its word k; zero points packed along the output
+ * the same way; a band of rows [32, 40) takes zero-point row 4. */
+START_TEST(test_ct_asym)
+{
+	enum { IN = 10, OUT = 40, G = 2, QC = 2, ZR = 5 };
+	struct int_packed p = { INT_PACKED_CT, 4, IN, OUT, G, 5, 0,
+				DTYPE_F16, 0 };
+	uint8_t qw[OUT * QC * 4], qz[ZR * G * 4], sc[OUT * G * 2];
+	unsigned q[OUT][16] = { { 0 } }, z[ZR * 8][G];
+	uint64_t qrows, qcols, zcols, qf, qn, zf, zn;
+	float out[8 * IN];
+	int o, i, g, k, j;
+
+	for (o = 0; o < OUT; o++) {
+		for (i = 0; i < IN; i++)
+			q[o][i] = (unsigned)(o + 3 * i) % 16;
+		for (k = 0; k < QC; k++) {
+			uint32_t w = 0;
+
+			for (j = 0; j < 8; j++)
+				w |= q[o][8 * k + j] << (4 * j);
+			put32(qw + 4 * (o * QC + k), w);
+		}
+		for (g = 0; g < G; g++)
+			put16(sc + 2 * (o * G + g), g ? 0x4000 : 0x3c00);
+	}
+	for (o = 0; o < ZR * 8; o++)
+		for (g = 0; g < G; g++)
+			z[o][g] = (unsigned)(o + 5 * g) % 16;
+	for (k = 0; k < ZR; k++)
+		for (g = 0; g < G; g++) {
+			uint32_t w = 0;
+
+			for (j = 0; j < 8; j++)
+				w |= z[8 * k + j][g] << (4 * j);
+			put32(qz + 4 * (k * G + g), w);
+		}
+	int_packed_shapes(&p, &qrows, &qcols, &zcols);
+	ck_assert(qrows == OUT && qcols == QC && zcols == ZR);
+	int_packed_band_words(&p, 32, 40, &qf, &qn, &zf, &zn);
+	ck_assert(qf == 32 * QC && qn == 8 * QC && zf == 4 && zn == 1);
+	ck_assert_int_eq(int_packed_rows(&p, qw + 4 * qf, qz + 4 * zf * G,
+					 sc + 2 * 32 * G, NULL, 32, 40, out), 0);
+	for (o = 32; o < 40; o++)
+		for (i = 0; i < IN; i++)
+			ck_assert_float_eq(out[(o - 32) * IN + i],
+					   (i / 5 ? 2.0f : 1.0f) *
+					   ((float)q[o][i] -
+					    (float)z[o][i / 5]));
+}
+END_TEST
+
+/* Symmetric: the zero is 2^(bits - 1); a BF16 scale rounds the product
+ * to BF16. */
+START_TEST(test_ct_sym_bf16)
+{
+	struct int_packed p = { INT_PACKED_CT, 8, 5, 1, 1, 5, 0,
+				DTYPE_BF16, 1 };
+	uint8_t qw[8], sc[2];
+	float out[5];
+
+	put32(qw, 0x00ff8000u);		/* 0, 128, 255, 0 */
+	put32(qw + 4, 0x00000081u);	/* 129 */
+	put16(sc, 0x3f81);		/* 1 + 2^-7 */
+	ck_assert_int_eq(int_packed_rows(&p, qw, NULL, sc, NULL, 0, 1, out),
+			 0);
+	/* -128 (1 + 2^-7) = -129: exact; 127 (1 + 2^-7) = 127.99...: 128 in
+	 * BF16 */
+	ck_assert_float_eq(out[0], -129.0f);
+	ck_assert_float_eq(out[1], 0.0f);
+	ck_assert_float_eq(out[2], 128.0f);
+	ck_assert_float_eq(out[3], -129.0f);
+	ck_assert_float_eq(out[4], 1.0078125f);
 }
 END_TEST
 
@@ -573,6 +650,8 @@ wquant_suite(void)
 	tcase_add_test(tc, test_gptq_bad_gidx);
 	tcase_add_test(tc, test_gptq_v2_rounding);
 	tcase_add_test(tc, test_awq_order);
+	tcase_add_test(tc, test_ct_asym);
+	tcase_add_test(tc, test_ct_sym_bf16);
 	tcase_add_test(tc, test_bnb4);
 	tcase_add_test(tc, test_bnb4_nested);
 	tcase_add_loop_test(tc, test_nvfp4, 0, 2);

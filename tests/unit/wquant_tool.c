@@ -120,7 +120,7 @@ setup(struct bench *b)
 		struct int_packed p = { awq ? INT_PACKED_AWQ : INT_PACKED_GPTQ,
 					awq ? 4 : (unsigned)atoi(s + 4), IN,
 					b->elems / IN, IN / 128, 128, !awq,
-					DTYPE_F16 };
+					DTYPE_F16, 0 };
 
 		if (p.bits != 2 && p.bits != 3 && p.bits != 4 && p.bits != 8)
 			return -1;

@@ -1,4 +1,5 @@
-/* int_packed.c - GPTQ and AWQ integers to values (see int_packed.h). */
+/* int_packed.c - GPTQ, AWQ and compressed-tensors integers to values (see
+ * int_packed.h). */
 #include "format/quant/int_packed.h"
 
 #include <stdlib.h>
@@ -48,6 +49,12 @@ void
 int_packed_shapes(const struct int_packed *p, uint64_t *qrows, uint64_t *qcols,
 		  uint64_t *zcols)
 {
+	if (p->kind == INT_PACKED_CT) {
+		*qrows = p->out;
+		*qcols = (p->in + 32 / p->bits - 1) / (32 / p->bits);
+		*zcols = (p->out + 32 / p->bits - 1) / (32 / p->bits);
+		return;
+	}
 	if (p->kind == INT_PACKED_AWQ) {
 		*qrows = p->in;
 		*qcols = (p->out + 7) / 8;
@@ -64,6 +71,16 @@ int_packed_band_words(const struct int_packed *p, uint64_t o0, uint64_t o1,
 		      uint64_t *qfirst, uint64_t *qn, uint64_t *zfirst,
 		      uint64_t *zn)
 {
+	uint64_t pf = 32 / p->bits, cols;
+
+	if (p->kind == INT_PACKED_CT) {
+		cols = (p->in + pf - 1) / pf;
+		*qfirst = o0 * cols;
+		*qn = (o1 - o0) * cols;
+		*zfirst = o0 / pf;
+		*zn = (o1 - o0 + pf - 1) / pf;
+		return;
+	}
 	if (p->kind == INT_PACKED_AWQ) {
 		*qfirst = *zfirst = o0 / 8;
 		*qn = *zn = (o1 - o0 + 7) / 8;
@@ -82,9 +99,25 @@ static void
 group_params(const struct int_packed *p, const uint8_t *qz, uint64_t zn,
 	     const uint8_t *sc, uint64_t nc, int32_t *z, float *s)
 {
-	unsigned sz = dtype_info(p->sdtype)->bits / 8, v;
+	unsigned sz = dtype_info(p->sdtype)->bits / 8, v, pf = 32 / p->bits;
 	uint64_t g, oo;
 
+	if (p->kind == INT_PACKED_CT) {	/* zeros [zn, groups], scales
+					   [nc, groups] */
+		for (g = 0; g < p->groups; g++)
+			for (oo = 0; oo < nc; oo++) {
+				v = 1u << (p->bits - 1);
+				if (!p->symmetric)
+					v = (le_u32(qz + (oo / pf * p->groups +
+							  g) * 4) >>
+					     (p->bits * (oo % pf))) &
+					    ((1u << p->bits) - 1);
+				z[g * nc + oo] = (int32_t)v;
+				s[g * nc + oo] = qscalar_load(p->sdtype,
+					sc + (oo * p->groups + g) * sz);
+			}
+		return;
+	}
 	for (g = 0; g < p->groups; g++) {
 		const uint8_t *zrow = qz + g * zn * 4;
 
@@ -126,6 +159,14 @@ row_codes(const struct int_packed *p, const uint8_t *qw, uint64_t qn,
 	uint64_t i, k, n;
 	uint32_t w[3];
 
+	if (p->kind == INT_PACKED_CT) {	/* row oo of the band's rows */
+		const uint8_t *row = qw + oo * ((p->in + pf - 1) / pf) * 4;
+
+		for (i = 0; i < p->in; i++)
+			q[i] = (uint8_t)((le_u32(row + i / pf * 4) >>
+					  (bits * (i % pf))) & mask);
+		return;
+	}
 	if (p->kind == INT_PACKED_AWQ) {
 		const uint8_t *col = qw + oo / 8 * 4;
 

@@ -1,7 +1,7 @@
 /* int_packed.h - integer weights packed in 32-bit words, with a scale and
- * a zero point per group of input rows: GPTQ (AutoGPTQ, GPTQModel) and
- * AWQ (AutoAWQ's GEMM layout).  The logical weight is [out, in], a
- * linear layer's.
+ * a zero point per group of input rows: GPTQ (AutoGPTQ, GPTQModel), AWQ
+ * (AutoAWQ's GEMM layout) and compressed-tensors' pack-quantized (vLLM's
+ * W4A16 / W8A16).  The logical weight is [out, in], a linear layer's.
  *
  * GPTQ: qweight I32 [ceil(in * bits / 32), out], packed along the input:
  * for bits 2, 4 and 8 word (k, o) holds input rows k * 32 / bits + j at
@@ -20,8 +20,19 @@
  * 3, 7] in column order); qzeros I32 [groups, ceil(out / 8)] the same;
  * scales [groups, out]; input row i is in group i / group_size.
  *
+ * compressed-tensors (pack-quantized): weight_packed I32 [out, ceil(in /
+ * (32 / bits))], packed along the input: input column k * (32 / bits) + j
+ * of a row is at bits j * bits of its word k; weight_zero_point I32
+ * [ceil(out / (32 / bits)), groups] packed along the output the same way,
+ * or none (symmetric); weight_scale [out, groups]; weight_g_idx I32 [in]
+ * or i / group_size.  Codes are stored unsigned, the signed value plus
+ * 2^(bits - 1), zero points too, so q - z is the stored codes'
+ * difference, and symmetric weights have the zero 2^(bits - 1).  Bits 2,
+ * 4 or 8 (a word then holds whole 32-column runs' worth of zero points).
+ *
  * Value (AutoGPTQ's and GPTQModel's dequantize_weight, AutoAWQ's
- * dequantize_gemm): scale * (q - z), where q - z is an exact integer and
+ * dequantize_gemm, compressed-tensors' unpack_from_int32 and dequantize):
+ * scale * (q - z), where q - z is an exact integer and
  * torch multiplies in the scale's dtype, so the product is rounded to it
  * (qscalar.h): F16 scales give F16 values.  Pure functions; no I/O.
  */
@@ -35,6 +46,7 @@
 enum int_packed_kind {
 	INT_PACKED_GPTQ,
 	INT_PACKED_AWQ,
+	INT_PACKED_CT,		/* compressed-tensors' pack-quantized */
 };
 
 struct int_packed {
@@ -45,6 +57,7 @@ struct int_packed {
 	uint64_t group_size;	/* input rows per group (without g_idx) */
 	int zero_offset;	/* 1: stored zeros are zero - 1 (GPTQ v1) */
 	enum dtype sdtype;	/* the scales': F16, BF16 or F32 */
+	int symmetric;		/* CT: no zero points, the zero 2^(bits-1) */
 };
 
 /* Output columns a band starts at a multiple of: every word of qzeros
@@ -52,12 +65,15 @@ struct int_packed {
 #define INT_PACKED_ALIGN 32
 
 /* The stored shapes p implies: qweight [*qrows, *qcols], qzeros [groups,
- * *zcols]. */
+ * *zcols]; for CT weight_packed [*qrows, *qcols] and weight_zero_point
+ * [*zcols, groups]. */
 void int_packed_shapes(const struct int_packed *p, uint64_t *qrows,
 		       uint64_t *qcols, uint64_t *zcols);
 
 /* Words of a qweight row, and of a qzeros row, that output columns [o0,
- * o1) take (o0 a multiple of INT_PACKED_ALIGN), and the first of them. */
+ * o1) take (o0 a multiple of INT_PACKED_ALIGN), and the first of them.
+ * CT: the words of weight_packed's rows [o0, o1) (*qfirst the first,
+ * *qn all of them) and weight_zero_point's rows that hold them. */
 void int_packed_band_words(const struct int_packed *p, uint64_t o0,
 			   uint64_t o1, uint64_t *qfirst, uint64_t *qn,
 			   uint64_t *zfirst, uint64_t *zn);
@@ -65,9 +81,11 @@ void int_packed_band_words(const struct int_packed *p, uint64_t o0,
 /* Logical rows (output columns) [o0, o1), o0 a multiple of
  * INT_PACKED_ALIGN, each of in values, into out ((o1 - o0) * in floats).
  *   qw    every qweight row's words of the band (int_packed_band_words),
- *         little-endian, row after row
- *   qz    every qzeros row's words of the band, the same way
+ *         little-endian, row after row (CT: its rows [o0, o1))
+ *   qz    every qzeros row's words of the band, the same way (CT: the
+ *         rows of weight_zero_point the band takes, or NULL symmetric)
  *   sc    every scales row's values of columns [o0, o1), little-endian
+ *         (CT: weight_scale's rows [o0, o1))
  *   gidx  GPTQ's g_idx (in I32, little-endian), or NULL
  * 0; -1 when a g_idx entry names no group, -2 out of memory (nothing
  * is written then). */
