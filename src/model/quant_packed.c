@@ -107,6 +107,10 @@ group_fit(const struct quant_scan *f, struct int_packed *p, int have_gidx,
 {
 	int64_t gs = f->cfg.group_size;
 
+	if (p->groups == 0) {
+		*why = "its scales have no groups";
+		return -1;
+	}
 	if (gs == -1)
 		gs = (int64_t)p->in;
 	if (gs > 0 && quant_scan_ceil_div(p->in, (uint64_t)gs) == p->groups) {

@@ -739,6 +739,15 @@ def hostile(t, root):
 	m.add("f.weight.quant_map", "F32", ref.bnb_table("nf4"))
 	m.add("f.weight.quant_state.bitsandbytes__nf4", "U8",
 	      ref.bnb_state("nf4", 64, [4, 8]))
+	# compressed-tensors: scales of no groups beside a g_idx (nothing
+	# to divide by); a weight_shape that is not positive
+	m.add("h.weight_packed", "I32", np.zeros((4, 1), np.int32))
+	m.add("h.weight_scale", "F16", np.zeros((4, 0), np.uint16))
+	m.add("h.weight_g_idx", "I32", np.zeros(8, np.int32))
+	m.add("h.weight_shape", "I64", np.array([4, 8], np.int64))
+	m.add("i.weight_packed", "I32", np.zeros((4, 1), np.int32))
+	m.add("i.weight_scale", "F16", np.zeros((4, 1), np.uint16))
+	m.add("i.weight_shape", "I64", np.array([4, -8], np.int64))
 	m.config["quantize_config.json"] = {"bits": 4}	# one output: say it
 	write(m, root)
 	# a qweight that fits neither GPTQ nor AWQ beside a config naming
@@ -771,7 +780,11 @@ def hostile(t, root):
 		"d.qweight: its rows hold more than 16 Mi values",
 		"e.weight_packed: its global scale is not one F32 value",
 		"f.weight: its quant_state's shape does not match its packed "
-		"codes (two codes a byte)"]
+		"codes (two codes a byte)",
+		"h.weight_packed: compressed-tensors pack-quantized: its "
+		"scales have no groups",
+		"i.weight_packed: compressed-tensors pack-quantized: its "
+		"weight_shape is not two positive integers (I64 or I32 [2])"]
 	t.eq((q.get("weights"), got), (0, want), "hostile: refused, why")
 
 
