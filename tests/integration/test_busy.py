@@ -82,6 +82,15 @@ def sigint_leaves(t, p, srv, what):
 		% (what, p.returncode))
 
 
+def in_read(pid):
+	"""pid is blocked in read(2) (x86-64's syscall 0)"""
+	try:
+		with open("/proc/%d/syscall" % pid) as f:
+			return f.read().split()[0] == "0"
+	except (OSError, IndexError):
+		return False
+
+
 # A reader that handles SIGUSR1: exit 3 when it interrupted the read.
 SIG_READER = """import signal, sys
 class Left(Exception):
@@ -115,6 +124,10 @@ def handled_signal_leaves(t, mnt, srv, arrays, procs):
 		"the sig.json reader installed its handler")
 	wait_for(lambda: srv.waiting > before, "the sig.json reader's request",
 		 t)
+	# and the reader in its read(2): a late read-ahead can raise
+	# srv.waiting first, and a signal while it still writes "ready"
+	# raised Left outside its try (status 1; seen under ASan)
+	wait_for(lambda: in_read(p.pid), "the sig.json reader in read(2)", t)
 	p.send_signal(signal.SIGUSR1)
 	try:
 		p.wait(timeout=15)
