@@ -4,12 +4,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "base/bigmem.h"
 #include "view/npy.h"
 
 /* rows reduced down their columns first when no longer (see KEYS) */
 #define COLS_MAX (1u << 20)
+/* keys past the last column + block, read by whole vectors */
+#define KEYS_PAD 32
 
 /* Blocks of at most px values: b = ceil(n / px), ceil(n / b) pixels. */
 static void
@@ -69,18 +71,6 @@ heatmap_geom(const uint64_t *shape, uint32_t rank, int complex, unsigned px,
 	g->cy = g->strip ? HEATMAP_STRIP : magnify(g->ph, px);
 }
 
-/* The pixels: zeroed pages mapped at once (MAP_POPULATE), not one
- * page fault at a time as they are first written (a 1024 x 1024 map is
- * 2,048 pages); freed with unmap(). */
-static void *
-map_zeroed(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 int
 heatmap_init(struct heatmap_acc *a, const struct heatmap_geom *g)
 {
@@ -89,10 +79,12 @@ heatmap_init(struct heatmap_acc *a, const struct heatmap_geom *g)
 	memset(a, 0, sizeof(*a));
 	a->g = *g;
 	a->pix_len = (n ? n : 1) * sizeof(*a->pix);
-	a->pix = map_zeroed(a->pix_len);
-	/* column keys of a pixel row: up to 32 bits each */
+	a->pix = bigmem_alloc(a->pix_len);	/* zeroed */
+	/* column keys of a pixel row: up to 32 bits each, and zeros past
+	 * the last column for the reduction across (see KEYS) */
 	if (g->pw && g->cols <= COLS_MAX)
-		a->colkeys = calloc((size_t)g->cols, sizeof(uint32_t));
+		a->colkeys = calloc((size_t)(g->cols + g->bcols) + KEYS_PAD,
+				    sizeof(uint32_t));
 	if (!a->pix || (g->pw && g->cols <= COLS_MAX && !a->colkeys)) {
 		heatmap_drop(a);
 		return -1;
@@ -103,8 +95,7 @@ heatmap_init(struct heatmap_acc *a, const struct heatmap_geom *g)
 void
 heatmap_drop(struct heatmap_acc *a)
 {
-	if (a->pix)
-		munmap(a->pix, a->pix_len);
+	bigmem_free(a->pix, a->pix_len);
 	free(a->colkeys);
 	a->pix = NULL;
 	a->colkeys = NULL;
@@ -172,8 +163,12 @@ heatmap_pick(double pixel, double v)
  * infinity's.  Rows of up to COLS_MAX values are reduced down their
  * columns first, into a pixel row's column keys (a.colkeys, in vectors:
  * GCC's vector extensions, no intrinsics), then across each block of
- * columns when the pixel row changes and at the end of each call; longer
- * rows block by block. */
+ * columns once the pixel row is complete; longer rows block by block.
+ * Across, in vectors too: after k passes ck[c] = max(ck[c], ck[c + d])
+ * with d = 1, 2, .., 2^(k-1), ck[c] is the largest of ck[c .. c + 2^k),
+ * so a block of b columns, 2^k <= b < 2^(k+1), is the larger of the keys
+ * at its first column and at its last but 2^k - 1 (zeros past the last
+ * column stand for nothing). */
 typedef uint16_t vec16 __attribute__((vector_size(32)));
 typedef uint32_t vec32 __attribute__((vector_size(32)));
 typedef int16_t svec16 __attribute__((vector_size(32)));
@@ -223,6 +218,33 @@ NAME##_pixel(double *px, T k)						\
 	*px = pick(*px, v);						\
 }									\
 									\
+/* ck[c] = max(ck[c .. c + d]) for c < n, in place going up: a vector	\
+ * reads its own and later keys before it stores. */			\
+__attribute__((target_clones("avx2", "default")))			\
+static void								\
+NAME##_span(T *ck, size_t n, size_t d)					\
+{									\
+	const size_t w = sizeof(VEC) / sizeof(T);			\
+	const T top = (T)((T)1 << (sizeof(T) * 8 - 1));		\
+	size_t c = 0;							\
+									\
+	for (; c + w <= n; c += w) {					\
+		VEC x, y;						\
+		SVEC k, b, m;						\
+									\
+		memcpy(&x, ck + c, sizeof(x));				\
+		memcpy(&y, ck + c + d, sizeof(y));			\
+		k = (SVEC)(x ^ top);					\
+		b = (SVEC)(y ^ top);					\
+		m = k > b;						\
+		b = (k & m) | (b & ~m);					\
+		x = (VEC)b ^ top;					\
+		memcpy(ck + c, &x, sizeof(x));				\
+	}								\
+	for (; c < n; c++)						\
+		ck[c] = ck[c + d] > ck[c] ? ck[c + d] : ck[c];		\
+}									\
+									\
 /* The column keys of pixel row prow into its pixels; then zero. */	\
 static void								\
 NAME##_flush(struct heatmap_acc *a, uint64_t prow)			\
@@ -230,18 +252,17 @@ NAME##_flush(struct heatmap_acc *a, uint64_t prow)			\
 	const struct heatmap_geom *g = &a->g;				\
 	double *px = &a->pix[(size_t)prow * g->pw];			\
 	T *ck = a->colkeys;						\
-	uint64_t c = 0, e;						\
+	size_t n = (size_t)g->cols, b = (size_t)g->bcols, d = 1, c;	\
 	uint32_t j;							\
 									\
-	for (j = 0; j < g->pw; j++) {					\
-		T m = 0;						\
+	for (; 2 * d <= b; d *= 2)					\
+		NAME##_span(ck, n, d);					\
+	for (j = 0, c = 0; j < g->pw; j++, c += b) {			\
+		T x = ck[c], y = ck[c + b - d];				\
 									\
-		e = c + g->bcols < g->cols ? c + g->bcols : g->cols;	\
-		for (; c < e; c++)					\
-			m = ck[c] > m ? ck[c] : m;			\
-		NAME##_pixel(&px[j], m);				\
+		NAME##_pixel(&px[j], x > y ? x : y);			\
 	}								\
-	memset(ck, 0, (size_t)g->cols * sizeof(T));			\
+	memset(ck, 0, n * sizeof(T));					\
 }									\
 									\
 static void								\
@@ -289,7 +310,8 @@ NAME(struct heatmap_acc *a, const T *v, size_t n)			\
 			r++;						\
 		}							\
 	}								\
-	if (a->colkeys)							\
+	/* a pixel row's keys wait for its last row (in a later call) */	\
+	if (a->colkeys && (r >= g->rows || r / g->brows != prow))	\
 		NAME##_flush(a, prow);					\
 }
 

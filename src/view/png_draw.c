@@ -11,8 +11,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "base/bigmem.h"
 #include "base/buf.h"
 #include "view/png_file.h"
 
@@ -132,22 +132,18 @@ foot(cairo_t *cr, const struct png_draw_lines *l, unsigned w, double y,
 		     l->lines[i], w - 2 * PNG_DRAW_LEFT);
 }
 
-/* An image surface on pages mapped at once (MAP_POPULATE), not faulted
- * in one at a time as cairo first paints them; *mem and *len to unmap
- * once the surface is destroyed. */
+/* An image surface on big scratch memory (base/bigmem.h): *mem and *len
+ * to free once the surface is destroyed. */
 static cairo_surface_t *
 surface(unsigned w, unsigned h, void **mem, size_t *len)
 {
 	int stride = cairo_format_stride_for_width(CAIRO_FORMAT_RGB24, (int)w);
 
 	*len = (size_t)stride * h;
-	*mem = mmap(NULL, *len, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (*mem == MAP_FAILED) {
-		*mem = NULL;
+	*mem = bigmem_alloc(*len);
+	if (!*mem)
 		return cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)w,
 						  (int)h);
-	}
 	return cairo_image_surface_create_for_data(*mem, CAIRO_FORMAT_RGB24,
 						   (int)w, (int)h, stride);
 }
@@ -169,8 +165,7 @@ finish(cairo_surface_t *s, cairo_t *cr, const struct png_text *t, size_t nt,
 				    (size_t)cairo_image_surface_get_stride(s),
 				    t, nt, out);
 	cairo_surface_destroy(s);
-	if (mem)
-		munmap(mem, len);
+	bigmem_free(mem, len);
 	return rc;
 }
 

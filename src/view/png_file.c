@@ -106,18 +106,30 @@ png_file_write(const unsigned char *pixels, unsigned w, unsigned h,
 	memset(&pad, 0, sizeof(pad));
 	if (buf_reserve(out, (size_t)size))
 		return -ENOMEM;
-#ifdef MADV_POPULATE_WRITE
 	{
-		/* the pages to be written, mapped at once rather than one
-		 * page fault at a time (best effort) */
-		uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-		uintptr_t b = ((uintptr_t)out->data + out->len + pg - 1) & ~(pg - 1);
-		uintptr_t e = ((uintptr_t)out->data + out->len + size) & ~(pg - 1);
+		/* the pages to be written: on huge pages where whole ones
+		 * fit (base/bigmem.h says why), mapped at once rather than
+		 * one page fault at a time (best effort) */
+		uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), hp = 2u << 20;
+		uintptr_t from = (uintptr_t)out->data + out->len;
+		uintptr_t b = (from + pg - 1) & ~(pg - 1);
+		uintptr_t e = (from + size) & ~(pg - 1);
+		uintptr_t hb = (from + hp - 1) & ~(hp - 1);
+		uintptr_t he = (from + size) & ~(hp - 1);
 
+		(void)hb;
+		(void)he;
+#ifdef MADV_HUGEPAGE
+		if (he > hb)
+			madvise((void *)hb, he - hb, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
 		if (e > b)
 			madvise((void *)b, e - b, MADV_POPULATE_WRITE);
-	}
 #endif
+		(void)b;
+		(void)e;
+	}
 	for (i = 0; i < nt; i++)
 		if (strlen(t[i].text) > t[i].max)
 			return -EIO;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bigmem.h"
 #include "base/buf.h"
 #include "base/memo.h"
 #include "view/heatmap.h"
@@ -182,9 +183,17 @@ START_TEST(fast_paths)
 {
 	uint64_t a[] = { 37, 1000 }, b[] = { 300, 7 }, c[] = { 5, 6, 7 };
 	uint64_t strip[] = { 100000 }, longrow[] = { 2, 1100000 };
+	/* blocks across of 14 (the reduction's two halves overlap), 3, 98
+	 * and 7, the last block of each shorter */
+	uint64_t d[] = { 9, 14330 }, e[] = { 11, 3001 }, f[] = { 3, 100000 };
+	uint64_t h[] = { 33, 699 };
 	int kind;
 
 	for (kind = 0; kind < 3; kind++) {
+		compare(d, 2, 1024, kind);
+		compare(e, 2, 1024, kind);
+		compare(f, 2, 1024, kind);
+		compare(h, 2, 100, kind);
 		compare(a, 2, 64, kind);
 		compare(a, 2, 1024, kind);
 		compare(b, 2, 16, kind);
@@ -217,6 +226,32 @@ START_TEST(outlier)
 			  heatmap_step_colour(-HEATMAP_LEVELS));
 	heatmap_drop(&a);
 	free(v);
+}
+END_TEST
+
+/* Big scratch memory: zeroed, writable to its last byte, on a 2 MiB
+ * boundary from 1 MiB on (a huge page backs only an aligned 2 MiB). */
+START_TEST(bigmem)
+{
+	size_t lens[] = { 1, 4095, 4096, (1u << 20) - 1, 1u << 20,
+			  5 * 1000 * 1000 + 7, 8u << 20 };
+	size_t i, j;
+
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		unsigned char *p = bigmem_alloc(lens[i]);
+
+		ck_assert_ptr_nonnull(p);
+		for (j = 0; j < lens[i]; j += 4093)
+			ck_assert_uint_eq(p[j], 0);
+		ck_assert_uint_eq(p[lens[i] - 1], 0);
+		memset(p, 0xa5, lens[i]);
+		if (lens[i] >= 1u << 20)
+			ck_assert_uint_eq((uintptr_t)p % (2u << 20), 0);
+		bigmem_free(p, lens[i]);
+	}
+	bigmem_free(NULL, 10);
+	ck_assert_ptr_null(bigmem_alloc(0));
+	ck_assert_ptr_null(bigmem_alloc(SIZE_MAX - 10));
 }
 END_TEST
 
@@ -412,6 +447,7 @@ png_suite(void)
 	tcase_add_test(tc, pick);
 	tcase_add_test(tc, fast_paths);
 	tcase_add_test(tc, outlier);
+	tcase_add_test(tc, bigmem);
 	tcase_add_test(tc, colours);
 	tcase_add_test(tc, hist_bins);
 	tcase_add_test(tc, png_size_fixed);
