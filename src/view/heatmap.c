@@ -177,29 +177,33 @@ typedef int32_t svec32 __attribute__((vector_size(32)));
 #define KEY16(x) ((uint16_t)((x) << 1) | (uint16_t)(~(x) >> 15 & 1))
 #define KEY32(x) ((uint32_t)((x) << 1) | (~(x) >> 31 & 1))
 
+/* x = the larger of vectors of keys x and y, elementwise: compared as
+ * signed (top bit flipped), the instructions every x86-64 has */
+#define VMAX(T, VEC, SVEC, x, y)					\
+	do {								\
+		const T top_ = (T)((T)1 << (sizeof(T) * 8 - 1));	\
+		SVEC a_ = (SVEC)((x) ^ top_), b_ = (SVEC)((y) ^ top_), m_; \
+									\
+		m_ = a_ > b_;						\
+		(x) = (VEC)((a_ & m_) | (b_ & ~m_)) ^ top_;		\
+	} while (0)
+
 #define KEYS(NAME, T, VEC, SVEC, KEY, INFKEY, VAL)			\
-/* the vectors' keys are compared as signed (top bit flipped): the	\
- * instructions every x86-64 has */					\
+/* ck[c] = max(ck[c], key of p[c]) for c < n */				\
 __attribute__((target_clones("avx2", "default")))			\
 static void								\
 NAME##_down(T *ck, const T *p, size_t n)				\
 {									\
 	const size_t w = sizeof(VEC) / sizeof(T);			\
-	const T top = (T)((T)1 << (sizeof(T) * 8 - 1));		\
 	size_t c = 0;							\
 									\
 	for (; c + w <= n; c += w) {					\
 		VEC x, a;						\
-		SVEC k, b, m;						\
 									\
 		memcpy(&x, p + c, sizeof(x));				\
 		memcpy(&a, ck + c, sizeof(a));				\
-		k = (SVEC)(((x << 1) | (~x >> (sizeof(T) * 8 - 1) & 1)) ^ \
-			   top);					\
-		b = (SVEC)(a ^ top);					\
-		m = k > b;						\
-		b = (k & m) | (b & ~m);					\
-		a = (VEC)b ^ top;					\
+		x = (x << 1) | (~x >> (sizeof(T) * 8 - 1) & 1);		\
+		VMAX(T, VEC, SVEC, a, x);				\
 		memcpy(ck + c, &a, sizeof(a));				\
 	}								\
 	for (; c < n; c++) {						\
@@ -218,27 +222,21 @@ NAME##_pixel(double *px, T k)						\
 	*px = pick(*px, v);						\
 }									\
 									\
-/* ck[c] = max(ck[c .. c + d]) for c < n, in place going up: a vector	\
- * reads its own and later keys before it stores. */			\
+/* ck[c] = max(ck[c], ck[c + d]) for c < n, in place going up: a	\
+ * vector reads its own and later keys before it stores. */		\
 __attribute__((target_clones("avx2", "default")))			\
 static void								\
 NAME##_span(T *ck, size_t n, size_t d)					\
 {									\
 	const size_t w = sizeof(VEC) / sizeof(T);			\
-	const T top = (T)((T)1 << (sizeof(T) * 8 - 1));		\
 	size_t c = 0;							\
 									\
 	for (; c + w <= n; c += w) {					\
 		VEC x, y;						\
-		SVEC k, b, m;						\
 									\
 		memcpy(&x, ck + c, sizeof(x));				\
 		memcpy(&y, ck + c + d, sizeof(y));			\
-		k = (SVEC)(x ^ top);					\
-		b = (SVEC)(y ^ top);					\
-		m = k > b;						\
-		b = (k & m) | (b & ~m);					\
-		x = (VEC)b ^ top;					\
+		VMAX(T, VEC, SVEC, x, y);				\
 		memcpy(ck + c, &x, sizeof(x));				\
 	}								\
 	for (; c < n; c++)						\
