@@ -223,44 +223,58 @@ mxfp4_tile(const struct parts *p, uint64_t e, uint64_t c0, uint64_t c1,
 	return rc;
 }
 
+/* The rows [o0, o1) of an integer weight from its parts read so far
+ * (rc: 0, or the first failure; qz NULL when symmetric), its g_idx read
+ * here when it has one; frees qw, qz and sc.  0 or -errno. */
+static int
+int_rows(const struct parts *p, int rc, uint8_t *qw, uint8_t *qz,
+	 uint8_t *sc, uint64_t o0, uint64_t o1, float *out)
+{
+	const struct int_packed *ip = &p->w->u.ip;
+	uint8_t *gi = NULL;
+
+	if (!rc && p->w->part[3] != QUANT_ABSENT) {
+		gi = malloc((size_t)(ip->in * 4 + 1));
+		rc = gi ? part_read(p, 3, 0, (size_t)(ip->in * 4), gi) :
+		     -ENOMEM;
+	}
+	if (!rc) {
+		rc = int_packed_rows(ip, qw, qz, sc, gi, o0, o1, out);
+		rc = rc == -2 ? -ENOMEM : rc ? -EINVAL : 0;
+	}
+	free(qw);
+	free(qz);
+	free(sc);
+	free(gi);
+	return rc;
+}
+
+/* GPTQ's and AWQ's rows [o0, o1): a band of every part's rows. */
 static int
 int_tile(const struct parts *p, uint64_t o0, uint64_t o1, float *out)
 {
 	const struct int_packed *ip = &p->w->u.ip;
 	uint64_t qrows, qcols, zcols, qfirst, qn, zfirst, zn;
 	unsigned sz = elem_size(p, 2);
-	uint8_t *qw, *qz, *sc, *gi = NULL;
-	int rc = -ENOMEM;
+	uint8_t *qw, *qz, *sc;
+	int rc;
 
 	int_packed_shapes(ip, &qrows, &qcols, &zcols);
 	int_packed_band_words(ip, o0, o1, &qfirst, &qn, &zfirst, &zn);
 	qw = malloc((size_t)(qrows * qn * 4 + 1));
 	qz = malloc((size_t)(ip->groups * zn * 4 + 1));
 	sc = malloc((size_t)(ip->groups * (o1 - o0) * sz + 1));
-	if (p->w->part[3] != QUANT_ABSENT)
-		gi = malloc((size_t)(ip->in * 4 + 1));
-	if (!qw || !qz || !sc || (p->w->part[3] != QUANT_ABSENT && !gi))
-		goto out;
-	rc = part_rows(p, 0, qfirst * 4, qcols * 4, (size_t)(qn * 4), qrows,
-		       qw);
+	rc = qw && qz && sc ? 0 : -ENOMEM;
+	if (!rc)
+		rc = part_rows(p, 0, qfirst * 4, qcols * 4, (size_t)(qn * 4),
+			       qrows, qw);
 	if (!rc)
 		rc = part_rows(p, 1, zfirst * 4, zcols * 4, (size_t)(zn * 4),
 			       ip->groups, qz);
 	if (!rc)
 		rc = part_rows(p, 2, o0 * sz, ip->out * sz,
 			       (size_t)((o1 - o0) * sz), ip->groups, sc);
-	if (!rc && gi)
-		rc = part_read(p, 3, 0, (size_t)(ip->in * 4), gi);
-	if (!rc) {
-		rc = int_packed_rows(ip, qw, qz, sc, gi, o0, o1, out);
-		rc = rc == -2 ? -ENOMEM : rc ? -EINVAL : 0;
-	}
-out:
-	free(qw);
-	free(qz);
-	free(sc);
-	free(gi);
-	return rc;
+	return int_rows(p, rc, qw, qz, sc, o0, o1, out);
 }
 
 /* compressed-tensors' rows [o0, o1): each part's rows are contiguous. */
@@ -270,38 +284,24 @@ ct_tile(const struct parts *p, uint64_t o0, uint64_t o1, float *out)
 	const struct int_packed *ip = &p->w->u.ip;
 	uint64_t qfirst, qn, zfirst, zn;
 	unsigned sz = elem_size(p, 2);
-	uint8_t *qw, *qz = NULL, *sc, *gi = NULL;
-	int rc = -ENOMEM;
+	uint8_t *qw, *qz = NULL, *sc;
+	int rc;
 
 	int_packed_band_words(ip, o0, o1, &qfirst, &qn, &zfirst, &zn);
 	qw = malloc((size_t)(qn * 4 + 1));
 	sc = malloc((size_t)(ip->groups * (o1 - o0) * sz + 1));
 	if (!ip->symmetric)
 		qz = malloc((size_t)(ip->groups * zn * 4 + 1));
-	if (p->w->part[3] != QUANT_ABSENT)
-		gi = malloc((size_t)(ip->in * 4 + 1));
-	if (!qw || !sc || (!ip->symmetric && !qz) ||
-	    (p->w->part[3] != QUANT_ABSENT && !gi))
-		goto out;
-	rc = part_read(p, 0, qfirst * 4, (size_t)(qn * 4), qw);
+	rc = qw && sc && (ip->symmetric || qz) ? 0 : -ENOMEM;
+	if (!rc)
+		rc = part_read(p, 0, qfirst * 4, (size_t)(qn * 4), qw);
 	if (!rc && qz)
 		rc = part_read(p, 1, zfirst * ip->groups * 4,
 			       (size_t)(zn * ip->groups * 4), qz);
 	if (!rc)
 		rc = part_read(p, 2, o0 * ip->groups * sz,
 			       (size_t)((o1 - o0) * ip->groups * sz), sc);
-	if (!rc && gi)
-		rc = part_read(p, 3, 0, (size_t)(ip->in * 4), gi);
-	if (!rc) {
-		rc = int_packed_rows(ip, qw, qz, sc, gi, o0, o1, out);
-		rc = rc == -2 ? -ENOMEM : rc ? -EINVAL : 0;
-	}
-out:
-	free(qw);
-	free(qz);
-	free(sc);
-	free(gi);
-	return rc;
+	return int_rows(p, rc, qw, qz, sc, o0, o1, out);
 }
 
 /* absmax of blocks [b0, b1), dequantized when nested. */
