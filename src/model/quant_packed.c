@@ -131,6 +131,28 @@ group_fit(const struct quant_scan *f, struct int_packed *p, int have_gidx,
 	return -1;
 }
 
+/* Add the weight of parts[0..QUANT_PARTS) decoded as p, named a[0..alen)
+ * + b, [p->out, p->in], and claim its parts. */
+static void
+claim_int_packed(struct quant_scan *f, enum quant_scheme s, const char *label,
+		 const char *a, size_t alen, const char *b,
+		 const size_t *parts, unsigned assumed,
+		 const struct int_packed *p)
+{
+	struct quant_weight *w = quant_scan_add(f, s, label, a, alen, b);
+
+	if (!w)
+		return;
+	memcpy(w->part, parts, QUANT_PARTS * sizeof(*parts));
+	w->assumed = assumed;
+	w->rank = 2;
+	w->shape[0] = p->out;
+	w->shape[1] = p->in;
+	w->numel = p->out * p->in;
+	w->u.ip = *p;
+	quant_scan_claim(f, w);
+}
+
 void
 quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 {
@@ -139,7 +161,6 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 	size_t zi = quant_scan_lookup(f, qw->name, base, "qzeros");
 	size_t si = quant_scan_lookup(f, qw->name, base, "scales");
 	size_t gidx = quant_scan_lookup(f, qw->name, base, "g_idx");
-	struct quant_weight *w;
 	struct int_packed p;
 	unsigned assumed = 0;
 	int awq;
@@ -215,21 +236,10 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 		quant_scan_refuse(f, qw->name, qw->name_len, "%s", why);
 		return;
 	}
-	w = quant_scan_add(f, awq ? QUANT_AWQ : QUANT_GPTQ,
-			   awq ? "awq" : "gptq", qw->name, base, "weight");
-	if (!w)
-		return;
-	w->part[0] = i;
-	w->part[1] = zi;
-	w->part[2] = si;
-	w->part[3] = awq ? QUANT_ABSENT : gidx;
-	w->assumed = assumed;
-	w->rank = 2;
-	w->shape[0] = p.out;
-	w->shape[1] = p.in;
-	w->numel = p.out * p.in;
-	w->u.ip = p;
-	quant_scan_claim(f, w);
+	claim_int_packed(f, awq ? QUANT_AWQ : QUANT_GPTQ, awq ? "awq" : "gptq",
+			 qw->name, base, "weight", (size_t[QUANT_PARTS]){
+				 i, zi, si, awq ? QUANT_ABSENT : gidx,
+				 QUANT_ABSENT, QUANT_ABSENT }, assumed, &p);
 }
 
 /* weight_shape's [out, in] (I64 or I32 [2]); 0 or -1. */
@@ -307,7 +317,6 @@ quant_packed_ct(struct quant_scan *f, size_t i, size_t base)
 	size_t si = quant_scan_lookup(f, n, base, "_scale");
 	size_t zi = quant_scan_lookup(f, n, base, "_zero_point");
 	size_t gidx = quant_scan_lookup(f, n, base, "_g_idx");
-	struct quant_weight *w;
 	struct int_packed p;
 	unsigned assumed = 0;
 
@@ -373,19 +382,7 @@ quant_packed_ct(struct quant_scan *f, size_t i, size_t base)
 				  "compressed-tensors pack-quantized: %s", why);
 		return;
 	}
-	w = quant_scan_add(f, QUANT_CT_INT, "pack-quantized", n, base, "");
-	if (!w)
-		return;
-	w->part[0] = pi;
-	w->part[1] = zi;
-	w->part[2] = si;
-	w->part[3] = gidx;
-	w->part[4] = i;
-	w->assumed = assumed;
-	w->rank = 2;
-	w->shape[0] = p.out;
-	w->shape[1] = p.in;
-	w->numel = p.out * p.in;
-	w->u.ip = p;
-	quant_scan_claim(f, w);
+	claim_int_packed(f, QUANT_CT_INT, "pack-quantized", n, base, "",
+			 (size_t[QUANT_PARTS]){ pi, zi, si, gidx, i,
+						QUANT_ABSENT }, assumed, &p);
 }
