@@ -284,7 +284,6 @@ stats_read(const struct view *v, uint64_t i, uint64_t off, size_t size,
 	char head[48];
 	size_t hl = stats_head(i, head);
 	uint64_t jlen;
-	char *p;
 	int rc;
 
 	if (!mt)
@@ -298,15 +297,8 @@ stats_read(const struct view *v, uint64_t i, uint64_t off, size_t size,
 			    (size_t)jlen) ||
 		    buf_adds(&all, HTML_PAGE_STATS_TAIL)))
 		rc = -ENOMEM;
-	if (!rc && off < all.len) {
-		if (size > all.len - off)
-			size = (size_t)(all.len - off);
-		p = view_segs_render(out, size);
-		if (p)
-			memcpy(p, all.data + off, size);
-		else
-			rc = -ENOMEM;
-	}
+	if (!rc)
+		rc = view_segs_add_copy(out, all.data, all.len, off, size);
 	view_segs_free(&js);
 	buf_free(&all);
 	return rc;
@@ -318,7 +310,6 @@ html_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 {
 	uint64_t k = ino - v->ino_html;
 	const struct buf *p;
-	char *dst;
 
 	if (k == AT_DIR || k == AT_STATS_DIR)
 		return -EISDIR;
@@ -327,15 +318,7 @@ html_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	p = page(v);
 	if (!p)
 		return -ENOMEM;
-	if (off >= p->len || !size)
-		return 0;
-	if (size > p->len - off)
-		size = (size_t)(p->len - off);
-	dst = view_segs_render(out, size);
-	if (!dst)
-		return -ENOMEM;
-	memcpy(dst, p->data + off, size);
-	return 0;
+	return view_segs_add_copy(out, p->data, p->len, off, size);
 }
 
 static int

@@ -120,6 +120,23 @@ view_segs_render(struct view_segs *s, size_t len)
 	return s->mem->data + at;
 }
 
+int
+view_segs_add_copy(struct view_segs *s, const char *data, size_t len,
+		   uint64_t off, size_t size)
+{
+	char *p;
+
+	if (off >= len || !size)
+		return 0;
+	if (size > len - off)
+		size = (size_t)(len - off);
+	p = view_segs_render(s, size);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, data + off, size);
+	return 0;
+}
+
 void
 view_segs_trim(struct view_segs *s, size_t len)
 {

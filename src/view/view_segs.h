@@ -54,6 +54,12 @@ int view_segs_add_mem(struct view_segs *s, const char *p, size_t len);
  * (valid until the next call on s), or NULL when out of memory. */
 char *view_segs_render(struct view_segs *s, size_t len);
 
+/* Append a copy of bytes [off, off + size) of a file whose whole content
+ * is data[0..len) (the read of a file rendered whole): what of that range
+ * is there, nothing past its end.  0, or -ENOMEM. */
+int view_segs_add_copy(struct view_segs *s, const char *data, size_t len,
+		       uint64_t off, size_t size);
+
 /* The buffer rendered segments live in (allocated on first use; NULL
  * when out of memory), for a renderer that appends to a struct buf: it
  * appends at its end, then adds a segment of part of what it appended

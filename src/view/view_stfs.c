@@ -232,22 +232,14 @@ stfs_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	  struct view_segs *out)
 {
 	struct buf b = BUF_INIT;
-	char *p;
 	int rc;
 
 	if (ino == v->ino_stfs)
 		return -EISDIR;
 	rc = ino == v->ino_stfs + 1 ? render(v, &b) :
 	     msglog_render(v->opts.log, &b) ? -ENOMEM : 0;
-	if (!rc && off < b.len) {
-		if (size > b.len - off)
-			size = (size_t)(b.len - off);
-		p = view_segs_render(out, size);
-		if (p)
-			memcpy(p, b.data + off, size);
-		else
-			rc = -ENOMEM;
-	}
+	if (!rc)
+		rc = view_segs_add_copy(out, b.data, b.len, off, size);
 	buf_free(&b);
 	return rc;
 }

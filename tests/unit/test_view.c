@@ -1080,6 +1080,27 @@ seg_bytes(const struct view_segs *s)
 	return out;
 }
 
+/* A slice of a file rendered whole: what of the range is there. */
+START_TEST(test_segs_add_copy)
+{
+	static const char data[] = "0123456789";
+	struct view_segs s = VIEW_SEGS_INIT;
+	char *b;
+
+	ck_assert_int_eq(view_segs_add_copy(&s, data, 10, 3, 4), 0);
+	ck_assert_int_eq(view_segs_add_copy(&s, data, 10, 8, 100), 0);
+	ck_assert_int_eq(view_segs_add_copy(&s, data, 10, 10, 5), 0);
+	ck_assert_int_eq(view_segs_add_copy(&s, data, 10, 1ull << 40, 5), 0);
+	ck_assert_int_eq(view_segs_add_copy(&s, data, 10, 0, 0), 0);
+	ck_assert_int_eq(view_segs_add_copy(&s, data, 0, 0, 5), 0);
+	ck_assert_uint_eq(s.len, 6);
+	b = seg_bytes(&s);
+	ck_assert(memcmp(b, "345689", 6) == 0);
+	free(b);
+	view_segs_free(&s);
+}
+END_TEST
+
 /* Every window of every file reads, through its segments, the same
  * bytes as a whole read; the shapes are the ones adapter relies on. */
 START_TEST(test_read_segments)
@@ -1506,6 +1527,7 @@ view_suite(void)
 	TCase *tn = tcase_create("names");
 	TCase *tv = tcase_create("view");
 
+	tcase_add_test(tn, test_segs_add_copy);
 	tcase_add_test(tn, test_rule1_escapes);
 	tcase_add_test(tn, test_rule2_leading_dot);
 	tcase_add_test(tn, test_rule3_json_suffix);
