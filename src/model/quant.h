@@ -45,9 +45,10 @@
  * not tile its weight, a missing sibling, a logical name taken by a
  * stored tensor that is not one of its parts, a g_idx naming a group that
  * is not there) is left as it is stored and named in refused[] with the
- * reason.  bitsandbytes' quant_state tensors (a few hundred bytes each)
- * and GPTQ's g_idx (4 bytes per input row) are read here; nothing else
- * is.
+ * reason.  bitsandbytes' quant_state tensors (a few hundred bytes each),
+ * GPTQ's and compressed-tensors' g_idx (4 bytes per input row) and
+ * compressed-tensors' weight_shape (16 bytes) are read here; nothing
+ * else is.
  */
 #ifndef STFS_QUANT_H
 #define STFS_QUANT_H
@@ -66,8 +67,10 @@ int quant_find(const struct model *m, struct quant **out, struct err *e);
 void quant_free(struct quant *q);
 
 /* What quant_find() would find, as far as names, dtypes, shapes and the
- * config tell: no tensor is read (a bitsandbytes quant_state or a GPTQ
- * g_idx that lies is found out by quant_find() only), no weight kept.
+ * config tell: no tensor is read but compressed-tensors' weight_shape
+ * (16 bytes, the weight's shape: a lying one is refused here as there;
+ * a bitsandbytes quant_state or a g_idx that lies is found out by
+ * quant_find() only), no weight kept.
  * The cheap question a mount asks before it offers .dequant/, whose
  * answer its __summary__.json gives.  0, or -1 with *e (ERR_NO_MEMORY). */
 int quant_count(const struct model *m, struct quant_count *out,

@@ -279,12 +279,9 @@ ct_fit(const struct quant_scan *f, size_t i, const struct tensor *pk,
 	static const unsigned cand[] = { 2, 4, 8 };
 	unsigned k, n = 0;
 
-	p->out = pk->shape[0];
-	if (f->count) {		/* no read: the shape's best guess */
-		p->bits = f->cfg.bits ? f->cfg.bits : 4;
-		p->in = pk->shape[1] * (32 / (p->bits ? p->bits : 4));
-		return NULL;
-	}
+	/* read when counting too (16 bytes): without it the input, bits
+	 * and a lying weight_shape are guesses, and the count would not be
+	 * what .dequant/ holds */
 	if (ct_shape(f, i, &p->out, &p->in))
 		return "its weight_shape is not two positive integers "
 		       "(I64 or I32 [2])";
@@ -352,8 +349,6 @@ quant_packed_ct(struct quant_scan *f, size_t i, size_t base)
 		   (gi && gi->strides)) {
 		why = "a strided view";
 	} else if (!(why = ct_fit(f, i, pk, &p))) {
-		if (f->count && gi)	/* the input, without a read */
-			p.in = gi->shape[0];
 		p.groups = sc->shape[1];
 		p.sdtype = sc->dtype;
 		if (sc->shape[0] != p.out)

@@ -21,8 +21,9 @@ struct tensor;
 struct quant_scan {
 	const struct model *m;
 	int count;		/* quant_count(): names, dtypes, shapes and
-				   the config only, no tensor read; weights
-				   counted in counted, not kept */
+				   the config only, no tensor read but
+				   compressed-tensors' weight_shape;
+				   weights counted in counted, not kept */
 	int found;		/* a candidate was seen */
 	struct quant_count counted;
 	struct quant_weight scratch;	/* what counting adds */

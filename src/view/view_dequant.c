@@ -9,7 +9,7 @@
  * VIEW_HIDDEN_FILE to the parent, read through the child.
  *
  * Built on first use: a mount pays only quant_count() (a pass over the
- * names) until someone looks into .dequant/ or at the mirror files of a
+ * names, and compressed-tensors' 16-byte weight_shapes) until someone looks into .dequant/ or at the mirror files of a
  * replaced tensor, so a DeepSeek-sized FP8 model mounts as fast and as
  * small as before.  The range reserved for it is the rest of the model
  * view's 32-bit inode space (view_multi.c numbers models by the upper

@@ -33,7 +33,9 @@ quantized model and its original reports each weight's error, equal to
 numpy's over the same values.  Parts that lie about each other (a shape
 that wraps 64 bits, a quant_state that is not JSON, a g_idx naming a group
 that is not there, a row too long to compute whole) are refused with
-their reason, under ulimit -v and a timeout.
+their reason, under ulimit -v and a timeout; the count a mount's
+__summary__.json gives before .dequant/ is built refuses a
+compressed-tensors weight_shape that does not fit, as .dequant/ does.
 """
 
 import json
@@ -788,6 +790,34 @@ def hostile(t, root):
 	t.eq((q.get("weights"), got), (0, want), "hostile: refused, why")
 
 
+def count_agrees(t, root):
+	"""The count a mount's __summary__.json and stfs-inspect's quantized:
+	line give without building .dequant/ reads compressed-tensors'
+	weight_shape (16 bytes) as .dequant/ does: a weight_shape that does
+	not fit refuses the weight in both, not only in .dequant/."""
+	m = Model("ctshape")
+	ct_layer(m, np.random.default_rng(2), "a.", 8, 64, 4, 32, torch.float16)
+	for p, shape in (("i.", [4, -8]),	# not positive
+			 ("j.", [4, 200]),	# no bit width fits 1 column
+			 ("k.", [5, 8])):	# 5 rows, weight_packed has 4
+		m.add(p + "weight_packed", "I32", np.zeros((4, 1), np.int32))
+		m.add(p + "weight_scale", "F16", np.zeros((4, 1), np.uint16))
+		m.add(p + "weight_shape", "I64", np.array(shape, np.int64))
+	m.config["config.json"] = ct_config(4, 32, True, "group")
+	write(m, root)
+	got = []
+	for args in ([], ["--dequant"]):
+		r = inspect(["--json"] + args + [m.path])
+		q = json.loads(r.stdout or b"{}").get("quantization", {})
+		got.append((q.get("weights"), q.get("refused")))
+	t.eq(got, [(1, 3), (1, 3)], "compressed-tensors with a weight_shape "
+	     "that does not fit: counted as .dequant/ refuses it")
+	r = inspect([m.path])
+	t.check(b"quantized:   1 weights (pack-quantized 1), 3 refused" in
+		r.stdout, "stfs-inspect: the count refuses them: %r" %
+		r.stdout[-300:])
+
+
 def main(t):
 	rng = np.random.default_rng(31)
 	root = harness.tmpdir("quant")
@@ -815,6 +845,7 @@ def main(t):
 			in line[0], "stfs-inspect %s: %r" % (n, line))
 	check_remote(t, src, by["fp8"], by["fp8cfg"])
 	hostile(t, os.path.join(root, "bad"))
+	count_agrees(t, os.path.join(root, "bad"))
 
 
 if __name__ == "__main__":
