@@ -854,6 +854,32 @@ def verify_preads(t, p, S, x, label):
 		os.close(fd)
 
 
+def cmp_sharded(t, index, mnt, label, timeout=60):
+	"""cmp of every tensor file of a sharded model with its bytes in its
+	local shard (beside index), each in a process of its own with a
+	deadline: a stuck mount hangs a read; the first one past it ends the
+	walk."""
+	with open(index) as f:
+		wm = json.load(f)["weight_map"]
+	shards = {}
+	for name, shard in sorted(wm.items()):
+		if shard not in shards:
+			shards[shard] = SrcFile(os.path.join(
+				os.path.dirname(index), shard))
+		S = shards[shard]
+		x = S.by_name[name]
+		try:
+			r = run(["cmp", "-n", str(x.nbytes), "-i", "0:%d" % x.offset,
+				 os.path.join(mnt, encode_name(name)), S.path],
+				timeout=timeout)
+		except subprocess.TimeoutExpired:
+			t.check(False, "%s: cmp of %s did not end within %d s"
+				% (label, name, timeout))
+			return
+		t.check(r.returncode == 0, "%s: %s byte-exact: %s" % (label, name,
+			(r.stdout + r.stderr).decode(errors="replace").strip()))
+
+
 def verify_shell(t, p, S, x, label, big):
 	"""ls, stat(1), cmp against the source slice, dd skip/count."""
 	r = run(["stat", "-c", "%s %a %F", p])

@@ -14,14 +14,12 @@ also leave the terminal as fuse_daemonize() does: a session of its own,
 / as working directory, stdio on /dev/null.
 """
 
-import json
 import os
-import subprocess
 import sys
 
 import harness
 import nginx
-from harness import gen, run
+from harness import gen
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(harness.STFS_GEN)))
 import gen_sharded  # noqa: E402
@@ -42,30 +40,6 @@ def make_model(www):
 	      (lambda i=i: gen.bulk_bytes(900 + i, (1 + i % 3) << 21)))
 	     for i in range(24)]
 	return gen_sharded.write_sharded(os.path.join(www, "m"), T, 3)
-
-
-def read_every_tensor(t, index, mnt, label):
-	"""cmp of every tensor file with its bytes in the shard nginx serves
-	(a process of its own with a deadline: a stuck mount hangs a read)."""
-	with open(index) as f:
-		wm = json.load(f)["weight_map"]
-	shards = {}
-	for name, shard in sorted(wm.items()):
-		if shard not in shards:
-			shards[shard] = harness.SrcFile(os.path.join(
-				os.path.dirname(index), shard))
-		S = shards[shard]
-		x = S.by_name[name]
-		try:
-			r = run(["cmp", "-n", str(x.nbytes), "-i", "0:%d" % x.offset,
-				 os.path.join(mnt, harness.encode_name(name)),
-				 S.path], timeout=60)
-		except subprocess.TimeoutExpired:
-			t.check(False, "%s: cmp of %s did not end within 60 s"
-				% (label, name))
-			return
-		t.check(r.returncode == 0, "%s: %s byte-exact: %s" % (label, name,
-			(r.stdout + r.stderr).decode(errors="replace").strip()))
 
 
 def cached_bytes(cache):
@@ -105,7 +79,7 @@ def run_(t):
 			with m:
 				if not fg:
 					check_detached(t, m.pid, label)
-				read_every_tensor(t, index, m.path, label)
+				harness.cmp_sharded(t, index, m.path, label)
 			reqs = srv.requests_since(mark)
 			t.check(all(q.status == 206 for q in reqs), "%s: only 206 "
 				"answers (%d requests)" % (label, len(reqs)))

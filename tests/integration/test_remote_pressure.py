@@ -558,28 +558,6 @@ def kib(v):
 	return int(v.split()[0])
 
 
-def read_sharded(t, index, mnt, label):
-	"""cmp of every tensor with its bytes in the shard served."""
-	with open(index) as f:
-		wm = json.load(f)["weight_map"]
-	shards = {}
-	for name, shard in sorted(wm.items()):
-		if shard not in shards:
-			shards[shard] = harness.SrcFile(os.path.join(
-				os.path.dirname(index), shard))
-		S = shards[shard]
-		x = S.by_name[name]
-		try:
-			r = run(["cmp", "-n", str(x.nbytes), "-i", "0:%d" % x.offset,
-				 os.path.join(mnt, harness.encode_name(name)),
-				 S.path], timeout=60)
-			ok, out = r.returncode == 0, r.stdout + r.stderr
-		except subprocess.TimeoutExpired:
-			ok, out = False, b"(still reading after 60 s)"
-		t.check(ok, "%s: %s byte-exact: %s" % (label, name,
-			out.decode(errors="replace").strip()))
-
-
 RAM_MIB = 64		# the block cache's default with the disk cache on
 SLACK_MIB = 32		# the transfers: libcurl's buffers, allocator arenas
 
@@ -596,7 +574,7 @@ def case_ram(t, d):
 		with harness.Mount(t, url, env=env_user(cache), foreground=False,
 				   ready_timeout=60) as m:
 			base = kib(proc_status(m.pid)["VmRSS"])
-			read_sharded(t, index, m.path, "ram")
+			harness.cmp_sharded(t, index, m.path, "ram")
 			st = proc_status(m.pid)
 			src = stats_sources(t, m.path, "ram")
 			mem = src[0].get("memory", {}) if src else {}
@@ -622,7 +600,7 @@ def case_ram(t, d):
 		with harness.Mount(t, url, args=["-o", "http_cache_mb=16"],
 				   env=env_user(cache), foreground=False,
 				   ready_timeout=60) as m:
-			read_sharded(t, index, m.path, "ram, from the disk cache")
+			harness.cmp_sharded(t, index, m.path, "ram, from the disk cache")
 			src = stats_sources(t, m.path, "ram, http_cache_mb=16")
 			mem = src[0].get("memory", {}) if src else {}
 			t.eq(mem.get("blocks_limit"), 16 << 20, "ram: "
