@@ -9,7 +9,8 @@
  * OUT that is one of the sources is refused before anything is written,
  * and so is any existing OUT unless --force (the rename then does not
  * replace a file that appeared meanwhile either).  What was written is
- * said on stderr: tensors, bytes, path.
+ * said on stderr: tensors, bytes, path, and with --dequant the settings
+ * its quantized weights took without a config (summary.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,8 @@
 #include "cli/inspect.h"
 #include "cli/progress.h"
 #include "model/model.h"
+#include "model/quant_model.h"
+#include "model/summary.h"
 #include "source/source.h"
 #include "model/repack.h"
 #include "model/tensor_render.h"
@@ -380,6 +383,9 @@ inspect_merge(const struct inspect_opts *o)
 		fprintf(stderr, "stfs-inspect: wrote %zu tensors, %" PRIu64
 			" bytes to %s\n", repack_ntensors(v, id), size,
 			strcmp(o->output, "-") ? o->output : "stdout");
+	/* --dequant: the values written depend on what was assumed */
+	if (!e.code && !o->quiet && quant_model_quant(m))
+		summary_print_assumed(stderr, "stfs-inspect: ", m, o->extract);
 	repack_free(v);
 	model_free(m);
 	return rc;

@@ -16,6 +16,7 @@
 #include "cli/inspect.h"
 #include "cli/progress.h"
 #include "model/model.h"
+#include "model/quant_model.h"
 #include "model/summary.h"
 #include "view/tensor_stats.h"
 
@@ -81,6 +82,8 @@ struct run {
 	struct stats_progress pr;
 	struct buf objs;	/* --json: the tensors' objects, as text */
 	json_t *bad;		/* --json: names holding NaN or Inf */
+	json_t *assumed;	/* --json: per model, what its quantized
+				   weights took without a config */
 	uint64_t nbad, ntensors;
 	int multi;		/* several models: qualify by directory */
 };
@@ -100,6 +103,53 @@ qualified(const char *dir, const struct tensor *t, size_t *len)
 	*len = (dl ? dl + 1 : 0) + t->name_len;
 	q[*len] = '\0';
 	return q;
+}
+
+/* What m's quantized weights took without a config (their values, which
+ * --stats describes, depend on it): a line each, or with --json an
+ * object in r->assumed.  0 or -1 (memory). */
+static int
+stats_assumed(struct run *r, const struct model *m, const char *dir)
+{
+	json_t *a, *o;
+	int bad;
+
+	if (r->o->quiet)
+		return 0;
+	if (!r->o->json) {
+		progress_clear(&r->pr.line);
+		summary_print_assumed(stdout, "", m, NULL);
+		return 0;
+	}
+	if (quant_model_assumed(m, NULL, (void **)&a))
+		return -1;
+	if (!a)
+		return 0;
+	/* {"dir", "assumed", "assumed_why"} */
+	o = json_pack("{s:s}", "dir", dir);
+	bad = !o || json_object_update(o, a) ||
+	      json_array_append(r->assumed, o);
+	json_decref(o);
+	json_decref(a);
+	return bad ? -1 : 0;
+}
+
+/* A JSON value, indented by two spaces more than json_dumps() gives,
+ * on stdout.  0 or -1 (memory). */
+static int
+print_nested(const json_t *v)
+{
+	char *b = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	if (!b)
+		return -1;
+	for (char *p = b; *p; p++) {
+		putchar(*p);
+		if (*p == '\n')
+			fputs("  ", stdout);
+	}
+	free(b);
+	return 0;
 }
 
 /* One model's tensors.  0, 2 (read error, reported) or -1 (memory). */
@@ -187,7 +237,7 @@ stats_model(struct run *r, const struct model *m, const char *dir)
 		progress_clear(&r->pr.line);
 		print_row(mt, &s);
 	}
-	return 0;
+	return stats_assumed(r, m, dir);
 }
 
 int
@@ -217,7 +267,8 @@ inspect_stats(const struct inspect_opts *o)
 			r.pr.total += model_tensor_nbytes(
 				&c->entries[k].model->tensors[i]);
 	progress_cb(&r.pr, 0);	/* the rate's start */
-	if (o->json && !(r.bad = json_array()))
+	if (o->json && (!(r.bad = json_array()) ||
+			!(r.assumed = json_array())))
 		rc = -1;
 	for (k = 0; !rc && k < c->n; k++) {
 		if (r.multi && !o->json && !o->quiet)
@@ -233,26 +284,22 @@ inspect_stats(const struct inspect_opts *o)
 		json_t *src = json_string(r.multi ? c->label :
 					  c->entries[0].label);
 		char *a = src ? json_dumps(src, JSON_ENCODE_ANY) : NULL;
-		char *b = json_dumps(r.bad, JSON_INDENT(2));
 
 		json_decref(src);
-		if (a && b) {
+		if (a) {
 			printf("{\n  \"source\": %s,\n  \"tensors\": [%s%s],\n"
 			       "  \"nan_or_inf\": ", a,
 			       r.objs.len ? r.objs.data : "",
 			       r.objs.len ? "\n  " : "");
-			/* the array one level in */
-			for (char *p = b; *p; p++) {
-				putchar(*p);
-				if (*p == '\n')
-					fputs("  ", stdout);
-			}
+			/* the arrays one level in */
+			rc = print_nested(r.bad);
+			fputs(",\n  \"assumed\": ", stdout);
+			rc = rc ? rc : print_nested(r.assumed);
 			fputs("\n}\n", stdout);
 		} else {
 			rc = -1;
 		}
 		free(a);
-		free(b);
 	} else if (!rc && !o->quiet) {
 		printf("%s%" PRIu64 " of %" PRIu64 " tensor%s hold%s NaN or Inf\n",
 		       r.multi ? "\n" : "", r.nbad, r.ntensors,
@@ -260,6 +307,7 @@ inspect_stats(const struct inspect_opts *o)
 	}
 	buf_free(&r.objs);
 	json_decref(r.bad);
+	json_decref(r.assumed);
 	catalog_free(c);
 	if (rc < 0) {
 		fputs("stfs-inspect: out of memory\n", stderr);

@@ -169,6 +169,8 @@ find(const struct model *m, int count, struct quant **out,
 	if (count) {
 		*counted = f.counted;
 		counted->refused = f.q->nrefused;
+		counted->config = f.q->config;
+		counted->assumed_why = f.q->assumed_why;
 		quant_scan_free(&f);
 		quant_free(f.q);
 		return 0;

@@ -152,7 +152,11 @@ quant_float_fp8(struct quant_scan *f, size_t i, size_t base)
 	w->part[0] = wi;
 	w->part[1] = i;
 	w->replaces = wi;
-	w->assumed = assumed;
+	w->assumed.what = assumed;
+	if (assumed) {
+		w->assumed.block[0] = p.brow;
+		w->assumed.block[1] = p.bcol;
+	}
 	w->rank = wt->rank;
 	memcpy(w->shape, wt->shape, wt->rank * sizeof(*w->shape));
 	w->numel = wt->numel;

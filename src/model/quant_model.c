@@ -353,37 +353,39 @@ add_settings(struct buf *b, const struct quant_weight *w)
 	return bad;
 }
 
-/* The settings of w that no config told, as a phrase ("checkpoint_format
- * gptq (v1), block [128, 128]"), appended to b; nothing when none. */
+/* The settings of a that no config told, as a phrase ("checkpoint_format
+ * gptq (v1), group_size 128"), appended to b; nothing when none.  The one
+ * wording of an assumption: sidecars, summaries, stfs-inspect's lines. */
 static int
-add_assumed(struct buf *b, const struct quant_weight *w)
+add_assumed(struct buf *b, const struct quant_assumption *a)
 {
 	const char *sep = "";
 	int bad = 0;
 
-	if (w->assumed & QUANT_ASSUMED_FORMAT) {
+	if (a->what & QUANT_ASSUMED_FORMAT) {
 		bad |= buf_adds(b, "checkpoint_format gptq (v1)");
 		sep = ", ";
 	}
-	if (w->assumed & QUANT_ASSUMED_BLOCK) {
+	if (a->what & QUANT_ASSUMED_BLOCK) {
 		bad |= buf_addf(b, "%sblock [%llu, %llu]", sep,
-				(unsigned long long)w->u.fp8.brow,
-				(unsigned long long)w->u.fp8.bcol);
+				(unsigned long long)a->block[0],
+				(unsigned long long)a->block[1]);
 		sep = ", ";
 	}
-	if (w->assumed & QUANT_ASSUMED_GROUP)
+	if (a->what & QUANT_ASSUMED_GROUP)
 		bad |= buf_addf(b, "%sgroup_size %llu", sep,
-				(unsigned long long)w->u.ip.group_size);
+				(unsigned long long)a->group_size);
 	return bad;
 }
 
-/* Why q's assumptions were made: no config, or one that does not say. */
+/* Why settings were assumed: config (the file that told others) does not
+ * say them, or why_none says why no file did. */
 static int
-add_assumed_why(struct buf *b, const struct quant *q)
+add_assumed_why(struct buf *b, const char *config, const char *why_none)
 {
-	if (q->config)
-		return buf_addf(b, "%s does not say", q->config);
-	return buf_adds(b, q->assumed_why ? q->assumed_why : "no config");
+	if (config)
+		return buf_addf(b, "%s does not say", config);
+	return buf_adds(b, why_none ? why_none : "no config");
 }
 
 int
@@ -407,11 +409,11 @@ quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
 	bad |= buf_add_json_string(b, w->label, strlen(w->label));
 	bad |= add_settings(b, w);
 	bad |= add_str(b, "config", q->config);
-	if (w->assumed) {
+	if (w->assumed.what) {
 		struct buf a = BUF_INIT;
 
-		bad |= add_assumed(&a, w) | buf_adds(&a, ": ") |
-		       add_assumed_why(&a, q);
+		bad |= add_assumed(&a, &w->assumed) | buf_adds(&a, ": ") |
+		       add_assumed_why(&a, q->config, q->assumed_why);
 		bad |= a.data ? add_str(b, "assumed", a.data) : -1;
 		buf_free(&a);
 	}
@@ -430,34 +432,110 @@ quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
 	return bad ? -1 : 0;
 }
 
-/* "assumed": {what: weights} and "assumed_why" into o, when a weight's
- * settings were assumed.  0, or -1 out of memory. */
+/* n more weights that took a (of which none: the weights past the
+ * distinct assumptions a count keeps) into as: {phrase: weights}.  0, or
+ * -1 out of memory. */
 static int
-summary_assumed(const struct quant *q, json_t *o)
+tally_assumed(json_t *as, const struct quant_assumption *a, size_t n)
 {
-	json_t *as = json_object(), *c;
-	struct buf b = BUF_INIT, why = BUF_INIT;
-	size_t k;
+	struct buf b = BUF_INIT;
+	json_t *c;
+	int bad;
+
+	bad = a ? add_assumed(&b, a) : buf_adds(&b, "other settings");
+	c = bad ? NULL : json_object_get(as, b.data);
+	bad = bad || json_object_set_new(as, b.data, json_integer(
+		(c ? json_integer_value(c) : 0) + (json_int_t)n));
+	buf_free(&b);
+	return bad ? -1 : 0;
+}
+
+/* {"assumed": as, "assumed_why": why} into *out, NULL when as is empty;
+ * as is taken.  0, or -1 out of memory. */
+static int
+assumed_object(json_t *as, const char *config, const char *why_none,
+	       json_t **out)
+{
+	struct buf why = BUF_INIT;
+	int bad = !as;
+
+	*out = NULL;
+	if (!bad && json_object_size(as)) {
+		bad = add_assumed_why(&why, config, why_none) ||
+		      !(*out = json_pack("{s:O, s:s}", "assumed", as,
+					 "assumed_why", why.data));
+	}
+	json_decref(as);
+	buf_free(&why);
+	return bad ? -1 : 0;
+}
+
+/* The assumptions of q's weights named "PREFIX." (prefix NULL: all of
+ * them), as quant_model_assumed() gives them. */
+static int
+weights_assumed(const struct quant *q, const char *prefix, json_t **out)
+{
+	json_t *as = json_object();
+	size_t k, plen = prefix ? strlen(prefix) : 0;
 	int bad = !as;
 
 	for (k = 0; !bad && k < q->n; k++) {
-		if (!q->w[k].assumed)
+		const struct quant_weight *w = &q->w[k];
+
+		if (!w->assumed.what || (prefix && (w->name_len <= plen ||
+		    memcmp(w->name, prefix, plen) || w->name[plen] != '.')))
 			continue;
-		b.len = 0;
-		bad |= add_assumed(&b, &q->w[k]);
-		c = bad ? NULL : json_object_get(as, b.data);
-		bad |= bad || json_object_set_new(as, b.data, json_integer(
-			(c ? json_integer_value(c) : 0) + 1));
+		bad = tally_assumed(as, &w->assumed, 1);
 	}
-	if (!bad && json_object_size(as)) {
-		bad |= add_assumed_why(&why, q);
-		bad |= bad || json_object_set(o, "assumed", as) ||
-		       json_object_set_new(o, "assumed_why",
-					   json_string(why.data));
+	if (bad) {
+		json_decref(as);
+		return -1;
 	}
-	json_decref(as);
-	buf_free(&b);
-	buf_free(&why);
+	return assumed_object(as, q->config, q->assumed_why, out);
+}
+
+/* The same from a count. */
+static int
+count_assumed(const struct quant_count *c, json_t **out)
+{
+	json_t *as = json_object();
+	size_t k;
+	int bad = !as;
+
+	for (k = 0; !bad && k < c->nassumed; k++)
+		bad = tally_assumed(as, &c->assumed[k].a, c->assumed[k].n);
+	if (!bad && c->assumed_more)
+		bad = tally_assumed(as, NULL, c->assumed_more);
+	if (bad) {
+		json_decref(as);
+		return -1;
+	}
+	return assumed_object(as, c->config, c->assumed_why, out);
+}
+
+int
+quant_model_assumed(const struct model *m, const char *prefix, void **out)
+{
+	const struct quant *q = quant_model_quant(m);
+	struct quant_count c;
+	struct err e = { 0 };
+
+	*out = NULL;
+	if (q)
+		return weights_assumed(q, prefix, (json_t **)out);
+	if (quant_count(m, &c, &e))
+		return e.code == ERR_NO_MEMORY ? -1 : 0;
+	return count_assumed(&c, (json_t **)out);
+}
+
+/* o's keys and a's (assumed_object()'s, or NULL); a is taken.  0, or -1
+ * out of memory. */
+static int
+add_keys(json_t *o, json_t *a)
+{
+	int bad = a && json_object_update(o, a);
+
+	json_decref(a);
 	return bad ? -1 : 0;
 }
 
@@ -469,7 +547,7 @@ stored_summary(const struct model *m, void **out)
 {
 	struct quant_count c;
 	struct err e = { 0 };
-	json_t *schemes;
+	json_t *schemes, *a;
 	size_t k;
 
 	*out = NULL;
@@ -486,6 +564,10 @@ stored_summary(const struct model *m, void **out)
 			 "weights", (json_int_t)c.weights,
 			 "schemes", schemes ? schemes : json_object(),
 			 "refused", (json_int_t)c.refused);
+	if (*out && (count_assumed(&c, &a) || add_keys(*out, a))) {
+		json_decref(*out);
+		*out = NULL;
+	}
 	return *out ? 0 : -1;
 }
 
@@ -493,7 +575,7 @@ int
 quant_model_summary(const struct model *d, void **out)
 {
 	const struct quant *q = quant_model_quant(d);
-	json_t *o, *schemes, *refused;
+	json_t *o, *schemes, *refused, *a;
 	size_t k;
 
 	*out = NULL;
@@ -516,7 +598,7 @@ quant_model_summary(const struct model *d, void **out)
 		      "config", q->config,
 		      "refused", (json_int_t)q->nrefused,
 		      "refused_list", refused ? refused : json_array());
-	if (o && summary_assumed(q, o)) {
+	if (o && (weights_assumed(q, NULL, &a) || add_keys(o, a))) {
 		json_decref(o);
 		o = NULL;
 	}

@@ -65,8 +65,20 @@ int quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
  * settings, what was assumed, the candidates left as stored and why; for
  * a model with quantized weights, where its derived model is (a mount's
  * "dequant": ".dequant/") and what it holds as far as names, dtypes,
- * shapes and the config tell (quant_count()); NULL for any other model.
- * 0, or -1 when out of memory (*out NULL: unknown, not absent). */
+ * shapes and the config tell (quant_count()), what was assumed too;
+ * NULL for any other model.  0, or -1 when out of memory (*out NULL:
+ * unknown, not absent). */
 int quant_model_summary(const struct model *d, void **out);
+
+/* What the weights of m took that no config told, as a jansson json_t *:
+ * {"assumed": {setting: weights}, "assumed_why": why}, the keys
+ * quant_model_summary() adds (the settings worded as in the sidecars:
+ * "block [128, 128]", "checkpoint_format gptq (v1)", "group_size 128");
+ * of a derived model, its weights named "PREFIX." only when prefix is
+ * not NULL; of a model with quantized weights, as far as quant_count()
+ * tells; NULL when none took any (or m has none).  0, or -1 when out of
+ * memory (*out NULL: unknown, not absent). */
+int quant_model_assumed(const struct model *m, const char *prefix,
+			void **out);
 
 #endif

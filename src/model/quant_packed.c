@@ -144,7 +144,9 @@ claim_int_packed(struct quant_scan *f, enum quant_scheme s, const char *label,
 	if (!w)
 		return;
 	memcpy(w->part, parts, QUANT_PARTS * sizeof(*parts));
-	w->assumed = assumed;
+	w->assumed.what = assumed;
+	if (assumed & QUANT_ASSUMED_GROUP)
+		w->assumed.group_size = p->group_size;
 	w->rank = 2;
 	w->shape[0] = p->out;
 	w->shape[1] = p->in;

@@ -199,6 +199,28 @@ quant_scan_parts_free(const struct quant_scan *f, const size_t *parts,
 	return 1;
 }
 
+/* One more weight that took a: counted with those that took the same. */
+static void
+count_assumed(struct quant_count *c, const struct quant_assumption *a)
+{
+	size_t k;
+
+	for (k = 0; k < c->nassumed; k++) {
+		const struct quant_assumption *b = &c->assumed[k].a;
+
+		if (a->what == b->what && a->block[0] == b->block[0] &&
+		    a->block[1] == b->block[1] &&
+		    a->group_size == b->group_size)
+			break;
+	}
+	if (k == c->nassumed && k < QUANT_ASSUMPTIONS)
+		c->assumed[c->nassumed++].a = *a;
+	if (k < QUANT_ASSUMPTIONS)
+		c->assumed[k].n++;
+	else
+		c->assumed_more++;
+}
+
 void
 quant_scan_claim(struct quant_scan *f, const struct quant_weight *w)
 {
@@ -223,6 +245,8 @@ quant_scan_claim(struct quant_scan *f, const struct quant_weight *w)
 		c->label[c->nlabels++].label = w->label;
 	if (k < QUANT_LABELS)
 		c->label[k].n++;
+	if (w->assumed.what)
+		count_assumed(c, &w->assumed);
 }
 
 int

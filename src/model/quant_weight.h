@@ -46,6 +46,15 @@ enum quant_assumed {
 					   g_idx): the input over the groups */
 };
 
+/* What a weight took that no config told: which settings and the values
+ * taken (its sidecar's "assumed"; the summaries count weights per
+ * distinct one). */
+struct quant_assumption {
+	unsigned what;		/* enum quant_assumed; 0: nothing */
+	uint64_t block[2];	/* QUANT_ASSUMED_BLOCK: FP8's, else 0 */
+	uint64_t group_size;	/* QUANT_ASSUMED_GROUP, else 0 */
+};
+
 /* Parts, by scheme (quant_role() names them):
  *   fp8    0 weight, 1 scale
  *   mxfp4  0 blocks, 1 scales
@@ -68,7 +77,7 @@ struct quant_weight {
 	size_t replaces;	/* the part named like the logical tensor
 				   (fp8: the weight, bnb4: the packed codes),
 				   else QUANT_ABSENT */
-	unsigned assumed;	/* enum quant_assumed */
+	struct quant_assumption assumed;
 	union {
 		struct fp8_scaled fp8;
 		struct {
@@ -109,9 +118,10 @@ struct quant {
 
 #define QUANT_REFUSED_KEPT 64
 
-/* Weights per scheme label, as far as names, dtypes, shapes and the
- * config tell (quant_count()). */
+/* Weights per scheme label and per assumption, as far as names, dtypes,
+ * shapes and the config tell (quant_count()). */
 #define QUANT_LABELS 16
+#define QUANT_ASSUMPTIONS 16
 struct quant_count {
 	size_t weights;
 	size_t refused;		/* candidates left as stored */
@@ -120,6 +130,14 @@ struct quant_count {
 		const char *label;	/* "fp8-block", ... */
 		size_t n;
 	} label[QUANT_LABELS];
+	const char *config;	/* as struct quant's */
+	const char *assumed_why;
+	size_t nassumed;	/* distinct assumptions, the first ones */
+	struct {
+		struct quant_assumption a;
+		size_t n;	/* weights that took it */
+	} assumed[QUANT_ASSUMPTIONS];
+	size_t assumed_more;	/* weights of the assumptions past those */
 };
 
 #endif

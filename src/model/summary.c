@@ -705,7 +705,39 @@ print_shared(FILE *out, const struct model *m)
 	json_decref(all);
 }
 
-/* The quantized weights, by scheme, and where their values are. */
+/* A line per setting that weights took without a config, from the keys
+ * "assumed" and "assumed_why" of o (quant_model_assumed()'s), each
+ * after lead, "assumed:" and pad. */
+static void
+print_assumed(FILE *out, const char *lead, const char *pad, json_t *o)
+{
+	const char *why = json_string_value(json_object_get(o, "assumed_why"));
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(json_object_get(o, "assumed"), key, v) {
+		json_int_t n = json_integer_value(v);
+
+		fprintf(out, "%sassumed:%s%s for %" JSON_INTEGER_FORMAT
+			" weight%s (%s)\n", lead, pad, key, n, n == 1 ? "" : "s",
+			why ? why : "?");
+	}
+}
+
+void
+summary_print_assumed(FILE *out, const char *lead, const struct model *m,
+		      const char *prefix)
+{
+	json_t *a;
+
+	if (quant_model_assumed(m, prefix, (void **)&a) || !a)
+		return;
+	print_assumed(out, lead, " ", a);
+	json_decref(a);
+}
+
+/* The quantized weights, by scheme, and where their values are; the
+ * settings they took without a config (a derived model: those only). */
 static void
 print_quantized(FILE *out, const struct model *m)
 {
@@ -713,8 +745,10 @@ print_quantized(FILE *out, const struct model *m)
 	const char *key, *sep = "";
 	json_int_t n, refused;
 
-	if (quant_model_summary(m, (void **)&q) || !q ||
-	    !json_object_get(q, "dequant")) {
+	if (quant_model_summary(m, (void **)&q) || !q)
+		return;
+	if (!json_object_get(q, "dequant")) {
+		print_assumed(out, "", "     ", q);
 		json_decref(q);
 		return;
 	}
@@ -735,6 +769,7 @@ print_quantized(FILE *out, const struct model *m)
 		fputs("\n             their values: stfs-inspect --dequant, "
 		      "a mount's .dequant/", out);
 	fputc('\n', out);
+	print_assumed(out, "", "     ", q);
 	json_decref(q);
 }
 

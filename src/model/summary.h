@@ -63,6 +63,15 @@ void summary_print_unsafe_use(FILE *out, const struct unsafe_use *u,
  * opcode, byte; NULL when out of memory. */
 json_t *summary_unsafe_use_json(const struct unsafe_use *u);
 
+/* A line per setting that m's quantized weights took without a config
+ * (model/quant_model.h: quant_model_assumed(), the weights named
+ * "PREFIX." of a derived model when prefix is not NULL), each after
+ * lead: "assumed: block [128, 128] for 62 weights (config.json does not
+ * say)"; nothing when none took any.  The summary's text has the same
+ * lines, aligned. */
+void summary_print_assumed(FILE *out, const char *lead, const struct model *m,
+			   const char *prefix);
+
 /* Human-readable summary (the --tensors listing is inspect_tensors.c's). */
 void summary_print_text(FILE *out, const struct model *m);
 

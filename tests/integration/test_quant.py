@@ -23,7 +23,10 @@ mounted, and for every quantized weight:
   weight) stays as stored and __summary__.json of .dequant/ says why;
 - settings only a config tells (FP8's block, GPTQ's v2 zero points) come
   from config.json / quantize_config.json next to the model, and a weight
-  whose settings no config told says in its sidecar what was assumed;
+  whose settings no config told says in its sidecar what was assumed,
+  the mount's __summary__.json counts them per setting, and
+  stfs-inspect's summary, --stats and --merge --dequant print a line per
+  setting (none for a model whose config tells them);
   over http:// the tensors alone speak (the FP8 weights the same, the
   block they take said so, the one that needs its config stays as
   stored; int-quant-remote: hf:// and s3:// read the configs).
@@ -77,6 +80,7 @@ class Model:
 		self.refused = []	# stored names that must not be dequantized
 		self.kept = {}		# refused name: a part kept (default
 					# the name + "_scale_inv")
+		self.assumed = {}	# what sidecars say was assumed: weights
 
 	def add(self, name, dtype, data, shape=None):
 		data = np.ascontiguousarray(data)
@@ -502,6 +506,7 @@ def check_model(t, m, mnt):
 	schemes = {}
 	for v in m.logical.values():
 		schemes[v[0]] = schemes.get(v[0], 0) + 1
+	told = {k: q.pop(k) for k in ("assumed", "assumed_why") if k in q}
 	t.eq(q, {"dequant": ".dequant/", "weights": len(m.logical),
 		 "schemes": schemes, "refused": len(m.refused)},
 	     "%s/__summary__.json: its quantization" % m.name)
@@ -526,6 +531,9 @@ def check_model(t, m, mnt):
 		     "%s: sidecar" % what)
 		t.eq(q.get("assumed"), assumed(m, scheme, q), "%s: the "
 		     "sidecar says what no config told" % what)
+		if q.get("assumed"):
+			k = q["assumed"].split(": ")[0]
+			m.assumed[k] = m.assumed.get(k, 0) + 1
 		if name in m.tensors:
 			a = np.load(os.path.join(d, ".npy", name + ".npy"))
 			t.check(same(a, want_v), "%s: .npy/ of the stored name "
@@ -537,6 +545,11 @@ def check_model(t, m, mnt):
 				and st["nan"] == int(np.isnan(want_v).sum()),
 				"%s: .stats/ over the logical values: %r" %
 				(what, {k: st[k] for k in ("min", "max", "nan")}))
+	# the mount's summary counts the weights per assumption, as their
+	# sidecars say them (before .dequant/ is built: no g_idx read)
+	t.eq(told, {"assumed": m.assumed, "assumed_why": WHY_NONE}
+	     if m.assumed else {}, "%s/__summary__.json: what was assumed"
+	     % m.name)
 	for name in m.refused:
 		t.check(name not in m.logical and
 			os.path.exists(os.path.join(dq, m.kept.get(
@@ -618,6 +631,60 @@ def check_merged(t, m, path):
 
 def inspect(args):
 	return harness.run([harness.STFS_INSPECT] + args, timeout=120)
+
+
+def assumed_lines(out, lead):
+	"""The lines of out (bytes) that say what was assumed."""
+	return sorted(x for x in out.decode().splitlines()
+		      if x.startswith(lead + "assumed:"))
+
+
+def check_assumed(t, fp8, cfg):
+	"""The summary's text, --stats and --merge --dequant say, once per
+	setting, what the weights took without a config (as the sidecars
+	say it); nothing for a model whose config tells its block."""
+	for m in (fp8, cfg):
+		def want(lead, pad):
+			return sorted("%sassumed:%s%s for %d weight%s (%s)" %
+				      (lead, pad, k, n, "" if n == 1 else "s",
+				       WHY_NONE) for k, n in m.assumed.items())
+		t.eq(bool(m.assumed), m is fp8, "%s: assumed %r" %
+		     (m.name, m.assumed))
+		for args in ([], ["--dequant"]):
+			r = inspect(args + [m.path])
+			t.eq(assumed_lines(r.stdout, ""), want("", "     "),
+			     "stfs-inspect %s%s: the assumed lines" %
+			     (" ".join(args), m.name))
+		r = inspect(["--stats", m.path])
+		t.eq(assumed_lines(r.stdout, ""), want("", " "),
+		     "--stats %s: the assumed lines" % m.name)
+		r = inspect(["--stats", "--json", m.path])
+		got = json.loads(r.stdout).get("assumed")
+		t.eq(got, [{"dir": "", "assumed": m.assumed,
+			    "assumed_why": WHY_NONE}] if m.assumed else [],
+		     "--stats --json %s: what was assumed" % m.name)
+		r = inspect(["--merge", "--dequant", m.path, "-o", "-"])
+		t.eq(assumed_lines(r.stderr, "stfs-inspect: "),
+		     want("stfs-inspect: ", " "), "--merge --dequant %s: the "
+		     "assumed lines on stderr: %r" % (m.name, r.stderr))
+		n = struct.unpack("<Q", r.stdout[:8])[0]
+		hdr = json.loads(r.stdout[8:8 + n])
+		end = max(v["data_offsets"][1] for k, v in hdr.items()
+			  if k != "__metadata__")
+		t.check(len(r.stdout) == 8 + n + end and
+			set(m.logical) <= set(hdr),
+			"--merge --dequant %s -o -: stdout is the file alone" %
+			m.name)
+		# the stored tensors written: nothing of theirs was assumed
+		r = inspect(["--merge", m.path, "-o", "-"])
+		t.eq(assumed_lines(r.stderr, "stfs-inspect: "), [],
+		     "--merge %s: stored tensors, nothing assumed" % m.name)
+	# --extract: the weights it writes only (layers.2: the one of 64)
+	r = inspect(["--merge", "--dequant", "--extract", "layers.2",
+		     fp8.path, "-o", "-"])
+	t.eq(assumed_lines(r.stderr, "stfs-inspect: "),
+	     ["stfs-inspect: assumed: block [64, 64] for 1 weight (%s)" %
+	      WHY_NONE], "--extract layers.2: its weight's assumption")
 
 
 def check_inspect(t, fp8, awq, root):
@@ -836,6 +903,7 @@ def main(t):
 			"the dequantized model has no .dequant/ of its own")
 	by = {m.name: m for m in models}
 	check_inspect(t, by["fp8"], by["awq"], root)
+	check_assumed(t, by["fp8"], by["fp8cfg"])
 	for n in ("ct-w4", "ct-w4-asym", "ct-w8"):
 		r = inspect([by[n].path])
 		line = [x for x in r.stdout.decode().splitlines()
