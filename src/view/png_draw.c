@@ -83,6 +83,50 @@ font(cairo_t *cr, int bold)
 				       CAIRO_FONT_WEIGHT_NORMAL);
 }
 
+/* Text in every size and weight the pictures use, drawn on a small
+ * surface: the faces loaded, the glyphs cached by cairo. */
+static void *
+warm(void *arg)
+{
+	static const double sizes[] = { 11, 11.5, 12, 14 };
+	cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24,
+							 8, 8);
+	cairo_t *cr = cairo_create(s);
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		font(cr, sizes[i] == 14);
+		cairo_set_font_size(cr, sizes[i]);
+		cairo_move_to(cr, 0, 4);
+		cairo_show_text(cr, "0123456789 .,:;+-=()[]%/|"
+			       " abcdefghijklmnopqrstuvwxyz"
+			       " ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			       " \xc2\xb7\xc3\x97\xe2\x88\x92\xe2\x80\xa6");
+	}
+	cairo_destroy(cr);
+	cairo_surface_destroy(s);
+	return NULL;
+}
+
+void
+png_draw_prepare(void)
+{
+	static int started;
+	pthread_attr_t at;
+	pthread_t th;
+
+	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (pthread_attr_init(&at))
+		return;
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 256 << 10);
+	if (pthread_create(&th, &at, warm, NULL))
+		__atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+	pthread_attr_destroy(&at);
+}
+
 /* Show s at (x, y) in size px, cut with "…" to fit in width. */
 static void
 text(cairo_t *cr, double x, double y, double px, int bold, const char *s,

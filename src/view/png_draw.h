@@ -32,6 +32,13 @@ struct png_text;
 #define PNG_DRAW_HIST_W 640
 #define PNG_DRAW_HIST_H 420
 
+/* Start loading the fonts and rasterising the glyphs the pictures use on
+ * a thread of their own, once per process (the first picture of a mount
+ * then does not wait for them after reading its tensor); nothing when
+ * done or started, or when no thread can start (drawing then loads them
+ * itself). */
+void png_draw_prepare(void);
+
 /* Size of the heatmap picture of geometry g. */
 void png_draw_heat_dims(const struct heatmap_geom *g, unsigned *w,
 			unsigned *h);

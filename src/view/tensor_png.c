@@ -409,6 +409,7 @@ tensor_png_heat(const struct tensor *t, const struct tensor_png_opts *o,
 
 	if (!tensor_png_readable(t))
 		return -EOPNOTSUPP;
+	png_draw_prepare();	/* the fonts meanwhile */
 	geom_of(t, o, &g);
 	memset(&h, 0, sizeof(h));
 	h.d = t->dtype;
@@ -449,6 +450,7 @@ tensor_png_diff(const struct tensor *a, tensor_png_read_fn read_a,
 
 	if (!tensor_png_readable(a) || !tensor_png_readable(b))
 		return -EOPNOTSUPP;
+	png_draw_prepare();
 	va = a->numel * tensor_values_per_elem(a->dtype);
 	vb = b->numel * tensor_values_per_elem(b->dtype);
 	if (va != vb)
@@ -636,6 +638,7 @@ tensor_png_hist(const struct tensor *t, const struct tensor_png_opts *o,
 
 	if (!tensor_png_readable(t))
 		return -EOPNOTSUPP;
+	png_draw_prepare();	/* the fonts meanwhile */
 	memset(&h, 0, sizeof(h));
 	h.d = t->dtype;
 	if (tensor_stats_init(&h.st, t->dtype))
