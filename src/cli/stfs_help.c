@@ -57,7 +57,7 @@ stfs_help(FILE *out, unsigned readahead_kib)
 "                       index, config.json, tokenizer files, README.md\n"
 "  .dequant/            models with quantized weights (FP8 with scales,\n"
 "                       MXFP4, GPTQ, AWQ, compressed-tensors int4/int8,\n"
-"                       NF4, NVFP4): the model as its\n"
+"                       NF4, NVFP4, PyTorch qint8): the model as its\n"
 "                       framework loads it, each such weight its float32\n"
 "                       values (.npy/, .safetensors/, ... of its own;\n"
 "                       .dequant/.files/ loads as the plain model);\n"

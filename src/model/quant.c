@@ -3,7 +3,9 @@
  * One pass over the tensors (quant_scan.h): a name ending in a scheme's
  * telltale suffix (the table `matchers`) makes a candidate, whose
  * siblings its matcher (quant_float.h, quant_packed.h, quant_bnb.h) looks
- * up by name in a keyed table (nametab.h: names come from files).  A
+ * up by name in a keyed table (nametab.h: names come from files); then
+ * one over a PyTorch checkpoint's metadata for its quantized tensors
+ * (quant_torch.h).  A
  * tensor is a part of one weight at most; the first candidate that
  * claims it keeps it.
  */
@@ -20,6 +22,7 @@
 #include "model/quant_float.h"
 #include "model/quant_packed.h"
 #include "model/quant_scan.h"
+#include "model/quant_torch.h"
 
 static const char *const roles[][QUANT_PARTS] = {
 	[QUANT_FP8] = { "weight", "scale" },
@@ -30,6 +33,7 @@ static const char *const roles[][QUANT_PARTS] = {
 			 "nested_absmax", "nested_quant_map" },
 	[QUANT_NVFP4] = { "packed", "scale", "global_scale" },
 	[QUANT_CT_INT] = { "packed", "zero_point", "scale", "g_idx", "shape" },
+	[QUANT_TORCH] = { "int_repr", "scales", "zero_points" },
 };
 
 const char *
@@ -126,7 +130,8 @@ index_replaced(struct quant *q)
 	return 0;
 }
 
-/* Candidates need a telltale suffix; most models have none, and their
+/* Candidates need a telltale suffix (or a PyTorch checkpoint's
+ * NAME.__quantizer__, quant_torch.h); most models have none, and their
  * mount pays one pass over the names. */
 static int
 has_candidates(const struct model *m)
@@ -138,7 +143,7 @@ has_candidates(const struct model *m)
 			if (quant_scan_ends_with(m->tensors[i].t,
 						 matchers[k].suffix, &base))
 				return 1;
-	return 0;
+	return quant_torch_any(m);
 }
 
 /* quant_find(), or with count quant_count(): *counted only. */
@@ -164,6 +169,8 @@ find(const struct model *m, int count, struct quant **out,
 				matchers[k].match(&f, i, base);
 				break;
 			}
+	if (!f.oom)
+		quant_torch_scan(&f);
 	if (f.oom)
 		goto oom;
 	if (count) {

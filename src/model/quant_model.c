@@ -4,6 +4,7 @@
 
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -303,6 +304,55 @@ add_str(struct buf *b, const char *key, const char *s)
 	return bad | buf_add_json_string(b, s, strlen(s));
 }
 
+/* x, finite, as the shortest decimal that reads back as x. */
+static int
+add_double(struct buf *b, const char *key, double x)
+{
+	char t[40];
+	int prec;
+
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(t, sizeof(t), "%.*g", prec, x);
+		if (strtod(t, NULL) == x)
+			break;
+	}
+	snprintf(t, sizeof(t), "%.*g", prec, x);
+	return buf_addf(b, ",\n    \"%s\": %s", key, t);
+}
+
+/* A PyTorch quantized tensor's scheme, as torch names it, and how its
+ * values are computed (format/quant/torch_affine.h). */
+static int
+add_torch(struct buf *b, const struct torch_affine *ta)
+{
+	const char *dt = torch_affine_dtype_name(ta->qdtype);
+	int bad = 0;
+
+	if (!ta->per_channel) {
+		bad |= add_str(b, "qscheme", "torch.per_tensor_affine");
+		bad |= add_str(b, "dtype", dt);
+		bad |= add_double(b, "scale", ta->scale);
+		bad |= buf_addf(b, ",\n    \"zero_point\": %lld",
+				(long long)ta->zero_point);
+		return bad | add_str(b, "value", "float32(scale) * (q - "
+				     "zero_point), in float32");
+	}
+	bad |= add_str(b, "qscheme", ta->zdtype == DTYPE_F32 ?
+		       "torch.per_channel_affine_float_qparams" :
+		       "torch.per_channel_affine");
+	bad |= add_str(b, "dtype", dt);
+	bad |= add_num(b, "axis", ta->axis);
+	bad |= add_str(b, "scale_dtype", dtype_info(ta->sdtype)->name);
+	bad |= add_str(b, "zero_point_dtype", dtype_info(ta->zdtype)->name);
+	if (ta->zdtype == DTYPE_F32)
+		return bad | add_str(b, "value", "(q - zero_points[c]) * "
+				     "scales[c], in float32, c the index "
+				     "along axis");
+	return bad | add_str(b, "value", "float32((q - zero_points[c]) * "
+			     "scales[c]), the difference in float32, the "
+			     "product in float64, c the index along axis");
+}
+
 /* The scheme's settings. */
 static int
 add_settings(struct buf *b, const struct quant_weight *w)
@@ -348,6 +398,9 @@ add_settings(struct buf *b, const struct quant_weight *w)
 			bad |= add_num(b, "nested_blocksize",
 				       w->u.bnb.nested_blocksize);
 		bad |= add_str(b, "dtype", w->u.bnb.dtype);
+		break;
+	case QUANT_TORCH:
+		bad |= add_torch(b, &w->u.ta);
 		break;
 	}
 	return bad;

@@ -12,6 +12,7 @@
 #include "format/quant/int_packed.h"
 #include "format/quant/mxfp4_hf.h"
 #include "format/quant/nvfp4_st.h"
+#include "format/quant/torch_affine.h"
 #include "model/model.h"
 #include "model/quant.h"
 
@@ -41,6 +42,10 @@ quant_render_tiling(const struct quant_weight *w, struct quant_tiling *g)
 		g->per_outer = w->u.ip.out;
 		align = INT_PACKED_ALIGN;
 		tile = QUANT_RENDER_TILE_T;
+		break;
+	case QUANT_TORCH:
+		g->unit = 1;
+		g->per_outer = w->numel;
 		break;
 	case QUANT_BNB4:
 	case QUANT_NVFP4:
@@ -390,6 +395,53 @@ nvfp4_tile(const struct parts *p, uint64_t e0, uint64_t e1, float *out)
 	return rc;
 }
 
+/* n entries from entry c0 of part k (c of them), past the last going on
+ * from entry 0: a PyTorch per-channel scheme's scales or zero points. */
+static int
+part_wrapped(const struct parts *p, unsigned k, uint64_t c0, uint64_t n,
+	     uint64_t c, uint8_t *dst)
+{
+	unsigned sz = elem_size(p, k);
+	uint64_t first = c - c0 < n ? c - c0 : n;
+	int rc;
+
+	rc = part_read(p, k, c0 * sz, (size_t)(first * sz), dst);
+	if (!rc && first < n)
+		rc = part_read(p, k, 0, (size_t)((n - first) * sz),
+			       dst + first * sz);
+	return rc;
+}
+
+static int
+torch_tile(const struct parts *p, uint64_t e0, uint64_t e1, float *out)
+{
+	const struct torch_affine *ta = &p->w->u.ta;
+	unsigned qs = elem_size(p, 0);
+	uint8_t *q = malloc((size_t)((e1 - e0) * qs));
+	uint8_t *s = NULL, *z = NULL;
+	uint64_t c0 = 0, n = 0;
+	int rc = q ? 0 : -ENOMEM;
+
+	if (!rc && ta->per_channel) {
+		torch_affine_channels(ta, e0, e1, &c0, &n);
+		s = malloc((size_t)(n * elem_size(p, 1)));
+		z = malloc((size_t)(n * elem_size(p, 2)));
+		rc = s && z ? 0 : -ENOMEM;
+		if (!rc)
+			rc = part_wrapped(p, 1, c0, n, ta->channels, s);
+		if (!rc)
+			rc = part_wrapped(p, 2, c0, n, ta->channels, z);
+	}
+	if (!rc)
+		rc = part_read(p, 0, e0 * qs, (size_t)((e1 - e0) * qs), q);
+	if (!rc)
+		torch_affine_range(ta, q, s, z, e0, e1, out);
+	free(q);
+	free(s);
+	free(z);
+	return rc;
+}
+
 int
 quant_render_tile(const struct model *m, const struct quant_weight *w,
 		  const struct quant_tiling *g, uint64_t t, float *out)
@@ -414,6 +466,8 @@ quant_render_tile(const struct model *m, const struct quant_weight *w,
 		return bnb_tile(&p, u0, u1, out);
 	case QUANT_NVFP4:
 		return nvfp4_tile(&p, u0, u1, out);
+	case QUANT_TORCH:
+		return torch_tile(&p, u0, u1, out);
 	}
 	return -EINVAL;
 }

@@ -4,8 +4,8 @@
  * format/quant/.
  *
  * A logical tensor is computed in tiles: runs of whole units (FP8's,
- * NVFP4's and bitsandbytes' elements, two at a time for the last two's
- * bytes; an
+ * PyTorch's quantized tensors', NVFP4's and bitsandbytes' elements, two
+ * at a time for the last two's bytes; an
  * MXFP4 expert's rows c, R values each, 32 at a time; a GPTQ or AWQ
  * weight's output rows, `in` values each, 32 at a time: every packed word
  * a tile needs lies in it whole), about QUANT_RENDER_TILE elements each,
@@ -18,7 +18,9 @@
  * packing (GPTQ, AWQ, MXFP4) reads a band of columns of the parts: the
  * span that holds the band's pieces when they are close (in reads of
  * QUANT_RENDER_SPAN bytes at most), else one read per stored row.  Memory: the
- * tile's output and the parts' bytes it needs.
+ * tile's output and the parts' bytes it needs (a PyTorch per-channel
+ * tensor's: the scales and zero points of the channels the tile spans, at
+ * most 16 bytes an element when each element is a channel).
  */
 #ifndef STFS_QUANT_RENDER_H
 #define STFS_QUANT_RENDER_H

@@ -12,6 +12,7 @@
 #include "format/quant/fp8_scaled.h"
 #include "format/quant/int_packed.h"
 #include "format/quant/nvfp4_st.h"
+#include "format/quant/torch_affine.h"
 
 enum quant_scheme {
 	QUANT_FP8,	/* format/quant/fp8_scaled.h */
@@ -22,6 +23,8 @@ enum quant_scheme {
 	QUANT_NVFP4,	/* format/quant/nvfp4_st.h */
 	QUANT_CT_INT,	/* format/quant/int_packed.h: compressed-tensors'
 			   pack-quantized */
+	QUANT_TORCH,	/* format/quant/torch_affine.h: PyTorch's quantized
+			   tensors */
 };
 
 #define QUANT_PARTS 6		/* stored tensors of one weight, at most */
@@ -64,7 +67,8 @@ struct quant_assumption {
  *          4 nested_absmax, 5 nested_quant_map (both or neither)
  *   nvfp4  0 packed, 1 scale, 2 global_scale
  *   ct-int 0 packed, 1 zero_point (asymmetric), 2 scale, 3 g_idx
- *          (optional), 4 shape */
+ *          (optional), 4 shape
+ *   torch  0 int_repr, 1 scales, 2 zero_points (both per channel only) */
 struct quant_weight {
 	const char *name;	/* logical name, NUL-terminated too */
 	uint32_t name_len;
@@ -92,6 +96,7 @@ struct quant_weight {
 			char dtype[16];	/* the quant_state's "dtype" */
 		} bnb;
 		struct nvfp4_st nv;
+		struct torch_affine ta;
 	} u;
 };
 

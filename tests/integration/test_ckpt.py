@@ -33,13 +33,21 @@ Python's pickle where torch.save cannot write what a user's file holds.
   Unpickler with a find_class that records the globals it would import
   and returns stand-ins, so nothing is imported or called.
 - Quantized tensors (torch.quantize_per_tensor, quantize_per_channel,
-  a quantized Linear's state dict): each mounts as its integers
-  (Tensor.int_repr(): I8, U8, I32; a transposed one gathered), its
-  scheme in __metadata__.json as NAME.__quantizer__ (scale and zero
-  point, or axis and the names of the per-channel scales and zero points
-  tensors, which hold q_per_channel_scales() and _zero_points()), so that
-  (q - zero_point) * scale from the mounted files is Tensor.dequantize();
-  a packed 4-bit one (quint4x2) is refused, naming it.
+  float zero points, a slice, a quantized Linear's state dict): each
+  mounts as its integers (Tensor.int_repr(): I8, U8, I32; a transposed
+  one gathered), its scheme in __metadata__.json as NAME.__quantizer__
+  (scale and zero point, or axis and the names of the per-channel scales
+  and zero points tensors, which hold q_per_channel_scales() and
+  _zero_points()), so that (q - zero_point) * scale from the mounted
+  files is Tensor.dequantize(); .dequant/NAME, its .npy and the stored
+  tensor's .npy hold Tensor.dequantize() bit for bit (700,000 values
+  along either axis: tiles that start mid-row, channels that wrap), the
+  sidecar says qscheme, dtype, scale and zero point or axis as torch
+  does, and __summary__.json and stfs-inspect count them by scheme.
+  Parameters that do not fit (scales of another length, zero points out
+  of range, an axis past the last dimension) refuse the weight with the
+  reason, the rest mounted; a packed 4-bit one (quint4x2) is refused,
+  naming it.
 """
 
 import _compat_pickle
@@ -524,20 +532,48 @@ def check_scan_kept(t, d):
 
 # ---- quantized tensors -------------------------------------------------------
 
-def check_qtensors(t, d):
-	import numpy as np
+class QCall:
+	"""A quantized tensor's call as torch.save writes it, with the
+	arguments given (what torch.save of a real one cannot hold)."""
+
+	def __init__(self, args):
+		self.args = args
+
+	def __reduce_ex__(self, proto):
+		return (torch._utils._rebuild_qtensor, self.args)
+
+
+def qtensor_fixture(d):
+	"""quantized.pt: every scheme torch.save writes, a plain tensor
+	beside them; returns (path, {name: the quantized tensor})."""
 	torch.manual_seed(3)
 	x = torch.randn(8, 12)
-	sd = {"q": torch.quantize_per_tensor(x, 0.05, 3, torch.quint8),
-	      "qc": torch.quantize_per_channel(
+	big = torch.randn(700, 1000)
+	qc = torch.quantize_per_channel(
 		x, torch.rand(8, dtype=torch.double) / 10 + 0.01,
-		torch.arange(8) - 4, 0, torch.qint8),
+		torch.arange(8) - 4, 0, torch.qint8)
+	sd = {"q": torch.quantize_per_tensor(x, 0.05, 3, torch.quint8),
+	      "qc": qc,
 	      "qc1": torch.quantize_per_channel(
 		x, torch.rand(12, dtype=torch.double) / 10 + 0.01,
 		torch.arange(12) % 5, 1, torch.quint8),
 	      "q32": torch.quantize_per_tensor(x, 0.001, -7, torch.qint32),
 	      "nested": [torch.quantize_per_tensor(x[2:], 0.1, 0,
 						   torch.qint8).t()],
+	      # rows 1-4 of qc's storage: an offset, four of its scales
+	      "qcs": qc[1:5],
+	      # float zero points (embeddings): F32 scales and zero points
+	      "fq": torch.quantize_per_channel(
+		x, torch.rand(8, dtype=torch.double) + 0.1, torch.randn(8), 0,
+		torch.quint8),
+	      # 700,000 values: two tiles, the second starting mid-row (axis
+	      # 0) and with channels 688.. then 0.. (axis 1)
+	      "big0": torch.quantize_per_channel(
+		big, torch.rand(700, dtype=torch.double) / 10 + 0.01,
+		torch.randint(-128, 128, (700,)), 0, torch.qint8),
+	      "big1": torch.quantize_per_channel(
+		big, torch.rand(1000, dtype=torch.double) / 10 + 0.01,
+		torch.randint(0, 256, (1000,)), 1, torch.quint8),
 	      "f": x}
 	lin = torch.ao.nn.quantized.Linear(12, 8)
 	lin.set_weight_bias(torch.quantize_per_channel(
@@ -548,10 +584,61 @@ def check_qtensors(t, d):
 		sd["lin." + k] = v
 	path = os.path.join(d, "quantized.pt")
 	torch.save(sd, path)
-	want = {"q": sd["q"], "qc": sd["qc"], "qc1": sd["qc1"],
-		"q32": sd["q32"], "nested.0": sd["nested"][0],
-		"lin._packed_params._packed_params.0":
-		lin.state_dict()["_packed_params._packed_params"][0]}
+	want = {k: sd[k] for k in ("q", "qc", "qc1", "q32", "qcs", "fq",
+				   "big0", "big1")}
+	want["nested.0"] = sd["nested"][0]
+	want["lin._packed_params._packed_params.0"] = \
+		lin.state_dict()["_packed_params._packed_params"][0]
+	return path, want, x
+
+
+def qlabel(q):
+	if q.qscheme() == torch.per_tensor_affine:
+		return "torch-per-tensor"
+	if q.qscheme() == torch.per_channel_affine:
+		return "torch-per-channel"
+	return "torch-per-channel-float-qparams"
+
+
+def check_qtensor_values(t, m, name, q):
+	"""NAME's float values in .dequant/ (the file, its .npy, the .npy of
+	the stored tensor, which it replaces) are Tensor.dequantize()'s, bit
+	for bit; its sidecar says the scheme as torch does."""
+	import numpy as np
+	ref = np.ascontiguousarray(q.dequantize().numpy())
+	f = os.path.join(m.path, ".dequant", name)
+	got = read(f) if os.path.exists(f) else b""
+	t.check(got == ref.astype("<f4").tobytes(), "%s: .dequant/%s is "
+		"Tensor.dequantize(), bit for bit (%d bytes of %d)"
+		% (name, name, len(got), ref.nbytes))
+	for npy in (os.path.join(m.path, ".dequant", ".npy", name + ".npy"),
+		    os.path.join(m.path, ".npy", name + ".npy")):
+		a = np.load(npy) if os.path.exists(npy) else None
+		t.check(a is not None and a.dtype == np.float32 and
+			a.shape == ref.shape and
+			a.view(np.uint32).tobytes() ==
+			ref.view(np.uint32).tobytes(),
+			"%s: %s holds Tensor.dequantize()" % (name, npy))
+	side = os.path.join(m.path, ".dequant", name + ".json")
+	qz = json.loads(read(side, "r")).get("quantization", {}) if \
+		os.path.exists(side) else {}
+	parts = {"int_repr": name}
+	fields = {"scheme": qlabel(q), "qscheme": str(q.qscheme()),
+		  "dtype": str(q.dtype)}
+	if q.qscheme() == torch.per_tensor_affine:
+		fields.update(scale=q.q_scale(), zero_point=q.q_zero_point())
+	else:
+		fields["axis"] = q.q_per_channel_axis()
+		parts.update(scales=name + ".q_per_channel_scales",
+			     zero_points=name + ".q_per_channel_zero_points")
+	fields["parts"] = parts
+	t.eq({k: qz.get(k) for k in fields}, fields,
+	     "%s: the sidecar's quantization" % name)
+
+
+def check_qtensors(t, d):
+	import numpy as np
+	path, want, x = qtensor_fixture(d)
 	np_of = {torch.quint8: np.uint8, torch.qint8: np.int8,
 		 torch.qint32: np.int32}
 	with harness.Mount(t, path) as m:
@@ -578,10 +665,10 @@ def check_qtensors(t, d):
 				ax = q.q_per_channel_axis()
 				t.eq(desc.get("axis"), ax, "%s: axis" % name)
 				files = {}
-				for part, ref in (
-					("scales", q.q_per_channel_scales()),
-					("zero_points",
-					 q.q_per_channel_zero_points())):
+				refs = {"scales": q.q_per_channel_scales(),
+					"zero_points":
+					q.q_per_channel_zero_points()}
+				for part, ref in refs.items():
 					pn = name + ".q_per_channel_" + part
 					t.eq(desc.get(part), pn, "%s: %s named"
 					     % (name, part))
@@ -592,26 +679,57 @@ def check_qtensors(t, d):
 					     "%s: %s" % (name, pn))
 				shape = [1] * q.dim()
 				shape[ax] = -1
-				sc = np.frombuffer(files["scales"],
-						   np.float64).reshape(shape)
-				zp = np.frombuffer(files["zero_points"],
-						   np.int64).astype(
+				sc, zp = (np.frombuffer(
+					files[p], refs[p].numpy().dtype).astype(
 					np.float64).reshape(shape)
-			if ints is not None and \
-			   q.qscheme() == torch.per_tensor_affine:
+					for p in ("scales", "zero_points"))
+			if ints is None:
+				pass
+			elif q.qscheme() == torch.per_tensor_affine:
 				# float32(scale) * (q - zero_point), float32
 				vals = np.float32(sc) * (ints - zp).astype(
 					np.float32)
-			elif ints is not None:
+			elif q.qscheme() == torch.per_channel_affine:
 				# in the scales' float64, then rounded
 				vals = ((ints - zp) * sc).astype(np.float32)
+			else:
+				# float zero points: all in float32
+				vals = (ints.astype(np.float32) -
+					zp.astype(np.float32)) * \
+					sc.astype(np.float32)
 			if ints is not None:
 				t.check(np.array_equal(
 					vals, q.dequantize().numpy()),
 					"%s: (q - zero_point) * scale from the "
 					"mount is Tensor.dequantize()" % name)
+			check_qtensor_values(t, m, name, q)
 		t.eq(read(os.path.join(m.path, "f")), raw_bytes(x),
 		     "a plain tensor beside them")
+		f = os.path.join(m.path, ".dequant", "f")
+		t.eq(read(f) if os.path.exists(f) else b"", raw_bytes(x),
+		     ".dequant/f: the plain tensor as stored")
+		# the per-channel parts are the weight's, not tensors of the
+		# dequantized model
+		dq = os.path.join(m.path, ".dequant")
+		ls = os.listdir(dq) if os.path.isdir(dq) else None
+		t.check(ls is not None and not [n for n in ls if
+						".q_per_channel_" in n],
+			".dequant/ lists no per-channel scales or zero "
+			"points: %r" % ls)
+		schemes = {}
+		for q in want.values():
+			schemes[qlabel(q)] = schemes.get(qlabel(q), 0) + 1
+		summ = json.loads(read(os.path.join(m.path, "__summary__.json"),
+				       "r")).get("quantization", {})
+		t.eq((summ.get("weights"), summ.get("schemes"),
+		      summ.get("refused")), (len(want), schemes, 0),
+		     "__summary__.json: the quantized tensors by scheme")
+	r = run([STFS_INSPECT, path])
+	out = r.stdout.decode()
+	t.check(r.returncode == 0 and "quantized:   %d weights (" % len(want)
+		in out and "torch-per-channel-float-qparams 1" in out,
+		"stfs-inspect: a quantized: line: %r" % out[-600:])
+	check_qtensors_hostile(t, d, x)
 	# packed 4-bit codes have no dtype: refused, naming the tensor
 	q4 = os.path.join(d, "quint4x2.pt")
 	torch.save({"w": torch.quantize_per_tensor(x, 0.1, 0,
@@ -621,6 +739,73 @@ def check_qtensors(t, d):
 	t.check(r.returncode != 0 and "`w` is a quantized tensor of "
 		"torch.QUInt4x2Storage" in err,
 		"quint4x2: refused, naming it: %r" % err)
+
+
+def check_qtensors_hostile(t, d, x):
+	"""Quantizer parameters that do not fit their integers (torch.load
+	takes them; Tensor.dequantize() refuses them): each weight refused
+	with its reason, in bounded memory and time, the mount up, the
+	integers still there and the good tensor beside them dequantized."""
+	import collections
+	ok = torch.quantize_per_tensor(x, 0.1, 0, torch.qint8)
+	st = ok.storage()
+
+	def call(params):
+		return QCall((st, 0, ok.size(), ok.stride(), params, False,
+			      collections.OrderedDict()))
+	sd = {"ok": ok,
+	      "bad_len": call((torch.per_channel_affine,
+			       torch.ones(5, dtype=torch.double),
+			       torch.zeros(5, dtype=torch.long), 0)),
+	      "bad_zp": call((torch.per_tensor_affine, 0.5, 1000)),
+	      "bad_zpc": call((torch.per_channel_affine,
+			       torch.ones(8, dtype=torch.double),
+			       torch.tensor([0, 1, 2, 300, 4, 5, 6, 7]), 0)),
+	      "bad_axis": call((torch.per_channel_affine,
+				torch.ones(8, dtype=torch.double),
+				torch.zeros(8, dtype=torch.long), 2))}
+	path = os.path.join(d, "qhostile.pt")
+	torch.save(sd, path)
+	loaded = torch.load(path)
+	for k in ("bad_zp", "bad_zpc"):
+		try:
+			loaded[k].dequantize()
+			t.check(False, "%s: torch dequantizes it" % k)
+		except RuntimeError:
+			pass
+	want = sorted([
+		"bad_axis: a quantized tensor: its axis is not one of its "
+		"dimensions",
+		"bad_len: a quantized tensor: its per-channel scales and zero "
+		"points hold 5 and 5 values, not one for each of the 8 along "
+		"axis 0",
+		"bad_zp: a quantized tensor: its zero point 1000 is outside "
+		"the range of torch.qint8 (Tensor.dequantize() refuses it too)",
+		"bad_zpc: a quantized tensor: its zero point 300 (channel 3) is "
+		"outside the range of torch.qint8 (Tensor.dequantize() refuses "
+		"it too)"])
+	limit = "" if "ASAN_OPTIONS" in os.environ else "ulimit -v 1048576; "
+	r = run(["sh", "-c", limit + 'exec "$0" --json --dequant "$1"',
+		 STFS_INSPECT, path], timeout=120)
+	q = json.loads(r.stdout or b"{}").get("quantization", {})
+	t.eq((r.returncode, q.get("weights"), sorted(q.get("refused_list",
+							   []))),
+	     (0, 1, want), "hostile: stfs-inspect --dequant: refused, why %r"
+	     % r.stderr[-300:])
+	with harness.Mount(t, path) as m:
+		f = os.path.join(m.path, ".dequant", "__summary__.json")
+		summ = json.loads(read(f, "r")) if os.path.exists(f) else {}
+		t.eq(sorted(summ.get("quantization", {}).get("refused_list",
+							     [])), want,
+		     "hostile: .dequant/__summary__.json names each, why")
+		for k in ("bad_len", "bad_zp", "bad_zpc", "bad_axis"):
+			t.eq(read(os.path.join(m.path, k)),
+			     raw_bytes(ok.int_repr()), "%s: its integers "
+			     "mount" % k)
+			t.check(not os.path.exists(os.path.join(
+				m.path, ".dequant", k)), "%s: no values in "
+				".dequant/" % k)
+		check_qtensor_values(t, m, "ok", ok)
 
 
 def run_(t):

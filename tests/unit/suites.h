@@ -31,6 +31,7 @@ Suite *parallel_suite(void);	/* test_parallel.c */
 Suite *pickle_suite(void);	/* test_pickle.c */
 Suite *quant_suite(void);	/* test_quant.c */
 Suite *wquant_suite(void);	/* test_wquant.c */
+Suite *torch_affine_suite(void);	/* test_torch_affine.c */
 Suite *gather_suite(void);	/* test_gather.c */
 Suite *torch_suite(void);	/* test_torch.c */
 Suite *naming_suite(void);	/* test_naming.c */

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "format/torch/pickle_value.h"
+#include "format/torch/torch_fold.h"
 #include "format/torch/torch_value.h"
 
 /* torch's name of the dtype of a quantized storage type, or NULL. */
@@ -33,6 +34,24 @@ static int
 plain(const struct pickle_value *v)
 {
 	return torch_value_is_tensor(v) && !torch_value_is_qtensor(v);
+}
+
+/* 1 when tensor v holds floats: a per-channel scheme's zero points that
+ * make it per_channel_affine_float_qparams (torch.save writes
+ * per_channel_affine for both; torch.load tells them by this dtype). */
+static int
+float_tensor(const struct pickle_value *v)
+{
+	struct torch_fold_tensor t;
+	char why[16];
+
+	if (!torch_fold_get(v, &t) &&
+	    (v->kind != PICKLE_CALL || v->call.callee->kind != PICKLE_GLOBAL ||
+	     v->call.callee->global.id != PICKLE_G_REBUILD_TENSOR_V2 ||
+	     torch_fold_read(v->call.args, 0, &t, why, sizeof(why))))
+		return 0;
+	return t.dtype == DTYPE_F32 || t.dtype == DTYPE_F64 ||
+	       t.dtype == DTYPE_F16 || t.dtype == DTYPE_BF16;
 }
 
 /* "NAME.q_per_channel_PART" as a JSON string appended to text. */
@@ -99,6 +118,8 @@ torch_qtensor_describe(const struct pickle_value *a, const char *name,
 			 "a storage stfs does not know");
 		return 1;
 	}
+	if (per_channel && float_tensor(it[2]))
+		scheme = "per_channel_affine_float_qparams";
 	bad |= buf_addf(text, "{\"qscheme\": \"torch.%s\", \"dtype\": "
 			"\"torch.%s\", ", scheme, dt);
 	if (per_channel) {

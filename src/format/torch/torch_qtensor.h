@@ -14,10 +14,13 @@
  *
  * where a per-channel scheme's scales (F64) and zero points (I64) are
  * tensors of those names (what Tensor.q_per_channel_scales() and
- * q_per_channel_zero_points() return); "value" is how Tensor.dequantize()
- * computes each value (per tensor in float32: float32(scale) times
- * q - zero_point; per channel in float64, the scales' type, then rounded
- * to float32).  Other schemes and packed 4- and 2-bit storages
+ * q_per_channel_zero_points() return); float zero points (F32, with F32
+ * scales) make it "torch.per_channel_affine_float_qparams", the qscheme
+ * torch.load gives it (torch.save writes per_channel_affine for both);
+ * "value" is the formula of Tensor.dequantize(), which
+ * format/quant/torch_affine.h computes exactly (model/quant_torch.h
+ * recognises the tensor by this description: MNT/.dequant/NAME holds its
+ * values).  Other schemes and packed 4- and 2-bit storages
  * (QUInt4x2Storage) have no such description: the checkpoint is refused,
  * naming the tensor and what it is.
  */
