@@ -485,9 +485,14 @@ quant_model_sidecar(const struct model *d, const struct model_tensor *mt,
 	return bad ? -1 : 0;
 }
 
-/* n more weights that took a (of which none: the weights past the
- * distinct assumptions a count keeps) into as: {phrase: weights}.  0, or
- * -1 out of memory. */
+/* The key of the weights past the first QUANT_ASSUMPTIONS distinct
+ * settings (only a crafted file has more): a line each would flood. */
+#define OTHER_SETTINGS "other settings (each sidecar says which)"
+
+/* n more weights that took a (NULL: settings past the first ones) into
+ * as: {phrase: weights}, the first QUANT_ASSUMPTIONS distinct phrases
+ * and OTHER_SETTINGS, as quant_count() keeps them.  0, or -1 out of
+ * memory. */
 static int
 tally_assumed(json_t *as, const struct quant_assumption *a, size_t n)
 {
@@ -495,8 +500,14 @@ tally_assumed(json_t *as, const struct quant_assumption *a, size_t n)
 	json_t *c;
 	int bad;
 
-	bad = a ? add_assumed(&b, a) : buf_adds(&b, "other settings");
+	bad = a ? add_assumed(&b, a) : buf_adds(&b, OTHER_SETTINGS);
 	c = bad ? NULL : json_object_get(as, b.data);
+	if (!bad && !c && a && json_object_size(as) -
+	    !!json_object_get(as, OTHER_SETTINGS) >= QUANT_ASSUMPTIONS) {
+		b.len = 0;
+		bad = buf_adds(&b, OTHER_SETTINGS);
+		c = bad ? NULL : json_object_get(as, b.data);
+	}
 	bad = bad || json_object_set_new(as, b.data, json_integer(
 		(c ? json_integer_value(c) : 0) + (json_int_t)n));
 	buf_free(&b);

@@ -142,7 +142,8 @@ struct quant_count {
 		struct quant_assumption a;
 		size_t n;	/* weights that took it */
 	} assumed[QUANT_ASSUMPTIONS];
-	size_t assumed_more;	/* weights of the assumptions past those */
+	size_t assumed_more;	/* weights of the assumptions past those
+				   (the summaries' "other settings") */
 };
 
 #endif

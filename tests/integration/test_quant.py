@@ -885,6 +885,30 @@ def count_agrees(t, root):
 		r.stdout[-300:])
 
 
+def many_assumed(t, root):
+	"""17 FP8 weights, each with a block of its own taken without a
+	config ([2^k, 128] for a [2^(k+1), 1] weight of a [2, 1] grid): the
+	first 16 settings are said one by one, the rest as other settings,
+	by the count and by .dequant/ alike; never a line per weight past
+	them."""
+	m = Model("fp8many")
+	for k in range(1, 18):
+		m.add("w%02d.weight" % k, "F8_E4M3",
+		      np.full((2 << k, 1), 0x38, np.uint8))
+		m.add("w%02d.weight_scale_inv" % k, "F32",
+		      np.ones((2, 1), np.float32))
+	write(m, root)
+	want = {"block [%d, 128]" % (1 << k): 1 for k in range(1, 17)}
+	want["other settings (each sidecar says which)"] = 1
+	for args in ([], ["--dequant"]):
+		r = inspect(["--json"] + args + [m.path])
+		q = json.loads(r.stdout or b"{}").get("quantization", {})
+		t.eq(q.get("assumed"), want, "fp8many%s: 16 settings and the "
+		     "rest" % " ".join([""] + args))
+	r = inspect([m.path])
+	t.eq(len(assumed_lines(r.stdout, "")), 17, "fp8many: 17 lines")
+
+
 def main(t):
 	rng = np.random.default_rng(31)
 	root = harness.tmpdir("quant")
@@ -914,6 +938,7 @@ def main(t):
 	check_remote(t, src, by["fp8"], by["fp8cfg"])
 	hostile(t, os.path.join(root, "bad"))
 	count_agrees(t, os.path.join(root, "bad"))
+	many_assumed(t, os.path.join(root, "bad"))
 
 
 if __name__ == "__main__":
