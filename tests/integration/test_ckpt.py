@@ -33,7 +33,8 @@ Python's pickle where torch.save cannot write what a user's file holds.
   Unpickler with a find_class that records the globals it would import
   and returns stand-ins, so nothing is imported or called.
 - Quantized tensors (torch.quantize_per_tensor, quantize_per_channel,
-  float zero points, a slice, a quantized Linear's state dict): each
+  float zero points, a slice, a qint32 clamped to 2^31 - 1 whose
+  q - zero_point wraps, a quantized Linear's state dict): each
   mounts as its integers (Tensor.int_repr(): I8, U8, I32; a transposed
   one gathered), its scheme in __metadata__.json as NAME.__quantizer__
   (scale and zero point, or axis and the names of the per-channel scales
@@ -558,6 +559,10 @@ def qtensor_fixture(d):
 		x, torch.rand(12, dtype=torch.double) / 10 + 0.01,
 		torch.arange(12) % 5, 1, torch.quint8),
 	      "q32": torch.quantize_per_tensor(x, 0.001, -7, torch.qint32),
+	      # clamped to 2^31 - 1: minus the zero point wraps in int32, as
+	      # torch computes it
+	      "q32w": torch.quantize_per_tensor(
+		torch.tensor([3e9, -3e9, 1.0, 0.0]), 1.0, -5, torch.qint32),
 	      "nested": [torch.quantize_per_tensor(x[2:], 0.1, 0,
 						   torch.qint8).t()],
 	      # rows 1-4 of qc's storage: an offset, four of its scales
@@ -584,8 +589,8 @@ def qtensor_fixture(d):
 		sd["lin." + k] = v
 	path = os.path.join(d, "quantized.pt")
 	torch.save(sd, path)
-	want = {k: sd[k] for k in ("q", "qc", "qc1", "q32", "qcs", "fq",
-				   "big0", "big1")}
+	want = {k: sd[k] for k in ("q", "qc", "qc1", "q32", "q32w", "qcs",
+				   "fq", "big0", "big1")}
 	want["nested.0"] = sd["nested"][0]
 	want["lin._packed_params._packed_params.0"] = \
 		lin.state_dict()["_packed_params._packed_params"][0]
@@ -686,9 +691,11 @@ def check_qtensors(t, d):
 			if ints is None:
 				pass
 			elif q.qscheme() == torch.per_tensor_affine:
-				# float32(scale) * (q - zero_point), float32
-				vals = np.float32(sc) * (ints - zp).astype(
-					np.float32)
+				# float32(scale) * (q - zero_point), float32,
+				# the difference in int32
+				vals = np.float32(sc) * (ints.astype(
+					np.int64) - int(zp)).astype(
+					np.int32).astype(np.float32)
 			elif q.qscheme() == torch.per_channel_affine:
 				# in the scales' float64, then rounded
 				vals = ((ints - zp) * sc).astype(np.float32)
