@@ -2,16 +2,17 @@
  * quant_torch.h). */
 #include "model/quant_torch.h"
 
+#include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jsonmem.h"
+#include "base/text.h"
 #include "format/dtype.h"
 #include "format/naming.h"
 #include "format/quant/torch_affine.h"
+#include "format/safetensors/jscan.h"
 #include "format/table.h"
 #include "model/model.h"
 #include "model/quant_scan.h"
@@ -55,16 +56,136 @@ quant_torch_any(const struct model *m)
 	return 0;
 }
 
-/* The tensor a string member of o names, or QUANT_ABSENT. */
-static size_t
-named(const struct quant_scan *f, json_t *o, const char *member)
-{
-	json_t *s = json_object_get(o, member);
+/* What a __quantizer__ says (torch_qtensor.h), read with the scanner
+ * of safetensors' headers, which allocates nothing: jansson's parser,
+ * short of memory, may drop a string's closing quote and read past it
+ * (2.14; found by int-failalloc). */
+struct desc {
+	struct jscan_tok qscheme, dtype, scales, zero_points;	/* strings */
+	int has_scale, has_zero_point, has_axis;
+	double scale;
+	int64_t zero_point;
+	uint64_t axis;
+};
 
-	if (!json_is_string(s))
+/* 1 when string token t (unescaped) is s. */
+static int
+tok_is(const struct jscan_tok *t, const char *s)
+{
+	return t->type == JSCAN_STRING && !t->escaped &&
+	       t->len == strlen(s) && memcmp(t->s, s, t->len) == 0;
+}
+
+static int
+key_is(const struct jscan_tok *k, const char *s)
+{
+	return !k->escaped && k->len == strlen(s) &&
+	       memcmp(k->s, s, k->len) == 0;
+}
+
+/* A number token that is an integer into *x: 1, else 0. */
+static int
+tok_int(const struct jscan_tok *t, int64_t *x)
+{
+	char buf[32], *end;
+
+	if (t->type != JSCAN_NUMBER || t->len >= sizeof(buf) ||
+	    memchr(t->s, '.', t->len) || memchr(t->s, 'e', t->len) ||
+	    memchr(t->s, 'E', t->len))
+		return 0;
+	memcpy(buf, t->s, t->len);
+	buf[t->len] = '\0';
+	errno = 0;
+	*x = strtoll(buf, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/* A number token into *x: 1, else 0 (a number of more than 64
+ * characters is no scale torch writes). */
+static int
+tok_double(const struct jscan_tok *t, double *x)
+{
+	char buf[64];
+
+	if (t->type != JSCAN_NUMBER || t->len >= sizeof(buf))
+		return 0;
+	memcpy(buf, t->s, t->len);
+	buf[t->len] = '\0';
+	*x = strtod(buf, NULL);
+	return 1;
+}
+
+/* text[0..len) read into *d: 0, or -1 when it is no JSON object. */
+static int
+desc_read(const char *text, size_t len, struct desc *d)
+{
+	struct jscan s;
+	struct jscan_tok k, v;
+	size_t bad_at;
+	unsigned bad_len;
+	int64_t x;
+
+	memset(d, 0, sizeof(*d));
+	if (text_utf8_check(text, len, &bad_at, &bad_len))
+		return -1;
+	jscan_init(&s, text, len, 8);
+	if (jscan_next(&s, &k) != JSCAN_OBJECT)
+		return -1;
+	while (jscan_next(&s, &k) == JSCAN_KEY) {
+		switch (jscan_next(&s, &v)) {
+		case JSCAN_ERROR:
+			return -1;
+		case JSCAN_OBJECT:
+		case JSCAN_ARRAY:
+			if (jscan_skip_to(&s, 1))
+				return -1;
+			continue;
+		default:
+			break;
+		}
+		if (key_is(&k, "qscheme"))
+			d->qscheme = v;
+		else if (key_is(&k, "dtype"))
+			d->dtype = v;
+		else if (key_is(&k, "scales"))
+			d->scales = v;
+		else if (key_is(&k, "zero_points"))
+			d->zero_points = v;
+		else if (key_is(&k, "scale"))
+			d->has_scale = tok_double(&v, &d->scale);
+		else if (key_is(&k, "zero_point"))
+			d->has_zero_point = tok_int(&v, &d->zero_point);
+		else if (key_is(&k, "axis") && tok_int(&v, &x) && x >= 0) {
+			d->has_axis = 1;
+			d->axis = (uint64_t)x;
+		}
+	}
+	if (k.type != JSCAN_OBJECT_END || jscan_next(&s, &v) != JSCAN_END)
+		return -1;
+	return 0;
+}
+
+/* The tensor string token t names, or QUANT_ABSENT (and f->oom when out
+ * of memory). */
+static size_t
+named(struct quant_scan *f, const struct jscan_tok *t)
+{
+	size_t at, n;
+	char *s;
+
+	if (t->type != JSCAN_STRING)
 		return QUANT_ABSENT;
-	return quant_scan_lookup(f, json_string_value(s), json_string_length(s),
-				 "");
+	if (!t->escaped)
+		return quant_scan_lookup(f, t->s, t->len, "");
+	s = malloc(t->len ? t->len : 1);
+	if (!s) {
+		f->oom = 1;
+		return QUANT_ABSENT;
+	}
+	n = jscan_unescape(t->s, t->len, s, t->len);
+	at = quant_scan_lookup(f, s, n, "");
+	free(s);
+	return at;
 }
 
 /* NULL when every zero point of tensor zi fits p's integers, else why
@@ -76,6 +197,7 @@ zero_points_check(struct quant_scan *f, size_t zi,
 	uint64_t n = quant_scan_tensor(f, zi)->numel, k, at, bad;
 	uint8_t *b = malloc(ZP_CHUNK);
 	const char *why = NULL;
+	int rc;
 
 	if (!b) {
 		f->oom = 1;
@@ -83,8 +205,13 @@ zero_points_check(struct quant_scan *f, size_t zi,
 	}
 	for (k = 0; !why && k < n; k += at) {
 		at = n - k < ZP_CHUNK / 8 ? n - k : ZP_CHUNK / 8;
-		if (model_tensor_read(f->m, &f->m->tensors[zi], 8 * k,
-				      (size_t)(8 * at), b)) {
+		rc = model_tensor_read(f->m, &f->m->tensors[zi], 8 * k,
+				       (size_t)(8 * at), b);
+		if (rc == -ENOMEM) {
+			/* not the weight's fault: decided on a later try */
+			f->oom = 1;
+			why = "out of memory";
+		} else if (rc) {
 			why = "its zero points cannot be read";
 		} else if ((bad = torch_affine_bad_zero_point(p, b, at)) < at) {
 			uint64_t z = 0;
@@ -106,22 +233,23 @@ zero_points_check(struct quant_scan *f, size_t zi,
 /* The per-channel scheme of tensor t from description o; NULL, or why
  * (msg may hold it). */
 static const char *
-per_channel(struct quant_scan *f, const struct tensor *t, json_t *o,
-	    struct torch_affine *p, size_t *si, size_t *zi, char *msg)
+per_channel(struct quant_scan *f, const struct tensor *t,
+	    const struct desc *d, struct torch_affine *p, size_t *si,
+	    size_t *zi, char *msg)
 {
-	json_t *ax = json_object_get(o, "axis");
 	const struct tensor *st, *zt;
 	uint64_t k;
 
-	*si = named(f, o, "scales");
-	*zi = named(f, o, "zero_points");
-	if (!json_is_integer(ax) || json_integer_value(ax) < 0 ||
-	    json_integer_value(ax) >= (json_int_t)t->rank)
+	*si = named(f, &d->scales);
+	*zi = named(f, &d->zero_points);
+	if (f->oom)
+		return "out of memory";
+	if (!d->has_axis || d->axis >= t->rank)
 		return "its axis is not one of its dimensions";
 	if (*si == QUANT_ABSENT || *zi == QUANT_ABSENT)
 		return "its per-channel scales or zero points are missing";
 	p->per_channel = 1;
-	p->axis = (uint32_t)json_integer_value(ax);
+	p->axis = (uint32_t)d->axis;
 	p->channels = t->shape[p->axis];
 	for (p->inner = 1, k = p->axis + 1; k < t->rank; k++)
 		p->inner *= t->shape[k];
@@ -151,30 +279,31 @@ per_channel(struct quant_scan *f, const struct tensor *t, json_t *o,
 	return NULL;
 }
 
-/* Tensor qi (its description o): its scheme in *p and the label, NULL;
+/* Tensor qi (its description d): its scheme in *p and the label, NULL;
  * or why. */
 static const char *
-describe(struct quant_scan *f, size_t qi, json_t *o, struct torch_affine *p,
-	 size_t *si, size_t *zi, const char **label, char *msg)
+describe(struct quant_scan *f, size_t qi, const struct desc *d,
+	 struct torch_affine *p, size_t *si, size_t *zi, const char **label,
+	 char *msg)
 {
-	const struct tensor *t = quant_scan_tensor(f, qi);
-	const char *qs = json_string_value(json_object_get(o, "qscheme"));
-	const char *dt = json_string_value(json_object_get(o, "dtype"));
 	static const enum dtype ints[] = { DTYPE_I8, DTYPE_U8, DTYPE_I32 };
-	json_t *sc, *zp;
-	int known = 0;
+	const struct tensor *t = quant_scan_tensor(f, qi);
+	const struct jscan_tok *qs = &d->qscheme;
+	const char *dt = NULL, *why;
 	size_t k;
 
-	for (k = 0; dt && k < sizeof(ints) / sizeof(ints[0]); k++)
-		if (strcmp(dt, torch_affine_dtype_name(ints[k])) == 0) {
+	for (k = 0; k < sizeof(ints) / sizeof(ints[0]); k++)
+		if (tok_is(&d->dtype, torch_affine_dtype_name(ints[k]))) {
 			p->qdtype = ints[k];
-			known = 1;
+			dt = torch_affine_dtype_name(ints[k]);
 		}
-	if (!qs || !dt)
+	if (qs->type != JSCAN_STRING || d->dtype.type != JSCAN_STRING)
 		return "its __quantizer__ has no qscheme or dtype";
-	if (!known) {
-		snprintf(msg, QUANT_TORCH_MSG, "its dtype %.40s is not "
-			 "torch.qint8, quint8 or qint32", dt);
+	if (!dt) {
+		snprintf(msg, QUANT_TORCH_MSG, "its dtype %.*s is not "
+			 "torch.qint8, quint8 or qint32",
+			 (int)(d->dtype.len < 40 ? d->dtype.len : 40),
+			 d->dtype.s);
 		return msg;
 	}
 	if (t->dtype != p->qdtype) {
@@ -185,14 +314,12 @@ describe(struct quant_scan *f, size_t qi, json_t *o, struct torch_affine *p,
 	}
 	if (t->rank > QUANT_RANK_MAX)
 		return "it has more than 8 dimensions";
-	if (strcmp(qs, "torch.per_tensor_affine") == 0) {
-		sc = json_object_get(o, "scale");
-		zp = json_object_get(o, "zero_point");
+	if (tok_is(qs, "torch.per_tensor_affine")) {
 		*label = "torch-per-tensor";
-		if (!json_is_number(sc) || !json_is_integer(zp))
+		if (!d->has_scale || !d->has_zero_point)
 			return "its scale or zero point is not a number";
-		p->scale = json_number_value(sc);
-		p->zero_point = json_integer_value(zp);
+		p->scale = d->scale;
+		p->zero_point = d->zero_point;
 		if (!torch_affine_zero_point_fits(p->qdtype, p->zero_point)) {
 			snprintf(msg, QUANT_TORCH_MSG, "its zero point %" PRId64
 				 " is outside the range of %s "
@@ -202,17 +329,17 @@ describe(struct quant_scan *f, size_t qi, json_t *o, struct torch_affine *p,
 		}
 		return NULL;
 	}
-	if (strcmp(qs, "torch.per_channel_affine") &&
-	    strcmp(qs, "torch.per_channel_affine_float_qparams")) {
-		snprintf(msg, QUANT_TORCH_MSG, "its qscheme %.60s is not "
-			 "decoded", qs);
+	if (!tok_is(qs, "torch.per_channel_affine") &&
+	    !tok_is(qs, "torch.per_channel_affine_float_qparams")) {
+		snprintf(msg, QUANT_TORCH_MSG, "its qscheme %.*s is not "
+			 "decoded", (int)(qs->len < 60 ? qs->len : 60), qs->s);
 		return msg;
 	}
 	*label = "torch-per-channel";
-	qs = per_channel(f, t, o, p, si, zi, msg);
+	why = per_channel(f, t, d, p, si, zi, msg);
 	if (p->zdtype == DTYPE_F32)
 		*label = "torch-per-channel-float-qparams";
-	return qs;
+	return why;
 }
 
 /* The quantized tensor named name[0..len), described by text[0..tlen). */
@@ -220,7 +347,6 @@ static void
 candidate(struct quant_scan *f, const char *name, size_t len,
 	  const char *text, size_t tlen)
 {
-	unsigned long jf = jsonmem_failures();
 	size_t qi = quant_scan_lookup(f, name, len, "");
 	size_t si = QUANT_ABSENT, zi = QUANT_ABSENT;
 	const char *why = NULL, *label = "torch-per-tensor";
@@ -228,27 +354,19 @@ candidate(struct quant_scan *f, const char *name, size_t len,
 	struct quant_weight *w;
 	struct torch_affine p;
 	const struct tensor *t;
-	json_t *o;
+	struct desc d;
 
 	if (qi == QUANT_ABSENT)
 		return;		/* a value of that name, not a tensor's */
 	t = quant_scan_tensor(f, qi);
 	memset(&p, 0, sizeof(p));
-	o = json_loadb(text, tlen, 0, NULL);
-	/* a parse short of memory may fail, or drop a byte (jsonmem.h) */
-	if (jsonmem_failures() != jf) {
-		json_decref(o);
-		f->oom = 1;
-		return;
-	}
-	if (!json_is_object(o))
+	if (desc_read(text, tlen, &d))
 		why = memmem(text, tlen, "NaN", 3) ||
 		      memmem(text, tlen, "Infinity", 8) ?
 		      "its scale is not a finite number" :
 		      "its __quantizer__ is not a JSON object";
 	else
-		why = describe(f, qi, o, &p, &si, &zi, &label, msg);
-	json_decref(o);
+		why = describe(f, qi, &d, &p, &si, &zi, &label, msg);
 	if (f->oom)
 		return;
 	if (!why && !quant_scan_parts_free(f, (size_t[]){ qi, si, zi }, 3))

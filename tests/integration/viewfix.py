@@ -14,7 +14,8 @@ reading, by kind:
 - "torch": a PyTorch checkpoint (torch.save) with contiguous tensors and
   strided views, served gathered: a transposed F16, a stepped BF16, a
   transposed int8 and a transposed bool, with their .npy/.txt/.stats/.png
-  and .safetensors/model.safetensors;
+  and .safetensors/model.safetensors, and a quantized (per-channel
+  qint8) tensor, decoded in .dequant/;
 - "gguf": GGUF tensors of quantized types, decoded in .npy/ (and as F32
   in .safetensors/);
 - "fp8": FP8 weights with their scales, decoded in .dequant/, and the
@@ -105,13 +106,23 @@ def torch_model(d, rows=96, cols=80):
 					dtype=torch.int8).t(),
 		"w.bool_t": (torch.rand(rows, cols, generator=g) > 0.5).t(),
 	}
+	# a quantized tensor: its integers, its values in .dequant/ (and in
+	# its own .npy/, ..., which the logical tensor replaces)
+	qc = torch.quantize_per_channel(
+		torch.randn(rows, cols, generator=g),
+		torch.rand(rows, generator=g, dtype=torch.double) / 10 + 0.01,
+		torch.randint(-128, 128, (rows,), generator=g), 0, torch.qint8)
 	path = os.path.join(d, "pytorch_model.bin")
-	torch.save(sd, path)
+	torch.save(dict(sd, **{"w.qc": qc}), path)
 	fx = Fixture("torch", path)
 	for name, x in sd.items():
 		fx.add("strided" if not x.is_contiguous() else "raw", name,
 		       _raw(x))
 		_views(fx, name)
+	fx.add("raw", "w.qc", _raw(qc.int_repr()))
+	_views(fx, "w.qc")
+	for rel in ("w.qc", os.path.join(".npy", "w.qc.npy")):
+		fx.add(".dequant", os.path.join(".dequant", rel))
 	fx.add(".safetensors", ".safetensors/model.safetensors")
 	return fx
 
