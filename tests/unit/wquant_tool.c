@@ -11,7 +11,9 @@
  * gate_up_proj experts: 5760 x 2880), gptq4 (act-order g_idx, F16 scales,
  * groups of 128), gptq3, gptq8, awq (groups of 128), nf4 (blocks of 64),
  * nf4-nested, nvfp4 (compressed-tensors': an F8_E4M3 scale per 16
- * values, an F32 global one).  Linear weights have 4096 inputs.  The parts are laid out
+ * values, an F32 global one), torch-tensor (PyTorch's quint8 per tensor),
+ * torch-channel (qint8 per output channel, F64 scales, I64 zero
+ * points).  Linear weights have 4096 inputs.  The parts are laid out
  * as the mount hands them to the decoders (model/quant_render.c: a tile
  * of about 2 MiB of output at a time, a band of the parts gathered for
  * it), and only the decoding is timed, not the reads.
@@ -26,6 +28,7 @@
 #include "format/quant/int_packed.h"
 #include "format/quant/mxfp4_hf.h"
 #include "format/quant/nvfp4_st.h"
+#include "format/quant/torch_affine.h"
 
 #define TILE (512u << 10)	/* output elements per tile, about */
 #define IN 4096			/* inputs of the linear weights */
@@ -41,6 +44,7 @@ struct bench {
 	struct fp8_scaled fp8;
 	struct int_packed ip;
 	struct nvfp4_st nv;
+	struct torch_affine ta;
 };
 
 static double
@@ -151,6 +155,26 @@ setup(struct bench *b)
 			b->b[i] = (uint8_t)(0x20 + i % 0x50);	/* no NaN */
 		return b->a && b->b ? 0 : -1;
 	}
+	if (!strcmp(s, "torch-tensor") || !strcmp(s, "torch-channel")) {
+		int chan = s[6] == 'c';
+		struct torch_affine p = { chan ? DTYPE_I8 : DTYPE_U8, chan,
+					  0.05, 3, 0, b->elems / IN, IN,
+					  DTYPE_F64, DTYPE_I64 };
+
+		b->ta = p;
+		b->per = TILE;
+		b->a = random_bytes(b->elems);
+		b->b = malloc(p.channels * 8 + 1);
+		b->c = malloc(p.channels * 8 + 1);
+		for (i = 0; b->b && b->c && i < p.channels; i++) {
+			double sc = 0.001 * (double)(1 + i % 97);
+			int64_t z = (int64_t)(i % 11) - 5;
+
+			memcpy(b->b + 8 * i, &sc, 8);	/* little-endian */
+			memcpy(b->c + 8 * i, &z, 8);
+		}
+		return b->a && b->b && b->c ? 0 : -1;
+	}
 	if (!strcmp(s, "nf4") || !strcmp(s, "nf4-nested")) {
 		n = b->elems / 64;
 		b->per = TILE;
@@ -210,6 +234,20 @@ decode(struct bench *b, float *out)
 					    b->c + u * p->groups * 2, b->d, 0,
 					    b->per, out + u * IN))
 				return -1;
+		return 0;
+	}
+	if (b->scheme[0] == 't') {
+		uint64_t c0, nc;
+
+		for (u = 0; u + TILE <= b->elems; u += TILE) {
+			c0 = 0;
+			if (b->ta.per_channel)
+				torch_affine_channels(&b->ta, u, u + TILE, &c0,
+						      &nc);
+			torch_affine_range(&b->ta, b->a + u, b->b + 8 * c0,
+					   b->c + 8 * c0, u, u + TILE,
+					   out + u);
+		}
 		return 0;
 	}
 	if (b->scheme[1] == 'v') {
