@@ -16,6 +16,9 @@ struct tensor {
 	uint32_t name_len;
 	enum dtype dtype;
 	uint32_t rank;
+	/* A PyTorch quantized tensor (its integers): 1 + the index in the
+	 * header's meta[] of its NAME.__quantizer__; else 0. */
+	uint32_t quantizer;
 	const uint64_t *shape;	/* rank entries */
 	uint64_t begin, end;	/* byte range, relative to data_start */
 	uint64_t numel;		/* product of shape (1 for rank 0) */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/text.h"
 #include "format/dtype.h"
 #include "format/naming.h"
@@ -403,4 +404,67 @@ quant_torch_scan(struct quant_scan *f)
 				candidate(f, h->meta[k].key, base,
 					  h->meta[k].val, h->meta[k].val_len);
 	}
+}
+
+/* Text t[0..len) as the JSON text it is in the sidecar's layout, one
+ * member a line: 0; 1 when it is not an object of strings and numbers
+ * (nothing written then); -1 out of memory. */
+static int
+members(struct buf *b, const char *t, size_t len)
+{
+	struct jscan s;
+	struct jscan_tok k, v;
+	size_t at = b->len, bad_at;
+	unsigned bad_len;
+	int bad = 0, n = 0;
+
+	if (text_utf8_check(t, len, &bad_at, &bad_len))
+		return 1;
+	jscan_init(&s, t, len, 2);
+	if (jscan_next(&s, &k) != JSCAN_OBJECT)
+		return 1;
+	bad |= buf_adds(b, "{");
+	while (jscan_next(&s, &k) == JSCAN_KEY) {
+		enum jscan_type ty = jscan_next(&s, &v);
+
+		if (ty != JSCAN_STRING && ty != JSCAN_NUMBER)
+			break;
+		bad |= buf_addf(b, "%s\n    \"%.*s\": ", n++ ? "," : "",
+				(int)k.len, k.s);
+		bad |= ty == JSCAN_STRING ?
+		       buf_addf(b, "\"%.*s\"", (int)v.len, v.s) :
+		       buf_add(b, v.s, v.len);
+	}
+	if (k.type != JSCAN_OBJECT_END || jscan_next(&s, &v) != JSCAN_END) {
+		b->len = at;	/* not JSON: said as a string */
+		if (b->data)
+			b->data[at] = '\0';
+		return bad ? -1 : 1;
+	}
+	bad |= buf_adds(b, "\n  }");
+	return bad ? -1 : 0;
+}
+
+int
+quant_torch_sidecar(const struct model *m, const struct model_tensor *mt,
+		    struct buf *b)
+{
+	const struct tensor *t = mt->t;
+	const struct header *h = m->shards[mt->shard].hdr;
+	const struct meta_pair *p;
+	size_t base;
+	int rc;
+
+	if (!t->quantizer || !is_torch(h) || t->quantizer > h->nmeta)
+		return 0;
+	p = &h->meta[t->quantizer - 1];
+	if (!quantizer_key(p, &base) || base != t->name_len ||
+	    memcmp(p->key, t->name, base))
+		return 0;
+	if (buf_adds(b, ",\n  \"quantized\": "))
+		return -1;
+	rc = members(b, p->val, p->val_len);
+	if (rc == 1)	/* a scale of NaN or Infinity: as the metadata has it */
+		rc = buf_add_json_string(b, p->val, p->val_len);
+	return rc ? -1 : 0;
 }

@@ -19,7 +19,9 @@
 #ifndef STFS_QUANT_TORCH_H
 #define STFS_QUANT_TORCH_H
 
+struct buf;
 struct model;
+struct model_tensor;
 struct quant_scan;
 
 /* 1 when a PyTorch checkpoint of m describes a quantized tensor. */
@@ -28,5 +30,13 @@ int quant_torch_any(const struct model *m);
 /* Every quantized tensor m's metadata describes: a weight added, or
  * refused. */
 void quant_torch_scan(struct quant_scan *f);
+
+/* The sidecar's "quantized" member of a quantized tensor's integers
+ * (",\n  \"quantized\": {...}", the sidecar's layout: its scheme, scale
+ * and zero point or the scales' and zero points' tensors, as its
+ * __quantizer__ says them) appended to b; nothing for another tensor.
+ * 0, or -1 when out of memory. */
+int quant_torch_sidecar(const struct model *m, const struct model_tensor *mt,
+			struct buf *b);
 
 #endif

@@ -12,6 +12,7 @@
 #include "format/safetensors/header.h"
 #include "model/model.h"
 #include "model/quant_model.h"
+#include "model/quant_torch.h"
 #include "source/source.h"
 #include "view/view.h"
 #include "view/view_sha256.h"
@@ -178,6 +179,7 @@ view_meta_sidecar(const struct model *m, const struct model_tensor *mt,
 		bad |= add_storage(m, mt, b);
 	if (hdr->format && strcmp(hdr->format, "gguf") == 0)
 		bad |= add_gguf(b, t);
+	bad |= quant_torch_sidecar(m, mt, b);
 	bad |= quant_model_sidecar(m, mt, b);
 	bad |= buf_adds(b, ",\n  \"source\": ");
 	bad |= buf_add_json_string(b, src->base, strlen(src->base));

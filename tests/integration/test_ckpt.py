@@ -655,6 +655,20 @@ def check_qtensors(t, d):
 			t.eq(got, raw_bytes(q.int_repr()), "%s: the integers"
 			     % name)
 			desc = json.loads(meta.get(name + ".__quantizer__", "{}"))
+			side = f + ".json"
+			sq = json.loads(read(side, "r")).get("quantized") if \
+				os.path.exists(side) else None
+			t.check(desc and sq == desc, "%s: its own sidecar's "
+				"\"quantized\" says what __quantizer__ says: %r"
+				% (name, sq))
+			if q.qscheme() == torch.per_tensor_affine:
+				t.eq(((sq or {}).get("scale"),
+				      (sq or {}).get("zero_point")),
+				     (q.q_scale(), q.q_zero_point()),
+				     "%s: its sidecar's scale, zero point" % name)
+			else:
+				t.eq((sq or {}).get("axis"), q.q_per_channel_axis(),
+				     "%s: its sidecar's axis" % name)
 			t.eq(desc.get("dtype"), str(q.dtype), "%s: dtype" % name)
 			t.eq(desc.get("qscheme"), str(q.qscheme()),
 			     "%s: qscheme" % name)
@@ -770,7 +784,8 @@ def check_qtensors_hostile(t, d, x):
 			       torch.tensor([0, 1, 2, 300, 4, 5, 6, 7]), 0)),
 	      "bad_axis": call((torch.per_channel_affine,
 				torch.ones(8, dtype=torch.double),
-				torch.zeros(8, dtype=torch.long), 2))}
+				torch.zeros(8, dtype=torch.long), 2)),
+	      "bad_nan": call((torch.per_tensor_affine, float("nan"), 0))}
 	path = os.path.join(d, "qhostile.pt")
 	torch.save(sd, path)
 	loaded = torch.load(path)
@@ -783,6 +798,7 @@ def check_qtensors_hostile(t, d, x):
 	want = sorted([
 		"bad_axis: a quantized tensor: its axis is not one of its "
 		"dimensions",
+		"bad_nan: a quantized tensor: its scale is not a finite number",
 		"bad_len: a quantized tensor: its per-channel scales and zero "
 		"points hold 5 and 5 values, not one for each of the 8 along "
 		"axis 0",
@@ -805,10 +821,25 @@ def check_qtensors_hostile(t, d, x):
 		t.eq(sorted(summ.get("quantization", {}).get("refused_list",
 							     [])), want,
 		     "hostile: .dequant/__summary__.json names each, why")
-		for k in ("bad_len", "bad_zp", "bad_zpc", "bad_axis"):
+		for k in ("bad_len", "bad_zp", "bad_zpc", "bad_axis",
+			  "bad_nan"):
 			t.eq(read(os.path.join(m.path, k)),
 			     raw_bytes(ok.int_repr()), "%s: its integers "
 			     "mount" % k)
+			# its sidecar is strict JSON (no NaN) and says the
+			# scheme: an object, or the metadata's text as a
+			# string when that holds a NaN
+			try:
+				sq = json.loads(read(os.path.join(
+					m.path, k + ".json"), "r"),
+					parse_constant=lambda c: 1 / 0).get(
+					"quantized")
+			except (ValueError, ZeroDivisionError, OSError) as e:
+				sq = e
+			t.check(isinstance(sq, dict) or (
+				k == "bad_nan" and isinstance(sq, str) and
+				"NaN" in sq), "%s: its sidecar's \"quantized\", "
+				"strict JSON: %r" % (k, sq))
 			t.check(not os.path.exists(os.path.join(
 				m.path, ".dequant", k)), "%s: no values in "
 				".dequant/" % k)

@@ -572,7 +572,7 @@ add_qtensor(struct tree *w, const struct pickle_value *a)
 {
 	struct buf text = BUF_INIT;
 	struct torch_qtensor q;
-	size_t mark;
+	size_t mark, ti = w->nt;
 	int rc;
 
 	w->val.left = w->left.meta;
@@ -589,6 +589,9 @@ add_qtensor(struct tree *w, const struct pickle_value *a)
 	w->left.meta -= text.len < w->left.meta ? text.len : w->left.meta;
 	rc = add_meta(w, &text);
 	w->name.len = mark;
+	/* the integers' tensor (add_args added it) names its scheme */
+	if (rc == 0 && ti < w->nt && w->nm <= UINT32_MAX)
+		w->t[ti].quantizer = (uint32_t)w->nm;
 	if (rc == 0 && q.scales)
 		rc = walk_under(w, "q_per_channel_scales", q.scales);
 	if (rc == 0 && q.zero_points)
