@@ -28,6 +28,7 @@ Suite *nametab_suite(void);	/* test_nametab.c */
 Suite *text_suite(void);	/* test_text.c */
 Suite *msglog_suite(void);	/* test_msglog.c */
 Suite *parallel_suite(void);	/* test_parallel.c */
+Suite *jsonmem_suite(void);	/* test_jsonmem.c */
 Suite *pickle_suite(void);	/* test_pickle.c */
 Suite *quant_suite(void);	/* test_quant.c */
 Suite *wquant_suite(void);	/* test_wquant.c */
