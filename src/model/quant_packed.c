@@ -2,6 +2,7 @@
  * AWQ's (see quant_packed.h). */
 #include "model/quant_packed.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@
 /* 0 when every g_idx entry names one of the groups, else -1 with *why
  * (read in chunks: an input of 16 Mi rows is 64 MiB of g_idx). */
 static int
-gidx_check(const struct quant_scan *f, size_t gi, uint64_t groups,
+gidx_check(struct quant_scan *f, size_t gi, uint64_t groups,
 	   const char **why)
 {
 	const struct tensor *t = quant_scan_tensor(f, gi);
@@ -22,14 +23,18 @@ gidx_check(const struct quant_scan *f, size_t gi, uint64_t groups,
 	uint8_t *b = malloc(1 << 20);
 	int rc = 0;
 
-	if (!b) {
+	if (!b) {	/* not the weight's fault: decided on a later try */
+		f->oom = 1;
 		*why = "out of memory";
 		return -1;
 	}
 	for (off = 0; rc == 0 && off < n; off += 1 << 20) {
 		size_t len = n - off < (1 << 20) ? (size_t)(n - off) : 1 << 20;
 
-		if (model_tensor_read(f->m, &f->m->tensors[gi], off, len, b)) {
+		rc = model_tensor_read(f->m, &f->m->tensors[gi], off, len, b);
+		if (rc) {
+			/* short of memory: decided on a later try */
+			f->oom |= rc == -ENOMEM;
 			*why = "its g_idx cannot be read";
 			rc = -1;
 		}
@@ -226,6 +231,8 @@ quant_packed_qweight(struct quant_scan *f, size_t i, size_t base)
 		why = "its tensors belong to another weight";
 	if (!why && gi && !awq && !f->count)
 		gidx_check(f, gidx, p.groups, &why);
+	if (f->oom)
+		return;
 	if (why && *m && strcmp(m, "gptq") && strcmp(m, "awq")) {
 		/* the config is about another method: that is the cause */
 		quant_scan_refuse(f, qw->name, qw->name_len, "%s names "
@@ -374,6 +381,8 @@ quant_packed_ct(struct quant_scan *f, size_t i, size_t base)
 		why = "its tensors belong to another weight";
 	if (!why && gi && !f->count)
 		gidx_check(f, gidx, p.groups, &why);
+	if (f->oom)
+		return;
 	if (why) {
 		quant_scan_refuse(f, pk->name, pk->name_len,
 				  "compressed-tensors pack-quantized: %s", why);
