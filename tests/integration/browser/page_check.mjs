@@ -59,10 +59,18 @@ try {
 		};
 	});
 	let s;
-	const deadline = Date.now() + 90000;
+	const t1 = Date.now(), deadline = t1 + 90000;
+	let before = -1;
 	for (;;) {
 		s = await settled();
-		const done = s.images.every(i => i.complete) && s.stats.every(c => c !== "\u2026");
+		// a module opened (by a click, or at once when small) builds
+		// its rows on its toggle event, a task later, and its small
+		// submodules open in turn: settled when what is in view is the
+		// same two polls running, and an empty view only after 5 s
+		const done = (s.images.length > 0 || Date.now() - t1 > 5000) &&
+			s.images.length === before &&
+			s.images.every(i => i.complete) && s.stats.every(c => c !== "\u2026");
+		before = s.images.length;
 		if (done || Date.now() > deadline) break;
 		await new Promise(r => setTimeout(r, 200));
 	}
