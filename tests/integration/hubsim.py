@@ -123,7 +123,7 @@ class Repo:
 
 class Log:
 	def __init__(self):
-		self.lock = threading.Lock()
+		self.lock = threading.Condition()
 		self.entries = []
 		self.inflight = {"hub": 0, "cdn": 0}
 		self.max_inflight = {"hub": 0, "cdn": 0}
@@ -138,8 +138,25 @@ class Log:
 		with self.lock:
 			self.inflight[server] -= 1
 			self.entries.append(entry)
+			self.lock.notify_all()
+
+	def wait_idle(self, timeout):
+		"""Wait (at most timeout s) until no request is in progress: an
+		answer is logged after its last byte is sent, so a client can
+		have every byte before its request is in the log."""
+		end = time.monotonic() + timeout
+		with self.lock:
+			while any(self.inflight.values()):
+				left = end - time.monotonic()
+				if left <= 0:
+					return False
+				self.lock.wait(left)
+			return True
 
 	def clear(self):
+		"""Forget what was logged, once the requests in progress have
+		ended (5 s at most), so that none lands after the clear."""
+		self.wait_idle(5.0)
 		with self.lock:
 			self.entries = []
 			self.max_inflight = {"hub": 0, "cdn": 0}
@@ -278,6 +295,9 @@ class HubSim:
 	# ---- queries for tests -----------------------------------------------
 
 	def requests(self, server=None, kind=None):
+		"""The logged requests, once those in progress have ended (5 s
+		at most: a hung request stays out)."""
+		self.log.wait_idle(5.0)
 		return [e for e in self.log.snapshot()
 			if (server is None or e["server"] == server) and
 			(kind is None or e["kind"] == kind)]
