@@ -276,12 +276,25 @@ http {
 		return "%s://127.0.0.1:%d/%s" % ("https" if self.tls else "http",
 						 self.port, name)
 
-	def requests(self):
+	def _log_lines(self):
 		try:
 			with open(self.access_log) as f:
-				return [Request(l.rstrip("\n")) for l in f if l.strip()]
+				return [l.rstrip("\n") for l in f if l.strip()]
 		except FileNotFoundError:
 			return []
+
+	def requests(self):
+		"""The access log once it stands still for 50 ms (2 s at most):
+		nginx logs a request after its last byte is sent, so a client
+		can exit before its request is in the log."""
+		lines = self._log_lines()
+		for _ in range(40):
+			time.sleep(0.05)
+			again = self._log_lines()
+			if again == lines:
+				break
+			lines = again
+		return [Request(l) for l in lines]
 
 	def mark(self):
 		"""Position in the access log; requests_since(mark) counts after."""
