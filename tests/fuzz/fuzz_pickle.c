@@ -100,6 +100,11 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 		CHECK(v->str.p != NULL && v->str.p[v->str.len] == '\0');
 		add(w, v->str.p, v->str.len);
 		break;
+	case PICKLE_PASSED:
+		/* only in a list, past what it keeps (run() checks where) */
+		CHECK(w->lim->seq_kept != 0 && v->passed.n >= 1);
+		add(w, &v->passed.n, sizeof(v->passed.n));
+		break;
 	case PICKLE_ELIDED:
 		/* longer than kept: a str's code points take 1 to 4 bytes,
 		 * an int's bit length is past its bytes */
@@ -140,8 +145,18 @@ walk(struct walk *w, const struct pickle_value *v, unsigned depth)
 	case PICKLE_LIST:
 	case PICKLE_SET:
 		CHECK(v->seq.n == 0 || v->seq.items != NULL);
-		for (size_t i = 0; i < v->seq.n; i++)
-			walk(w, v->seq.items[i], depth + 1);
+		for (size_t i = 0; i < v->seq.n; i++) {
+			const struct pickle_value *x = v->seq.items[i];
+
+			/* a run passed by: in a list past what it keeps
+			 * (or the set builtins.set() made of one), never two
+			 * in a row */
+			CHECK(x->kind != PICKLE_PASSED ||
+			      (v->kind != PICKLE_TUPLE &&
+			       i >= w->lim->seq_kept &&
+			       v->seq.items[i - 1]->kind != PICKLE_PASSED));
+			walk(w, x, depth + 1);
+		}
 		break;
 	case PICKLE_DICT:
 		CHECK(v->dict.ordered == 0 || v->dict.ordered == 1);
@@ -277,10 +292,23 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct pickle_limits defaults = PICKLE_LIMITS_DEFAULT;
-	static const struct pickle_limits small = { 8, 2000, 64, 5000, 16,
-						    8 };
+	/* small limits; memory 0, so that every pickle is refused at its
+	 * first value (with a real memory limit, a load from memory and a
+	 * streamed one can meet different limits first and say different
+	 * things: left as it is) */
+	static const struct pickle_limits small = {
+		.depth = 8, .values = 2000, .memo = 64, .walk = 5000,
+		.str_kept = 16, .bytes_kept = 8, .memory = 0,
+	};
 
 	run(data, size, &defaults);
 	run(data, size, &small);
+	/* lists that keep two items, then pass plain ones by */
+	{
+		struct pickle_limits kept = defaults;
+
+		kept.seq_kept = 2;
+		run(data, size, &kept);
+	}
 	return 0;
 }

@@ -599,7 +599,9 @@ def check_memory(t, d):
 	# the bytes of one string are made once, and shown by length
 	n = fx["encode.pt"][1]
 	got = meta("encode.pt").get("b")
-	t.eq(json.loads(got) if got else None, [{"__bytes__": 128 << 10}] * n,
+	# (a list keeps 4,096 items: check_long_lists)
+	t.eq(json.loads(got) if got else None, [{"__bytes__": 128 << 10}] *
+	     min(n, 4096) + [{"__not_kept__": n - 4096}] * (n > 4096),
 	     "encode.pt: %d calls, one value shown by its length" % n)
 	# a value past twice the pickle's size is named, not shown
 	t.eq(meta("repeat.pt").get("s"), '{"__elided__": "more metadata than '
@@ -637,6 +639,52 @@ def check_memory(t, d):
 			t.check(hwm * 1024 < RSS_MAX, "repeat.pt mounted: RSS "
 				"%d KiB, under %d MiB" % (hwm, RSS_MAX >> 20))
 		print("rss: mounted %d KiB" % hwm)
+
+
+# ---- lists longer than the reader keeps --------------------------------------
+
+def check_long_lists(t, d):
+	"""A training checkpoint with a million losses and two million step
+	numbers beside its model mounts, bounded like the hostile pickles
+	above (a list keeps its first 4,096 items; each later run of numbers,
+	strings and None is {"__not_kept__": N}); a tensor after them keeps
+	its place in the list as its name, and its bytes."""
+	losses = [i * 0.5 for i in range(1000000)]
+	steps = list(range(2000000))
+	mixed = ([0.25 * i for i in range(5000)] + [torch.arange(6.0)] +
+		 ["s%d" % i for i in range(3000)] + [torch.ones(2), None] +
+		 [None] * 9 + [{"a": 1}])
+	w = torch.arange(12.0).reshape(3, 4)
+	path = os.path.join(d, "lists.pt")
+	torch.save({"model": {"w": w}, "losses": losses, "steps": steps,
+		    "mixed": mixed}, path)
+	kept = 4096
+	rc, out, err = run_bounded(t, [STFS_INSPECT, "--json", path],
+				   sanitized())
+	if not t.eq(rc, 0, "lists.pt: read (%s)" % err.strip()):
+		return
+	meta = json.loads(out)["metadata"]
+	t.eq(meta.get("losses"), json.dumps(losses[:kept] + [
+		{"__not_kept__": len(losses) - kept}]), "lists.pt: losses: the "
+	     "first 4,096, then how many more")
+	t.eq(meta.get("steps"), json.dumps(steps[:kept] + [
+		{"__not_kept__": len(steps) - kept}]), "lists.pt: steps")
+	t.eq(meta.get("mixed.4095"), "1023.75", "lists.pt: mixed.4095 kept")
+	t.eq([meta.get("mixed.%d" % i) for i in (4096, 5001, 8002)],
+	     ['{"__not_kept__": 904}', '{"__not_kept__": 3000}',
+	      '{"__not_kept__": 10}'], "lists.pt: each run passed by, named "
+	     "by its first item's place")
+	t.eq(meta.get("mixed.8012.a"), "1", "lists.pt: a dict after them")
+	with harness.Mount(t, path) as m:
+		for name, x in (("model.w", w), ("mixed.5000", mixed[5000]),
+				("mixed.8001", mixed[8001])):
+			with open(os.path.join(m.path, name), "rb") as f:
+				t.check(f.read() == raw_bytes(x), "lists.pt: %s: "
+					"bytes equal torch.load's" % name)
+		with open(os.path.join(m.path, "__metadata__.json")) as f:
+			t.eq(json.load(f).get("mixed.4096"),
+			     '{"__not_kept__": 904}', "lists.pt mounted: "
+			     "__metadata__.json")
 
 
 # ---- a 100 MB value nobody sees ---------------------------------------------
@@ -1126,6 +1174,58 @@ def check_torch2(t, d):
 		     "torch2.pt: the safetensors file holds each tensor")
 
 
+def float_values():
+	"""Doubles of every sort (integers, powers of ten about the switch
+	to exponents, random bits, rounded decimals, extremes) and numpy's
+	float32 and float16 made of them."""
+	rng = np.random.default_rng(3)
+	vals = [0.0, -0.0, 1.5, 10.0, 100.0, 1e15, 1e16, 9999999999999998.0,
+		1e-4, 1e-5, 0.0001234, 123456789012345678.0, 5e-324,
+		1.7976931348623157e308, float("nan"), float("inf"),
+		-float("inf")]
+	vals += [10.0 ** k for k in range(-8, 20)]
+	vals += [float(x) for x in rng.integers(-10**6, 10**6, 100)]
+	vals += [float(x) for x in rng.uniform(-1, 1, 100) *
+		 10.0 ** rng.integers(-20, 25, 100)]
+	vals += [float(x) for x in np.frombuffer(rng.bytes(800), "<f8")]
+	vals += [round(float(x), int(k)) for x, k in
+		 zip(rng.uniform(-1e5, 1e5, 100), rng.integers(0, 6, 100))]
+	with np.errstate(over="ignore", invalid="ignore"):
+		f32 = [np.float32(v) for v in vals]
+		f16 = [np.float16(v) for v in vals]
+	return vals, f32, f16
+
+
+def check_float_text(t, d):
+	"""Floats in __metadata__.json are the text Python's repr writes
+	(json.dumps) and numpy's repr writes for its float32 and float16:
+	the shortest digits, positional from 1e-4 to 1e16 (10.0, not
+	1e+01), not only numbers that read back the same."""
+	vals, f32, f16 = float_values()
+	path = os.path.join(d, "floats.pt")
+	torch.save({"w": torch.ones(2), "d": vals, "f32": f32, "f16": f16,
+		    "one": 100.0, "small": np.float32(1e-4)}, path)
+
+	def numpy_text(x):
+		r = repr(x)
+		return {"nan": "NaN", "inf": "Infinity",
+			"-inf": "-Infinity"}.get(r, r)
+	want = {"d": json.dumps(vals),
+		"f32": "[%s]" % ", ".join(numpy_text(x) for x in f32),
+		"f16": "[%s]" % ", ".join(numpy_text(x) for x in f16),
+		"one": "100.0", "small": numpy_text(np.float32(1e-4))}
+	with harness.Mount(t, path) as m:
+		with open(os.path.join(m.path, "__metadata__.json")) as f:
+			got = json.load(f)
+	for k, w in want.items():
+		g = got.get(k, "")
+		bad = [(a, b) for a, b in zip(g.strip("[]").split(", "),
+					     w.strip("[]").split(", ")) if a != b]
+		t.eq(bad[:5], [], "floats.pt: %s: the text of every float as "
+		     "Python or numpy writes it (%d values)" % (k, len(bad)))
+		t.eq(g, w, "floats.pt: %s: the whole text" % k)
+
+
 def run_checkpoints(t):
 	"""int-torch: checkpoints as torch writes them, mounted and read"""
 	d = harness.tmpdir("torch")
@@ -1139,6 +1239,7 @@ def run_checkpoints(t):
 	check_remote(t, d)
 	check_torch2(t, d)
 	check_module(t, d)
+	check_float_text(t, d)
 	harness.rmtree_safe(d)
 
 
@@ -1147,6 +1248,7 @@ def run_hostile(t):
 	d = harness.tmpdir("torch")
 	check_hostile(t, d)
 	check_memory(t, d)
+	check_long_lists(t, d)
 	check_blobs(t, d)
 	harness.rmtree_safe(d)
 

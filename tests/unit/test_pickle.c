@@ -151,6 +151,9 @@ dump(struct buf *b, const struct pickle_value *v)
 	case PICKLE_EXTERN:	/* (only a load that folds makes one) */
 		buf_addf(b, "<extern %u>", v->ext.tag);
 		break;
+	case PICKLE_PASSED:
+		buf_addf(b, "<passed %llu>", (unsigned long long)v->passed.n);
+		break;
 	case PICKLE_ELIDED:
 		buf_addf(b, "<%s %llu%s>", pickle_kind_name(v->elided.kind),
 			 (unsigned long long)v->elided.n,
@@ -1223,6 +1226,57 @@ START_TEST(test_shared_walk)
 }
 END_TEST
 
+/* A list past lim.seq_kept passes its plain items by: each run a
+ * PICKLE_PASSED counting them, the others kept where they were (their
+ * places from pickle_seq_index), a memoized str still in the memo; a
+ * tuple, a dict, a set and a list within the limit keep everything. */
+START_TEST(test_seq_kept)
+{
+	struct pickle_limits lim = PICKLE_LIMITS_DEFAULT;
+	/* [1, 2, 3, 4, 'ab', (5,), None, True, 6.5, [7], 8, 'ab' again
+	 * from the memo, 9] in APPENDS of 4, 5 and 4, then the memo's
+	 * 'ab' in a tuple beside it */
+	static const char p[] = "]q\x00(K\x01K\x02K\x03K\x04" "e"
+		"(X\x02\0\0\0" "abq\x01K\x05\x85N\x88G@\x1a\0\0\0\0\0\0e"
+		"(]K\x07" "aK\x08h\x01K\x09" "eh\x01\x86.";
+	struct pickle *pk = NULL;
+	const struct pickle_value *r, *l;
+	struct err e = { 0 };
+	char *d;
+
+	d = load_dump(p, sizeof(p) - 1, &lim, &e);
+	ck_assert_msg(d != NULL, "%s", e.detail);
+	ck_assert_str_eq(d, "([1, 2, 3, 4, \"ab\", (5,), None, True, "
+			 "f:401a000000000000, [7], 8, \"ab\", 9], \"ab\")");
+	free(d);
+	lim.seq_kept = 3;
+	d = load_dump(p, sizeof(p) - 1, &lim, &e);
+	ck_assert_msg(d != NULL, "%s", e.detail);
+	ck_assert_str_eq(d, "([1, 2, 3, <passed 2>, (5,), <passed 3>, [7], "
+			 "<passed 3>], \"ab\")");
+	free(d);
+	ck_assert_int_eq(pickle_load(p, sizeof(p) - 1, &lim, &pk, &e), 0);
+	r = pickle_root(pk);
+	l = r->seq.items[0];
+	ck_assert_uint_eq(l->seq.n, 8);
+	ck_assert_uint_eq(pickle_seq_index(l, 3), 3);	/* the first run */
+	ck_assert_uint_eq(pickle_seq_index(l, 4), 5);	/* (5,) */
+	ck_assert_uint_eq(pickle_seq_index(l, 6), 9);	/* [7] */
+	ck_assert_uint_eq(pickle_seq_index(l, 7), 10);
+	pickle_free(pk);
+	/* APPEND one at a time: one run */
+	{
+		static const char q[] = "]K\x01" "aK\x02" "aK\x03" "aK\x04" "a.";
+
+		lim.seq_kept = 1;
+		d = load_dump(q, sizeof(q) - 1, &lim, &e);
+		ck_assert_msg(d != NULL, "%s", e.detail);
+		ck_assert_str_eq(d, "[1, <passed 3>]");
+		free(d);
+	}
+}
+END_TEST
+
 /* A str, bytes or int past the limits of the load is passed by: a
  * PICKLE_ELIDED of its kind and length, from memory and streamed alike
  * (load_dump). */
@@ -1371,6 +1425,7 @@ pickle_suite(void)
 	tcase_add_test(tc, test_cycles);
 	tcase_add_test(tc, test_shared_walk);
 	tcase_add_test(tc, test_elided);
+	tcase_add_test(tc, test_seq_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }

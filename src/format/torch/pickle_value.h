@@ -45,6 +45,13 @@ enum pickle_kind {
 			 * of a call as it was read: the reader's own bytes,
 			 * which nothing here looks into (torch's tensors,
 			 * without their arguments' values) */
+	PICKLE_PASSED,	/* passed: items of a list past the load's
+			 * seq_kept (pickle_limits) that were numbers,
+			 * strings, bytes, None or bools, passed by one after
+			 * another and counted, not kept; only ever an item
+			 * of a list, or of the set builtins.set() makes of
+			 * one (pickle_seq_index() gives an item's place in
+			 * the list as the pickle made it) */
 };
 
 /* The last step of a path from the root (PICKLE_REF): child index of
@@ -168,6 +175,9 @@ struct pickle_value {
 			unsigned tag;	/* the fold's own */
 		} ext;
 		struct {
+			uint64_t n;	/* items passed by, >= 1 */
+		} passed;
+		struct {
 			/* the value, an ancestor of the ref on the path
 			 * the check took */
 			const struct pickle_value *to;
@@ -210,11 +220,17 @@ struct pickle_limits {
 		    const struct pickle_value *args,
 		    struct pickle_value **made, struct err *e);
 	void *fold_ctx;
+	/* items a list (APPEND, APPENDS: a list, or an object's items)
+	 * keeps whatever they are; past them, a number, str, bytes, None
+	 * or bool appended is passed by, counted in a PICKLE_PASSED, so a
+	 * list of millions of numbers (a loss history) costs what its
+	 * first seq_kept do.  0: every item kept. */
+	size_t seq_kept;
 };
 
 /* (All kept: the torch container asks for less, torch.c.) */
 #define PICKLE_LIMITS_DEFAULT \
 	{ 200, (size_t)1 << 22, (size_t)1 << 20, (uint64_t)1 << 24, \
-	  SIZE_MAX, SIZE_MAX, (size_t)1 << 30, NULL, NULL }
+	  SIZE_MAX, SIZE_MAX, (size_t)1 << 30, NULL, NULL, 0 }
 
 #endif

@@ -150,6 +150,7 @@ load_pickle(struct torch_zip *z, struct pickle **p, size_t *len,
 	}
 	lim.str_kept = TORCH_VALUE_STR_SHOWN;
 	lim.bytes_kept = TORCH_VALUE_BYTES_SHOWN;
+	lim.seq_kept = TORCH_VALUE_ITEMS_KEPT;
 	lim.memory = PICKLE_MEMORY((size_t)n);
 	lim.fold = torch_fold_call;
 	lim.fold_ctx = folded;

@@ -59,6 +59,7 @@ scan_one(const struct pickle_source *src, const char *name,
 	snprintf(part->name, sizeof(part->name), "%s", name);
 	lim.str_kept = TORCH_VALUE_STR_SHOWN;
 	lim.bytes_kept = TORCH_VALUE_BYTES_SHOWN;
+	lim.seq_kept = TORCH_VALUE_ITEMS_KEPT;
 	*p = NULL;
 	rc = pickle_scan(src, &lim, p, used, e);
 	if (rc && (e->code == ERR_IO || e->code == ERR_NO_MEMORY))

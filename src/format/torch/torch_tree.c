@@ -623,9 +623,15 @@ walk_parts(struct tree *w, const struct pickle_value *v)
 	case PICKLE_TUPLE:
 	case PICKLE_LIST:
 	case PICKLE_SET:
-		for (size_t i = 0; rc == 0 && i < v->seq.n; i++) {
-			snprintf(index, sizeof(index), "%zu", i);
-			rc = walk_under(w, index, v->seq.items[i]);
+		/* named by their place in the pickle's list; a run of
+		 * items passed by (PICKLE_PASSED) by the place of its first,
+		 * shown as {"__not_kept__": N} */
+		for (size_t i = 0, at = 0; rc == 0 && i < v->seq.n; i++) {
+			const struct pickle_value *x = v->seq.items[i];
+
+			snprintf(index, sizeof(index), "%zu", at);
+			at += x->kind == PICKLE_PASSED ? x->passed.n : 1;
+			rc = walk_under(w, index, x);
 		}
 		return rc;
 	case PICKLE_CALL:

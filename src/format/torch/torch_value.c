@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "format/minifloat.h"
+#include "format/torch/pickle.h"
 #include "format/torch/pickle_long.h"
 #include "format/torch/pickle_numpy.h"
 #include "format/torch/torch_fold.h"
@@ -140,11 +141,18 @@ reads_back(const char *t, double f, unsigned bits)
 }
 
 /* The shortest text that reads back as f, as Python's repr writes it (and
- * numpy's for its narrower floats). */
+ * numpy's for its narrower floats): its shortest digits, in positional
+ * notation padded with zeros (10.0, 0.0001, 1000000000000000.0,
+ * numpy's float32 100000000000000.0), or in scientific (1e+16, 1e-05).
+ * Positional is Python's choice when the digits' decimal exponent is from
+ * -4 to 15, numpy's when 1e-4 <= |f| < 1e16 or f is 0. */
 static void
 double_text(char *out, size_t cap, double f, unsigned bits)
 {
-	int prec;
+	char sci[40], digits[24];
+	int prec, exp, positional;
+	size_t nd = 0, at = 0;
+	const char *p;
 
 	if (isnan(f)) {
 		snprintf(out, cap, "NaN");
@@ -155,13 +163,41 @@ double_text(char *out, size_t cap, double f, unsigned bits)
 		return;
 	}
 	for (prec = 1; prec < 17; prec++) {
-		snprintf(out, cap, "%.*g", prec, f);
-		if (reads_back(out, f, bits))
+		snprintf(sci, sizeof(sci), "%.*e", prec - 1, f);
+		if (reads_back(sci, f, bits))
 			break;
 	}
-	snprintf(out, cap, "%.*g", prec, f);
-	if (!strpbrk(out, ".eninf") && strlen(out) + 3 <= cap)
-		strcat(out, ".0");
+	snprintf(sci, sizeof(sci), "%.*e", prec - 1, f);
+	p = strchr(sci, 'e');
+	exp = p ? atoi(p + 1) : 0;
+	positional = bits ? f == 0 || (fabsl(f) >= 1e-4L && fabsl(f) < 1e16L) :
+		     exp >= -4 && exp < 16;
+	if (!positional || !p || cap < 32) {
+		snprintf(out, cap, "%s", sci);
+		return;
+	}
+	for (const char *q = sci; q < p; q++)
+		if (*q >= '0' && *q <= '9' && nd < sizeof(digits))
+			digits[nd++] = *q;
+	if (signbit(f))
+		out[at++] = '-';
+	if (exp < 0) {
+		out[at++] = '0';
+		out[at++] = '.';
+		for (int z = -1; z > exp; z--)
+			out[at++] = '0';
+		for (size_t i = 0; i < nd; i++)
+			out[at++] = digits[i];
+	} else {
+		for (int i = 0; i <= exp; i++)
+			out[at++] = (size_t)i < nd ? digits[i] : '0';
+		out[at++] = '.';
+		if ((size_t)exp + 1 >= nd)
+			out[at++] = '0';
+		for (size_t i = (size_t)exp + 1; i < nd; i++)
+			out[at++] = digits[i];
+	}
+	out[at] = '\0';
 }
 
 /* Bytes as "0x" and two hex digits each, quoted or not. */
@@ -520,7 +556,8 @@ path_text(struct render *r, const struct pickle_step *p)
 	case PICKLE_PERSID:
 		return puts_(r, "__persistent_id__");
 	default:
-		snprintf(tmp, sizeof(tmp), "%zu", p->index);
+		snprintf(tmp, sizeof(tmp), "%" PRIu64,
+			 pickle_seq_index(v, p->index));
 		return puts_(r, tmp);
 	}
 }
@@ -649,6 +686,9 @@ emit(struct render *r, const struct pickle_value *v)
 	case PICKLE_EXTERN:	/* a tensor (torch_fold.h) */
 		r->tensor = 1;
 		return 0;
+	case PICKLE_PASSED:
+		return put_sized(r, "{\"__not_kept__\": %" PRIu64 "}",
+				 v->passed.n);
 	}
 	return 0;
 }

@@ -8,7 +8,10 @@
  * the digits numpy writes for them), strings (one over
  * TORCH_VALUE_STR_SHOWN bytes as {"__str__": N}, N its code points),
  * bytes as "0x" and their hex (over TORCH_VALUE_BYTES_SHOWN bytes as
- * {"__bytes__": N}), tuples, lists and sets as arrays, dicts as objects
+ * {"__bytes__": N}), tuples, lists and sets as arrays (in a list past
+ * TORCH_VALUE_ITEMS_KEPT items, each run of numbers, strings, bytes,
+ * None and bools the reader passed by as {"__not_kept__": N}, N the
+ * items of the run), dicts as objects
  * (a key that is not a string as its text: 1, true, null, 1.5), a global
  * as "module.name" (torch.float16), a numpy array as the nested lists of
  * its tolist() (one over TORCH_VALUE_BYTES_SHOWN bytes or as many lists,
@@ -54,6 +57,13 @@ struct err;
  * (their code points), not shown.  At least twice the above: a str kept
  * makes every bytes value _codecs.encode makes of it that is shown. */
 #define TORCH_VALUE_STR_SHOWN (1u << 20)
+
+/* Items of a list the pickle reader keeps whatever they are; past them
+ * it passes numbers, strings, bytes, None and bools by, counted
+ * (pickle_limits' seq_kept): a checkpoint's list of a million losses
+ * costs what 4,096 do, and the tensors and objects after them are kept
+ * under their places in the list. */
+#define TORCH_VALUE_ITEMS_KEPT 4096u
 
 struct torch_value {
 	struct err *e;
