@@ -23,6 +23,7 @@
 #include "base/buf.h"
 #include "base/error.h"
 #include "format/torch/pickle.h"
+#include "format/torch/pickle_seq.h"
 #include "format/torch/pickle_long.h"
 #include "format/torch/pickle_numpy.h"
 #include "format/torch/pickle_unsafe.h"

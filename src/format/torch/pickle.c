@@ -30,6 +30,7 @@
 #include "format/torch/pickle_input.h"
 #include "format/torch/pickle_memo.h"
 #include "format/torch/pickle_names.h"
+#include "format/torch/pickle_seq.h"
 #include "format/torch/pickle_store.h"
 #include "format/torch/pickle_text.h"
 #include "format/torch/pickle_unsafe.h"
@@ -264,72 +265,13 @@ call_items(struct machine *m, struct pickle_value *call,
 	return call->call.items;
 }
 
-/* 1 when v holds nothing but itself and can be passed by in a long list
- * (lim.seq_kept): a number, str, bytes, None or bool. */
-static int
-plain(const struct pickle_value *v)
-{
-	switch (v->kind) {
-	case PICKLE_NONE:
-	case PICKLE_BOOL:
-	case PICKLE_INT:
-	case PICKLE_LONG:
-	case PICKLE_FLOAT:
-	case PICKLE_STR:
-	case PICKLE_BYTES:
-	case PICKLE_ELIDED:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-/* items[0..n) onto the list seq past lim.seq_kept: each plain one is
- * counted in the PICKLE_PASSED that ends the list (made when it does not
- * end in one) and dropped (the memo still holds it if it does); the
- * others are kept in their order.  items is the stack's, overwritten. */
-static int
-seq_pass(struct machine *m, struct pickle_value *seq,
-	 struct pickle_value **items, size_t n)
-{
-	struct pickle_store *s = &m->pk->store;
-	size_t i = 0;
-
-	while (i < n) {
-		size_t k = 0;
-
-		while (i + k < n && !plain(items[i + k]))
-			k++;
-		if (k && pickle_store_add(s, seq, items + i, k, m->e) < 0)
-			return -1;
-		i += k;
-		for (; i < n && plain(items[i]); i++) {
-			struct pickle_value *last = seq->seq.n ?
-				seq->seq.items[seq->seq.n - 1] : NULL;
-
-			if (!last || last->kind != PICKLE_PASSED) {
-				last = new_value(m, PICKLE_PASSED);
-				if (!last || pickle_store_add(s, seq, &last, 1,
-							      m->e) < 0)
-					return -1;
-			}
-			last->passed.n++;
-			pickle_store_drop(s, items[i]);
-			items[i] = NULL;
-		}
-	}
-	return 0;
-}
-
 /* APPEND, APPENDS (to a list), ADDITEMS (to a set): n values onto seq,
  * or onto the list of the object a call describes; a list keeps its
- * first lim.seq_kept items, then passes plain ones by (seq_pass). */
+ * first lim.seq_kept items, then passes plain ones by (pickle_seq.h). */
 static int
 seq_add(struct machine *m, struct pickle_value *seq,
 	struct pickle_value **items, size_t n, enum pickle_kind kind)
 {
-	size_t keep = n;
-
 	if (seq->kind == PICKLE_CALL) {
 		seq = call_items(m, seq, PICKLE_LIST);
 		if (!seq)
@@ -339,13 +281,9 @@ seq_add(struct machine *m, struct pickle_value *seq,
 			    cur_op(m), m->in.at, pickle_kind_name(seq->kind),
 			    pickle_kind_name(kind));
 	}
-	if (seq->kind == PICKLE_LIST && m->lim.seq_kept)
-		keep = seq->seq.n >= m->lim.seq_kept ? 0 :
-		       m->lim.seq_kept - seq->seq.n < n ?
-		       m->lim.seq_kept - seq->seq.n : n;
-	if (pickle_store_add(&m->pk->store, seq, items, keep, m->e) < 0)
-		return -1;
-	return keep < n ? seq_pass(m, seq, items + keep, n - keep) : 0;
+	return pickle_seq_add(&m->pk->store, seq, items, n,
+			      seq->kind == PICKLE_LIST ? m->lim.seq_kept : 0,
+			      m->e);
 }
 
 /* SETITEM, SETITEMS, DICT: the n values kv[0], kv[1], ... as key, value,
@@ -1031,17 +969,6 @@ pickle_kind_name(enum pickle_kind kind)
 	if ((unsigned)kind >= sizeof(names) / sizeof(names[0]))
 		return "?";
 	return names[kind];
-}
-
-uint64_t
-pickle_seq_index(const struct pickle_value *seq, size_t i)
-{
-	uint64_t at = i;
-
-	for (size_t k = 0; k < i && k < seq->seq.n; k++)
-		if (seq->seq.items[k]->kind == PICKLE_PASSED)
-			at += seq->seq.items[k]->passed.n - 1;
-	return at;
 }
 
 void

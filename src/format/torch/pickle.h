@@ -90,10 +90,6 @@ const struct pickle_value *pickle_dict_get(const struct pickle_value *d,
 /* "None", "bool", "int", ..., "call": for messages. */
 const char *pickle_kind_name(enum pickle_kind kind);
 
-/* The place item i of the tuple, list or set seq had in the pickle: i,
- * plus the items the PICKLE_PASSED before it stand for. */
-uint64_t pickle_seq_index(const struct pickle_value *seq, size_t i);
-
 void pickle_free(struct pickle *p);
 
 #endif

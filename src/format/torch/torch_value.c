@@ -18,9 +18,9 @@
 
 #include "base/error.h"
 #include "format/minifloat.h"
-#include "format/torch/pickle.h"
 #include "format/torch/pickle_long.h"
 #include "format/torch/pickle_numpy.h"
+#include "format/torch/pickle_seq.h"
 #include "format/torch/torch_fold.h"
 
 struct render {
