@@ -65,6 +65,7 @@ struct model_files {
 	pthread_mutex_t lock;		/* building the list */
 	pthread_mutex_t stripe[STRIPES];	/* opening file i: i % STRIPES */
 	int built;					/* atomic */
+	int tree;		/* a tree's folder: all of it */
 	struct mf_file *v;
 	size_t n, cap;
 };
@@ -182,13 +183,31 @@ model_files_new(enum model_files_kind k, const char *where,
 	return f;
 }
 
+void
+model_files_set_tree(struct model_files *f)
+{
+	f->tree = 1;
+}
+
+int
+model_files_is_tree(const struct model_files *f)
+{
+	return f->tree;
+}
+
 int
 model_files_add(struct model_files *f, const char *rel, const char *name,
 		const char *etag, uint64_t size, const char *text, size_t len,
 		int model)
 {
+	const char *p;
+	size_t depth = 1;
+
 	if (!model_files_path_ok(rel) || f->n >= MODEL_FILES_MAX)
 		return 0;
+	for (p = rel; f->tree && (p = strchr(p, '/')); p++)
+		if (++depth > MODEL_FILES_DEPTH)
+			return 0;	/* deeper than a scan goes */
 	return push(f, rel, name, etag, size, text, len, model, 0);
 }
 
@@ -337,8 +356,9 @@ truncate_to(struct model_files *f, size_t mark)
 
 /* Add the files of directory path (prefix: its path below the folder,
  * "" or ending in '/').  1 when it or a subdirectory holds a model file
- * (a folder below the top then adds nothing: it is another model's),
- * 0, or -1 when out of memory. */
+ * (a folder below the top then adds nothing: it is another model's;
+ * in a tree's folder every level is the top), 0, or -1 when out of
+ * memory. */
 static int
 scan_dir(struct scan *s, const char *path, const char *prefix, int top)
 {
@@ -402,9 +422,9 @@ scan_dir(struct scan *s, const char *path, const char *prefix, int top)
 		if (asprintf(&sub, "%s%s/", prefix, v[i].name) < 0 ||
 		    asprintf(&full, "%s/%s", path, v[i].name) < 0) {
 			rc = -1;
-		} else if ((r = scan_dir(s, full, sub, 0)) < 0) {
+		} else if ((r = scan_dir(s, full, sub, f->tree)) < 0) {
 			rc = -1;
-		} else if (r) {
+		} else if (r && !f->tree) {
 			truncate_to(f, before);
 			holds = 1;
 		}

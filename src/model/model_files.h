@@ -26,6 +26,11 @@
  *            name that cannot be opened then is absent for the mount's
  *            life), plus the files added (the index the URL names)
  *
+ * A tree's folder (model_files_set_tree: the root of a mount that holds
+ * several models, a diffusers pipeline's) is all of it: a local scan
+ * keeps the subdirectories that hold models too, and it shows its model
+ * files (model_files_is_tree), within the same bounds.
+ *
  * A folder is shared by the models found in it (model_files_ref).  The
  * list is fixed once built; a file's source is opened once, by the first
  * reader, and kept; a source that is not the size listed is refused
@@ -62,6 +67,11 @@ struct model_files;
  * NULL when out of memory. */
 struct model_files *model_files_new(enum model_files_kind k, const char *where,
 				    const struct source_opener *op);
+
+/* Make f a tree's folder (see above), before its first use; 1 when it
+ * is one. */
+void model_files_set_tree(struct model_files *f);
+int model_files_is_tree(const struct model_files *f);
 
 /* Add a file to a listed or probed folder before its first use: its path
  * rel, its bytes text[0..len) (copied) when text is not NULL, else the

@@ -2,7 +2,8 @@
  * which files a local folder's scan keeps and marks as model files, a
  * listing's files sorted and one per path, bytes kept or opened once on
  * demand, a source that is not the size listed refused, probed names
- * there or not as their one open says; and the config.json of a
+ * there or not as their one open says; a tree's folder, all of it; and
+ * the config.json of a
  * dequantized model (src/model/quant_plain.c).
  */
 #include <check.h>
@@ -164,6 +165,77 @@ START_TEST(test_local_scan)
 	ck_assert_uint_eq(st.st_uid, ws.st_uid);
 	ck_assert_int_eq(st.st_mtim.tv_sec, ws.st_mtim.tv_sec);
 	ck_assert_int_eq(st.st_mtim.tv_nsec, ws.st_mtim.tv_nsec);
+	model_files_unref(f);
+}
+END_TEST
+
+/* A tree's folder: all of it, the folders holding models too (a
+ * diffusers pipeline), within the same bounds; a listed one keeps no path
+ * deeper than a scan goes. */
+START_TEST(test_tree)
+{
+	struct model_files *f;
+	const char *want[] = {
+		"README.md", "model_index.json", "scheduler/scheduler_config.json",
+		"text_encoder/config.json",
+		"text_encoder/model-00001-of-00002.safetensors",
+		"text_encoder/model-00002-of-00002.safetensors",
+		"text_encoder/model.safetensors.index.json",
+		"tokenizer/vocab.json", "unet/config.json",
+		"unet/diffusion_pytorch_model.safetensors",
+		"unet/sub/deeper/w.safetensors",
+	};
+	char deep[MODEL_FILES_DEPTH * 2 + 16], *p = deep;
+	size_t n, i;
+	int k;
+
+	put("model_index.json", "{}");
+	put("README.md", "r");
+	put("scheduler/scheduler_config.json", "{}");
+	put("text_encoder/config.json", "{}");
+	put("text_encoder/model-00001-of-00002.safetensors", "a");
+	put("text_encoder/model-00002-of-00002.safetensors", "b");
+	put("text_encoder/model.safetensors.index.json", "{}");
+	put("tokenizer/vocab.json", "{}");
+	put("unet/config.json", "{}");
+	put("unet/diffusion_pytorch_model.safetensors", "u");
+	put("unet/sub/deeper/w.safetensors", "w");
+	put("unet/.cache/x", "hidden");
+	put(".gitattributes", "hidden");
+	link_to(".", "unet/loop");
+	f = model_files_new(MODEL_FILES_LOCAL, dir, &opener);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(model_files_is_tree(f), 0);
+	model_files_set_tree(f);
+	ck_assert_int_eq(model_files_is_tree(f), 1);
+	ck_assert_int_eq(model_files_list(f, &n), 0);
+	ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < n; i++)
+		ck_assert_str_eq(model_files_rel(f, i), want[i]);
+	model_files_unref(f);
+	/* a model's folder, the same files: none of its model folders' */
+	f = model_files_new(MODEL_FILES_LOCAL, dir, &opener);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(model_files_list(f, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	model_files_unref(f);
+	/* listed: a path of MODEL_FILES_DEPTH components kept, one more
+	 * left out */
+	f = model_files_new(MODEL_FILES_LISTED, NULL, &opener);
+	ck_assert_ptr_nonnull(f);
+	model_files_set_tree(f);
+	for (k = 0; k < MODEL_FILES_DEPTH - 1; k++)
+		p += sprintf(p, "d/");
+	strcpy(p, "x");
+	ck_assert_int_eq(model_files_add(f, deep, "n", NULL, 1, NULL, 0, 0),
+			 0);
+	strcpy(p, "d/x");
+	ck_assert_int_eq(model_files_add(f, deep, "n", NULL, 1, NULL, 0, 0),
+			 0);
+	ck_assert_int_eq(model_files_list(f, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(strlen(model_files_rel(f, 0)),
+			  2 * (MODEL_FILES_DEPTH - 1) + 1);
 	model_files_unref(f);
 }
 END_TEST
@@ -333,6 +405,7 @@ files_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_paths);
 	tcase_add_test(tc, test_local_scan);
+	tcase_add_test(tc, test_tree);
 	tcase_add_test(tc, test_listed);
 	tcase_add_test(tc, test_probed);
 	tcase_add_test(tc, test_plain_config);
