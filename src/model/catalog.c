@@ -20,6 +20,7 @@
 #include "model/model_files.h"
 #include "model/model_folder.h"
 #include "model/nomodel.h"
+#include "model/ollama_store.h"
 #include "source/source.h"
 
 /* --- names in the mount --------------------------------------------------- */
@@ -310,6 +311,23 @@ open_dir_tree(const struct catalog_opener *op, struct catalog *c,
 	return rc;
 }
 
+/* A tree placed from the local folder dir gets that folder, all of it,
+ * for its root's .files/ (catalog.h); one model has its own.  0, or -1
+ * with *e. */
+static int
+tree_folder(struct catalog *c, const struct source_opener *files,
+	    const char *dir, struct err *e)
+{
+	if (c->n == 0 || (c->n == 1 && !c->entries[0].dir[0]) ||
+	    hubcache_is_root(dir) || ollama_is_root(dir))
+		return 0;
+	c->files = model_files_new(MODEL_FILES_LOCAL, dir, files);
+	if (!c->files)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	model_files_set_tree(c->files);
+	return 0;
+}
+
 /* c finished and handed out, or freed. */
 static int
 done(struct catalog *c, int rc, struct catalog **out, struct err *e)
@@ -386,9 +404,13 @@ catalog_open_path(const struct source_opener *files, const char *source,
 		snap = hubcache_snapshot(root, e);
 		rc = snap ? open_dir_tree(&op, c, source, snap, NULL, o, e) :
 		     -1;
+		if (rc == 0)
+			rc = tree_folder(c, files, snap, e);
 		free(snap);
 	} else {
 		rc = open_dir_tree(&op, c, source, root, source, o, e);
+		if (rc == 0)
+			rc = tree_folder(c, files, root, e);
 	}
 	free(root);
 	return done(c, rc, out, e);
@@ -485,6 +507,8 @@ catalog_watch(const struct catalog *c, const struct source_watch *w)
 
 	for (i = 0; i < c->n; i++)
 		model_watch(c->entries[i].model, w);
+	if (c->files)
+		model_files_watch(c->files, w);
 }
 
 void
@@ -500,6 +524,7 @@ catalog_free(struct catalog *c)
 		model_free(c->entries[i].model);
 	}
 	free(c->entries);
+	model_files_unref(c->files);
 	free(c->label);
 	free(c);
 }

@@ -49,6 +49,7 @@
 
 struct err;
 struct model;
+struct model_files;
 
 struct catalog_entry {
 	char *dir;		/* mount-relative directory of this model, "" for
@@ -66,6 +67,12 @@ struct catalog {
 	size_t n;
 	struct catalog_entry *entries;	/* sorted by dir; n == 1 && dir ==
 					   "" : one model */
+	/* A tree's folder (model/model_files.h, a tree's): what the root's
+	 * MNT/.files/ shows, every file of a local folder, a hub cache
+	 * repo's snapshot, an hf:// or s3:// listing; NULL for one model
+	 * (its own .files/ is its folder) and where the root is no folder
+	 * of models (a hub cache root, an Ollama store). */
+	struct model_files *files;
 };
 
 struct meter;
@@ -120,8 +127,9 @@ int catalog_open_url(const struct source_opener *files, const char *url,
  * through op, given its configs (model/model_beside.h) and its folder's
  * files (model/model_files.h: those of its folder and of the folders
  * below it that hold no model file, one folder object shared by the
- * models of a folder) and added to c (then catalog_finish).  0 or -1
- * with *e. */
+ * models of a folder) and added to c (then catalog_finish); when they
+ * are a tree and l->files is set, c->files is every listed file.  0 or
+ * -1 with *e. */
 struct catalog_listing {
 	size_t n;
 	const char *const *rel;

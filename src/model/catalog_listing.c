@@ -444,6 +444,31 @@ folders_free(struct listing_open *lo)
 		nametab_free(&lo->ftab);
 }
 
+/* c, placed from the listing, gets every listed file for its root's
+ * .files/ when it is a tree (catalog.h).  0, or -1 with *e. */
+static int
+tree_folder(struct catalog *c, const struct listing_open *lo,
+	    struct err *e)
+{
+	size_t i;
+
+	if (c->n == 0 || (c->n == 1 && !c->entries[0].dir[0]))
+		return 0;
+	c->files = model_files_new(MODEL_FILES_LISTED, NULL, lo->files);
+	if (!c->files)
+		return err_set(e, ERR_NO_MEMORY, "out of memory");
+	model_files_set_tree(c->files);
+	for (i = 0; i < lo->n; i++) {
+		const struct entry *x = &lo->v[i];
+
+		if (model_files_add(c->files, x->rel, x->url, x->etag,
+				    x->size, NULL, 0,
+				    x->shown || x->role == NAMING_PART))
+			return err_set(e, ERR_NO_MEMORY, "out of memory");
+	}
+	return 0;
+}
+
 /* The configs beside model x, fetched into m: what its folder would
  * give a local model (model/model_beside.h). */
 static int
@@ -552,6 +577,8 @@ catalog_add_listing(struct catalog *c, const struct catalog_listing *l,
 		goto out;
 	}
 	rc = catalog_place(c, root, "", NULL, &op, e);
+	if (rc == 0 && l->files)
+		rc = tree_folder(c, &lo, e);
 out:
 	folders_free(&lo);
 	cscan_free(&s);

@@ -148,6 +148,25 @@ dirs(const struct catalog *c)
 	return buf;
 }
 
+/* The files of a tree's folder (c->files), joined by '|'; "(none)". */
+static const char *
+tree_files(const struct catalog *c)
+{
+	static char buf[4096];
+	size_t i, n, k = 0;
+
+	buf[0] = '\0';
+	if (!c->files)
+		return "(none)";
+	ck_assert_int_eq(model_files_is_tree(c->files), 1);
+	ck_assert_int_eq(model_files_list(c->files, &n), 0);
+	for (i = 0; i < n; i++)
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s",
+				      i ? "|" : "",
+				      model_files_rel(c->files, i));
+	return buf;
+}
+
 static void
 setup(void)
 {
@@ -190,6 +209,7 @@ START_TEST(test_dir_is_the_model)
 	ck_assert_str_eq(dirs(c), "");
 	ck_assert_str_eq(c->entries[0].model->arg, P("one"));
 	ck_assert_str_eq(c->entries[0].label, P("one/m.safetensors"));
+	ck_assert_str_eq(tree_files(c), "(none)");	/* the model's own */
 	catalog_free(c);
 
 	/* one index set: its shards are not models of their own */
@@ -232,6 +252,14 @@ START_TEST(test_folder_of_models)
 	ck_assert_str_eq(c->entries[3].label,
 			 P("f/sub/deep/three.safetensors"));
 	ck_assert_str_eq(c->label, P("f"));
+	/* the tree's folder: all of it, the models' files too */
+	ck_assert_str_eq(tree_files(c), "README.md|"
+			 "big-00001-of-00002.safetensors|"
+			 "big-00002-of-00002.safetensors|"
+			 "big.safetensors.index.json|caf\xc3\xa9.safetensors|"
+			 "lora a.safetensors|sub/deep/three.safetensors|"
+			 "sub/deep/two.safetensors|sub/one.safetensors|"
+			 "v2.1.safetensors|x.json.safetensors");
 	catalog_free(c);
 }
 END_TEST
@@ -499,12 +527,18 @@ START_TEST(test_listing_folders)
 		ck_assert_str_eq(folder_of(local->entries[i].model), want_top);
 	ck_assert_str_eq(folder_of(local->entries[2].model),
 			 "c.safetensors*|config.json");
+	/* the tree's folder: every listed file, as the local folder's */
+	ck_assert_str_eq(tree_files(listed), "a.safetensors|b.safetensors|"
+			 "config.json|docs/x.md|notes.txt|sub/c.safetensors|"
+			 "sub/config.json");
+	ck_assert_str_eq(tree_files(local), tree_files(listed));
 	catalog_free(local);
 	catalog_free(listed);
 	listing_free();
 	/* without an opener for later: no folder */
 	ck_assert_int_eq(add_listing(P("z"), &listed, &e), 0);
 	ck_assert_ptr_null(listed->entries[0].model->files);
+	ck_assert_ptr_null(listed->files);
 	catalog_free(listed);
 	listing_free();
 }
@@ -725,6 +759,7 @@ START_TEST(test_hub_root)
 	ck_assert_str_eq(c->entries[5].label, P("hub/models--org--single/"
 			 "snapshots/" R2 "/model.safetensors"));
 	ck_assert_ptr_nonnull(find_model_tensor(c->entries[5].model, "new", 3));
+	ck_assert_str_eq(tree_files(c), "(none)");	/* no model's folder */
 	catalog_free(c);
 
 	/* above the hub: its tree one level down */
@@ -740,6 +775,7 @@ START_TEST(test_hub_repo_and_snapshot)
 {
 	struct catalog *c;
 	struct err e = { 0 };
+	char want[4096];
 
 	make_hub();
 	c = open_ok(P("hub/models--org--single"));
@@ -754,6 +790,13 @@ START_TEST(test_hub_repo_and_snapshot)
 
 	c = open_ok(P("hub/models--org--pipe"));
 	ck_assert_str_eq(dirs(c), "text_encoder|unet|vae");
+	snprintf(want, sizeof(want), "%s", tree_files(c));
+	ck_assert_str_eq(want, "text_encoder/model.safetensors|"
+			 "unet/diffusion_pytorch_model.safetensors|"
+			 "vae/diffusion_pytorch_model.safetensors");
+	catalog_free(c);
+	c = open_ok(P("hub/models--org--pipe/snapshots/" R1));
+	ck_assert_str_eq(tree_files(c), want);
 	catalog_free(c);
 
 	/* the old revision's snapshot, and a file in it */
