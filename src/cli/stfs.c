@@ -514,7 +514,7 @@ run(struct fuse_args *args, struct stfs_opts *o, const struct catalog *c,
 		vm[i].label = c->entries[i].label;
 		vm[i].model = c->entries[i].model;
 	}
-	ret = view_build_multi(vm, c->n, &vo, &v, e);
+	ret = view_build_multi(vm, c->n, c->files, &vo, &v, e);
 	free(vm);
 	if (ret != 0)
 		return err_at(e, o->shown ? o->shown : o->source);

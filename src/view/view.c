@@ -15,8 +15,8 @@ view_build(const struct model *m, const struct view_opts *opts,
 
 int
 view_build_multi(const struct view_model *models, size_t n,
-		 const struct view_opts *opts, struct view **out,
-		 struct err *e)
+		 struct model_files *files, const struct view_opts *opts,
+		 struct view **out, struct err *e)
 {
 	/* One model at the root is the single-model mount, exactly; its
 	 * summary's "source" is the label (the absolute path of its file or
@@ -24,7 +24,7 @@ view_build_multi(const struct view_model *models, size_t n,
 	if (n == 1 && !models[0].dir[0])
 		return view_model_build(models[0].model, opts, models[0].label,
 					out, e);
-	return view_multi_build(models, n, opts, out, e);
+	return view_multi_build(models, n, files, opts, out, e);
 }
 
 void

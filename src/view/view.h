@@ -232,7 +232,11 @@ int view_build(const struct model *m, const struct view_opts *opts,
  * directory, or a model directory named __summary__.json at the root are
  * refused (ERR_USAGE, naming both).  Lookups stay O(1): a model's inodes
  * are its own view's, shifted by its slot (view_multi.c).  The models and
- * their sources are borrowed; dir and label are copied. */
+ * their sources are borrowed; dir and label are copied.  files (NULL:
+ * none) is the tree's folder (model/model_files.h, a tree's), which the
+ * root shows as its .files/ beside its .stfs/ (a ref is taken; not when
+ * views are off). */
+struct model_files;
 struct view_model {
 	const char *dir;
 	const char *label;
@@ -240,8 +244,8 @@ struct view_model {
 };
 
 int view_build_multi(const struct view_model *models, size_t n,
-		     const struct view_opts *opts, struct view **out,
-		     struct err *e);
+		     struct model_files *files, const struct view_opts *opts,
+		     struct view **out, struct err *e);
 
 void view_free(struct view *v);
 

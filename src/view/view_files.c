@@ -10,6 +10,8 @@
  * beside a URL), except the other models' files: its index, config.json,
  * the tokenizer's files, README.md, subfolders without models.  A file
  * named alone (a path, an hf:// file, an Ollama blob) has only itself.
+ * The root of a tree of models (view_folder.c: a view without a model)
+ * has the tree's folder, all of it (model_files_set_tree).
  *
  * In .dequant/ (the view of a derived model, model/quant_model.h) it is
  * the folder of the model the quantized one stands for: the base
@@ -154,14 +156,15 @@ cmp_vf(const void *a, const void *b)
 	return c ? c : (x->order > y->order) - (x->order < y->order);
 }
 
-/* The model's files: its own, then its folder's but other models'. */
+/* The model's files: its own, then its folder's but other models'; a
+ * tree's folder (no model): all of it. */
 static int
 files_of(const struct view *v, struct view_files *t)
 {
 	const struct model *m = v->model;
 	size_t k, n = 0;
 
-	for (k = 0; k < m->nshards; k++) {
+	for (k = 0; m && k < m->nshards; k++) {
 		struct vf_file x = { .kind = VF_SOURCE };
 
 		x.rel = own_rel(m, k);
@@ -179,7 +182,7 @@ files_of(const struct view *v, struct view_files *t)
 		x.rel = model_files_rel(t->folder, k);
 		x.i = k;
 		t->probes |= model_files_is_probed(t->folder, k);
-		if (model_files_is_model(t->folder, k) &&
+		if (m && model_files_is_model(t->folder, k) &&
 		    (!t->index_rel || strcmp(x.rel, t->index_rel) != 0))
 			continue;	/* another model's */
 		if (add_file(t, &x))
@@ -403,7 +406,8 @@ build(const struct view *v, struct view_files *t)
 	size_t i, k;
 	int rc;
 
-	rc = quant_model_base(v->model) ? plain_files(v, t) : files_of(v, t);
+	rc = v->model && quant_model_base(v->model) ? plain_files(v, t) :
+	     files_of(v, t);
 	if (rc == 0 && t->nf)
 		qsort(t->f, t->nf, sizeof(*t->f), cmp_vf);
 	for (i = k = 0; rc == 0 && i < t->nf; i++)
@@ -504,20 +508,22 @@ probe_root(struct view_files *t)
 
 /* --- the hidden directory ---------------------------------------------- */
 
+/* .files/ of folder f (NULL: none) in v, from v->ninodes + 1 on; the
+ * model's index (v->model's, if any) by its path.  0, or -1 with *e. */
 static int
-files_build(struct view *v, struct err *e)
+files_setup(struct view *v, struct model_files *f, struct err *e)
 {
-	const struct model *base = quant_model_base(v->model);
 	struct view_files *t;
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	pthread_mutex_init(&t->lock, NULL);
-	t->folder = model_files_ref(base ? base->files : v->model->files);
-	t->index_rel = index_rel(v->model);
-	if (v->model->index_path && !t->index_rel) {
+	t->folder = model_files_ref(f);
+	t->index_rel = v->model ? index_rel(v->model) : NULL;
+	if (v->model && v->model->index_path && !t->index_rel) {
 		model_files_unref(t->folder);
+		pthread_mutex_destroy(&t->lock);
 		free(t);
 		return err_set(e, ERR_NO_MEMORY, "out of memory");
 	}
@@ -525,6 +531,20 @@ files_build(struct view *v, struct err *e)
 	v->ino_files = v->ninodes + 1;
 	v->ninodes += FILES_INODES;
 	return 0;
+}
+
+static int
+files_build(struct view *v, struct err *e)
+{
+	const struct model *base = quant_model_base(v->model);
+
+	return files_setup(v, base ? base->files : v->model->files, e);
+}
+
+int
+view_files_folder(struct view *v, struct model_files *f, struct err *e)
+{
+	return files_setup(v, f, e);
 }
 
 static void

@@ -4,7 +4,9 @@
  * A view is one of two kinds, each an ops table that view.c calls through
  * struct view's ops:
  *   view_model_ops   one model (view_model.c)
- *   view_multi_ops   a tree of models, each a model view (view_multi.c)
+ *   view_multi_ops   a tree of models, each a model view (view_multi.c),
+ *                    and the tree's folder, a view_folder_ops view
+ *                    (view_folder.c: the root's .files/, no model)
  * Inside a model view, two more kinds hang off the root:
  *   struct view_mirror   a mirror view: .npy/, .txt/, .stats/ (one file
  *                        per tensor, in the tensor directories' shape)
@@ -15,7 +17,8 @@
  * defines its struct and one line in its table (plus the extern below and
  * the file in src/meson.build).
  *
- * Calls go one way: view.c -> view_multi.c -> view_model.c (view.c also
+ * Calls go one way: view.c -> view_multi.c -> view_model.c, view_folder.c
+ * (view.c also
  * calls view_model.c directly) -> the mirror and hidden files -> the
  * helpers below them (view_segs.c, view_fetch.c, view_meta.c,
  * view_sha256.c).  No kind calls view.c's public functions.
@@ -34,6 +37,7 @@
 struct buf;
 struct err;
 struct model;
+struct model_files;
 struct model_tensor;
 struct source;
 
@@ -83,8 +87,17 @@ int view_model_build(const struct model *m, const struct view_opts *opts,
 /* A tree of models (view_multi.c); view_build_multi() in view.h, which
  * hands a single model at the root to view_model_build() instead. */
 int view_multi_build(const struct view_model *models, size_t n,
-		     const struct view_opts *opts, struct view **out,
-		     struct err *e);
+		     struct model_files *files, const struct view_opts *opts,
+		     struct view **out, struct err *e);
+
+/* The folder f of a tree (model/model_files.h, a tree's) as a view of
+ * its own, without a model (view_folder.c): only .files/, at
+ * view_folder_root(), taking the tree view's options, owner, mode and
+ * times.  0 with *out, or -1 with *e. */
+extern const struct view_ops view_folder_ops;
+int view_folder_build(struct model_files *f, const struct view *tree,
+		      struct view **out, struct err *e);
+uint64_t view_folder_root(const struct view *v);
 
 /* --- a mirror view: a root directory `dir` that mirrors the tensor ------
  * directories, with one file per tensor named NAME + suffix. */
@@ -174,6 +187,12 @@ extern const struct view_hidden view_files_dir;
 extern const struct view_hidden view_dequant_dir;
 extern const struct view_hidden view_png_dir;		/* view_png.c */
 extern const struct view_hidden view_html_dir;		/* view_html.c */
+
+/* .files/ of folder f (a ref is taken) in v, a view without a model
+ * (view_folder.c), its inodes from v->ninodes + 1 on (view_files.c).
+ * 0, or -1 with *e. */
+int view_files_folder(struct view *v, struct model_files *f,
+		      struct err *e);
 
 /* The view and tensor whose mirror view files (.npy/, .txt/, .stats/)
  * stand for tensor i of model view v: i itself, or the logical tensor

@@ -10,7 +10,10 @@
  * 2 + d the tree directory d >= 1; then, when the front end keeps a log
  * (view_opts.log) and views are not off, the root's hidden .stfs/ and
  * its log (what the daemon said, as in every model's .stfs/: a tree's
- * mount has one at its root too).
+ * mount has one at its root too).  The slot after the models' holds the
+ * tree's folder (view_folder.c) when it has one and views are not off:
+ * the root's .files/, a view of its own called through its ops as the
+ * models' are.
  *
  * Memory: per model its view (view.h) and two copied strings; per tree
  * directory 32 bytes; a table of 32-bit slots for lookups by (directory,
@@ -72,6 +75,7 @@ struct view_multi {
 	char *summary;
 	size_t summary_len;
 	uint64_t ino_stfs;	/* the root's .stfs/, + 1 its log; 0: none */
+	struct view *folder;	/* the root's .files/, slot n + 1; or NULL */
 };
 
 /* --- inode arithmetic --------------------------------------------------- */
@@ -88,16 +92,18 @@ local_of(uint64_t ino)
 	return ino & LOCAL_MASK;
 }
 
-/* The model view behind ino and its local inode, or NULL for slot 0 and
- * unknown slots. */
+/* The model view (or the folder's) behind ino and its local inode, or
+ * NULL for slot 0 and unknown slots. */
 static const struct view *
 sub(const struct view *v, uint64_t ino, uint64_t *local)
 {
 	uint64_t s = slot_of(ino);
 
+	*local = local_of(ino);
+	if (s == v->multi->n + 1 && v->multi->folder)
+		return v->multi->folder;
 	if (s == 0 || s > v->multi->n)
 		return NULL;
-	*local = local_of(ino);
 	return v->multi->models[s - 1].view;
 }
 
@@ -175,6 +181,22 @@ stfs_of(const struct view *v, uint64_t ino)
 	return s && ino >= s && ino <= s + 1 ? (int)(ino - s) : -1;
 }
 
+/* The root's .files/ (the folder's slot), or 0; listed with
+ * views=visible. */
+static uint64_t
+folder_ino(const struct view *v)
+{
+	const struct view_multi *m = v->multi;
+
+	return m->folder ? global(m->n + 1, view_folder_root(m->folder)) : 0;
+}
+
+static int
+listed_folder(const struct view *v)
+{
+	return v->multi->folder && v->opts.views == VIEW_VIEWS_VISIBLE;
+}
+
 static enum view_kind
 view_multi_kind(const struct view *v, uint64_t ino)
 {
@@ -182,7 +204,7 @@ view_multi_kind(const struct view *v, uint64_t ino)
 	const struct view *s = sub(v, ino, &l);
 
 	if (s)
-		return view_model_ops.kind(s, l);
+		return s->ops->kind(s, l);
 	if (ino == INO_SUMMARY)
 		return VIEW_BLOB;
 	if (stfs_of(v, ino) >= 0)
@@ -201,13 +223,16 @@ view_multi_lookup(const struct view *v, uint64_t parent, const char *name,
 
 	if (s)
 		return global(slot_of(parent),
-			      view_model_ops.lookup(s, l, name, len));
+			      s->ops->lookup(s, l, name, len));
 	if (stfs_of(v, parent) == 0)
 		return len == 3 && memcmp(name, "log", 3) == 0 ?
 		       m->ino_stfs + 1 : 0;
 	if (parent == VIEW_ROOT_INO && m->ino_stfs && len == 5 &&
 	    memcmp(name, ".stfs", 5) == 0)
 		return m->ino_stfs;
+	if (parent == VIEW_ROOT_INO && m->folder && len == 6 &&
+	    memcmp(name, ".files", 6) == 0)
+		return folder_ino(v);
 	d = tdir_of(v, parent);
 	if (d < 0)
 		return 0;
@@ -233,13 +258,14 @@ view_multi_nchildren(const struct view *v, uint64_t dir)
 	long d;
 
 	if (s)
-		return view_model_ops.nchildren(s, l);
+		return s->ops->nchildren(s, l);
 	if (stfs_of(v, dir) == 0)
 		return 1;
 	d = tdir_of(v, dir);
 	if (d < 0)
 		return 0;
-	return v->multi->dirs[d].nkid + (d == 0) + (d == 0 && listed_stfs(v));
+	return v->multi->dirs[d].nkid + (d == 0) +
+	       (d == 0 ? listed_stfs(v) + listed_folder(v) : 0);
 }
 
 static uint64_t
@@ -251,7 +277,7 @@ view_multi_child(const struct view *v, uint64_t dir, uint64_t k)
 	long d;
 
 	if (s)
-		return global(slot_of(dir), view_model_ops.child(s, l, k));
+		return global(slot_of(dir), s->ops->child(s, l, k));
 	if (stfs_of(v, dir) == 0)
 		return k == 0 ? m->ino_stfs + 1 : 0;
 	d = tdir_of(v, dir);
@@ -265,8 +291,12 @@ view_multi_child(const struct view *v, uint64_t dir, uint64_t k)
 	if (k < m->dirs[d].nkid)
 		return m->kids[m->dirs[d].kid + k];
 	/* listed last, as a model view lists its hidden directories */
-	return d == 0 && k == m->dirs[d].nkid && listed_stfs(v) ?
-	       m->ino_stfs : 0;
+	if (d != 0 || k < m->dirs[d].nkid)
+		return 0;
+	k -= m->dirs[d].nkid;
+	if (listed_stfs(v) && k-- == 0)
+		return m->ino_stfs;
+	return listed_folder(v) && k == 0 ? folder_ino(v) : 0;
 }
 
 static size_t
@@ -279,8 +309,8 @@ view_multi_name(const struct view *v, uint64_t ino, char out[VIEW_NAME_MAX + 1])
 	const char *dir, *slash;
 	long d;
 
-	if (s && l != VIEW_ROOT_INO)
-		return view_model_ops.name(s, l, out);
+	if (s && (l != VIEW_ROOT_INO || s == m->folder))
+		return s->ops->name(s, l, out);
 	if (s) {
 		dir = m->models[slot_of(ino) - 1].dir;
 		slash = strrchr(dir, '/');
@@ -317,7 +347,7 @@ view_multi_stat(const struct view *v, uint64_t ino, struct stat *st)
 	int rc;
 
 	if (s) {
-		rc = view_model_ops.stat(s, l, st);
+		rc = s->ops->stat(s, l, st);
 		if (rc)
 			return rc;
 		st->st_ino = ino;
@@ -337,7 +367,8 @@ view_multi_stat(const struct view *v, uint64_t ino, struct stat *st)
 	if (d >= 0 || stfs_of(v, ino) == 0) {
 		st->st_mode = S_IFDIR | view_dir_mode(v->mode);
 		st->st_nlink = 2 + (d >= 0 ? v->multi->dirs[d].nsubdirs +
-				    (d == 0 && listed_stfs(v)) : 0);
+				    (d == 0 ? listed_stfs(v) +
+				     listed_folder(v) : 0) : 0);
 	} else if (stfs_of(v, ino) == 1) {
 		/* the log: its time is its last message's (view_stfs.c) */
 		st->st_mode = S_IFREG | view_file_mode(v->mode);
@@ -361,7 +392,7 @@ view_multi_size(const struct view *v, uint64_t ino)
 	const struct view *s = sub(v, ino, &l);
 
 	if (s)
-		return view_model_ops.size(s, l);
+		return s->ops->size(s, l);
 	if (stfs_of(v, ino) == 1)
 		return msglog_size(v->opts.log, NULL);
 	return ino == INO_SUMMARY ? v->multi->summary_len : 0;
@@ -374,7 +405,7 @@ view_multi_blob(const struct view *v, uint64_t ino, size_t *len)
 	const struct view *s = sub(v, ino, &l);
 
 	if (s)
-		return view_model_ops.blob(s, l, len);
+		return s->ops->blob(s, l, len);
 	if (ino != INO_SUMMARY)
 		return NULL;
 	*len = v->multi->summary_len;
@@ -406,6 +437,11 @@ view_multi_for_source(const struct view *v, const struct source *src,
 		a.slot = i + 1;
 		view_model_ops.for_source(v->multi->models[i].view, src,
 					  map_one, &a);
+	}
+	if (v->multi->folder) {
+		a.slot = v->multi->n + 1;
+		v->multi->folder->ops->for_source(v->multi->folder, src,
+						  map_one, &a);
 	}
 }
 
@@ -605,7 +641,8 @@ static void view_multi_free(struct view *v);
 
 int
 view_multi_build(const struct view_model *models, size_t n,
-		 const struct view_opts *opts, struct view **out, struct err *e)
+		 struct model_files *files, const struct view_opts *opts,
+		 struct view **out, struct err *e)
 {
 	struct view_multi *m;
 	struct view *v;
@@ -706,6 +743,11 @@ view_multi_build(const struct view_model *models, size_t n,
 			sizeof(*m->kids), cmp_kid_names, v);
 	if (build_summary(v, order))
 		goto oom;
+	if (files && v->opts.views != VIEW_VIEWS_OFF) {
+		if (view_folder_build(files, v, &m->folder, e))
+			goto fail;
+		v->ninodes += m->folder->ninodes;
+	}
 	v->ninodes += m->ndirs + 1;
 	if (v->opts.log && v->opts.views != VIEW_VIEWS_OFF) {
 		m->ino_stfs = INO_SUMMARY + m->ndirs;
@@ -735,6 +777,8 @@ view_multi_free(struct view *v)
 		free(m->models[i].dir);
 		free(m->models[i].label);
 	}
+	if (m->folder)
+		m->folder->ops->free(m->folder);
 	free(m->models);
 	free(m->dirs);
 	free(m->edges);
@@ -754,7 +798,7 @@ view_multi_is_volatile(const struct view *v, uint64_t ino)
 	size_t i;
 
 	if (s)
-		return view_model_ops.is_volatile(s, l);
+		return s->ops->is_volatile(s, l);
 	if (ino != 0)
 		return stfs_of(v, ino) == 1;	/* the log (no direct_io) */
 	for (i = 0; i < v->multi->n; i++)
@@ -769,7 +813,7 @@ view_multi_tensor(const struct view *v, uint64_t ino)
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 
-	return s ? view_model_ops.tensor(s, l) : NULL;
+	return s ? s->ops->tensor(s, l) : NULL;
 }
 
 static int
@@ -779,7 +823,7 @@ view_multi_data(const struct view *v, uint64_t ino, struct source **src,
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 
-	return s ? view_model_ops.data(s, l, src, offset, len) : -1;
+	return s ? s->ops->data(s, l, src, offset, len) : -1;
 }
 
 /* Bytes [off, off + size) of the log, as it is now. */
@@ -804,7 +848,7 @@ view_multi_read(const struct view *v, uint64_t ino, uint64_t off, size_t size,
 	const struct view *s = sub(v, ino, &l);
 
 	if (s)
-		return view_model_ops.read(s, l, off, size, out);
+		return s->ops->read(s, l, off, size, out);
 	if (ino == INO_SUMMARY) {
 		len = v->multi->summary_len;
 		if (off >= len)
@@ -825,7 +869,7 @@ view_multi_render_sidecar(const struct view *v, uint64_t ino, struct buf *out)
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 
-	return s ? view_model_ops.render_sidecar(s, l, out) : -1;
+	return s ? s->ops->render_sidecar(s, l, out) : -1;
 }
 
 static int
@@ -834,7 +878,7 @@ view_multi_xattr_list(const struct view *v, uint64_t ino, struct buf *out)
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 
-	return s ? view_model_ops.xattr_list(s, l, out) : 0;
+	return s ? s->ops->xattr_list(s, l, out) : 0;
 }
 
 static int
@@ -844,7 +888,7 @@ view_multi_xattr_get(const struct view *v, uint64_t ino, const char *name,
 	uint64_t l;
 	const struct view *s = sub(v, ino, &l);
 
-	return s ? view_model_ops.xattr_get(s, l, name, out) : 1;
+	return s ? s->ops->xattr_get(s, l, name, out) : 1;
 }
 
 static const struct view_ops view_multi_ops = {

@@ -1013,7 +1013,7 @@ START_TEST(test_multi_log)
 	struct stat st;
 
 	o.log = l;
-	ck_assert_int_eq(view_build_multi(vm, 2, &o, &v, &e), 0);
+	ck_assert_int_eq(view_build_multi(vm, 2, NULL, &o, &v, &e), 0);
 	n = view_nchildren(v, VIEW_ROOT_INO);
 	dir = view_lookup(v, VIEW_ROOT_INO, ".stfs", 5);
 	ck_assert_int_eq(view_kind(v, dir), VIEW_DIR);
@@ -1036,18 +1036,18 @@ START_TEST(test_multi_log)
 	ck_assert_uint_ne(view_lookup(v, view_lookup(v, view_lookup(v,
 		VIEW_ROOT_INO, "a", 1), ".stfs", 5), "log", 3), 0);
 	o.views = VIEW_VIEWS_VISIBLE;
-	ck_assert_int_eq(view_build_multi(vm, 2, &o, &vis, &e), 0);
+	ck_assert_int_eq(view_build_multi(vm, 2, NULL, &o, &vis, &e), 0);
 	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 1);
 	view_name(vis, view_child(vis, VIEW_ROOT_INO, n), name);
 	ck_assert_str_eq(name, ".stfs");
 	view_stat(vis, VIEW_ROOT_INO, &st);
 	ck_assert_uint_eq(st.st_nlink, 2 + 2 + 1);	/* a, b, .stfs */
 	o.views = VIEW_VIEWS_OFF;
-	ck_assert_int_eq(view_build_multi(vm, 2, &o, &off, &e), 0);
+	ck_assert_int_eq(view_build_multi(vm, 2, NULL, &o, &off, &e), 0);
 	ck_assert_uint_eq(view_lookup(off, VIEW_ROOT_INO, ".stfs", 5), 0);
 	o.views = VIEW_VIEWS_HIDDEN;
 	o.log = NULL;
-	ck_assert_int_eq(view_build_multi(vm, 2, &o, &none, &e), 0);
+	ck_assert_int_eq(view_build_multi(vm, 2, NULL, &o, &none, &e), 0);
 	ck_assert_uint_eq(view_lookup(none, VIEW_ROOT_INO, ".stfs", 5), 0);
 	view_segs_free(&s);
 	view_free(v);
@@ -1307,7 +1307,7 @@ START_TEST(test_multi_single)
 	json_t *j;
 	uint64_t k;
 
-	ck_assert_int_eq(view_build_multi(&vm, 1, NULL, &v, &e), 0);
+	ck_assert_int_eq(view_build_multi(&vm, 1, NULL, NULL, &v, &e), 0);
 	ck_assert_ptr_null(v->multi);
 	ck_assert_uint_eq(v->ninodes, view->ninodes);
 	for (k = 0; k < view_nchildren(view, 1); k++)
@@ -1342,7 +1342,7 @@ START_TEST(test_multi_tree)
 	size_t i;
 
 	o.views = VIEW_VIEWS_HIDDEN;
-	ck_assert_msg(view_build_multi(vm, 4, &o, &v, &e) == 0, "%s",
+	ck_assert_msg(view_build_multi(vm, 4, NULL, &o, &v, &e) == 0, "%s",
 		      e.detail);
 	/* root: __summary__.json, then x and y by name */
 	ck_assert_uint_eq(view_nchildren(v, 1), 3);
@@ -1455,11 +1455,90 @@ refuse(const struct view_model *vm, size_t n, const char *want)
 	struct view *v = NULL;
 	struct err e = { 0 };
 
-	ck_assert_int_eq(view_build_multi(vm, n, NULL, &v, &e), -1);
+	ck_assert_int_eq(view_build_multi(vm, n, NULL, NULL, &v, &e), -1);
 	ck_assert_ptr_null(v);
 	ck_assert_int_eq(e.code, ERR_USAGE);
 	ck_assert_msg(strstr(e.detail, want) != NULL, "%s", e.detail);
 }
+
+/* A tree's folder: the root's .files/, every file of it (the models'
+ * too, in their folders), hidden like the other views, none with
+ * views=off; the models' own .files/ as before. */
+START_TEST(test_multi_folder)
+{
+	struct view_model vm[] = {
+		{ "unet", "/src/unet/d.safetensors", model },
+		{ "vae", "/src/vae/d.safetensors", model },
+	};
+	struct source_opener op = { open_path, NULL, NULL, NULL,
+				    NULL };
+	struct model_files *f = model_files_new(MODEL_FILES_LISTED, NULL, &op);
+	struct view_segs s = VIEW_SEGS_INIT;
+	struct view_opts o = { 0 };
+	char name[VIEW_NAME_MAX + 1];
+	struct view *v, *vis, *off;
+	struct err e = { 0 };
+	uint64_t fd, unet, ino, n;
+	struct stat st;
+
+	ck_assert_ptr_nonnull(f);
+	model_files_set_tree(f);
+	ck_assert_int_eq(model_files_add(f, "model_index.json", NULL, NULL, 0,
+					 "{\"a\": 1}", 8, 0), 0);
+	ck_assert_int_eq(model_files_add(f, "unet/d.safetensors", NULL, NULL,
+					 0, "weights", 7, 1), 0);
+	ck_assert_int_eq(model_files_add(f, "unet/config.json", NULL, NULL, 0,
+					 "{}", 2, 0), 0);
+	ck_assert_int_eq(model_files_add(f, "scheduler/s.json", NULL, NULL, 0,
+					 "{\"s\": 0}", 8, 0), 0);
+	o.views = VIEW_VIEWS_HIDDEN;
+	ck_assert_int_eq(view_build_multi(vm, 2, f, &o, &v, &e), 0);
+	n = view_nchildren(v, VIEW_ROOT_INO);
+	fd = view_lookup(v, VIEW_ROOT_INO, ".files", 6);
+	ck_assert_int_eq(view_kind(v, fd), VIEW_DIR);
+	view_name(v, fd, name);
+	ck_assert_str_eq(name, ".files");
+	ck_assert_int_eq(view_stat(v, fd, &st), 0);
+	ck_assert_uint_eq(st.st_ino, fd);
+	ck_assert_uint_eq(st.st_nlink, 2 + 2);	/* scheduler, unet */
+	ck_assert_uint_eq(view_nchildren(v, fd), 3);
+	view_name(v, view_child(v, fd, 0), name);
+	ck_assert_str_eq(name, "model_index.json");
+	unet = view_lookup(v, fd, "unet", 4);
+	ck_assert_int_eq(view_kind(v, unet), VIEW_DIR);
+	ck_assert_uint_eq(view_nchildren(v, unet), 2);
+	ino = view_lookup(v, unet, "d.safetensors", 13);
+	ck_assert_int_eq(view_kind(v, ino), VIEW_HIDDEN_FILE);
+	ck_assert_int_eq(view_stat(v, ino, &st), 0);
+	ck_assert_int_eq(st.st_size, 7);
+	ck_assert_int_eq(view_read(v, ino, 2, 100, &s), 0);
+	ck_assert_uint_eq(s.len, 5);
+	ck_assert_mem_eq(view_seg_mem(&s, &s.seg[0]), "ights", 5);
+	ck_assert_int_eq(view_read(v, unet, 0, 1, &s), -EISDIR);
+	ck_assert_uint_eq(view_lookup(v, unet, "nothing", 7), 0);
+	/* every other inode of the tree as it was */
+	ck_assert_int_eq(view_kind(v, view_lookup(v, VIEW_ROOT_INO, "unet",
+						  4)), VIEW_DIR);
+	ck_assert_uint_eq(view_lookup(v, view_lookup(v, VIEW_ROOT_INO,
+						     "unet", 4), ".files", 6) ==
+			  0, 0);
+	o.views = VIEW_VIEWS_VISIBLE;
+	ck_assert_int_eq(view_build_multi(vm, 2, f, &o, &vis, &e), 0);
+	ck_assert_uint_eq(view_nchildren(vis, VIEW_ROOT_INO), n + 1);
+	ck_assert_uint_eq(view_child(vis, VIEW_ROOT_INO, n),
+			  view_lookup(vis, VIEW_ROOT_INO, ".files", 6));
+	view_stat(vis, VIEW_ROOT_INO, &st);
+	ck_assert_uint_eq(st.st_nlink, 2 + 2 + 1);	/* unet, vae, .files */
+	o.views = VIEW_VIEWS_OFF;
+	ck_assert_int_eq(view_build_multi(vm, 2, f, &o, &off, &e), 0);
+	ck_assert_uint_eq(view_lookup(off, VIEW_ROOT_INO, ".files", 6), 0);
+	view_segs_free(&s);
+	view_free(v);
+	view_free(vis);
+	view_free(off);
+	model_files_unref(f);
+}
+END_TEST
 
 START_TEST(test_multi_refuses)
 {
@@ -1504,7 +1583,7 @@ START_TEST(test_multi_many)
 		vm[i].label = dirs[i];
 		vm[i].model = model;
 	}
-	ck_assert_int_eq(view_build_multi(vm, N, NULL, &v, &e), 0);
+	ck_assert_int_eq(view_build_multi(vm, N, NULL, NULL, &v, &e), 0);
 	ck_assert_uint_eq(view_nchildren(v, 1), 1 + 50);
 	d = mlook(v, 1, "g07");
 	ck_assert_uint_eq(view_nchildren(v, d), N / 50);
@@ -1561,6 +1640,7 @@ view_suite(void)
 	tcase_add_test(tv, test_files_dir);
 	tcase_add_test(tv, test_multi_single);
 	tcase_add_test(tv, test_multi_tree);
+	tcase_add_test(tv, test_multi_folder);
 	tcase_add_test(tv, test_multi_refuses);
 	tcase_add_test(tv, test_multi_many);
 	suite_add_tcase(s, tv);
