@@ -195,6 +195,126 @@ def one_model(path, rng, names=("w", "b")):
 				     for n in names], {"format": "pt"})
 
 
+# ---- a tree: a diffusers pipeline ----------------------------------------------
+
+def pipeline_folder(d, rng, scale=1):
+	"""A diffusers-style pipeline folder ({path: bytes}, names starting
+	with '.' left out): model_index.json, unet/ and vae/ each a config and
+	one safetensors file, text_encoder/ a sharded set and its index,
+	tokenizer/'s text files, scheduler/scheduler_config.json, a README.
+	Its tensors are scale KiB each (F16 [scale, 512])."""
+	def tensors(prefix, n, seed):
+		return [("%s.%d.weight" % (prefix, i), "F16", [scale, 512],
+			 gen.bulk_bytes(seed + i, scale << 10)) for i in range(n)]
+	write(os.path.join(d, "model_index.json"), json.dumps({
+		"_class_name": "StableDiffusionPipeline",
+		"_diffusers_version": "0.30.0",
+		"scheduler": ["diffusers", "PNDMScheduler"],
+		"text_encoder": ["transformers", "CLIPTextModel"],
+		"tokenizer": ["transformers", "CLIPTokenizer"],
+		"unet": ["diffusers", "UNet2DConditionModel"],
+		"vae": ["diffusers", "AutoencoderKL"]}).encode())
+	for comp, seed in (("unet", 100), ("vae", 200)):
+		write(os.path.join(d, comp, "config.json"), json.dumps(
+			{"_class_name": comp, "sample_size": 8}).encode())
+		gen.write_safetensors(os.path.join(
+			d, comp, "diffusion_pytorch_model.safetensors"),
+			tensors("%s.blocks" % comp, 6, seed), {"format": "pt"})
+	write(os.path.join(d, "text_encoder", "config.json"),
+	      b'{"model_type": "clip_text_model", "hidden_size": 512}')
+	gen_sharded.write_sharded(os.path.join(d, "text_encoder"),
+				  tensors("text_model.layers", 8, 300), 2)
+	write(os.path.join(d, "tokenizer", "vocab.json"), json.dumps(
+		{"t%d" % i: i for i in range(500)}).encode())
+	write(os.path.join(d, "tokenizer", "merges.txt"),
+	      b"#version: 0.2\n" + b"t h\n" * 200)
+	write(os.path.join(d, "tokenizer", "tokenizer_config.json"),
+	      b'{"model_max_length": 77}')
+	write(os.path.join(d, "tokenizer", "special_tokens_map.json"),
+	      b'{"bos_token": "<|startoftext|>"}')
+	write(os.path.join(d, "scheduler", "scheduler_config.json"),
+	      b'{"_class_name": "PNDMScheduler", "num_train_timesteps": 1000}')
+	write(os.path.join(d, "README.md"), b"# a pipeline\n")
+	write(os.path.join(d, ".gitattributes"), b"*.safetensors filter=lfs\n")
+	return {k: v for k, v in tree_of(d).items()
+		if not any(c.startswith(".") for c in k.split("/"))}
+
+
+def load_like_diffusers(d):
+	"""Load the pipeline in folder d as diffusers' from_pretrained reads
+	it: model_index.json, then per component its folder's config
+	(config.json, scheduler_config.json, tokenizer_config.json) and its
+	weights (the index's shards, else the one safetensors file), each
+	mmapped and every tensor read as a view of the mapping.  {component:
+	(config, {name: bytes})}."""
+	with open(os.path.join(d, "model_index.json")) as f:
+		index = json.load(f)
+	out = {}
+	for comp in sorted(k for k in index if not k.startswith("_")):
+		cd = os.path.join(d, comp)
+		config = None
+		for name in ("config.json", "scheduler_config.json",
+			     "tokenizer_config.json"):
+			if os.path.exists(os.path.join(cd, name)):
+				with open(os.path.join(cd, name)) as f:
+					config = json.load(f)
+				break
+		idx = [n for n in os.listdir(cd)
+		       if n.endswith(".safetensors.index.json")]
+		if idx:
+			with open(os.path.join(cd, idx[0])) as f:
+				shards = sorted(set(json.load(f)["weight_map"]
+						    .values()))
+		else:
+			shards = sorted(n for n in os.listdir(cd)
+					if n.endswith(".safetensors"))
+		got = {}
+		for s in shards:
+			with open(os.path.join(cd, s), "rb") as f:
+				mm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+				try:
+					(n,) = struct.unpack("<Q", mm[:8])
+					h = json.loads(mm[8:8 + n])
+					h.pop("__metadata__", None)
+					for k in sorted(h):
+						a, b = h[k]["data_offsets"]
+						v = np.frombuffer(
+							mm, dtype=np.uint8, count=b - a,
+							offset=8 + n + a)
+						got[k] = v.tobytes()
+						del v
+				finally:
+					mm.close()
+		out[comp] = (config, got)
+	return out
+
+
+def check_pipeline(t, files_dir, files, label):
+	"""The root's .files/ is the pipeline's folder: exactly its files,
+	sizes and sha256, and a diffusers-like load of it gets every
+	component's config and every tensor equal to the source's."""
+	check_files(t, files_dir, files, label)
+	got = load_like_diffusers(files_dir)
+	t.eq(sorted(got), ["scheduler", "text_encoder", "tokenizer", "unet",
+			   "vae"], "%s: the loader finds every component" % label)
+	for comp, (config, tensors) in sorted(got.items()):
+		cfg = [v for k, v in files.items() if k.startswith(comp + "/")
+		       and k.rsplit("/", 1)[1] in ("config.json",
+						   "scheduler_config.json",
+						   "tokenizer_config.json")]
+		t.eq(config, json.loads(cfg[0]), "%s: %s: its config"
+		     % (label, comp))
+		want = source_tensors({k: v for k, v in files.items()
+				       if k.startswith(comp + "/")})
+		t.eq(sorted(tensors), sorted(want), "%s: %s: every tensor "
+		     "found" % (label, comp))
+		bad = [k for k in want if tensors.get(k) != want[k]]
+		t.eq(bad, [], "%s: %s: every tensor equals the source's"
+		     % (label, comp))
+	t.check(any(len(v) for _, v in got.values()), "%s: tensors read"
+		% label)
+
+
 # ---- the cases ----------------------------------------------------------------
 
 def check_attrs(t, fd, d, label):
@@ -278,7 +398,38 @@ def tree(t, rng):
 			     if k.startswith("sub/")}, "tree: sub")
 
 
-def hub_cache(t, rng):
+def pipeline(t, rng):
+	"""A diffusers pipeline folder, a tree of models: its root's .files/
+	is all of it, the models' folders too (each model's own .files/
+	stays as it was); hidden like the other views; none with
+	views=off."""
+	d = os.path.join(harness.tmpdir("filespipe"), "sd")
+	files = pipeline_folder(d, rng)
+	with harness.Mount(t, d) as m:
+		t.eq(sorted(os.listdir(m.path)), ["__summary__.json",
+						  "text_encoder", "unet", "vae"],
+		     "pipeline: a tree of three models")
+		t.check(".files" not in os.listdir(m.path), "pipeline: ls -a "
+			"does not show the root's .files")
+		check_pipeline(t, os.path.join(m.path, ".files"), files,
+			       "pipeline folder")
+		check_files(t, os.path.join(m.path, "unet", ".files"),
+			    {k[5:]: v for k, v in files.items()
+			     if k.startswith("unet/")}, "pipeline: unet's own")
+	with harness.Mount(t, d, args=["-o", "views=visible"]) as m:
+		t.eq(sorted(os.listdir(m.path)), [".files", ".stfs",
+						  "__summary__.json",
+						  "text_encoder", "unet", "vae"],
+		     "pipeline: views=visible lists the root's .files")
+		t.eq(os.stat(m.path).st_nlink, 2 + 5, "pipeline: the root's "
+		     "links count .stfs/ and .files/")
+	with harness.Mount(t, d, args=["-o", "views=off"]) as m:
+		t.check(not os.path.exists(os.path.join(m.path, ".files")),
+			"pipeline: views=off: no .files")
+	return files
+
+
+def hub_cache(t, rng, pipe):
 	"""A hub cache: each repo's snapshot, its symlinks into blobs/
 	followed; the cache's root, a repo and a snapshot alike."""
 	src = os.path.join(harness.tmpdir("fileshubsrc"), "m")
@@ -308,6 +459,26 @@ def hub_cache(t, rng):
 	with harness.Mount(t, snap) as m:
 		check_files(t, os.path.join(m.path, ".files"), files,
 			    "hub cache snapshot")
+	# a pipeline in the cache: a repo and its snapshot have the root's
+	# .files/, its symlinks into blobs/ followed; the cache's root has
+	# none (it is no model's folder)
+	prepo = hubsim.Repo("org/pipe")
+	psnap = hubsim.make_cache(cache, prepo, prepo.commit(pipe))
+	t.check(os.path.islink(os.path.join(psnap, "unet", "config.json")),
+		"hub cache: a pipeline's files are symlinks into blobs/")
+	for label, src in (("repo", os.path.join(cache, "models--org--pipe")),
+			   ("snapshot", psnap)):
+		with harness.Mount(t, src) as m:
+			check_pipeline(t, os.path.join(m.path, ".files"), pipe,
+				       "hub cache pipeline %s" % label)
+	with harness.Mount(t, cache) as m:
+		t.check(not os.path.exists(os.path.join(m.path, ".files")),
+			"hub cache root: no .files")
+		check_files(t, os.path.join(m.path, "org", "pipe", "unet",
+					    ".files"),
+			    {k[5:]: v for k, v in pipe.items()
+			     if k.startswith("unet/")},
+			    "hub cache root: org/pipe/unet")
 
 
 # ---- .dequant/.files/ --------------------------------------------------
@@ -412,7 +583,8 @@ def run(t):
 	local_folder(t, rng)
 	named_file(t, rng)
 	tree(t, rng)
-	hub_cache(t, rng)
+	pipe = pipeline(t, rng)
+	hub_cache(t, rng, pipe)
 	dequant(t)
 
 

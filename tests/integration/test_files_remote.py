@@ -18,6 +18,13 @@ after the mount (none: it was fetched at mount), and reading every shard
 through .files/ in order, as a loader does, sends each byte of each
 shard once (no range asked twice, none left out); both as users run
 stfs (the daemon, the disk cache on and cold) and with -f.
+
+A diffusers pipeline (test_files.py's: model_index.json, unet/, vae/,
+text_encoder/ sharded, tokenizer/, scheduler/) as an hf:// repository
+(the daemon and -f) and an s3:// prefix is a tree of models whose root's
+.files/ is every file of it: its list, sizes and sha256, and a
+diffusers-like load (each component's config, every tensor of an mmap of
+each safetensors file) equal to the source's.
 """
 
 import hashlib
@@ -103,7 +110,25 @@ def hub_oids(sim, repo):
 	return {s["rfilename"]: s["lfs"]["sha256"] for s in sib if "lfs" in s}
 
 
-def check_hub(t, files):
+def check_hub_pipeline(t, sim, env, pipe):
+	"""A diffusers pipeline repository, a tree of models: the root's
+	.files/ is every file of the repository, as users run stfs (the
+	daemon, the disk cache on and cold) and with -f."""
+	sim.add_repo("org/sd").commit(pipe)
+	for fg in (False, True):
+		label = "hf:// pipeline %s" % ("-f" if fg else "daemon, disk cache")
+		e = dict(env)
+		e["STFS_CACHE"] = "off" if fg else "on"
+		e["STFS_CACHE_DIR"] = harness.tmpdir("filespipecache")
+		with harness.Mount(t, "hf://org/sd", env=e, ready_timeout=60,
+				   foreground=fg) as m:
+			t.check(".files" not in os.listdir(m.path), "%s: ls -a "
+				"does not show the root's .files" % label)
+			tf.check_pipeline(t, os.path.join(m.path, ".files"), pipe,
+					  label)
+
+
+def check_hub(t, files, pipe):
 	sim = hubsim.HubSim(tokens=(TOKEN,), ttl=600.0, small=4096)
 	sim.start()
 	try:
@@ -147,13 +172,14 @@ def check_hub(t, files):
 			key = {hubsim.sha256_hex(files[s]): s for s in SHARDS}
 			ranges_once(t, [(key.get(k, k), a, b) for k, a, b in data],
 				    {s: len(files[s]) for s in SHARDS}, label)
+		check_hub_pipeline(t, sim, env, pipe)
 	finally:
 		sim.stop()
 
 
 # ---- s3:// -----------------------------------------------------------------
 
-def check_s3(t, files):
+def check_s3(t, files, pipe):
 	why = s3srv.available()
 	if why:
 		t.fatal(why)
@@ -174,6 +200,16 @@ def check_s3(t, files):
 			fd = os.path.join(m.path, ".files")
 			tf.check_files(t, fd, files, "s3://")
 			tf.check_loader(t, fd, files, "s3://")
+		# a pipeline under a prefix: a tree, its root's .files/ every
+		# object under the prefix
+		for rel, data in sorted(pipe.items()):
+			c.put_object(Bucket="zoo", Key="pipes/sd/" + rel, Body=data)
+		c.put_object(Bucket="zoo", Key="pipes/sd/.gitattributes",
+			     Body=b"x")
+		with harness.Mount(t, "s3://zoo/pipes/sd/", env=env,
+				   ready_timeout=60) as m:
+			tf.check_pipeline(t, os.path.join(m.path, ".files"), pipe,
+					  "s3:// pipeline")
 		err = srv.proxy_errors()
 		t.check("Traceback" not in err, "s3proxy: no exception: %s"
 			% err[-2000:])
@@ -229,8 +265,10 @@ def check_http(t, d, files):
 def run(t):
 	rng = random.Random(3636)
 	d, files = folder(rng)
-	check_hub(t, files)
-	check_s3(t, files)
+	pipe = tf.pipeline_folder(os.path.join(harness.tmpdir("filespipe"),
+					       "sd"), rng, scale=4)
+	check_hub(t, files, pipe)
+	check_s3(t, files, pipe)
 	check_http(t, d, files)
 
 
