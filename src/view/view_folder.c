@@ -123,13 +123,8 @@ folder_stat(const struct view *v, uint64_t ino, struct stat *st)
 	st->st_ctim = v->ctime;
 	st->st_uid = v->uid;
 	st->st_gid = v->gid;
-	if (h->attr(v, ino, &own) == 0) {
-		st->st_mtim = own.st_mtim;
-		st->st_ctim = own.st_ctim;
-		perm = own.st_mode;
-		st->st_uid = v->opts.set_uid ? v->opts.uid : own.st_uid;
-		st->st_gid = v->opts.set_gid ? v->opts.gid : own.st_gid;
-	}
+	if (h->attr(v, ino, &own) == 0)
+		view_stat_own(v, &own, st, &perm);
 	st->st_atim = st->st_mtim;
 	if (k == VIEW_DIR) {
 		st->st_mode = S_IFDIR | view_dir_mode(perm);

@@ -219,6 +219,20 @@ view_dir_mode(mode_t src)
 	return (src & 0444) | ((src & 0444) >> 2);
 }
 
+/* A file with a source of its own (own: a hidden file's attr): its
+ * times and owner into st, its mode into *perm; the mount's uid= and
+ * gid= stand over the source's owner. */
+static inline void
+view_stat_own(const struct view *v, const struct stat *own, struct stat *st,
+	      mode_t *perm)
+{
+	st->st_mtim = own->st_mtim;
+	st->st_ctim = own->st_ctim;
+	*perm = own->st_mode;
+	st->st_uid = v->opts.set_uid ? v->opts.uid : own->st_uid;
+	st->st_gid = v->opts.set_gid ? v->opts.gid : own->st_gid;
+}
+
 /* Add n to v->total_bytes, which stops at UINT64_MAX: a sum over many
  * tensors of up to 2^62 bytes each (format/tensor_size.h) need not fit,
  * and statfs then shows the most it can rather than a wrapped sum. */

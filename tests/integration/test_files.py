@@ -117,6 +117,13 @@ def load_like_transformers(d):
 			shards = sorted(set(json.load(f)["weight_map"].values()))
 	else:
 		shards = ["model.safetensors"]
+	return mmap_tensors(d, shards), config
+
+
+def mmap_tensors(d, shards):
+	"""{name: bytes} of the safetensors files shards in folder d, as
+	safe_open reads them: each mmapped, every tensor a numpy view of the
+	mapping in sorted key order, copied out."""
 	out = {}
 	for s in shards:
 		with open(os.path.join(d, s), "rb") as f:
@@ -134,7 +141,7 @@ def load_like_transformers(d):
 					del v
 			finally:
 				mm.close()
-	return out, config
+	return out
 
 
 def check_loader(t, files_dir, files, label):
@@ -268,24 +275,7 @@ def load_like_diffusers(d):
 		else:
 			shards = sorted(n for n in os.listdir(cd)
 					if n.endswith(".safetensors"))
-		got = {}
-		for s in shards:
-			with open(os.path.join(cd, s), "rb") as f:
-				mm = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
-				try:
-					(n,) = struct.unpack("<Q", mm[:8])
-					h = json.loads(mm[8:8 + n])
-					h.pop("__metadata__", None)
-					for k in sorted(h):
-						a, b = h[k]["data_offsets"]
-						v = np.frombuffer(
-							mm, dtype=np.uint8, count=b - a,
-							offset=8 + n + a)
-						got[k] = v.tobytes()
-						del v
-				finally:
-					mm.close()
-		out[comp] = (config, got)
+		out[comp] = (config, mmap_tensors(cd, shards))
 	return out
 
 
