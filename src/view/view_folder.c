@@ -117,25 +117,12 @@ folder_stat(const struct view *v, uint64_t ino, struct stat *st)
 	k = h->kind(v, ino);
 	if (k == VIEW_NONE)
 		return -ENOENT;
-	memset(st, 0, sizeof(*st));
-	st->st_ino = ino;
-	st->st_mtim = v->mtime;
-	st->st_ctim = v->ctime;
-	st->st_uid = v->uid;
-	st->st_gid = v->gid;
+	view_stat_begin(v, ino, st);
 	if (h->attr(v, ino, &own) == 0)
 		view_stat_own(v, &own, st, &perm);
 	st->st_atim = st->st_mtim;
-	if (k == VIEW_DIR) {
-		st->st_mode = S_IFDIR | view_dir_mode(perm);
-		st->st_nlink = 2 + h->subdirs(v, ino);
-	} else {
-		st->st_mode = S_IFREG | view_file_mode(perm);
-		st->st_nlink = 1;
-		st->st_size = (off_t)size;
-		st->st_blocks = (blkcnt_t)((st->st_size + 511) / 512);
-	}
-	st->st_blksize = 4096;
+	view_stat_end(st, k == VIEW_DIR, perm,
+		      k == VIEW_DIR ? h->subdirs(v, ino) : 0, size);
 	return 0;
 }
 

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -217,6 +218,39 @@ static inline mode_t
 view_dir_mode(mode_t src)
 {
 	return (src & 0444) | ((src & 0444) >> 2);
+}
+
+/* The start of stat of inode ino of v: zeroed, the view's times and
+ * owner, 4 KiB blocks (what each kind's stat then makes its own). */
+static inline void
+view_stat_begin(const struct view *v, uint64_t ino, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
+	st->st_mtim = v->mtime;
+	st->st_ctim = v->ctime;
+	st->st_atim = v->mtime;
+	st->st_uid = v->uid;
+	st->st_gid = v->gid;
+	st->st_blksize = 4096;
+}
+
+/* The end of it: a directory with nsub subdirectories, or a file of
+ * size bytes, read bits from perm (view_dir_mode, view_file_mode). */
+static inline void
+view_stat_end(struct stat *st, int dir, mode_t perm, uint64_t nsub,
+	      uint64_t size)
+{
+	if (dir) {
+		st->st_mode = S_IFDIR | view_dir_mode(perm);
+		/* "." and the parent's entry, plus each subdirectory's ".." */
+		st->st_nlink = 2 + nsub;
+	} else {
+		st->st_mode = S_IFREG | view_file_mode(perm);
+		st->st_nlink = 1;
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)((size + 511) / 512);
+	}
 }
 
 /* A file with a source of its own (own: a hidden file's attr): its

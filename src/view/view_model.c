@@ -518,12 +518,7 @@ view_model_stat(const struct view *v, uint64_t ino, struct stat *st)
 	if (k == VIEW_MIRROR && !classify(v, ino, &n) &&
 	    !view_dequant_mirror(v, n.idx, &mv))
 		return -ENOMEM;
-	memset(st, 0, sizeof(*st));
-	st->st_ino = ino;
-	st->st_mtim = v->mtime;
-	st->st_ctim = v->ctime;
-	st->st_uid = v->uid;
-	st->st_gid = v->gid;
+	view_stat_begin(v, ino, st);
 	mt = view_model_tensor(v, ino);
 	if (mt) {
 		/* A tensor's files carry the times of the shard they live in. */
@@ -540,18 +535,11 @@ view_model_stat(const struct view *v, uint64_t ino, struct stat *st)
 	if (h && h->attr && h->attr(v, ino, &own) == 0)
 		view_stat_own(v, &own, st, &perm);
 	st->st_atim = st->st_mtim;
-	if (k == VIEW_DIR) {
-		st->st_mode = S_IFDIR | view_dir_mode(perm);
-		/* "." and the parent's entry, plus each subdirectory's "..". */
-		st->st_nlink = 2 + dir_subdirs(v, ino);
-	} else {
-		st->st_mode = S_IFREG | view_file_mode(perm);
-		st->st_nlink = 1;
-		st->st_size = (off_t)(h && h->prepare ? size :
-				      view_model_size(v, ino));
-		st->st_blocks = (blkcnt_t)((st->st_size + 511) / 512);
-	}
-	st->st_blksize = 4096;
+	if (k == VIEW_DIR)
+		view_stat_end(st, 1, perm, dir_subdirs(v, ino), 0);
+	else
+		view_stat_end(st, 0, perm, 0, h && h->prepare ? size :
+			      view_model_size(v, ino));
 	return 0;
 }
 

@@ -356,31 +356,18 @@ view_multi_stat(const struct view *v, uint64_t ino, struct stat *st)
 	d = tdir_of(v, ino);
 	if (d < 0 && ino != INO_SUMMARY && stfs_of(v, ino) < 0)
 		return -ENOENT;
-	memset(st, 0, sizeof(*st));
-	st->st_ino = ino;
-	st->st_mtim = v->mtime;
-	st->st_ctim = v->ctime;
-	st->st_atim = v->mtime;
-	st->st_uid = v->uid;
-	st->st_gid = v->gid;
-	st->st_blksize = 4096;
+	view_stat_begin(v, ino, st);
 	if (d >= 0 || stfs_of(v, ino) == 0) {
-		st->st_mode = S_IFDIR | view_dir_mode(v->mode);
-		st->st_nlink = 2 + (d >= 0 ? v->multi->dirs[d].nsubdirs +
-				    (d == 0 ? listed_stfs(v) +
-				     listed_folder(v) : 0) : 0);
+		view_stat_end(st, 1, v->mode, d >= 0 ?
+			      v->multi->dirs[d].nsubdirs + (d == 0 ?
+			      listed_stfs(v) + listed_folder(v) : 0) : 0, 0);
 	} else if (stfs_of(v, ino) == 1) {
 		/* the log: its time is its last message's (view_stfs.c) */
-		st->st_mode = S_IFREG | view_file_mode(v->mode);
-		st->st_nlink = 1;
-		st->st_size = (off_t)msglog_size(v->opts.log, &st->st_mtim);
+		view_stat_end(st, 0, v->mode, 0,
+			      msglog_size(v->opts.log, &st->st_mtim));
 		st->st_ctim = st->st_atim = st->st_mtim;
-		st->st_blocks = (blkcnt_t)((st->st_size + 511) / 512);
 	} else {
-		st->st_mode = S_IFREG | view_file_mode(v->mode);
-		st->st_nlink = 1;
-		st->st_size = (off_t)v->multi->summary_len;
-		st->st_blocks = (blkcnt_t)((v->multi->summary_len + 511) / 512);
+		view_stat_end(st, 0, v->mode, 0, v->multi->summary_len);
 	}
 	return 0;
 }
